@@ -1,0 +1,125 @@
+//! The `agent-tools` binary: `doctor`, `call`, `batch` and `mcp` over one run.
+//!
+//! One process is one run: every resource it binds (language servers, the
+//! debug session, kernels, workers) belongs to it and dies with it.
+
+mod doctor;
+mod render;
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "agent-tools",
+    version,
+    about = "Run-bound tools for coding agents: language servers, structural search and rewrites, a debugger, persistent kernels."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every run-binding command takes.
+#[derive(clap::Args, Clone)]
+struct RunArgs {
+    /// The workspace root (default: the current directory).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// The highest tier of tool this surface sees: read, write or exec
+    /// (default: the config file's, else exec).
+    #[arg(long)]
+    surface: Option<String>,
+    /// A config file (TOML).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Command line of the `fast` vibe worker (turns vibe mode on).
+    #[arg(long)]
+    vibe_fast: Option<String>,
+    /// Command line of the `good` vibe worker (turns vibe mode on).
+    #[arg(long)]
+    vibe_good: Option<String>,
+    /// Folder for images the tools return (default: a folder under the
+    /// system temp dir).
+    #[arg(long)]
+    images_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Which tools are compiled in and registered here, and which language
+    /// servers and debug adapters resolve for this root, and why not.
+    Doctor {
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Run one tool call and print its result. You, who typed it, are its
+    /// approver: write and exec tools run without asking.
+    /// Exit code: 0 success, 1 tool error, 2 bad usage or unknown tool.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// Its arguments as one JSON object.
+        #[arg(default_value = "{}")]
+        args: String,
+        #[command(flatten)]
+        run: RunArgs,
+        /// Print the whole output (content and structured result) as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run, many calls: reads newline-delimited `{"tool": …, "args": …}`
+    /// and prints one JSON result per line, so sessions, kernels and staged
+    /// edits live across the calls. You are the approver, as with `call`.
+    Batch {
+        /// The file of calls, or `-` for standard input.
+        #[arg(default_value = "-")]
+        file: String,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("agent-tools: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = rt.block_on(async move {
+        match cli.command {
+            Command::Doctor { root, config } => doctor::run(root, config).await,
+            Command::Call {
+                tool,
+                args,
+                run,
+                json,
+            } => run::call(tool, args, run, json).await,
+            Command::Batch { file, run } => run::batch(file, run).await,
+        }
+    });
+    // Drop the runtime before exiting so every child is killed with its owner.
+    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    ExitCode::from(code)
+}

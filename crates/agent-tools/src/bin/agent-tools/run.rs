@@ -1,0 +1,186 @@
+//! `call` and `batch`: bind one run from the command line and dispatch
+//! through its Registry.
+
+use crate::render;
+use crate::RunArgs;
+use agent_tools::{RunConfig, RunOptions, Toolset, ToolsetBuilder};
+use serde::Deserialize;
+use serde_json::Value;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tool_core::{AllowAll, CallContext, Surface, Tier, ToolError};
+
+/// Exit codes.
+pub const OK: u8 = 0;
+pub const TOOL_ERROR: u8 = 1;
+pub const USAGE: u8 = 2;
+
+pub struct BoundRun {
+    pub toolset: Toolset,
+    pub surface: Surface,
+    pub images_dir: PathBuf,
+}
+
+pub fn load_config(path: Option<&PathBuf>) -> Result<RunConfig, String> {
+    match path {
+        Some(p) => RunConfig::load(p),
+        None => Ok(RunConfig::default()),
+    }
+}
+
+pub fn bind(args: &RunArgs) -> Result<BoundRun, String> {
+    let config = load_config(args.config.as_ref())?;
+    let surface_name = args
+        .surface
+        .clone()
+        .or_else(|| config.surface.clone())
+        .unwrap_or_else(|| "exec".into());
+    let tier: Tier = surface_name.parse()?;
+    let opts = RunOptions {
+        root: args.root.clone(),
+        conversation_id: None,
+        vibe_fast: args.vibe_fast.clone(),
+        vibe_good: args.vibe_good.clone(),
+        interactive: std::io::stdin().is_terminal(),
+        config,
+    };
+    let toolset = ToolsetBuilder::new(&args.root)
+        .map_err(|e| format!("root {}: {e}", args.root.display()))?
+        // The person who typed the command is its approver.
+        .approver(Arc::new(AllowAll))
+        .with_defaults(&opts)
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(BoundRun {
+        toolset,
+        surface: Surface::new(tier),
+        images_dir: args
+            .images_dir
+            .clone()
+            .unwrap_or_else(render::default_images_dir),
+    })
+}
+
+fn exit_code(result: &Result<tool_core::ToolOutput, ToolError>) -> u8 {
+    match result {
+        Ok(_) => OK,
+        Err(ToolError::UnknownTool { .. }) => USAGE,
+        Err(_) => TOOL_ERROR,
+    }
+}
+
+pub async fn call(tool: String, args: String, run: RunArgs, json: bool) -> u8 {
+    let args: Value = match serde_json::from_str(&args) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) => {
+            eprintln!("agent-tools call: the arguments must be one JSON object, like '{{\"op\": \"status\"}}'");
+            return USAGE;
+        }
+        Err(e) => {
+            eprintln!("agent-tools call: the arguments are not valid JSON: {e}");
+            return USAGE;
+        }
+    };
+    let bound = match bind(&run) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("agent-tools call: {e}");
+            return USAGE;
+        }
+    };
+    let result = bound
+        .toolset
+        .registry()
+        .call(bound.surface, &tool, args, CallContext::new())
+        .await;
+    let code = exit_code(&result);
+    if json {
+        println!("{}", render::json_result(&result, &bound.images_dir));
+    } else {
+        match &result {
+            Ok(out) => println!("{}", render::text(out, &bound.images_dir)),
+            Err(e) => eprintln!("agent-tools call {tool}: {e}"),
+        }
+    }
+    code
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchCall {
+    tool: String,
+    #[serde(default)]
+    args: Value,
+}
+
+pub async fn batch(file: String, run: RunArgs) -> u8 {
+    let bound = match bind(&run) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("agent-tools batch: {e}");
+            return USAGE;
+        }
+    };
+    let reader: Box<dyn BufRead + Send> = if file == "-" {
+        Box::new(std::io::BufReader::new(std::io::stdin()))
+    } else {
+        match std::fs::File::open(&file) {
+            Ok(f) => Box::new(std::io::BufReader::new(f)),
+            Err(e) => {
+                eprintln!("agent-tools batch: cannot open {file}: {e}");
+                return USAGE;
+            }
+        }
+    };
+    // Lines are read on a blocking thread so a slow writer never stalls the
+    // runtime that the tools' child processes run on.
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<std::io::Result<String>>(16);
+    std::thread::spawn(move || {
+        for line in reader.lines() {
+            if tx.blocking_send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut failures = 0usize;
+    let mut stdout = std::io::stdout();
+    while let Some(line) = rx.recv().await {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("agent-tools batch: reading input failed: {e}");
+                return USAGE;
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let result = match serde_json::from_str::<BatchCall>(&line) {
+            Ok(c) => {
+                bound
+                    .toolset
+                    .registry()
+                    .call(bound.surface, &c.tool, c.args, CallContext::new())
+                    .await
+            }
+            Err(e) => Err(ToolError::bad_args(format!(
+                "each line must be {{\"tool\": NAME, \"args\": {{…}}}}: {e}"
+            ))),
+        };
+        if result.is_err() {
+            failures += 1;
+        }
+        let _ = writeln!(
+            stdout,
+            "{}",
+            render::json_result(&result, &bound.images_dir)
+        );
+        let _ = stdout.flush();
+    }
+    if failures > 0 {
+        TOOL_ERROR
+    } else {
+        OK
+    }
+}

@@ -1,0 +1,12 @@
+//! Binding the `eval` family's resource (crate `tool-eval`).
+
+use crate::RunOptions;
+use tool_core::{Binding, RunContext};
+
+/// The binding the binary uses for this family.
+pub(crate) fn default_binding(
+    _opts: &RunOptions,
+    _run: &RunContext,
+) -> Result<Box<dyn Binding>, String> {
+    Err("not built yet: the tool-eval crate has no tools yet".into())
+}

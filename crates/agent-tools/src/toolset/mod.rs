@@ -1,0 +1,191 @@
+//! The `Toolset` builder: binds one run's resources and registers a tool only
+//! when its resource is bound.
+//!
+//! Each tool family has its own module here (compiled with its feature) that
+//! adds a typed builder method for its resource and the default binding the
+//! binary uses. This module knows none of their types.
+
+use crate::{RunOptions, FAMILIES};
+use std::path::Path;
+use std::sync::Arc;
+use tool_core::{Approver, Binding, Registry, RegistryError, RunContext, Workspace};
+
+#[cfg(feature = "ask")]
+mod ask;
+#[cfg(feature = "astgrep")]
+mod astgrep;
+#[cfg(feature = "debug")]
+mod debug;
+#[cfg(feature = "eval")]
+mod eval;
+#[cfg(feature = "lsp")]
+mod lsp;
+#[cfg(feature = "vibe")]
+mod vibe;
+
+/// Whether a tool family's resource is bound in this run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BindingState {
+    NotCompiled,
+    Bound { resource: String },
+    Unbound { why: String },
+}
+
+/// Collects one run's resources.
+pub struct ToolsetBuilder {
+    run: RunContext,
+    approver: Option<Arc<dyn Approver>>,
+    bindings: Vec<(&'static str, Box<dyn Binding>)>,
+    unbound: Vec<(&'static str, String)>,
+}
+
+impl ToolsetBuilder {
+    /// A run rooted at `workdir`, which must exist.
+    pub fn new(workdir: impl AsRef<Path>) -> std::io::Result<Self> {
+        Ok(ToolsetBuilder {
+            run: RunContext {
+                workspace: Workspace::new(workdir)?,
+                conversation_id: None,
+            },
+            approver: None,
+            bindings: Vec::new(),
+            unbound: Vec::new(),
+        })
+    }
+
+    pub fn conversation_id(mut self, id: impl Into<String>) -> Self {
+        self.run.conversation_id = Some(id.into());
+        self
+    }
+
+    /// Who is asked before write and exec tools run. Without one, they are
+    /// refused (fail closed).
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    pub fn run_context(&self) -> &RunContext {
+        &self.run
+    }
+
+    /// Bind a resource for a tool family (its feature name).
+    pub fn bind(mut self, family: &'static str, binding: Box<dyn Binding>) -> Self {
+        self.unbound.retain(|(f, _)| *f != family);
+        self.bindings.push((family, binding));
+        self
+    }
+
+    /// Record why a family's resource is not bound, for `doctor`.
+    pub fn unbound(mut self, family: &'static str, why: impl Into<String>) -> Self {
+        if !self.bindings.iter().any(|(f, _)| *f == family) {
+            self.unbound.push((family, why.into()));
+        }
+        self
+    }
+
+    /// Bind every compiled family's default resource for these options, as
+    /// the binary does.
+    pub fn with_defaults(self, opts: &RunOptions) -> Self {
+        let mut b = self;
+        if let Some(id) = &opts.conversation_id {
+            b.run.conversation_id = Some(id.clone());
+        } else if b.run.conversation_id.is_none() {
+            b.run.conversation_id = Some(format!("cli-{}", std::process::id()));
+        }
+        type Default = fn(&RunOptions, &RunContext) -> Result<Box<dyn Binding>, String>;
+        let defaults: Vec<(&'static str, Default)> = vec![
+            #[cfg(feature = "astgrep")]
+            ("astgrep", astgrep::default_binding),
+            #[cfg(feature = "lsp")]
+            ("lsp", lsp::default_binding),
+            #[cfg(feature = "debug")]
+            ("debug", debug::default_binding),
+            #[cfg(feature = "eval")]
+            ("eval", eval::default_binding),
+            #[cfg(feature = "ask")]
+            ("ask", ask::default_binding),
+            #[cfg(feature = "vibe")]
+            ("vibe", vibe::default_binding),
+        ];
+        for (family, make) in defaults {
+            if b.bindings.iter().any(|(f, _)| *f == family) {
+                continue;
+            }
+            b = match make(opts, &b.run) {
+                Ok(binding) => b.bind(family, binding),
+                Err(why) => b.unbound(family, why),
+            };
+        }
+        b
+    }
+
+    /// Register every bound family's tools.
+    pub fn build(self) -> Result<Toolset, RegistryError> {
+        let registry = Registry::new();
+        registry.set_approver(self.approver);
+        for (_, binding) in &self.bindings {
+            binding.register(&self.run, &registry)?;
+        }
+        for (_, binding) in &self.bindings {
+            binding.after_all(&self.run, &registry)?;
+        }
+        Ok(Toolset {
+            registry,
+            run: self.run,
+            bindings: self.bindings,
+            unbound: self.unbound,
+        })
+    }
+}
+
+/// One run's bound tools.
+pub struct Toolset {
+    registry: Registry,
+    run: RunContext,
+    bindings: Vec<(&'static str, Box<dyn Binding>)>,
+    unbound: Vec<(&'static str, String)>,
+}
+
+impl Toolset {
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn run_context(&self) -> &RunContext {
+        &self.run
+    }
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.run.workspace
+    }
+
+    /// Whether a family is compiled in and bound.
+    pub fn state(&self, family: &str) -> BindingState {
+        let compiled = FAMILIES.iter().any(|f| f.feature == family && f.compiled);
+        if !compiled {
+            return BindingState::NotCompiled;
+        }
+        if let Some((_, b)) = self.bindings.iter().find(|(f, _)| *f == family) {
+            return BindingState::Bound {
+                resource: b.resource().to_string(),
+            };
+        }
+        let why = self
+            .unbound
+            .iter()
+            .find(|(f, _)| *f == family)
+            .map(|(_, w)| w.clone())
+            .unwrap_or_else(|| "its resource was not bound for this run".into());
+        BindingState::Unbound { why }
+    }
+
+    /// What a family's binding says about this root (servers, adapters).
+    pub fn doctor_lines(&self, family: &str) -> Vec<String> {
+        self.bindings
+            .iter()
+            .filter(|(f, _)| *f == family)
+            .flat_map(|(_, b)| b.doctor(&self.run))
+            .collect()
+    }
+}

@@ -1,0 +1,87 @@
+//! Output shaping every tool shares: capped lists that say how many more
+//! there were and how to narrow, capped strings cut on a char boundary.
+
+use std::borrow::Cow;
+
+/// Keep the first `cap` items; when some were left out, the returned note
+/// reads "… showing CAP of TOTAL — NARROW".
+pub fn cap_list<T>(mut items: Vec<T>, cap: usize, narrow: &str) -> (Vec<T>, Option<String>) {
+    let total = items.len();
+    if total <= cap {
+        return (items, None);
+    }
+    items.truncate(cap);
+    (items, Some(capped_note(cap, total, narrow)))
+}
+
+/// The note for a capped list whose full size is known.
+pub fn capped_note(shown: usize, total: usize, narrow: &str) -> String {
+    if narrow.is_empty() {
+        format!("… showing {shown} of {total} ({} more)", total - shown)
+    } else {
+        format!(
+            "… showing {shown} of {total} ({} more) — {narrow}",
+            total - shown
+        )
+    }
+}
+
+/// At most `max` characters of `s`; a cut string ends with `…`.
+pub fn cap_chars(s: &str, max: usize) -> Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => Cow::Borrowed(s),
+        Some((i, _)) => {
+            let cut = s[..i].char_indices().last().map(|(j, _)| j).unwrap_or(0);
+            Cow::Owned(format!("{}…", &s[..cut]))
+        }
+    }
+}
+
+/// At most `max` bytes of `s`, cut on a char boundary, and how many bytes were
+/// dropped.
+pub fn cap_bytes(s: &str, max: usize) -> (&str, usize) {
+    if s.len() <= max {
+        return (s, 0);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&s[..end], s.len() - end)
+}
+
+/// `n thing` or `n things`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_are_capped_with_how_to_narrow() {
+        let (kept, note) = cap_list((0..312).collect(), 50, "narrow with path");
+        assert_eq!(kept.len(), 50);
+        assert_eq!(
+            note.unwrap(),
+            "… showing 50 of 312 (262 more) — narrow with path"
+        );
+        let (kept, note) = cap_list(vec![1, 2], 50, "x");
+        assert_eq!((kept.len(), note), (2, None));
+    }
+
+    #[test]
+    fn strings_are_cut_on_char_boundaries() {
+        assert_eq!(cap_chars("héllo wörld", 5), "héll…");
+        assert_eq!(cap_chars("short", 5), "short");
+        assert_eq!(cap_chars("🙂🙂🙂", 2), "🙂…");
+        assert_eq!(cap_bytes("aé", 2), ("a", 2));
+        assert_eq!(plural(1, "file", "files"), "1 file");
+        assert_eq!(plural(3, "file", "files"), "3 files");
+    }
+}

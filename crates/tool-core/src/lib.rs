@@ -1,0 +1,38 @@
+//! The shared foundation of agent-tools.
+//!
+//! Everything two tool crates would otherwise both write lives here: the
+//! [`Tool`] trait and its [`ToolSpec`], approval [`Tier`]s and the
+//! [`Surface`]s they gate, the [`Registry`] that lists and dispatches one run's
+//! tools, [`ToolOutput`] and [`ToolError`], the [`Workspace`] that keeps every
+//! path inside the run's root, atomic and all-or-nothing file writes, and the
+//! one child-process helper every crate starts processes with.
+//!
+//! This crate must never depend on a `tool-*` crate, and never start a process
+//! or write a file other than through [`process`] and [`files`].
+
+pub mod args;
+pub mod binding;
+pub mod error;
+pub mod files;
+pub mod fixtures;
+pub mod format;
+pub mod output;
+pub mod process;
+pub mod registry;
+pub mod tier;
+pub mod tool;
+pub mod workspace;
+
+pub use args::{parse_args, schema_for};
+pub use binding::{Binding, RunContext};
+pub use error::ToolError;
+pub use output::{Content, ToolOutput};
+pub use registry::{AllowAll, Approval, ApprovalRequest, Approver, Registry, RegistryError};
+pub use tier::{Surface, Tier};
+pub use tool::{CallContext, Progress, ProgressSink, Tool, ToolSpec};
+pub use workspace::Workspace;
+
+/// Re-exported so tool crates name one version of these.
+pub use async_trait::async_trait;
+pub use schemars;
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,144 @@
+//! The [`Tool`] trait, its [`ToolSpec`], and the [`CallContext`] a call runs in.
+
+use crate::{Registry, Surface, Tier, ToolError, ToolOutput};
+use async_trait::async_trait;
+use serde_json::Value;
+use std::fmt;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What the model sees of a tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    /// What the model reads.
+    pub description: String,
+    pub tier: Tier,
+    /// False for tools whose state spans calls (debug, eval): the Registry
+    /// runs their calls one at a time.
+    pub parallel_safe: bool,
+    pub input_schema: Value,
+}
+
+impl ToolSpec {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        tier: Tier,
+        input_schema: Value,
+    ) -> Self {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            tier,
+            parallel_safe: true,
+            input_schema,
+        }
+    }
+
+    pub fn serial(mut self) -> Self {
+        self.parallel_safe = false;
+        self
+    }
+}
+
+/// A tool bound to one run's resource.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+
+    async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError>;
+
+    /// One line for an approval card: what this call would do.
+    fn describe_call(&self, args: &Value) -> String {
+        let mut a = args.to_string();
+        if a.len() > 300 {
+            a = crate::format::cap_chars(&a, 300).into_owned();
+        }
+        format!("run `{}` with {a}", self.spec().name)
+    }
+}
+
+/// A progress report from a long call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub message: String,
+    pub done: Option<f64>,
+    pub total: Option<f64>,
+}
+
+/// Where progress of a long call goes (an MCP progress token, a terminal).
+pub trait ProgressSink: Send + Sync {
+    fn report(&self, progress: Progress);
+}
+
+/// What a call runs in. The Registry fills in the surface and itself before
+/// handing it to the tool, so a tool that dispatches further (the eval bridge)
+/// does so with the same surface and approval as the original call.
+#[derive(Clone, Default)]
+pub struct CallContext {
+    surface: Surface,
+    registry: Option<Registry>,
+    /// Cancelled when the caller gives up on the call.
+    pub cancel: CancellationToken,
+    pub progress: Option<Arc<dyn ProgressSink>>,
+    /// The names of the tools this call was dispatched through (outermost
+    /// first), so a bridge can refuse re-entering itself.
+    pub call_stack: Vec<String>,
+}
+
+impl fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallContext")
+            .field("surface", &self.surface)
+            .field("call_stack", &self.call_stack)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CallContext {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    pub fn surface(&self) -> Surface {
+        self.surface
+    }
+
+    /// The registry that dispatched this call, for bridged calls.
+    pub fn registry(&self) -> Option<&Registry> {
+        self.registry.as_ref()
+    }
+
+    pub(crate) fn bind(&mut self, surface: Surface, registry: Registry, name: &str) {
+        self.surface = surface;
+        self.registry = Some(registry);
+        self.call_stack.push(name.to_string());
+    }
+
+    /// A context for a call made from inside this one: same surface,
+    /// registry, cancellation and progress.
+    pub fn nested(&self) -> CallContext {
+        self.clone()
+    }
+
+    pub fn report(&self, message: impl Into<String>) {
+        if let Some(p) = &self.progress {
+            p.report(Progress {
+                message: message.into(),
+                done: None,
+                total: None,
+            });
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! `cargo xtask fixtures | test | bench [NAME]`.
+//!
+//! `fixtures` installs every real component the integration tests run into
+//! `target/fixtures/` (a Python virtualenv, an npm prefix), Debian packages
+//! with apt-get when root, and rustup components, skipping what is there.
+//! `test` installs what is missing and runs every test of the workspace.
+//! `bench` runs the benchmarks that measure this project against its peers.
+
+mod bench;
+mod fixtures;
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = workspace_root();
+    match args.first().map(String::as_str) {
+        Some("fixtures") => fixtures::install(&root),
+        Some("test") => {
+            fixtures::install(&root)?;
+            test(&root, &args[1..])
+        }
+        Some("bench") => {
+            fixtures::install(&root)?;
+            bench::run(&root, args.get(1).map(String::as_str))
+        }
+        _ => {
+            eprintln!("usage: cargo xtask fixtures | test [-- NEXTEST ARGS] | bench [NAME]");
+            eprintln!("benchmarks: {}", bench::NAMES.join(", "));
+            std::process::exit(2);
+        }
+    }
+}
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+/// `$PATH` with the fixture folders first, for everything the tests start.
+pub fn fixture_path(root: &Path) -> std::ffi::OsString {
+    let f = fixtures::dir(root);
+    let mut dirs = vec![
+        f.join("venv/bin"),
+        f.join("npm/node_modules/.bin"),
+        f.join("bin"),
+    ];
+    if let Some(p) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(dirs).expect("PATH entries are valid")
+}
+
+pub fn run(cmd: &mut Command) -> Result<()> {
+    let shown = format!("{cmd:?}");
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot start {shown}"))?;
+    if !status.success() {
+        bail!("{shown} failed with {status}");
+    }
+    Ok(())
+}
+
+fn has_nextest() -> bool {
+    Command::new("cargo")
+        .args(["nextest", "--version"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+fn test(root: &Path, extra: &[String]) -> Result<()> {
+    let path = fixture_path(root);
+    let fixtures = fixtures::dir(root);
+    let envs = |c: &mut Command| {
+        c.current_dir(root)
+            .env("PATH", &path)
+            .env("AGENT_TOOLS_FIXTURES", &fixtures);
+    };
+    // The end-to-end tests drive the release binary, as a user runs it.
+    let mut build = Command::new("cargo");
+    build.args([
+        "build",
+        "--release",
+        "-p",
+        "agent-tools",
+        "--bin",
+        "agent-tools",
+    ]);
+    envs(&mut build);
+    run(&mut build)?;
+
+    let extra: Vec<&str> = extra
+        .iter()
+        .map(String::as_str)
+        .filter(|a| *a != "--")
+        .collect();
+    if has_nextest() {
+        let mut t = Command::new("cargo");
+        t.args(["nextest", "run", "--workspace", "--no-fail-fast"])
+            .args(&extra);
+        envs(&mut t);
+        run(&mut t)?;
+        let mut d = Command::new("cargo");
+        d.args(["test", "--workspace", "--doc"]);
+        envs(&mut d);
+        run(&mut d)
+    } else {
+        let mut t = Command::new("cargo");
+        t.args(["test", "--workspace", "--no-fail-fast"])
+            .args(&extra);
+        envs(&mut t);
+        run(&mut t)
+    }
+}
