@@ -1,31 +1,57 @@
 //! Benchmarks: this project and the named peer side by side, in one run, on
-//! the same input, printing both times and the ratio. Each tool family adds
-//! its own entry to [`NAMES`] and [`run`].
+//! the same input, printing both times and the ratio.
+//!
+//! Each benchmark is an example named `bench` in its tool crate, run in
+//! release mode with the fixtures on `$PATH`; it prints its own table.
 
+use crate::{fixture_path, fixtures, run as run_cmd};
 use anyhow::{bail, Result};
 use std::path::Path;
+use std::process::Command;
 
-pub const NAMES: &[&str] = &[];
+/// (name, package whose `examples/bench.rs` runs it)
+pub const BENCHES: &[(&str, &str)] = &[
+    ("astgrep", "tool-astgrep"),
+    ("lsp", "tool-lsp"),
+    ("debug", "tool-debug"),
+    ("eval", "tool-eval"),
+];
 
-pub fn run(_root: &Path, name: Option<&str>) -> Result<()> {
-    match name {
-        None if NAMES.is_empty() => {
-            println!("no benchmarks yet: each tool issue adds its own (see xtask/src/bench.rs)");
-            Ok(())
+pub const NAMES: &[&str] = &["astgrep", "lsp", "debug", "eval"];
+
+pub fn run(root: &Path, name: Option<&str>) -> Result<()> {
+    let selected: Vec<&(&str, &str)> = match name {
+        None => BENCHES.iter().collect(),
+        Some(n) => match BENCHES.iter().find(|(b, _)| *b == n) {
+            Some(b) => vec![b],
+            None => bail!("unknown benchmark `{n}`; known: {}", NAMES.join(", ")),
+        },
+    };
+    for (bench, package) in selected {
+        let example = root.join("crates").join(package).join("examples/bench.rs");
+        if !example.exists() {
+            println!(
+                "bench {bench}: not written yet ({} is missing)",
+                example.display()
+            );
+            continue;
         }
-        None => {
-            for n in NAMES {
-                run(_root, Some(n))?;
-            }
-            Ok(())
-        }
-        Some(other) => bail!(
-            "unknown benchmark `{other}`; known: {}",
-            if NAMES.is_empty() {
-                "none yet".to_string()
-            } else {
-                NAMES.join(", ")
-            }
-        ),
+        println!("== bench {bench} ==");
+        run_cmd(
+            Command::new("cargo")
+                .current_dir(root)
+                .args([
+                    "run",
+                    "--quiet",
+                    "--release",
+                    "-p",
+                    package,
+                    "--example",
+                    "bench",
+                ])
+                .env("PATH", fixture_path(root))
+                .env("AGENT_TOOLS_FIXTURES", fixtures::dir(root)),
+        )?;
     }
+    Ok(())
 }

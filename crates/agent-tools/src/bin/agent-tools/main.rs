@@ -4,6 +4,7 @@
 //! debug session, kernels, workers) belongs to it and dies with it.
 
 mod doctor;
+mod mcp;
 mod render;
 mod run;
 
@@ -82,6 +83,11 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Serve one run's tools over MCP on stdio.
+    Mcp {
+        #[command(flatten)]
+        run: RunArgs,
+    },
 }
 
 fn init_tracing() {
@@ -117,6 +123,7 @@ fn main() -> ExitCode {
                 json,
             } => run::call(tool, args, run, json).await,
             Command::Batch { file, run } => run::batch(file, run).await,
+            Command::Mcp { run } => mcp::serve(run).await,
         }
     });
     // Drop the runtime before exiting so every child is killed with its owner.
