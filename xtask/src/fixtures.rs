@@ -167,7 +167,8 @@ fn debian() -> Result<()> {
     run(Command::new("apt-get")
         .args(["install", "-y", "-qq", "--no-install-recommends"])
         .args(&missing)
-        .env("DEBIAN_FRONTEND", "noninteractive"))?;
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdout(std::process::Stdio::null()))?;
     progress("debian packages", "installed");
     Ok(())
 }

@@ -1,0 +1,106 @@
+//! The `agent-tools` binary as a person runs it: doctor, call, batch.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_agent-tools"))
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.stdin(Stdio::null()).output().expect("agent-tools runs")
+}
+
+#[test]
+fn doctor_prints_the_table_of_every_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(bin().arg("doctor").arg("--root").arg(dir.path()));
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("tool") && text.contains("registered"),
+        "{text}"
+    );
+    for tool in [
+        "lsp",
+        "lsp_rename",
+        "ast_grep",
+        "ast_edit",
+        "resolve",
+        "debug",
+        "eval",
+        "ask_user",
+        "vibe_spawn",
+        "vibe_list",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().next() == Some(tool)),
+            "doctor has no row for {tool}:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn call_of_an_unknown_tool_exits_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(bin()
+        .args(["call", "no_such_tool", "{}", "--root"])
+        .arg(dir.path()));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("unknown tool `no_such_tool`"), "{err}");
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(bin()
+        .args(["call", "ast_grep", "{not json", "--root"])
+        .arg(dir.path()));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
+
+    let out = run(bin()
+        .args(["call", "ast_grep", "[1]", "--root"])
+        .arg(dir.path()));
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = run(bin()
+        .args(["call", "ast_grep", "{}", "--surface", "admin", "--root"])
+        .arg(dir.path()));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read, write or exec"));
+}
+
+#[test]
+fn batch_answers_one_json_line_per_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .args(["batch", "-", "--root"])
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, r#"{{"tool": "no_such_tool", "args": {{}}}}"#).unwrap();
+        writeln!(stdin).unwrap();
+        writeln!(stdin, "not json").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0]["ok"], false);
+    assert_eq!(lines[0]["error"]["kind"], "unknown_tool");
+    assert_eq!(lines[1]["error"]["kind"], "bad_arguments");
+    assert_eq!(out.status.code(), Some(1));
+}
