@@ -16,6 +16,12 @@ pub struct ToolFamily {
 
 pub const FAMILIES: &[ToolFamily] = &[
     ToolFamily {
+        feature: "files",
+        tools: &[("read", Tier::Read), ("write", Tier::Write), ("edit", Tier::Write)],
+        resource: "working directory (the standalone host's own file tools)",
+        compiled: true,
+    },
+    ToolFamily {
         feature: "lsp",
         tools: &[("lsp", Tier::Read), ("lsp_rename", Tier::Write)],
         resource: "language-server supervisor + working directory",
