@@ -1,0 +1,461 @@
+//! ask_user and the approval gate through the channel port, the way an
+//! embedding UI drives them: every outcome, every validation error, and a
+//! write tool in the Registry gated by an approval card.
+
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tool_ask::{
+    Answer, AskBinding, AskDesk, CardKind, CardReceiver, ChannelPort, PendingCard, TargetSpace,
+};
+use tool_core::{
+    async_trait, schema_for, Binding, CallContext, Registry, RunContext, Surface, Tier, Tool,
+    ToolError, ToolOutput, ToolSpec, Workspace,
+};
+
+struct Run {
+    registry: Registry,
+    cards: CardReceiver,
+    _dir: tempfile::TempDir,
+}
+
+fn run_with(expiry: Duration, approval: bool) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let (port, cards) = ChannelPort::new();
+    let desk = AskDesk::new(Arc::new(port), TargetSpace::new("conv-7", "conversation 7"))
+        .with_expiry(expiry);
+    let binding = AskBinding::new(desk);
+    let registry = Registry::new();
+    let run = RunContext {
+        workspace: Workspace::new(dir.path()).unwrap(),
+        conversation_id: Some("conv-7".into()),
+    };
+    binding.register(&run, &registry).unwrap();
+    if approval {
+        registry.set_approver(Some(Arc::new(binding.approver())));
+    }
+    Run {
+        registry,
+        cards,
+        _dir: dir,
+    }
+}
+
+fn run() -> Run {
+    run_with(Duration::from_secs(10), false)
+}
+
+async fn ask(registry: &Registry, args: Value) -> Result<ToolOutput, ToolError> {
+    registry
+        .call(Surface::READ_ONLY, "ask_user", args, CallContext::new())
+        .await
+}
+
+/// Ask in the background, take the card the UI receives, answer it.
+async fn ask_and_answer(
+    r: &mut Run,
+    args: Value,
+    answer: impl FnOnce(&PendingCard) -> Answer,
+) -> (tool_ask::Card, Result<ToolOutput, ToolError>) {
+    let registry = r.registry.clone();
+    let call = tokio::spawn(async move { ask(&registry, args).await });
+    let pending = tokio::time::timeout(Duration::from_secs(5), r.cards.recv())
+        .await
+        .expect("a card within 5 s")
+        .expect("the port is open");
+    let card = pending.card.clone();
+    let a = answer(&pending);
+    pending.answer(a).expect("the asker still waits");
+    let result = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the call settles once answered")
+        .unwrap();
+    (card, result)
+}
+
+fn colours() -> Value {
+    json!({
+        "question": "Which colour should the badge use?",
+        "context": "the CSS variable is named after it",
+        "options": [
+            {"label": "red", "description": "matches the error banner"},
+            {"label": "green"},
+            {"label": "blue"}
+        ]
+    })
+}
+
+#[tokio::test]
+async fn a_single_choice_comes_back_as_its_label() {
+    let mut r = run();
+    let (card, result) = ask_and_answer(&mut r, colours(), |_| Answer::choose(["green"])).await;
+    assert_eq!(card.number, 1);
+    assert_eq!(card.kind, CardKind::Question);
+    assert_eq!(card.target.id, "conv-7");
+    assert_eq!(card.question, "Which colour should the badge use?");
+    assert_eq!(
+        card.context.as_deref(),
+        Some("the CSS variable is named after it")
+    );
+    assert_eq!(card.labels().collect::<Vec<_>>(), ["red", "green", "blue"]);
+    assert_eq!(
+        card.options[0].description.as_deref(),
+        Some("matches the error banner")
+    );
+    assert!(!card.allow_free_text && !card.multi_select);
+    assert_eq!(card.expires_in, Duration::from_secs(10));
+    let out = result.unwrap();
+    assert_eq!(out.joined_text(), "ask_user #1 answered: green");
+    assert_eq!(
+        out.structured.unwrap(),
+        json!({"card": 1, "outcome": "answered", "choices": ["green"], "text": null})
+    );
+}
+
+#[tokio::test]
+async fn several_choices_come_back_in_card_order_and_numbers_increase() {
+    let mut r = run();
+    let mut args = colours();
+    args["multi_select"] = json!(true);
+    let (card, result) =
+        ask_and_answer(&mut r, args.clone(), |_| Answer::choose(["blue", "red"])).await;
+    assert!(card.multi_select);
+    assert_eq!(
+        result.unwrap().joined_text(),
+        "ask_user #1 answered: red, blue"
+    );
+    let (card, _) = ask_and_answer(&mut r, args, |_| Answer::choose(["red"])).await;
+    assert_eq!(card.number, 2, "cards are numbered per run, increasing");
+}
+
+#[tokio::test]
+async fn free_text_comes_back_typed() {
+    let mut r = run();
+    let args = json!({"question": "What should the release be called?", "allow_free_text": true});
+    let (card, result) = ask_and_answer(&mut r, args, |_| Answer::typed("Quiet Otter")).await;
+    assert!(card.options.is_empty() && card.allow_free_text);
+    let out = result.unwrap();
+    assert_eq!(
+        out.joined_text(),
+        "ask_user #1 answered: (typed) Quiet Otter"
+    );
+    assert_eq!(out.structured.unwrap()["text"], "Quiet Otter");
+
+    // Options and free text together.
+    let mut args = colours();
+    args["allow_free_text"] = json!(true);
+    let (_, result) = ask_and_answer(&mut r, args, |_| Answer::Answered {
+        choices: vec!["red".into()],
+        text: Some("but darker".into()),
+    })
+    .await;
+    assert_eq!(
+        result.unwrap().joined_text(),
+        "ask_user #2 answered: red and typed: but darker"
+    );
+}
+
+#[tokio::test]
+async fn skipping_is_success_with_the_instruction_to_proceed() {
+    let mut r = run();
+    let (_, result) = ask_and_answer(&mut r, colours(), |_| Answer::Skipped).await;
+    let out = result.expect("a skipped card is a success");
+    let text = out.joined_text();
+    assert!(text.starts_with("ask_user #1 skipped"), "{text}");
+    assert!(
+        text.contains("proceed on an assumption you state"),
+        "{text}"
+    );
+    assert!(text.contains("do not ask this question again"), "{text}");
+    assert_eq!(out.structured.unwrap()["outcome"], "skipped");
+}
+
+#[tokio::test]
+async fn an_unanswered_card_expires_as_an_error_and_the_ui_sees_it_abandoned() {
+    let mut r = run_with(Duration::from_millis(300), false);
+    let registry = r.registry.clone();
+    let started = Instant::now();
+    let call = tokio::spawn(async move { ask(&registry, colours()).await });
+    let mut pending = r.cards.recv().await.unwrap();
+    // The UI does not answer; it learns when the asker gives up.
+    tokio::time::timeout(Duration::from_secs(5), pending.abandoned())
+        .await
+        .expect("the card is abandoned when it expires");
+    let err = call.await.unwrap().unwrap_err();
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(err.kind(), "timed_out");
+    let msg = err.to_string();
+    assert!(msg.contains("question #1 got no answer"), "{msg}");
+    assert!(msg.contains("proceed on an assumption you state"), "{msg}");
+    assert!(
+        pending.answer(Answer::Skipped).is_err(),
+        "too late to answer"
+    );
+}
+
+#[tokio::test]
+async fn with_no_human_attached_the_call_fails_at_once() {
+    let r = run();
+    drop(r.cards); // the UI is gone
+    let started = Instant::now();
+    let err = ask(&r.registry, colours()).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(1), "never a wait");
+    assert_eq!(err.kind(), "unavailable");
+    let msg = err.to_string();
+    assert!(msg.contains("no human can answer here"), "{msg}");
+    assert!(msg.contains("do not ask this question again"), "{msg}");
+}
+
+#[tokio::test]
+async fn a_card_closed_without_an_answer_counts_as_no_human() {
+    let mut r = run();
+    let registry = r.registry.clone();
+    let call = tokio::spawn(async move { ask(&registry, colours()).await });
+    drop(r.cards.recv().await.unwrap()); // the UI dismissed the card
+    let err = call.await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), "unavailable");
+    assert!(err.to_string().contains("closed the card"), "{err}");
+}
+
+#[tokio::test]
+async fn an_answer_the_card_does_not_allow_is_refused() {
+    let mut r = run();
+    let (_, result) = ask_and_answer(&mut r, colours(), |_| Answer::choose(["red", "blue"])).await;
+    let msg = result.unwrap_err().to_string();
+    assert!(msg.contains("allows only one"), "{msg}");
+    let (_, result) = ask_and_answer(&mut r, colours(), |_| Answer::choose(["mauve"])).await;
+    assert!(result
+        .unwrap_err()
+        .to_string()
+        .contains("`mauve` is not one of"));
+    let (_, result) = ask_and_answer(&mut r, colours(), |_| Answer::typed("teal")).await;
+    assert!(result
+        .unwrap_err()
+        .to_string()
+        .contains("does not allow free text"));
+}
+
+#[tokio::test]
+async fn every_validation_error_is_answered_before_anything_is_shown() {
+    let mut r = run();
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            json!({"question": "  ", "options": [{"label": "a"}]}),
+            "`question` is empty",
+        ),
+        (
+            json!({"question": "Q?", "options": [{"label": "a"}, {"label": " "}]}),
+            "`options[1].label` is empty",
+        ),
+        (
+            json!({"question": "Q?", "options": [{"label": "Yes"}, {"label": "yes"}]}),
+            "option label `yes` appears more than once",
+        ),
+        (
+            json!({"question": "Q?", "multi_select": true, "allow_free_text": true}),
+            "`multi_select` needs `options`",
+        ),
+        (json!({"question": "Q?"}), "set allow_free_text: true"),
+        (
+            json!({"options": [{"label": "a"}]}),
+            "missing field `question`",
+        ),
+        (
+            json!({"question": "Q?", "options": [{"label": "a", "colour": "red"}]}),
+            "unknown field `colour`",
+        ),
+        (
+            json!({"question": "Q?", "timeout": 5}),
+            "unknown field `timeout`",
+        ),
+    ];
+    for (args, expected) in cases {
+        let err = ask(&r.registry, args.clone()).await.unwrap_err();
+        assert_eq!(err.kind(), "bad_arguments", "{args}");
+        assert!(err.to_string().contains(expected), "{args}: {err}");
+    }
+    assert!(r.cards.try_recv().is_err(), "no card was shown");
+    // No number was spent on the refused drafts.
+    let (card, _) = ask_and_answer(&mut r, colours(), |_| Answer::Skipped).await;
+    assert_eq!(card.number, 1);
+}
+
+#[tokio::test]
+async fn the_spec_is_read_tier_with_a_typed_schema() {
+    let r = run();
+    let specs = r.registry.specs(Surface::READ_ONLY);
+    assert_eq!(specs.len(), 1);
+    let spec = &specs[0];
+    assert_eq!((spec.name.as_str(), spec.tier), ("ask_user", Tier::Read));
+    assert!(spec
+        .description
+        .contains("never write the question as a chat message"));
+    let props = &spec.input_schema["properties"];
+    for key in [
+        "question",
+        "context",
+        "options",
+        "allow_free_text",
+        "multi_select",
+    ] {
+        assert!(props.get(key).is_some(), "{key} in the schema");
+    }
+    assert_eq!(spec.input_schema["required"], json!(["question"]));
+}
+
+/// A real write tool: writes a file in the workspace through tool-core.
+struct WriteNote {
+    workspace: Workspace,
+    writes: AtomicUsize,
+}
+
+#[derive(serde::Deserialize, tool_core::schemars::JsonSchema)]
+#[schemars(crate = "tool_core::schemars")]
+struct NoteArgs {
+    text: String,
+}
+
+#[async_trait]
+impl Tool for WriteNote {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "write_note",
+            "Write NOTE.txt.",
+            Tier::Write,
+            schema_for::<NoteArgs>(),
+        )
+    }
+    async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: NoteArgs = tool_core::parse_args(args)?;
+        let path = self.workspace.resolve("NOTE.txt")?;
+        tool_core::files::atomic_write(&path, args.text.as_bytes())?;
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        Ok(ToolOutput::text("wrote NOTE.txt"))
+    }
+    fn describe_call(&self, args: &Value) -> String {
+        format!("write NOTE.txt with {}", args["text"])
+    }
+}
+
+#[tokio::test]
+async fn an_approval_card_gates_a_write_tool() {
+    let mut r = run_with(Duration::from_secs(10), true);
+    let workspace = Workspace::new(r._dir.path()).unwrap();
+    let note = Arc::new(WriteNote {
+        workspace: workspace.clone(),
+        writes: AtomicUsize::new(0),
+    });
+    r.registry.register(note.clone()).unwrap();
+    let call = |registry: Registry| {
+        tokio::spawn(async move {
+            registry
+                .call(
+                    Surface::FULL,
+                    "write_note",
+                    json!({"text": "hi"}),
+                    CallContext::new(),
+                )
+                .await
+        })
+    };
+
+    // Approved: the card says what would happen, and the write runs.
+    let pending_call = call(r.registry.clone());
+    let pending = r.cards.recv().await.unwrap();
+    assert_eq!(
+        pending.card.kind,
+        CardKind::Approval {
+            tool: "write_note".into(),
+            tier: Tier::Write
+        }
+    );
+    assert_eq!(pending.card.question, "May I write NOTE.txt with \"hi\"?");
+    assert_eq!(
+        pending.card.labels().collect::<Vec<_>>(),
+        ["approve", "deny"]
+    );
+    assert_eq!(pending.card.number, 1);
+    pending.answer(Answer::choose(["approve"])).unwrap();
+    assert_eq!(
+        pending_call.await.unwrap().unwrap().joined_text(),
+        "wrote NOTE.txt"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r._dir.path().join("NOTE.txt")).unwrap(),
+        "hi"
+    );
+
+    // Denied, skipped: refused, nothing written. Numbers continue.
+    for (answer, words) in [
+        (Answer::choose(["deny"]), "chose deny on card #2"),
+        (Answer::Skipped, "skipped approval card #3"),
+    ] {
+        let pending_call = call(r.registry.clone());
+        let pending = r.cards.recv().await.unwrap();
+        pending.answer(answer).unwrap();
+        let err = pending_call.await.unwrap().unwrap_err();
+        assert_eq!(err.kind(), "refused");
+        assert!(err.to_string().contains(words), "{err}");
+    }
+    // ask_user shares the numbering.
+    let (card, _) = ask_and_answer(&mut r, colours(), |_| Answer::Skipped).await;
+    assert_eq!(card.number, 4);
+
+    // No human: denied at once.
+    drop(r.cards);
+    let started = Instant::now();
+    let err = r
+        .registry
+        .call(
+            Surface::FULL,
+            "write_note",
+            json!({"text": "x"}),
+            CallContext::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(err.kind(), "refused");
+    assert!(
+        err.to_string().contains("no human can approve it here"),
+        "{err}"
+    );
+    assert_eq!(
+        note.writes.load(Ordering::SeqCst),
+        1,
+        "only the approved write ran"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r._dir.path().join("NOTE.txt")).unwrap(),
+        "hi"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_approval_card_is_a_denial() {
+    let mut r = run_with(Duration::from_millis(200), true);
+    r.registry
+        .register(Arc::new(WriteNote {
+            workspace: Workspace::new(r._dir.path()).unwrap(),
+            writes: AtomicUsize::new(0),
+        }))
+        .unwrap();
+    let registry = r.registry.clone();
+    let call = tokio::spawn(async move {
+        registry
+            .call(
+                Surface::FULL,
+                "write_note",
+                json!({"text": "x"}),
+                CallContext::new(),
+            )
+            .await
+    });
+    let _pending = r.cards.recv().await.unwrap();
+    let err = call.await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), "refused");
+    assert!(err.to_string().contains("got no answer within"), "{err}");
+    assert!(!r._dir.path().join("NOTE.txt").exists());
+}
