@@ -1,3 +1,32 @@
-//! The five vibe_* tools and the roster of background workers.
+//! The five vibe_* tools and the [`Roster`] of background workers they steer.
 //!
-//! Not built yet: its issue fills this crate in.
+//! A worker is one brief handed to a [`WorkerBackend`] (shipped:
+//! [`CommandBackend`], an agent CLI per tier started as a child process),
+//! running in the background while the model goes on. `vibe_spawn` returns at
+//! once; `vibe_wait` blocks, bounded, until the worker settles; `vibe_send`
+//! appends to the brief and re-runs; `vibe_kill` stops it and everything it
+//! started; `vibe_list` shows them all.
+//!
+//! Invariants kept here:
+//! - the tools are in the Registry exactly while vibe mode is on; switching it
+//!   off unregisters them and kills every worker;
+//! - every run reaches a final state (done, failed, killed), and no worker
+//!   process outlives its run, its roster or the process (each run is a
+//!   process group, killed as a group);
+//! - all five tools are read tier: the gate sits on the worker's own tools,
+//!   where the editing happens.
+
+mod backend;
+mod binding;
+mod command;
+mod format;
+mod roster;
+mod tools;
+mod worker;
+
+pub use backend::{RunOutcome, WorkerBackend, WorkerRun};
+pub use binding::VibeBinding;
+pub use command::CommandBackend;
+pub use roster::Roster;
+pub use tools::{KillArgs, ListArgs, SendArgs, SpawnArgs, WaitArgs, TOOL_NAMES};
+pub use worker::{WorkerSnapshot, WorkerState, WorkerTier};

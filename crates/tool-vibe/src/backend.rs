@@ -1,0 +1,47 @@
+//! The [`WorkerBackend`] trait: what runs one worker run.
+
+use crate::WorkerTier;
+use async_trait::async_trait;
+use tool_core::CancellationToken;
+
+/// One run of a worker: its brief in, its result out.
+#[derive(Debug, Clone)]
+pub struct WorkerRun {
+    pub worker_id: String,
+    pub label: String,
+    pub tier: WorkerTier,
+    pub brief: String,
+    /// 1 for the first run, then one more per vibe_send.
+    pub run: u32,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// Finished well; `output` is its final output.
+    Done { output: String },
+    /// Finished badly: `why` says how (exit status, stderr tail).
+    Failed { why: String, output: String },
+    /// Stopped because the cancellation token fired; what it had written.
+    Cancelled { output: String },
+}
+
+/// Runs worker runs.
+///
+/// Contract: `run` resolves when the run ends. When `cancel` fires it stops
+/// the run, including every process the run started, and resolves promptly
+/// with [`RunOutcome::Cancelled`]. If the future is dropped instead, the run
+/// must still stop (own its processes through tool-core's `ChildProcess`,
+/// which kills the group on drop).
+#[async_trait]
+pub trait WorkerBackend: Send + Sync {
+    async fn run(&self, run: WorkerRun, cancel: CancellationToken) -> RunOutcome;
+
+    /// The tiers this backend can run, for validation and messages.
+    fn tiers(&self) -> Vec<WorkerTier>;
+
+    /// One line per tier for `doctor`: what runs it.
+    fn describe(&self) -> Vec<String> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,107 @@
+//! How workers read in tool results: one line per worker in lists, a header
+//! plus the result for a single worker.
+
+use crate::WorkerSnapshot;
+use std::time::Duration;
+use tool_core::format::cap_chars;
+
+/// `0.4s`, `12.0s`, `2m05s`, `1h02m`.
+pub fn elapsed(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 60.0 {
+        format!("{s:.1}s")
+    } else if s < 3600.0 {
+        format!("{}m{:02}s", (s / 60.0) as u64, (s as u64) % 60)
+    } else {
+        format!("{}h{:02}m", (s / 3600.0) as u64, ((s as u64) / 60) % 60)
+    }
+}
+
+/// The first non-empty line of a result, capped for a list.
+pub fn first_line(result: Option<&str>) -> String {
+    match result.and_then(|r| r.lines().map(str::trim).find(|l| !l.is_empty())) {
+        Some(l) => cap_chars(l, 100).into_owned(),
+        None => "(no result yet)".to_string(),
+    }
+}
+
+/// The table of vibe_list, aligned, by id.
+pub fn list(workers: &[WorkerSnapshot]) -> String {
+    if workers.is_empty() {
+        return "vibe_list: no workers yet; start one with vibe_spawn".to_string();
+    }
+    let running = workers.iter().filter(|w| !w.state.is_settled()).count();
+    let mut out = format!(
+        "vibe_list: {} ({running} running)\n",
+        tool_core::format::plural(workers.len(), "worker", "workers")
+    );
+    let rows: Vec<[String; 6]> = workers
+        .iter()
+        .map(|w| {
+            let result = match (&w.failure, w.state) {
+                (Some(f), crate::WorkerState::Failed) => first_line(Some(f)),
+                _ => first_line(w.last_result.as_deref()),
+            };
+            [
+                w.id.clone(),
+                cap_chars(&w.label, 40).into_owned(),
+                w.tier.to_string(),
+                w.state.to_string(),
+                elapsed(w.elapsed),
+                result,
+            ]
+        })
+        .collect();
+    let widths: Vec<usize> = (0..5)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for r in &rows {
+        let mut line = String::new();
+        for (c, w) in widths.iter().enumerate() {
+            line.push_str(&format!("{:<w$}  ", r[c], w = *w));
+        }
+        line.push_str(&r[5]);
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.trim_end().to_string()
+}
+
+/// `w1 "fix the tests" (fast, run 2)`.
+pub fn who(w: &WorkerSnapshot) -> String {
+    format!("{} \"{}\" ({}, run {})", w.id, w.label, w.tier, w.runs)
+}
+
+/// A settled worker with its result, for vibe_wait.
+pub fn settled(w: &WorkerSnapshot) -> String {
+    let mut out = format!("{} {} after {}", who(w), w.state, elapsed(w.elapsed));
+    if let Some(f) = &w.failure {
+        out.push_str(&format!(": {f}"));
+    }
+    match w.last_result.as_deref().map(str::trim_end) {
+        Some(r) if !r.is_empty() => {
+            let label = match w.state {
+                crate::WorkerState::Done => "result",
+                crate::WorkerState::Killed => "partial output before it was killed",
+                _ => "output",
+            };
+            out.push_str(&format!("\n{label}:\n{r}"));
+        }
+        _ => out.push_str("\n(no output)"),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_at_a_glance() {
+        assert_eq!(elapsed(Duration::from_millis(420)), "0.4s");
+        assert_eq!(elapsed(Duration::from_secs(125)), "2m05s");
+        assert_eq!(elapsed(Duration::from_secs(3720)), "1h02m");
+        assert_eq!(first_line(Some("\n  all good \nmore")), "all good");
+        assert_eq!(first_line(None), "(no result yet)");
+    }
+}

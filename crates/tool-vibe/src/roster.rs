@@ -1,0 +1,441 @@
+//! The [`Roster`]: one run's workers, and the switch that puts the vibe
+//! tools into the Registry and takes them out again.
+//!
+//! Each worker has at most one run in flight. A run is a tokio task driving
+//! the backend; it reports back through a weak reference, so a roster that is
+//! gone is never kept alive by its workers, and its drop cancels them all.
+//! Each run carries a generation number: a run that was stopped (by send,
+//! kill or vibe mode off) cannot overwrite the state of the run after it.
+
+use crate::tools;
+use crate::{RunOutcome, WorkerBackend, WorkerRun, WorkerSnapshot, WorkerState, WorkerTier};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tool_core::{CancellationToken, Registry, RegistryError, ToolError};
+
+/// How long a stopped run gets to end before its task is aborted (which
+/// drops its child and SIGKILLs the group).
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+/// One run's workers. Cheap to clone: clones are the same roster. The
+/// harness keeps one to switch vibe mode; the Registry's tools hold only a
+/// weak reference, so dropping the last clone ends every worker.
+#[derive(Clone)]
+pub struct Roster {
+    inner: Arc<RosterInner>,
+}
+
+impl fmt::Debug for Roster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Roster")
+            .field("vibe_mode", &self.vibe_mode())
+            .field("workers", &self.snapshots().len())
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct RosterInner {
+    backend: Arc<dyn WorkerBackend>,
+    state: Mutex<RosterState>,
+    registry: Mutex<Option<Registry>>,
+    /// Spawn, send, kill and the mode switch run one at a time, so a send
+    /// cannot restart a worker that a kill is stopping.
+    control: tokio::sync::Mutex<()>,
+}
+
+struct RosterState {
+    vibe_mode: bool,
+    last_id: u32,
+    workers: BTreeMap<u32, Worker>,
+}
+
+struct Worker {
+    id: u32,
+    label: String,
+    tier: WorkerTier,
+    brief: String,
+    state: WorkerState,
+    started_at: SystemTime,
+    started: Instant,
+    settled: Option<Instant>,
+    last_result: Option<String>,
+    failure: Option<String>,
+    runs: u32,
+    generation: u64,
+    current: Option<CurrentRun>,
+    /// Bumped on every change of state; vibe_wait watches it.
+    changed: watch::Sender<u64>,
+}
+
+struct CurrentRun {
+    cancel: CancellationToken,
+    task: JoinHandle<RunOutcome>,
+}
+
+impl Worker {
+    fn snapshot(&self) -> WorkerSnapshot {
+        let elapsed = match self.settled {
+            Some(end) => end.duration_since(self.started),
+            None => self.started.elapsed(),
+        };
+        WorkerSnapshot {
+            id: worker_name(self.id),
+            label: self.label.clone(),
+            tier: self.tier,
+            brief: self.brief.clone(),
+            state: self.state,
+            started_at_unix: self
+                .started_at
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0),
+            elapsed,
+            last_result: self.last_result.clone(),
+            failure: self.failure.clone(),
+            runs: self.runs,
+        }
+    }
+
+    fn notify(&self) {
+        self.changed.send_modify(|n| *n += 1);
+    }
+}
+
+pub(crate) fn worker_name(id: u32) -> String {
+    format!("w{id}")
+}
+
+/// The outcome of stopping a worker's run.
+pub(crate) struct Stopped {
+    pub(crate) was_running: bool,
+    pub(crate) snapshot: WorkerSnapshot,
+}
+
+impl Roster {
+    /// A roster with vibe mode on: binding it registers the five tools.
+    pub fn new(backend: Arc<dyn WorkerBackend>) -> Self {
+        Roster {
+            inner: Arc::new(RosterInner {
+                backend,
+                state: Mutex::new(RosterState {
+                    vibe_mode: true,
+                    last_id: 0,
+                    workers: BTreeMap::new(),
+                }),
+                registry: Mutex::new(None),
+                control: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    /// Start with vibe mode off; [`Roster::set_vibe_mode`] turns it on.
+    pub fn off(self) -> Self {
+        self.inner.lock().vibe_mode = false;
+        self
+    }
+
+    pub fn vibe_mode(&self) -> bool {
+        self.inner.lock().vibe_mode
+    }
+
+    pub fn backend(&self) -> &Arc<dyn WorkerBackend> {
+        &self.inner.backend
+    }
+
+    /// Bind to a run's Registry: the tools are registered now if vibe mode
+    /// is on, and follow [`Roster::set_vibe_mode`] from here on.
+    pub fn attach(&self, registry: &Registry) -> Result<(), RegistryError> {
+        *self.inner.registry.lock().expect("registry lock") = Some(registry.clone());
+        if self.vibe_mode() {
+            self.register_tools(registry)?;
+        }
+        Ok(())
+    }
+
+    fn register_tools(&self, registry: &Registry) -> Result<(), RegistryError> {
+        for tool in tools::all(Arc::downgrade(&self.inner)) {
+            let name = tool.spec().name;
+            if !registry.contains(&name) {
+                registry.register(tool)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Switch vibe mode. On registers the five tools; off unregisters them
+    /// and kills every running worker, returning once their processes are
+    /// gone. Workers keep their records (and ids keep counting) across a
+    /// switch.
+    pub async fn set_vibe_mode(&self, on: bool) -> Result<(), RegistryError> {
+        let _control = self.inner.control.lock().await;
+        self.inner.lock().vibe_mode = on;
+        let registry = self.inner.registry.lock().expect("registry lock").clone();
+        if on {
+            if let Some(r) = &registry {
+                self.register_tools(r)?;
+            }
+            tracing::info!("vibe mode on");
+            return Ok(());
+        }
+        if let Some(r) = &registry {
+            for name in tools::TOOL_NAMES {
+                let _ = r.unregister(name);
+            }
+        }
+        let ids: Vec<u32> = self.inner.lock().workers.keys().copied().collect();
+        for id in ids {
+            self.inner.stop(id, WorkerState::Killed).await;
+        }
+        tracing::info!("vibe mode off: tools unregistered, workers killed");
+        Ok(())
+    }
+
+    /// Every worker, by id.
+    pub fn snapshots(&self) -> Vec<WorkerSnapshot> {
+        self.inner.snapshots()
+    }
+
+    /// One worker by its id (`w3`).
+    pub fn snapshot(&self, worker_id: &str) -> Option<WorkerSnapshot> {
+        let id = parse_id(worker_id)?;
+        self.inner.lock().workers.get(&id).map(Worker::snapshot)
+    }
+
+    /// Kill every running worker and wait until their processes are gone
+    /// (the end of a run, when dropping is not soon enough).
+    pub async fn shutdown(&self) {
+        let _control = self.inner.control.lock().await;
+        let ids: Vec<u32> = self.inner.lock().workers.keys().copied().collect();
+        for id in ids {
+            self.inner.stop(id, WorkerState::Killed).await;
+        }
+    }
+}
+
+fn parse_id(worker_id: &str) -> Option<u32> {
+    worker_id.trim().strip_prefix('w')?.parse().ok()
+}
+
+impl RosterInner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, RosterState> {
+        self.state.lock().expect("roster lock")
+    }
+
+    pub(crate) fn snapshots(&self) -> Vec<WorkerSnapshot> {
+        self.lock().workers.values().map(Worker::snapshot).collect()
+    }
+
+    pub(crate) fn tiers(&self) -> Vec<WorkerTier> {
+        self.backend.tiers()
+    }
+
+    /// Refuse a call when vibe mode is off (a call that raced the switch).
+    pub(crate) fn check_on(&self) -> Result<(), ToolError> {
+        if self.lock().vibe_mode {
+            Ok(())
+        } else {
+            Err(ToolError::unavailable(
+                "vibe mode is off in this run, so there are no workers; do the work yourself",
+            ))
+        }
+    }
+
+    /// The worker's numeric id, or an error naming the known ones.
+    pub(crate) fn resolve(&self, worker_id: &str) -> Result<u32, ToolError> {
+        let state = self.lock();
+        match parse_id(worker_id) {
+            Some(id) if state.workers.contains_key(&id) => Ok(id),
+            _ => {
+                let known: Vec<String> = state.workers.keys().map(|i| worker_name(*i)).collect();
+                Err(ToolError::bad_args(if known.is_empty() {
+                    format!("no worker `{worker_id}`: none has been spawned in this run; start one with vibe_spawn")
+                } else {
+                    format!(
+                        "no worker `{worker_id}`; the workers of this run are {} (vibe_list shows them)",
+                        known.join(", ")
+                    )
+                }))
+            }
+        }
+    }
+
+    pub(crate) async fn control(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.control.lock().await
+    }
+
+    pub(crate) fn snapshot_of(&self, id: u32) -> WorkerSnapshot {
+        self.lock().workers[&id].snapshot()
+    }
+
+    pub(crate) fn watch(&self, id: u32) -> watch::Receiver<u64> {
+        self.lock().workers[&id].changed.subscribe()
+    }
+
+    /// Create a worker and start its first run.
+    pub(crate) fn spawn(
+        self: &Arc<Self>,
+        label: String,
+        tier: WorkerTier,
+        brief: String,
+    ) -> WorkerSnapshot {
+        let mut state = self.lock();
+        state.last_id += 1;
+        let id = state.last_id;
+        let (changed, _) = watch::channel(0);
+        let mut worker = Worker {
+            id,
+            label,
+            tier,
+            brief,
+            state: WorkerState::Running,
+            started_at: SystemTime::now(),
+            started: Instant::now(),
+            settled: None,
+            last_result: None,
+            failure: None,
+            runs: 0,
+            generation: 0,
+            current: None,
+            changed,
+        };
+        self.start_run(&mut worker);
+        let snap = worker.snapshot();
+        state.workers.insert(id, worker);
+        tracing::info!(worker = %snap.id, tier = %tier, "worker spawned");
+        snap
+    }
+
+    /// Append `message` to the brief and start a new run. The caller has
+    /// stopped any run in flight.
+    pub(crate) fn rerun(self: &Arc<Self>, id: u32, message: &str) -> WorkerSnapshot {
+        let mut state = self.lock();
+        let worker = state.workers.get_mut(&id).expect("known worker");
+        worker.brief = format!("{}\n\n{}", worker.brief.trim_end(), message.trim());
+        self.start_run(worker);
+        worker.snapshot()
+    }
+
+    fn start_run(self: &Arc<Self>, worker: &mut Worker) {
+        worker.generation += 1;
+        worker.runs += 1;
+        worker.state = WorkerState::Running;
+        worker.started_at = SystemTime::now();
+        worker.started = Instant::now();
+        worker.settled = None;
+        let generation = worker.generation;
+        let id = worker.id;
+        let run = WorkerRun {
+            worker_id: worker_name(id),
+            label: worker.label.clone(),
+            tier: worker.tier,
+            brief: worker.brief.clone(),
+            run: worker.runs,
+        };
+        let cancel = CancellationToken::new();
+        let backend = self.backend.clone();
+        let roster: Weak<RosterInner> = Arc::downgrade(self);
+        let token = cancel.clone();
+        let task = tokio::spawn(async move {
+            let outcome = backend.run(run, token).await;
+            if let Some(roster) = roster.upgrade() {
+                roster.settle(id, generation, &outcome);
+            }
+            outcome
+        });
+        worker.current = Some(CurrentRun { cancel, task });
+        worker.notify();
+    }
+
+    /// Record how a run ended, unless a later run replaced it.
+    fn settle(&self, id: u32, generation: u64, outcome: &RunOutcome) {
+        let mut state = self.lock();
+        let Some(worker) = state.workers.get_mut(&id) else {
+            return;
+        };
+        if worker.generation != generation || worker.state.is_settled() {
+            return;
+        }
+        let (new_state, result, failure) = match outcome {
+            RunOutcome::Done { output } => (WorkerState::Done, output.clone(), None),
+            RunOutcome::Failed { why, output } => {
+                (WorkerState::Failed, output.clone(), Some(why.clone()))
+            }
+            RunOutcome::Cancelled { output } => (WorkerState::Killed, output.clone(), None),
+        };
+        worker.state = new_state;
+        worker.last_result = Some(result);
+        worker.failure = failure;
+        worker.settled = Some(Instant::now());
+        worker.current = None;
+        tracing::info!(worker = %worker_name(id), state = %new_state, "worker settled");
+        worker.notify();
+    }
+
+    /// Stop the worker's run in flight, if any, and wait until it ended.
+    /// The worker is left in `final_state` (killed), its partial output kept.
+    pub(crate) async fn stop(&self, id: u32, final_state: WorkerState) -> Stopped {
+        let current = {
+            let mut state = self.lock();
+            let worker = state.workers.get_mut(&id).expect("known worker");
+            if worker.state.is_settled() {
+                None
+            } else {
+                // A new generation: the stopped run can no longer settle.
+                worker.generation += 1;
+                worker.current.take()
+            }
+        };
+        let Some(CurrentRun { cancel, task }) = current else {
+            return Stopped {
+                was_running: false,
+                snapshot: self.snapshot_of(id),
+            };
+        };
+        cancel.cancel();
+        let abort = task.abort_handle();
+        let output = match tokio::time::timeout(STOP_WAIT, task).await {
+            Ok(Ok(RunOutcome::Cancelled { output }))
+            | Ok(Ok(RunOutcome::Done { output }))
+            | Ok(Ok(RunOutcome::Failed { output, .. })) => Some(output),
+            Ok(Err(_)) => None,
+            Err(_) => {
+                // The backend ignored the token; dropping its future kills
+                // its process group.
+                abort.abort();
+                None
+            }
+        };
+        let mut state = self.lock();
+        let worker = state.workers.get_mut(&id).expect("known worker");
+        worker.state = final_state;
+        worker.settled = Some(Instant::now());
+        worker.failure = None;
+        if let Some(o) = output.filter(|o| !o.is_empty()) {
+            worker.last_result = Some(o);
+        }
+        tracing::info!(worker = %worker_name(id), "worker stopped");
+        worker.notify();
+        Stopped {
+            was_running: true,
+            snapshot: worker.snapshot(),
+        }
+    }
+}
+
+impl Drop for RosterInner {
+    fn drop(&mut self) {
+        // The run is over: no worker outlives it. Aborting a run's task drops
+        // its child process, which SIGKILLs the whole group.
+        let state = self.state.get_mut().expect("roster lock");
+        for worker in state.workers.values_mut() {
+            if let Some(run) = worker.current.take() {
+                run.cancel.cancel();
+                run.task.abort();
+            }
+        }
+    }
+}

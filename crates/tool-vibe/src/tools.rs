@@ -1,0 +1,318 @@
+//! The five tools. Each holds a weak reference to its roster: the tools in
+//! the Registry never keep a finished run's workers alive.
+
+use crate::format;
+use crate::roster::RosterInner;
+use crate::{WorkerSnapshot, WorkerState, WorkerTier};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+use tool_core::{parse_args, schema_for, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec};
+
+/// The names of the five tools, in the order they are registered.
+pub const TOOL_NAMES: [&str; 5] = [
+    "vibe_spawn",
+    "vibe_send",
+    "vibe_wait",
+    "vibe_kill",
+    "vibe_list",
+];
+
+const DEFAULT_WAIT: u64 = 60;
+const MAX_WAIT: u64 = 600;
+
+/// Arguments of `vibe_spawn`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnArgs {
+    /// The whole task for the worker: what to do, where, and what "done" means.
+    pub brief: String,
+    /// A short name for the worker in lists.
+    pub label: String,
+    /// `fast` (default: mechanical work with a clear spec) or `good` (design,
+    /// judgement, reviewing a fast worker's output).
+    #[serde(default)]
+    pub tier: Option<WorkerTier>,
+}
+
+/// Arguments of `vibe_send`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendArgs {
+    /// The worker's id, like `w1`.
+    pub worker_id: String,
+    /// What to add to its brief; the worker re-runs with it.
+    pub message: String,
+}
+
+/// Arguments of `vibe_wait`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitArgs {
+    /// The worker's id, like `w1`.
+    pub worker_id: String,
+    /// How long to wait for it to settle: default 60, at most 600.
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
+}
+
+/// Arguments of `vibe_kill`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillArgs {
+    /// The worker's id, like `w1`.
+    pub worker_id: String,
+}
+
+/// `vibe_list` takes no arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Spawn,
+    Send,
+    Wait,
+    Kill,
+    List,
+}
+
+struct VibeTool {
+    op: Op,
+    roster: Weak<RosterInner>,
+}
+
+pub(crate) fn all(roster: Weak<RosterInner>) -> Vec<Arc<dyn Tool>> {
+    [Op::Spawn, Op::Send, Op::Wait, Op::Kill, Op::List]
+        .into_iter()
+        .map(|op| {
+            Arc::new(VibeTool {
+                op,
+                roster: roster.clone(),
+            }) as Arc<dyn Tool>
+        })
+        .collect()
+}
+
+fn nonempty(field: &str, value: &str, what: &str) -> Result<(), ToolError> {
+    if value.trim().is_empty() {
+        Err(ToolError::bad_args(format!("`{field}` is empty; {what}")))
+    } else {
+        Ok(())
+    }
+}
+
+fn structured(w: &WorkerSnapshot) -> Value {
+    serde_json::to_value(w).unwrap_or(Value::Null)
+}
+
+#[async_trait]
+impl Tool for VibeTool {
+    fn spec(&self) -> ToolSpec {
+        let (name, description, schema) = match self.op {
+            Op::Spawn => (
+                "vibe_spawn",
+                "Start a background worker on a brief and return its id at once; the worker keeps \
+                 running while you go on. tier `fast` (default) for mechanical work with a clear \
+                 spec, `good` for design, judgement or reviewing a fast worker's output. Collect \
+                 the result with vibe_wait.",
+                schema_for::<SpawnArgs>(),
+            ),
+            Op::Send => (
+                "vibe_send",
+                "Append a message to a worker's brief and re-run it. A worker still running is \
+                 stopped first and started again with the longer brief.",
+                schema_for::<SendArgs>(),
+            ),
+            Op::Wait => (
+                "vibe_wait",
+                "Block until a worker settles (done, failed, killed) or the timeout passes \
+                 (default 60 s, at most 600 s); answers its state and result either way.",
+                schema_for::<WaitArgs>(),
+            ),
+            Op::Kill => (
+                "vibe_kill",
+                "Stop a worker and every process it started.",
+                schema_for::<KillArgs>(),
+            ),
+            Op::List => (
+                "vibe_list",
+                "Every worker of this run: id, label, tier, state, elapsed time and the first \
+                 line of its last result.",
+                schema_for::<ListArgs>(),
+            ),
+        };
+        ToolSpec::new(name, description, Tier::Read, schema)
+    }
+
+    async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let roster = self.roster.upgrade().ok_or_else(|| {
+            ToolError::unavailable("this run's vibe roster has ended; there are no workers")
+        })?;
+        roster.check_on()?;
+        match self.op {
+            Op::Spawn => spawn(&roster, parse_args(args)?).await,
+            Op::Send => send(&roster, parse_args(args)?).await,
+            Op::Wait => wait(&roster, cx, parse_args(args)?).await,
+            Op::Kill => kill(&roster, parse_args(args)?).await,
+            Op::List => {
+                let _: ListArgs = parse_args(args)?;
+                let workers = roster.snapshots();
+                Ok(
+                    ToolOutput::text(format::list(&workers)).with_structured(json!({
+                        "workers": workers.iter().map(structured).collect::<Vec<_>>()
+                    })),
+                )
+            }
+        }
+    }
+}
+
+async fn spawn(roster: &Arc<RosterInner>, args: SpawnArgs) -> Result<ToolOutput, ToolError> {
+    nonempty("brief", &args.brief, "write the task the worker should do")?;
+    nonempty("label", &args.label, "give the worker a short name")?;
+    let tiers = roster.tiers();
+    let tier = match args.tier {
+        Some(t) => t,
+        // fast is the default; a run with only a good command uses that.
+        None if tiers.contains(&WorkerTier::Fast) || tiers.is_empty() => WorkerTier::Fast,
+        None => tiers[0],
+    };
+    if !tiers.contains(&tier) {
+        let have: Vec<&str> = tiers.iter().map(|t| t.as_str()).collect();
+        return Err(ToolError::unavailable(format!(
+            "no `{tier}` worker command is configured in this run (configured: {}); use tier {} \
+             or ask the operator to start with --vibe-{tier}",
+            if have.is_empty() {
+                "none".to_string()
+            } else {
+                have.join(", ")
+            },
+            have.first().copied().unwrap_or("fast"),
+        )));
+    }
+    let _control = roster.control().await;
+    roster.check_on()?;
+    let w = roster.spawn(
+        args.label.trim().to_string(),
+        tier,
+        args.brief.trim().to_string(),
+    );
+    Ok(ToolOutput::text(format!(
+        "spawned {}; it runs in the background — vibe_wait {} for its result, vibe_send to steer it",
+        format::who(&w),
+        w.id
+    ))
+    .with_structured(structured(&w)))
+}
+
+async fn send(roster: &Arc<RosterInner>, args: SendArgs) -> Result<ToolOutput, ToolError> {
+    nonempty(
+        "message",
+        &args.message,
+        "write what the worker should add to its brief",
+    )?;
+    let _control = roster.control().await;
+    let id = roster.resolve(&args.worker_id)?;
+    let stopped = roster.stop(id, WorkerState::Killed).await;
+    let before = stopped.snapshot;
+    let w = roster.rerun(id, &args.message);
+    let text = if stopped.was_running {
+        format!(
+            "{} was still running: stopped its current run (run {}, after {}) and re-ran it \
+             with the message appended (run {}); vibe_wait {} for the new result",
+            w.id,
+            before.runs,
+            format::elapsed(before.elapsed),
+            w.runs,
+            w.id
+        )
+    } else {
+        format!(
+            "{} was {}: re-running it with the message appended (run {}); vibe_wait {} for the \
+             new result",
+            w.id, before.state, w.runs, w.id
+        )
+    };
+    Ok(ToolOutput::text(text).with_structured(json!({
+        "stopped_running_run": stopped.was_running,
+        "worker": structured(&w),
+    })))
+}
+
+async fn wait(
+    roster: &Arc<RosterInner>,
+    cx: &CallContext,
+    args: WaitArgs,
+) -> Result<ToolOutput, ToolError> {
+    let secs = args.timeout_seconds.unwrap_or(DEFAULT_WAIT);
+    if secs > MAX_WAIT {
+        return Err(ToolError::bad_args(format!(
+            "`timeout_seconds` is {secs}, more than the maximum {MAX_WAIT}; wait in steps of at \
+             most {MAX_WAIT} s"
+        )));
+    }
+    let id = roster.resolve(&args.worker_id)?;
+    let timeout = Duration::from_secs(secs);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut changes = roster.watch(id);
+    loop {
+        let w = roster.snapshot_of(id);
+        if w.state.is_settled() {
+            return Ok(ToolOutput::text(format::settled(&w)).with_structured(structured(&w)));
+        }
+        let woke = tokio::select! {
+            r = tokio::time::timeout_at(deadline, changes.changed()) => r,
+            _ = cx.cancel.cancelled() => {
+                return Err(ToolError::Cancelled(format!("stopped waiting; {} is still running", w.id)));
+            }
+        };
+        match woke {
+            Ok(Ok(())) => continue,
+            // The worker's record is gone (its roster ended).
+            Ok(Err(_)) => {
+                return Err(ToolError::unavailable(format!(
+                    "{} ended with its roster",
+                    w.id
+                )))
+            }
+            Err(_) => {
+                let w = roster.snapshot_of(id);
+                if w.state.is_settled() {
+                    continue;
+                }
+                return Ok(ToolOutput::text(format!(
+                    "{} still running after waiting {secs} s (this run has run {}); vibe_wait \
+                     again, vibe_send to steer it, or vibe_kill it",
+                    format::who(&w),
+                    format::elapsed(w.elapsed)
+                ))
+                .with_structured(structured(&w)));
+            }
+        }
+    }
+}
+
+async fn kill(roster: &Arc<RosterInner>, args: KillArgs) -> Result<ToolOutput, ToolError> {
+    let _control = roster.control().await;
+    let id = roster.resolve(&args.worker_id)?;
+    let stopped = roster.stop(id, WorkerState::Killed).await;
+    let w = stopped.snapshot;
+    let text = if stopped.was_running {
+        format!(
+            "killed {} and every process it started, after {}",
+            format::who(&w),
+            format::elapsed(w.elapsed)
+        )
+    } else {
+        format!("{} was already {}; nothing to stop", w.id, w.state)
+    };
+    Ok(ToolOutput::text(text).with_structured(json!({
+        "stopped_running_run": stopped.was_running,
+        "worker": structured(&w),
+    })))
+}

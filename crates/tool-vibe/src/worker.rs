@@ -1,0 +1,90 @@
+//! What a worker is, as the tools and the harness see it.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::time::Duration;
+
+/// Which command runs a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkerTier {
+    /// Mechanical work with a clear spec.
+    Fast,
+    /// Design, judgement, or reviewing a fast worker's output.
+    Good,
+}
+
+impl WorkerTier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkerTier::Fast => "fast",
+            WorkerTier::Good => "good",
+        }
+    }
+}
+
+impl fmt::Display for WorkerTier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a worker's current or last run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkerState {
+    Running,
+    Done,
+    Failed,
+    Killed,
+}
+
+impl WorkerState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkerState::Running => "running",
+            WorkerState::Done => "done",
+            WorkerState::Failed => "failed",
+            WorkerState::Killed => "killed",
+        }
+    }
+
+    pub fn is_settled(self) -> bool {
+        self != WorkerState::Running
+    }
+}
+
+impl fmt::Display for WorkerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A worker at one moment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkerSnapshot {
+    /// `w1`, `w2`, … in spawn order.
+    pub id: String,
+    pub label: String,
+    pub tier: WorkerTier,
+    /// The whole brief, with every message vibe_send appended.
+    pub brief: String,
+    pub state: WorkerState,
+    /// When the current (or last) run started, seconds since the Unix epoch.
+    pub started_at_unix: f64,
+    /// How long the current run has run, or how long the last one ran.
+    #[serde(serialize_with = "as_secs")]
+    pub elapsed: Duration,
+    /// The last finished run's final output (capped), or a killed run's
+    /// partial output.
+    pub last_result: Option<String>,
+    /// Why the last run failed (exit status and stderr tail).
+    pub failure: Option<String>,
+    /// How many runs were started (1 + the re-runs vibe_send caused).
+    pub runs: u32,
+}
+
+fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((d.as_secs_f64() * 10.0).round() / 10.0)
+}

@@ -1,0 +1,558 @@
+//! The vibe tools against real subprocess workers: `sh worker.sh fast|good`
+//! from tests/fixtures/vibe, run through CommandBackend, called through the
+//! Registry on a read-only surface (all five are read tier).
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tool_core::process::{group_members, pid_alive};
+use tool_core::{CallContext, Registry, Surface, ToolError, ToolOutput};
+use tool_vibe::{CommandBackend, Roster, WorkerState, TOOL_NAMES};
+
+fn worker_script() -> PathBuf {
+    tool_core::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh")
+}
+
+struct Run {
+    roster: Roster,
+    registry: Registry,
+    dir: tempfile::TempDir,
+}
+
+impl Run {
+    fn new() -> Run {
+        Run::with(true)
+    }
+
+    /// `good` too, or only `fast`.
+    fn with(good: bool) -> Run {
+        let dir = tempfile::tempdir().unwrap();
+        let script = worker_script();
+        assert!(script.is_file(), "{} is missing", script.display());
+        let mut backend = CommandBackend::new(dir.path())
+            .fast(format!("sh {} fast", script.display()))
+            .env("VIBE_PID_DIR", dir.path());
+        if good {
+            backend = backend.good(format!("sh {} good", script.display()));
+        }
+        let roster = Roster::new(Arc::new(backend));
+        let registry = Registry::new();
+        roster.attach(&registry).unwrap();
+        Run {
+            roster,
+            registry,
+            dir,
+        }
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        self.registry
+            .call(Surface::READ_ONLY, tool, args, CallContext::new())
+            .await
+    }
+
+    async fn ok(&self, tool: &str, args: Value) -> ToolOutput {
+        match self.call(tool, args.clone()).await {
+            Ok(o) => o,
+            Err(e) => panic!("{tool} {args}: {e}"),
+        }
+    }
+
+    async fn spawn(&self, label: &str, brief: &str) -> String {
+        let out = self
+            .ok("vibe_spawn", json!({"brief": brief, "label": label}))
+            .await;
+        out.structured.unwrap()["id"].as_str().unwrap().to_string()
+    }
+
+    /// The pid the worker shell wrote for one of its runs.
+    async fn run_pid(&self, id: &str, run: u32) -> u32 {
+        let f = self.dir.path().join(format!("{id}.{run}"));
+        read_pids(&f, 1).await[0]
+    }
+}
+
+/// Wait up to 5 s for `file` to hold at least `n` pids.
+async fn read_pids(file: &Path, n: usize) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(file) {
+            let pids: Vec<u32> = text
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            if pids.len() >= n {
+                return pids;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never got {n} pids",
+            file.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The process group of a process.
+fn pgid_of(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = stat.rsplit_once(')').unwrap().1;
+    rest.split_whitespace().nth(2).unwrap().parse().unwrap()
+}
+
+/// Wait up to 3 s for every pid to be gone.
+async fn all_gone(pids: &[u32]) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        if pids.iter().all(|p| !pid_alive(*p)) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn spawn_returns_at_once_and_wait_answers_running_then_the_result() {
+    let run = Run::new();
+    let started = Instant::now();
+    let out = run
+        .ok(
+            "vibe_spawn",
+            json!({"brief": "sleep 1.5\nsay all 4 tests pass", "label": "fix tests"}),
+        )
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "spawn must not wait"
+    );
+    assert_eq!(
+        out.joined_text(),
+        "spawned w1 \"fix tests\" (fast, run 1); it runs in the background — vibe_wait w1 for \
+         its result, vibe_send to steer it"
+    );
+    let s = out.structured.unwrap();
+    assert_eq!(
+        (s["state"].as_str(), s["tier"].as_str()),
+        (Some("running"), Some("fast"))
+    );
+
+    let waited = Instant::now();
+    let out = run
+        .ok(
+            "vibe_wait",
+            json!({"worker_id": "w1", "timeout_seconds": 0}),
+        )
+        .await;
+    assert!(waited.elapsed() < Duration::from_millis(500));
+    let text = out.joined_text();
+    assert!(
+        text.starts_with("w1 \"fix tests\" (fast, run 1) still running after waiting 0 s"),
+        "{text}"
+    );
+    assert!(text.contains("vibe_wait again"), "{text}");
+    assert_eq!(out.structured.unwrap()["state"], "running");
+
+    let out = run
+        .ok(
+            "vibe_wait",
+            json!({"worker_id": "w1", "timeout_seconds": 20}),
+        )
+        .await;
+    assert!(started.elapsed() >= Duration::from_millis(1500));
+    let text = out.joined_text();
+    let header = text.lines().next().unwrap();
+    assert!(
+        header.starts_with("w1 \"fix tests\" (fast, run 1) done after 1."),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().skip(1).collect::<Vec<_>>(),
+        [
+            "result:",
+            "fast worker w1 run 1 (fix tests)",
+            "all 4 tests pass",
+            "finished"
+        ]
+    );
+    // Waiting on a finished worker answers at once with the same result.
+    let again = Instant::now();
+    let out = run.ok("vibe_wait", json!({"worker_id": "w1"})).await;
+    assert!(again.elapsed() < Duration::from_millis(200));
+    assert!(out.joined_text().contains("all 4 tests pass"));
+}
+
+#[tokio::test]
+async fn the_good_tier_runs_the_good_command() {
+    let run = Run::new();
+    run.ok(
+        "vibe_spawn",
+        json!({"brief": "say looks right", "label": "review", "tier": "good"}),
+    )
+    .await;
+    let out = run.ok("vibe_wait", json!({"worker_id": "w1"})).await;
+    let text = out.joined_text();
+    assert!(text.contains("good worker w1 run 1 (review)"), "{text}");
+    assert_eq!(out.structured.unwrap()["tier"], "good");
+}
+
+#[tokio::test]
+async fn send_to_a_running_worker_stops_it_and_reruns_with_the_appended_brief() {
+    let run = Run::new();
+    let id = run.spawn("port", "stall 30\nsay porting the module").await;
+    let first = run.run_pid(&id, 1).await;
+    assert!(pid_alive(first));
+
+    let out = run
+        .ok(
+            "vibe_send",
+            json!({"worker_id": "w1", "message": "say also update the docs"}),
+        )
+        .await;
+    let text = out.joined_text();
+    assert!(
+        text.starts_with("w1 was still running: stopped its current run (run 1, after "),
+        "{text}"
+    );
+    assert!(
+        text.contains("re-ran it with the message appended (run 2)"),
+        "{text}"
+    );
+    assert_eq!(
+        out.structured.as_ref().unwrap()["stopped_running_run"],
+        true
+    );
+    assert!(all_gone(&[first]).await, "the first run's process is gone");
+
+    let out = run
+        .ok(
+            "vibe_wait",
+            json!({"worker_id": "w1", "timeout_seconds": 20}),
+        )
+        .await;
+    let text = out.joined_text();
+    assert!(
+        text.starts_with("w1 \"port\" (fast, run 2) done after"),
+        "{text}"
+    );
+    assert!(text.contains("fast worker w1 run 2 (port)"), "{text}");
+    assert!(
+        text.contains("porting the module\nalso update the docs"),
+        "{text}"
+    );
+    let s = out.structured.unwrap();
+    assert_eq!(s["runs"], 2);
+    assert_eq!(
+        s["brief"],
+        "stall 30\nsay porting the module\n\nsay also update the docs"
+    );
+
+    // Sending to a settled worker simply re-runs it.
+    let out = run
+        .ok(
+            "vibe_send",
+            json!({"worker_id": "w1", "message": "say one more thing"}),
+        )
+        .await;
+    assert!(
+        out.joined_text()
+            .starts_with("w1 was done: re-running it with the message appended (run 3)"),
+        "{}",
+        out.joined_text()
+    );
+    let out = run.ok("vibe_wait", json!({"worker_id": "w1"})).await;
+    assert!(out.joined_text().contains("one more thing"));
+}
+
+#[tokio::test]
+async fn kill_reaps_a_worker_and_every_process_it_started() {
+    let run = Run::new();
+    let pidfile = run.dir.path().join("children.pids");
+    let id = run
+        .spawn("spawner", &format!("children {}", pidfile.display()))
+        .await;
+    // The shell, a sleeper, a subshell and the subshell's sleeper.
+    let pids = read_pids(&pidfile, 4).await;
+    assert!(pids.iter().all(|p| pid_alive(*p)), "{pids:?} all running");
+    let group = pgid_of(pids[0]);
+    let members = group_members(group);
+    assert!(
+        pids.iter().all(|p| members.contains(p)),
+        "{pids:?} all in the worker's process group {group}: {members:?}"
+    );
+
+    let out = run.ok("vibe_kill", json!({"worker_id": id})).await;
+    let text = out.joined_text();
+    assert!(
+        text.starts_with("killed w1 \"spawner\" (fast, run 1) and every process it started"),
+        "{text}"
+    );
+    // vibe_kill returns once the run is stopped: nothing of it is left.
+    assert!(all_gone(&pids).await, "{pids:?} survived the kill");
+    assert!(group_members(group).is_empty());
+    assert_eq!(
+        run.roster.snapshot("w1").unwrap().state,
+        WorkerState::Killed
+    );
+
+    let out = run.ok("vibe_kill", json!({"worker_id": "w1"})).await;
+    assert_eq!(out.joined_text(), "w1 was already killed; nothing to stop");
+    let out = run.ok("vibe_wait", json!({"worker_id": "w1"})).await;
+    assert!(out
+        .joined_text()
+        .starts_with("w1 \"spawner\" (fast, run 1) killed after"));
+}
+
+#[tokio::test]
+async fn a_finished_worker_leaves_nothing_running() {
+    let run = Run::new();
+    let pidfile = run.dir.path().join("linger.pid");
+    run.spawn("leaves a sleeper", &format!("linger {}", pidfile.display()))
+        .await;
+    let sleeper = read_pids(&pidfile, 1).await[0];
+    let out = run
+        .ok(
+            "vibe_wait",
+            json!({"worker_id": "w1", "timeout_seconds": 10}),
+        )
+        .await;
+    assert_eq!(out.structured.unwrap()["state"], "done");
+    assert!(
+        all_gone(&[sleeper]).await,
+        "the background sleeper outlived its run"
+    );
+}
+
+#[tokio::test]
+async fn list_shows_every_worker_with_state_tier_elapsed_and_first_line() {
+    let run = Run::new();
+    assert_eq!(
+        run.ok("vibe_list", json!({})).await.joined_text(),
+        "vibe_list: no workers yet; start one with vibe_spawn"
+    );
+    run.spawn("quick", "say quick one").await;
+    run.ok(
+        "vibe_spawn",
+        json!({"brief": "say trying\nfail cannot find src/lib.rs", "label": "broken", "tier": "good"}),
+    )
+    .await;
+    run.spawn("slow", "sleep 30").await;
+    for id in ["w1", "w2"] {
+        run.ok("vibe_wait", json!({"worker_id": id, "timeout_seconds": 10}))
+            .await;
+    }
+    let out = run.ok("vibe_list", json!({})).await;
+    let text = out.joined_text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "vibe_list: 3 workers (1 running)");
+    let cols = |l: &str| l.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let w1 = cols(lines[1]);
+    assert_eq!(&w1[..4], ["w1", "quick", "fast", "done"], "{text}");
+    assert!(w1[4].ends_with('s'), "elapsed in {text}");
+    assert_eq!(w1[5..].join(" "), "fast worker w1 run 1 (quick)");
+    let w2 = cols(lines[2]);
+    assert_eq!(&w2[..4], ["w2", "broken", "good", "failed"], "{text}");
+    assert!(
+        lines[2].ends_with("the worker command exited with status 3; stderr tail:"),
+        "{text}"
+    );
+    let w3 = cols(lines[3]);
+    assert_eq!(&w3[..4], ["w3", "slow", "fast", "running"], "{text}");
+    // Columns line up.
+    let at = |l: &str| l.find("fast").or_else(|| l.find("good")).unwrap();
+    assert_eq!(at(lines[1]), at(lines[2]));
+    assert_eq!(at(lines[1]), at(lines[3]));
+    let workers = &out.structured.unwrap()["workers"];
+    assert_eq!(workers.as_array().unwrap().len(), 3);
+    assert!(workers[2]["elapsed"].as_f64().unwrap() >= 0.0);
+
+    // The failed worker's wait answer carries its stderr tail and output.
+    let out = run.ok("vibe_wait", json!({"worker_id": "w2"})).await;
+    let text = out.joined_text();
+    assert!(text.contains("failed after"), "{text}");
+    assert!(
+        text.contains("exited with status 3; stderr tail:\ncannot find src/lib.rs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("output:\ngood worker w2 run 1 (broken)\ntrying"),
+        "{text}"
+    );
+    run.roster.shutdown().await;
+    assert_eq!(
+        run.roster.snapshot("w3").unwrap().state,
+        WorkerState::Killed
+    );
+}
+
+#[tokio::test]
+async fn vibe_mode_off_removes_the_tools_and_kills_the_workers() {
+    let run = Run::new();
+    let names = |r: &Registry| -> Vec<String> {
+        r.specs(Surface::READ_ONLY)
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
+    };
+    let mut expected: Vec<String> = TOOL_NAMES.iter().map(|s| s.to_string()).collect();
+    expected.sort();
+    assert_eq!(
+        names(&run.registry),
+        expected,
+        "all five on a read-only surface"
+    );
+
+    let a = run.spawn("a", "sleep 30").await;
+    let b = run.spawn("b", "sleep 30").await;
+    let pids = [run.run_pid(&a, 1).await, run.run_pid(&b, 1).await];
+    assert!(pids.iter().all(|p| pid_alive(*p)));
+
+    run.roster.set_vibe_mode(false).await.unwrap();
+    assert!(names(&run.registry).is_empty(), "no vibe tool is listed");
+    let err = run.call("vibe_list", json!({})).await.unwrap_err();
+    assert_eq!(err.kind(), "unknown_tool");
+    assert!(all_gone(&pids).await, "switching off killed every worker");
+    assert!(run
+        .roster
+        .snapshots()
+        .iter()
+        .all(|w| w.state == WorkerState::Killed));
+
+    run.roster.set_vibe_mode(true).await.unwrap();
+    assert_eq!(names(&run.registry), expected);
+    let text = run.ok("vibe_list", json!({})).await.joined_text();
+    assert!(
+        text.starts_with("vibe_list: 2 workers (0 running)"),
+        "{text}"
+    );
+    assert_eq!(run.spawn("c", "say back").await, "w3", "ids keep counting");
+}
+
+#[tokio::test]
+async fn a_roster_off_from_the_start_registers_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let roster = Roster::new(Arc::new(CommandBackend::new(dir.path()).fast("cat"))).off();
+    let registry = Registry::new();
+    roster.attach(&registry).unwrap();
+    assert!(registry.names().is_empty());
+    roster.set_vibe_mode(true).await.unwrap();
+    assert_eq!(registry.names().len(), 5);
+}
+
+#[tokio::test]
+async fn dropping_the_roster_ends_its_workers() {
+    let run = Run::new();
+    let id = run.spawn("orphan?", "sleep 30").await;
+    let pid = run.run_pid(&id, 1).await;
+    let Run {
+        roster,
+        registry,
+        dir,
+    } = run;
+    drop(roster);
+    // The tools hold the roster weakly: with the harness's handle gone the
+    // roster is gone, and so is its worker.
+    assert!(all_gone(&[pid]).await, "the worker outlived its roster");
+    let err = registry
+        .call(Surface::FULL, "vibe_list", json!({}), CallContext::new())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("roster has ended"), "{err}");
+    drop(dir);
+}
+
+#[tokio::test]
+async fn a_long_result_is_capped_to_its_end() {
+    let run = Run::new();
+    run.spawn("chatty", "burst 2000\nsay the last words").await;
+    let out = run
+        .ok(
+            "vibe_wait",
+            json!({"worker_id": "w1", "timeout_seconds": 20}),
+        )
+        .await;
+    let result = out.structured.unwrap()["last_result"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(result.len() < 17 * 1024, "{} bytes", result.len());
+    assert!(result.starts_with("… ("), "{}", &result[..80]);
+    assert!(result.contains("earlier bytes not kept"));
+    assert!(result.ends_with("the last words\nfinished\n"));
+}
+
+#[tokio::test]
+async fn bad_calls_get_clear_errors() {
+    let run = Run::with(false);
+    let err = |r: Result<ToolOutput, ToolError>| r.unwrap_err();
+    let e = err(run.call("vibe_wait", json!({"worker_id": "w9"})).await);
+    assert_eq!(e.kind(), "bad_arguments");
+    assert!(
+        e.to_string()
+            .contains("no worker `w9`: none has been spawned"),
+        "{e}"
+    );
+    run.spawn("one", "say hi").await;
+    for tool in ["vibe_wait", "vibe_kill", "vibe_send"] {
+        let args = if tool == "vibe_send" {
+            json!({"worker_id": "w7", "message": "x"})
+        } else {
+            json!({"worker_id": "w7"})
+        };
+        let e = err(run.call(tool, args).await);
+        assert!(
+            e.to_string()
+                .contains("no worker `w7`; the workers of this run are w1"),
+            "{tool}: {e}"
+        );
+    }
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "vibe_spawn",
+            json!({"brief": "  ", "label": "x"}),
+            "`brief` is empty",
+        ),
+        (
+            "vibe_spawn",
+            json!({"brief": "say x", "label": ""}),
+            "`label` is empty",
+        ),
+        (
+            "vibe_spawn",
+            json!({"brief": "say x", "label": "x", "tier": "best"}),
+            "argument `tier`: unknown variant `best`, expected `fast` or `good`",
+        ),
+        (
+            "vibe_spawn",
+            json!({"brief": "say x", "label": "x", "tier": "good"}),
+            "no `good` worker command is configured in this run (configured: fast)",
+        ),
+        (
+            "vibe_spawn",
+            json!({"brief": "say x"}),
+            "missing field `label`",
+        ),
+        (
+            "vibe_send",
+            json!({"worker_id": "w1", "message": " "}),
+            "`message` is empty",
+        ),
+        (
+            "vibe_wait",
+            json!({"worker_id": "w1", "timeout_seconds": 601}),
+            "more than the maximum 600",
+        ),
+        ("vibe_list", json!({"all": true}), "unknown field `all`"),
+    ];
+    for (tool, args, expected) in cases {
+        let e = err(run.call(tool, args.clone()).await);
+        assert!(e.to_string().contains(expected), "{tool} {args}: {e}");
+    }
+    assert_eq!(
+        run.roster.snapshots().len(),
+        1,
+        "no bad call spawned a worker"
+    );
+}
