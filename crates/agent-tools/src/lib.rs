@@ -7,6 +7,9 @@
 //! builder, from [`RunOptions`].
 
 pub mod catalog;
+pub mod file_tools;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod options;
 pub mod toolset;
 

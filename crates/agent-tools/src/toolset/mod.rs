@@ -18,6 +18,7 @@ mod astgrep;
 mod debug;
 #[cfg(feature = "eval")]
 mod eval;
+mod files;
 #[cfg(feature = "lsp")]
 mod lsp;
 #[cfg(feature = "vibe")]
@@ -95,6 +96,7 @@ impl ToolsetBuilder {
         }
         type Default = fn(&RunOptions, &RunContext) -> Result<Box<dyn Binding>, String>;
         let defaults: Vec<(&'static str, Default)> = vec![
+            ("files", files::default_binding),
             #[cfg(feature = "astgrep")]
             ("astgrep", astgrep::default_binding),
             #[cfg(feature = "lsp")]

@@ -1,0 +1,91 @@
+//! The MCP host: one run's tools served over MCP on stdio (`agent-tools mcp`).
+//!
+//! One process is one run. Every resource the run binds (language servers,
+//! the debug session, kernels, workers) belongs to this process and is shut
+//! down, with every child process, when the client disconnects or the process
+//! is signalled.
+//!
+//! - [`catalog`]: specs → MCP tools, annotations from the tier;
+//! - [`results`]: outputs and errors → `tools/call` answers;
+//! - [`progress`]: progress notifications for long calls;
+//! - [`client`]: the connected client, elicitation, the elicitation approver;
+//! - [`host`]: the server handler;
+//! - [`shutdown`]: noticing the client left, and the final child sweep;
+//! - [`config`]: the `[mcp]` config section.
+//!
+//! Logs never go to stdout here: stdout is the protocol.
+
+pub mod catalog;
+pub mod client;
+pub mod config;
+pub mod host;
+pub mod progress;
+pub mod results;
+pub mod shutdown;
+
+pub use client::{ClientLink, ElicitationApprover};
+pub use config::{ApprovalPolicy, McpConfig};
+pub use host::McpHost;
+
+use rmcp::ServiceExt;
+use std::time::Duration;
+use tool_core::CancellationToken;
+
+/// How a served session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionEnd {
+    /// The client closed the connection.
+    ClientClosed,
+    /// `stop` was cancelled (a signal).
+    Stopped,
+}
+
+/// Serve `host` on this process's stdin and stdout until the client leaves
+/// or `stop` is cancelled. Calls still in flight are cancelled. The caller
+/// drops the run's resources afterwards and sweeps the children
+/// ([`shutdown::sweep_children`]).
+pub async fn serve_stdio(host: McpHost, stop: CancellationToken) -> Result<SessionEnd, String> {
+    shutdown::become_subreaper();
+    let run = host.run_token();
+    let (reader, writer) = rmcp::transport::stdio_pipes();
+    let reader = shutdown::EofSignal::new(reader, run.clone());
+    let stop_for_run = {
+        let run = run.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            stop.cancelled().await;
+            run.cancel();
+        })
+    };
+    let served = host.serve_with_ct((reader, writer), run.clone()).await;
+    let service = match served {
+        Ok(s) => s,
+        Err(e) => {
+            stop_for_run.abort();
+            if stop.is_cancelled() {
+                return Ok(SessionEnd::Stopped);
+            }
+            if run.is_cancelled() {
+                return Ok(SessionEnd::ClientClosed);
+            }
+            return Err(format!("the MCP handshake failed: {e}"));
+        }
+    };
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        _ = &mut waiting => {}
+        _ = run.cancelled() => {
+            // Let the service loop wind down briefly; calls were cancelled
+            // with `run` and nobody is left to read their answers.
+            let _ = tokio::time::timeout(Duration::from_millis(500), &mut waiting).await;
+        }
+    }
+    run.cancel();
+    stop_for_run.abort();
+    Ok(if stop.is_cancelled() {
+        SessionEnd::Stopped
+    } else {
+        SessionEnd::ClientClosed
+    })
+}
