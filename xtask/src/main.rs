@@ -103,15 +103,17 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
         .filter(|a| *a != "--")
         .collect();
     if has_nextest() {
+        // Doc tests first (nextest does not run them), so the run closes on
+        // nextest's summary of every other test.
+        let mut d = Command::new("cargo");
+        d.args(["test", "--workspace", "--doc", "--quiet"]);
+        envs(&mut d);
+        run(&mut d)?;
         let mut t = Command::new("cargo");
         t.args(["nextest", "run", "--workspace", "--no-fail-fast"])
             .args(&extra);
         envs(&mut t);
-        run(&mut t)?;
-        let mut d = Command::new("cargo");
-        d.args(["test", "--workspace", "--doc"]);
-        envs(&mut d);
-        run(&mut d)
+        run(&mut t)
     } else {
         let mut t = Command::new("cargo");
         t.args(["test", "--workspace", "--no-fail-fast"])
