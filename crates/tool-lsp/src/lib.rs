@@ -1,3 +1,42 @@
 //! lsp, lsp_rename and diagnostics on write, over real language servers.
 //!
-//! Not built yet: its issue fills this crate in.
+//! One run's [`LspSupervisor`] starts a client per (server, root) lazily, on
+//! the first call that needs it, from the [`catalog`] (root markers AND a
+//! resolving binary, or a refusal naming the missing half). The `lsp` tool
+//! asks it questions addressed by line and symbol, never by column;
+//! `lsp_rename` applies a server rename all-or-nothing; [`DiagnosticsOnWrite`]
+//! wraps the harness's write tools and folds newly introduced diagnostics
+//! into their results.
+//!
+//! This crate never writes a file except through tool-core's transaction,
+//! never starts a process except through tool-core's child helper, and never
+//! leaves a server running after its supervisor is gone.
+//!
+//! Modules: [`catalog`] (which server for which file), [`transport`]
+//! (framing), [`client`] (one server session), [`supervisor`] (lifecycles),
+//! [`position`] (line + symbol ↔ LSP positions), [`ops`] (the ten
+//! operations), [`format`] (output), [`diagnostics`] (freshness and the
+//! ledger), [`checker`] (project checkers), [`rename`], [`on_write`],
+//! [`tools`] and [`binding`].
+
+pub mod binding;
+pub mod catalog;
+pub mod checker;
+pub mod client;
+pub mod diagnostics;
+pub mod format;
+pub mod on_write;
+pub mod ops;
+pub mod position;
+pub mod rename;
+pub mod supervisor;
+pub mod tools;
+pub mod transport;
+
+pub use binding::LspBinding;
+pub use catalog::{Catalog, CatalogConfig, ServerEntry};
+pub use diagnostics::DiagnosticLedger;
+pub use on_write::{DiagnosticsOnWrite, RunLedger, TouchedPaths};
+pub use position::PositionEncoding;
+pub use supervisor::{LspSupervisor, Timeouts};
+pub use tools::{LspRenameTool, LspTool};

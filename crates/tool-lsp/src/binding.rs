@@ -1,0 +1,138 @@
+//! [`LspBinding`]: how a run's language-server supervisor brings `lsp` and
+//! `lsp_rename` into the registry, and wraps the harness's write tools with
+//! diagnostics on write.
+
+use crate::catalog::{self, Catalog, CatalogConfig, Resolution};
+use crate::on_write::{self, DiagnosticsOnWrite, RunLedger, TouchedPaths};
+use crate::supervisor::{LspSupervisor, Timeouts};
+use crate::tools::{LspRenameTool, LspTool};
+use std::ffi::OsString;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tool_core::{Binding, Registry, RegistryError, RunContext};
+
+/// The harness tools wrapped with diagnostics on write, and how each names
+/// the files it writes.
+pub fn write_tools() -> Vec<(&'static str, TouchedPaths)> {
+    vec![
+        ("write", Arc::new(on_write::path_argument) as TouchedPaths),
+        ("edit", Arc::new(on_write::path_argument) as TouchedPaths),
+        (
+            "apply_patch",
+            Arc::new(on_write::patch_paths) as TouchedPaths,
+        ),
+    ]
+}
+
+/// A run's language-server supervisor, bound.
+pub struct LspBinding {
+    config: CatalogConfig,
+    path_env: Option<OsString>,
+    supervisor: OnceLock<Arc<LspSupervisor>>,
+    ledger: Arc<RunLedger>,
+}
+
+impl LspBinding {
+    pub fn new(config: CatalogConfig) -> Self {
+        LspBinding {
+            config,
+            path_env: std::env::var_os("PATH"),
+            supervisor: OnceLock::new(),
+            ledger: Arc::default(),
+        }
+    }
+
+    /// `$PATH` to find and run servers with (default: this process's).
+    pub fn with_path(mut self, path: Option<OsString>) -> Self {
+        self.path_env = path;
+        self
+    }
+
+    fn timeouts(&self) -> Timeouts {
+        let mut t = Timeouts::default();
+        if let Some(ms) = self.config.request_timeout_ms {
+            t.request = Duration::from_millis(ms);
+        }
+        if let Some(ms) = self.config.index_wait_ms {
+            t.index_wait = Duration::from_millis(ms);
+        }
+        if let Some(ms) = self.config.diagnostics_wait_ms {
+            t.diagnostics = Duration::from_millis(ms);
+        }
+        t
+    }
+
+    /// The supervisor, once registered.
+    pub fn supervisor(&self) -> Option<&Arc<LspSupervisor>> {
+        self.supervisor.get()
+    }
+
+    fn supervisor_for(&self, run: &RunContext) -> Arc<LspSupervisor> {
+        self.supervisor
+            .get_or_init(|| {
+                Arc::new(
+                    LspSupervisor::new(run.workspace.clone(), Catalog::with_config(&self.config))
+                        .with_path(self.path_env.clone())
+                        .with_timeouts(self.timeouts()),
+                )
+            })
+            .clone()
+    }
+}
+
+impl Binding for LspBinding {
+    fn resource(&self) -> &'static str {
+        "language-server supervisor"
+    }
+
+    fn register(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
+        let sup = self.supervisor_for(run);
+        registry.register(Arc::new(LspTool::new(sup.clone())))?;
+        registry.register(Arc::new(LspRenameTool::new(sup)))?;
+        Ok(())
+    }
+
+    fn after_all(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
+        let sup = self.supervisor_for(run);
+        for (name, touched) in write_tools() {
+            if registry.contains(name) {
+                let (sup, ledger) = (sup.clone(), self.ledger.clone());
+                registry.wrap(name, move |inner| {
+                    Arc::new(DiagnosticsOnWrite::new(inner, sup, ledger, touched))
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn doctor(&self, run: &RunContext) -> Vec<String> {
+        let cat = Catalog::with_config(&self.config);
+        let root = run.workspace.root();
+        cat.entries()
+            .iter()
+            .map(|e| {
+                let r = catalog::resolve(e, root, root, self.path_env.as_ref());
+                match (&r, r.why_not(e, &|p| run.workspace.relative(p))) {
+                    (
+                        Resolution::Ready {
+                            root,
+                            command,
+                            program,
+                        },
+                        _,
+                    ) => format!(
+                        "lsp {}: can start at {} ({} → {})",
+                        e.id,
+                        run.workspace.relative(root),
+                        command.join(" "),
+                        program.display()
+                    ),
+                    (_, Some(why)) => {
+                        format!("lsp {}: cannot start at the workspace root: {why}", e.id)
+                    }
+                    (_, None) => unreachable!(),
+                }
+            })
+            .collect()
+    }
+}

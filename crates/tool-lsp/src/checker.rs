@@ -1,0 +1,473 @@
+//! `diagnostics "*"`: the project checker of each project rooted at the
+//! workspace root (basedpyright/pyright, tsc, cargo check, go vet, dart
+//! analyze, clangd --check), its output parsed into the same lines as a
+//! server's diagnostics.
+
+use crate::catalog::{self, CheckerFormat, ServerEntry};
+use crate::diagnostics::DiagLine;
+use crate::supervisor::LspSupervisor;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tool_core::process::{ChildSpec, Io};
+use tool_core::{ToolError, ToolOutput};
+
+/// Stdout beyond this is not read (a checker this chatty is capped anyway).
+const MAX_OUTPUT: usize = 32 * 1024 * 1024;
+
+struct Ran {
+    stdout: String,
+    stderr: String,
+    status: Option<std::process::ExitStatus>,
+}
+
+async fn run_command(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    path_env: Option<&std::ffi::OsString>,
+    bound: Duration,
+) -> Result<Ran, String> {
+    let mut spec = ChildSpec::new(program)
+        .args(args)
+        .cwd(cwd)
+        .stdout(Io::Pipe)
+        .stderr(Io::Pipe);
+    if let Some(p) = path_env {
+        spec = spec.env("PATH", p);
+    }
+    let shown = spec.display();
+    let mut child = spec.spawn().map_err(|e| e.to_string())?;
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let work = async {
+        let mut o = Vec::new();
+        let mut e = Vec::new();
+        let mut out_capped = (&mut out).take(MAX_OUTPUT as u64);
+        let mut err_capped = (&mut err).take(MAX_OUTPUT as u64);
+        let (ro, re) = tokio::join!(
+            out_capped.read_to_end(&mut o),
+            err_capped.read_to_end(&mut e)
+        );
+        ro.and(re).map_err(|x| x.to_string())?;
+        let status = child.wait().await.ok();
+        Ok::<_, String>(Ran {
+            stdout: String::from_utf8_lossy(&o).into_owned(),
+            stderr: String::from_utf8_lossy(&e).into_owned(),
+            status,
+        })
+    };
+    match tokio::time::timeout(bound, work).await {
+        Ok(r) => r,
+        // Dropping the child kills its process group.
+        Err(_) => Err(format!(
+            "`{shown}` did not finish within {} s and was killed",
+            bound.as_secs()
+        )),
+    }
+}
+
+fn rel_to(root: &Path, sup: &LspSupervisor, file: &str) -> String {
+    let p = Path::new(file);
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
+    let abs = abs.canonicalize().unwrap_or(abs);
+    crate::format::show_path(sup.workspace(), &abs)
+}
+
+fn parse(format: CheckerFormat, ran: &Ran, root: &Path, sup: &LspSupervisor) -> Vec<DiagLine> {
+    let mut out = Vec::new();
+    match format {
+        CheckerFormat::PyrightJson => {
+            let v: Value = serde_json::from_str(&ran.stdout).unwrap_or(Value::Null);
+            for d in v
+                .get("generalDiagnostics")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let sev = match d.get("severity").and_then(Value::as_str) {
+                    Some("error") => "error",
+                    Some("warning") => "warning",
+                    _ => continue,
+                };
+                out.push(DiagLine {
+                    path: rel_to(
+                        root,
+                        sup,
+                        d.get("file").and_then(Value::as_str).unwrap_or("?"),
+                    ),
+                    line: d
+                        .pointer("/range/start/line")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0) as u32
+                        + 1,
+                    col: d
+                        .pointer("/range/start/character")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0) as u32
+                        + 1,
+                    severity: sev,
+                    code: d.get("rule").and_then(Value::as_str).map(String::from),
+                    message: d
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                });
+            }
+        }
+        CheckerFormat::Tsc => {
+            // src/a.ts(3,5): error TS2322: Type 'string' is not assignable…
+            for line in ran.stdout.lines() {
+                let Some((loc, rest)) = line.split_once("): ") else {
+                    continue;
+                };
+                let Some((file, lc)) = loc.rsplit_once('(') else {
+                    continue;
+                };
+                let mut nums = lc.split(',').map(|n| n.trim().parse::<u32>().unwrap_or(1));
+                let (l, c) = (nums.next().unwrap_or(1), nums.next().unwrap_or(1));
+                let (sev, rest) = if let Some(r) = rest.strip_prefix("error ") {
+                    ("error", r)
+                } else if let Some(r) = rest.strip_prefix("warning ") {
+                    ("warning", r)
+                } else {
+                    continue;
+                };
+                let (code, msg) = rest.split_once(": ").unwrap_or(("", rest));
+                out.push(DiagLine {
+                    path: rel_to(root, sup, file),
+                    line: l,
+                    col: c,
+                    severity: sev,
+                    code: (!code.is_empty()).then(|| code.to_string()),
+                    message: msg.to_string(),
+                });
+            }
+        }
+        CheckerFormat::CargoJson => {
+            for line in ran.stdout.lines() {
+                let Ok(v) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                if v.get("reason").and_then(Value::as_str) != Some("compiler-message") {
+                    continue;
+                }
+                let m = &v["message"];
+                let sev = match m.get("level").and_then(Value::as_str) {
+                    Some("error") => "error",
+                    Some("warning") => "warning",
+                    _ => continue,
+                };
+                let Some(span) = m.get("spans").and_then(Value::as_array).and_then(|s| {
+                    s.iter()
+                        .find(|s| s.get("is_primary").and_then(Value::as_bool) == Some(true))
+                }) else {
+                    continue; // "aborting due to…" and other summaries
+                };
+                out.push(DiagLine {
+                    path: rel_to(
+                        root,
+                        sup,
+                        span.get("file_name").and_then(Value::as_str).unwrap_or("?"),
+                    ),
+                    line: span.get("line_start").and_then(Value::as_u64).unwrap_or(1) as u32,
+                    col: span
+                        .get("column_start")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(1) as u32,
+                    severity: sev,
+                    code: m
+                        .pointer("/code/code")
+                        .and_then(Value::as_str)
+                        .map(String::from),
+                    message: m
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                });
+            }
+        }
+        CheckerFormat::GoVet => {
+            // ./main.go:5:9: undefined: x   (type errors come as `vet: ./main.go:…`)
+            for line in ran.stderr.lines().chain(ran.stdout.lines()) {
+                let line = line.strip_prefix("vet: ").unwrap_or(line);
+                if line.starts_with('#') {
+                    continue;
+                }
+                let mut parts = line.splitn(4, ':');
+                let (Some(file), Some(l), Some(c), Some(msg)) =
+                    (parts.next(), parts.next(), parts.next(), parts.next())
+                else {
+                    continue;
+                };
+                let (Ok(l), Ok(c)) = (l.trim().parse::<u32>(), c.trim().parse::<u32>()) else {
+                    continue;
+                };
+                if !file.ends_with(".go") {
+                    continue;
+                }
+                out.push(DiagLine {
+                    path: rel_to(root, sup, file),
+                    line: l,
+                    col: c,
+                    severity: "error",
+                    code: None,
+                    message: msg.trim().to_string(),
+                });
+            }
+        }
+        CheckerFormat::DartMachine => {
+            // ERROR|COMPILE_TIME_ERROR|UNDEFINED_IDENTIFIER|/abs/f.dart|3|5|1|Undefined name 'x'.
+            for line in ran.stdout.lines().chain(ran.stderr.lines()) {
+                let f: Vec<&str> = line.splitn(8, '|').collect();
+                if f.len() < 8 {
+                    continue;
+                }
+                let sev = match f[0] {
+                    "ERROR" => "error",
+                    "WARNING" => "warning",
+                    _ => continue,
+                };
+                out.push(DiagLine {
+                    path: rel_to(root, sup, f[3]),
+                    line: f[4].parse().unwrap_or(1),
+                    col: f[5].parse().unwrap_or(1),
+                    severity: sev,
+                    code: Some(f[2].to_ascii_lowercase()),
+                    message: f[7].to_string(),
+                });
+            }
+        }
+        CheckerFormat::ClangdCheck => unreachable!("run per file"),
+    }
+    out
+}
+
+/// `E[12:00:00.000] [undeclared_var_use] Line 2: use of undeclared identifier 'y'`
+/// (clangd --check logs no severity, so each is a "problem").
+fn parse_clangd(stderr: &str, shown: &str) -> Vec<DiagLine> {
+    let mut out = Vec::new();
+    for line in stderr.lines() {
+        let Some(rest) = line.split_once("] [").map(|(_, r)| r) else {
+            continue;
+        };
+        let Some((code, rest)) = rest.split_once("] Line ") else {
+            continue;
+        };
+        let Some((l, msg)) = rest.split_once(": ") else {
+            continue;
+        };
+        let Ok(l) = l.parse::<u32>() else { continue };
+        out.push(DiagLine {
+            path: shown.to_string(),
+            line: l,
+            col: 1,
+            severity: "problem",
+            code: Some(code.to_string()),
+            message: msg.to_string(),
+        });
+    }
+    out
+}
+
+async fn run_clangd(
+    sup: &LspSupervisor,
+    program: &Path,
+    root: &Path,
+) -> Result<(String, Vec<DiagLine>), String> {
+    let db = root.join("compile_commands.json");
+    let text = std::fs::read_to_string(&db).map_err(|_| {
+        format!(
+            "there is no project checker for C/C++ without a compile database: no compile_commands.json in {}; \
+             generate one (cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON, bear) or use op `diagnostics` on one file",
+            sup.rel(root)
+        )
+    })?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("compile_commands.json is not valid JSON: {e}"))?;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for e in v.as_array().into_iter().flatten() {
+        let dir = e
+            .get("directory")
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.to_path_buf());
+        if let Some(f) = e.get("file").and_then(Value::as_str) {
+            let p = dir.join(f);
+            let p = p.canonicalize().unwrap_or(p);
+            if sup.workspace().contains(&p) && !files.contains(&p) {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut out = Vec::new();
+    for f in &files {
+        let ran = run_command(
+            program,
+            &[format!("--check={}", f.display())],
+            root,
+            sup.path_env(),
+            sup.timeouts.checker,
+        )
+        .await?;
+        out.extend(parse_clangd(&ran.stderr, &sup.rel(f)));
+    }
+    Ok((
+        format!(
+            "clangd --check on {} of compile_commands.json",
+            tool_core::format::plural(files.len(), "file", "files")
+        ),
+        out,
+    ))
+}
+
+/// Run the checker of one entry at `root`.
+async fn run_one(
+    sup: &LspSupervisor,
+    entry: &ServerEntry,
+    root: &Path,
+) -> Result<(String, Vec<DiagLine>), String> {
+    let Some(checker) = &entry.checker else {
+        return Err(entry
+            .no_checker_reason
+            .clone()
+            .unwrap_or_else(|| format!("the {} entry has no project checker", entry.id)));
+    };
+    let local = catalog::local_bin_dirs(root, sup.workspace().root());
+    let found = checker.commands.iter().find_map(|c| {
+        let name = c.first()?;
+        catalog::resolve_program(name, root, &local, sup.path_env()).map(|p| (p, c.clone()))
+    });
+    let Some((program, command)) = found else {
+        let names: Vec<&str> = checker
+            .commands
+            .iter()
+            .filter_map(|c| c.first().map(String::as_str))
+            .collect();
+        return Err(format!(
+            "its checker is not installed: looked for {} in .venv/bin, venv/bin, node_modules/.bin and on $PATH",
+            names.join(", ")
+        ));
+    };
+    if checker.format == CheckerFormat::ClangdCheck {
+        return run_clangd(sup, &program, root).await;
+    }
+    let ran = run_command(
+        &program,
+        &command[1..],
+        root,
+        sup.path_env(),
+        sup.timeouts.checker,
+    )
+    .await?;
+    let mut diags = parse(checker.format, &ran, root, sup);
+    diags.sort();
+    diags.dedup();
+    if diags.is_empty() && !ran.status.is_some_and(|s| s.success()) {
+        // It failed without a diagnostic we understand: show why.
+        let tail: String = ran
+            .stderr
+            .lines()
+            .rev()
+            .take(3)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join(" | ");
+        if !tail.trim().is_empty() && checker.format != CheckerFormat::PyrightJson {
+            return Err(format!(
+                "`{}` failed ({}) without diagnostics: {}",
+                command.join(" "),
+                ran.status.map(|s| s.to_string()).unwrap_or_default(),
+                tail
+            ));
+        }
+    }
+    Ok((command.join(" "), diags))
+}
+
+/// `diagnostics "*"`: every project whose root is the workspace root, plus
+/// the roots of servers already running.
+pub async fn run_all(sup: &LspSupervisor) -> Result<ToolOutput, ToolError> {
+    let ws_root = sup.workspace().root().to_path_buf();
+    let mut projects: Vec<(ServerEntry, PathBuf)> = Vec::new();
+    for entry in sup.catalog().entries() {
+        if let Some(root) = catalog::find_root(entry, &ws_root, &ws_root) {
+            projects.push((entry.clone(), root));
+        }
+    }
+    for slot in sup.slots() {
+        if !projects
+            .iter()
+            .any(|(e, r)| e.id == slot.entry.id && r == &slot.root)
+        {
+            projects.push((slot.entry.clone(), slot.root.clone()));
+        }
+    }
+    if projects.is_empty() {
+        return Err(ToolError::unavailable(
+            "no project root at the workspace root for any catalog entry (see op `status`); use op `diagnostics` with a file instead",
+        ));
+    }
+    let mut out = Vec::new();
+    for (entry, root) in projects {
+        match run_one(sup, &entry, &root).await {
+            Ok((what, diags)) => {
+                let errors = diags.iter().filter(|d| d.severity == "error").count();
+                let files = diags
+                    .iter()
+                    .map(|d| &d.path)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len();
+                out.push(format!(
+                    "lsp diagnostics *  {} at {} ({what}) — {}, {} in {}",
+                    entry.id,
+                    sup.rel(&root),
+                    tool_core::format::plural(errors, "error", "errors"),
+                    tool_core::format::plural(diags.len() - errors, "other", "others"),
+                    tool_core::format::plural(files, "file", "files"),
+                ));
+                let (kept, note) = tool_core::format::cap_list(
+                    diags,
+                    crate::ops::CHECKER_CAP,
+                    "fix the first ones, or ask per file",
+                );
+                out.extend(kept.iter().map(|d| d.render()));
+                out.extend(note);
+            }
+            Err(why) => out.push(format!(
+                "lsp diagnostics *  {} at {}: {why}",
+                entry.id,
+                sup.rel(&root)
+            )),
+        }
+    }
+    Ok(ToolOutput::text(out.join("\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clangd_check_lines_parse() {
+        let d = parse_clangd(
+            "I[1] Testing\nE[18:12:13.181] [undeclared_var_use] Line 2: use of undeclared identifier 'y'\n",
+            "m.c",
+        );
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            d[0].render(),
+            "m.c:2:1 problem [undeclared_var_use] use of undeclared identifier 'y'"
+        );
+    }
+}

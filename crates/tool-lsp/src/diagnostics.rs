@@ -1,0 +1,343 @@
+//! Fresh diagnostics for one document version, and the per-run ledger that
+//! decides which of them are new.
+//!
+//! "Fresh" means: of the version we just sent. Pull diagnostics where the
+//! server offers them; else the versioned publish for that version; else the
+//! first publish after the change followed by a short quiet window. A wait
+//! that runs out says so; it never passes for "no diagnostics".
+
+use crate::client::{LspClient, OpenDoc, RequestError};
+use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How the diagnostics were known to be of the current version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    Pulled,
+    Versioned,
+    QuietAfterChange,
+}
+
+#[derive(Debug, Clone)]
+pub struct FreshDiagnostics {
+    pub diagnostics: Vec<Diagnostic>,
+    pub how: Freshness,
+    pub waited: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    #[error("diagnostics not ready after {} ms", .0.as_millis())]
+    Timeout(Duration),
+    #[error("{0}")]
+    Request(#[from] RequestError),
+}
+
+/// How long an unversioned server must stay silent after its first publish
+/// before its set counts as complete (some publish syntax errors first and
+/// semantic ones a moment later).
+pub const QUIET_WINDOW: Duration = Duration::from_millis(200);
+
+/// The server's diagnostics for `doc` (already synced), at most `bound`.
+pub async fn fresh(
+    client: &LspClient,
+    uri: &str,
+    doc: &OpenDoc,
+    bound: Duration,
+) -> Result<FreshDiagnostics, NotReady> {
+    let start = Instant::now();
+    if client.pull_diagnostics() {
+        match client
+            .request(
+                "textDocument/diagnostic",
+                json!({"textDocument": {"uri": uri}}),
+                bound,
+            )
+            .await
+        {
+            Ok(report) => {
+                let items = match report.get("kind").and_then(Value::as_str) {
+                    Some("unchanged") => client.last_pulled(uri).unwrap_or_default(),
+                    _ => report
+                        .get("items")
+                        .cloned()
+                        .and_then(|i| serde_json::from_value(i).ok())
+                        .unwrap_or_default(),
+                };
+                client.remember_pulled(uri, items.clone());
+                return Ok(FreshDiagnostics {
+                    diagnostics: items,
+                    how: Freshness::Pulled,
+                    waited: start.elapsed(),
+                });
+            }
+            Err(RequestError::TimedOut { after, .. }) => return Err(NotReady::Timeout(after)),
+            Err(e @ RequestError::Gone(_)) => return Err(e.into()),
+            // Registered but refused: fall back to what it publishes.
+            Err(RequestError::Rpc { .. }) => {}
+        }
+    }
+    let deadline = tokio::time::Instant::now() + bound.saturating_sub(start.elapsed());
+    let mut changes = client.subscribe_diagnostics();
+    loop {
+        if let Some(why) = client.gone() {
+            return Err(RequestError::Gone(why).into());
+        }
+        if let Some(p) = client.published(uri) {
+            match p.version {
+                Some(v) if v >= doc.version => {
+                    return Ok(FreshDiagnostics {
+                        diagnostics: p.diagnostics,
+                        how: Freshness::Versioned,
+                        waited: start.elapsed(),
+                    })
+                }
+                None if p.seq > doc.sent_at_seq => {
+                    let quiet_until = tokio::time::Instant::from_std(p.at + QUIET_WINDOW);
+                    if tokio::time::Instant::now() >= quiet_until {
+                        return Ok(FreshDiagnostics {
+                            diagnostics: p.diagnostics,
+                            how: Freshness::QuietAfterChange,
+                            waited: start.elapsed(),
+                        });
+                    }
+                    // Wake at the end of the window, or earlier on a new publish.
+                    let _ =
+                        tokio::time::timeout_at(quiet_until.min(deadline), changes.changed()).await;
+                    if tokio::time::Instant::now() >= deadline {
+                        return Err(NotReady::Timeout(bound));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        if tokio::time::timeout_at(deadline, changes.changed())
+            .await
+            .is_err()
+        {
+            return Err(NotReady::Timeout(bound));
+        }
+    }
+}
+
+pub fn severity_name(s: Option<DiagnosticSeverity>) -> &'static str {
+    match s {
+        Some(DiagnosticSeverity::WARNING) => "warning",
+        Some(DiagnosticSeverity::INFORMATION) => "info",
+        Some(DiagnosticSeverity::HINT) => "hint",
+        _ => "error",
+    }
+}
+
+/// Errors and warnings: what the wrapper and `diagnostics` report by default.
+pub fn is_problem(d: &Diagnostic) -> bool {
+    matches!(
+        d.severity,
+        None | Some(DiagnosticSeverity::ERROR) | Some(DiagnosticSeverity::WARNING)
+    )
+}
+
+pub fn code_text(code: &Option<NumberOrString>) -> Option<String> {
+    match code {
+        Some(NumberOrString::String(s)) => Some(s.clone()),
+        Some(NumberOrString::Number(n)) => Some(n.to_string()),
+        None => None,
+    }
+}
+
+/// One diagnostic as the model reads it, from a line of the file (1-based
+/// line; the column is in characters, 1-based).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DiagLine {
+    pub path: String,
+    pub line: u32,
+    pub col: u32,
+    pub severity: &'static str,
+    pub code: Option<String>,
+    pub message: String,
+}
+
+impl DiagLine {
+    pub fn from_lsp(
+        path: &str,
+        d: &Diagnostic,
+        text: Option<&str>,
+        enc: crate::PositionEncoding,
+    ) -> Self {
+        let line = d.range.start.line;
+        let col = text
+            .and_then(|t| crate::position::lines(t).get(line as usize).copied())
+            .map(|l| {
+                let b = enc.byte_of(l, d.range.start.character);
+                l[..b].chars().count() as u32
+            })
+            .unwrap_or(d.range.start.character);
+        DiagLine {
+            path: path.to_string(),
+            line: line + 1,
+            col: col + 1,
+            severity: severity_name(d.severity),
+            code: code_text(&d.code),
+            message: d.message.clone(),
+        }
+    }
+
+    pub fn render(&self) -> String {
+        let first = self.message.lines().next().unwrap_or("").trim();
+        let msg = tool_core::format::cap_chars(first, 300);
+        match &self.code {
+            Some(c) => format!(
+                "{}:{}:{} {} [{c}] {msg}",
+                self.path, self.line, self.col, self.severity
+            ),
+            None => format!(
+                "{}:{}:{} {} {msg}",
+                self.path, self.line, self.col, self.severity
+            ),
+        }
+    }
+}
+
+/// Key of the ledger: severity, code and message, never position, so a
+/// diagnostic that merely moved is not new.
+type LedgerKey = (&'static str, Option<String>, String);
+
+/// What the run has already been told, per file: how many diagnostics of each
+/// key were present at the last check.
+#[derive(Debug, Default)]
+pub struct DiagnosticLedger {
+    seen: HashMap<PathBuf, HashMap<LedgerKey, usize>>,
+}
+
+fn key(d: &DiagLine) -> LedgerKey {
+    (d.severity, d.code.clone(), d.message.clone())
+}
+
+impl DiagnosticLedger {
+    pub fn knows(&self, path: &Path) -> bool {
+        self.seen.contains_key(path)
+    }
+
+    /// Record the file's current diagnostics without reporting them (the
+    /// state before the run's first write to it).
+    pub fn baseline(&mut self, path: &Path, diags: &[DiagLine]) {
+        let mut counts = HashMap::new();
+        for d in diags {
+            *counts.entry(key(d)).or_insert(0) += 1;
+        }
+        self.seen.insert(path.to_path_buf(), counts);
+    }
+
+    /// The diagnostics of `diags` that are new, and record `diags` as the
+    /// file's state. A key seen once and now present twice yields one new.
+    pub fn fold(&mut self, path: &Path, diags: &[DiagLine]) -> Vec<DiagLine> {
+        let mut sorted = diags.to_vec();
+        sorted.sort();
+        let old = self.seen.get(path).cloned().unwrap_or_default();
+        let mut counts: HashMap<LedgerKey, usize> = HashMap::new();
+        let mut new = Vec::new();
+        for d in sorted {
+            let n = counts.entry(key(&d)).or_insert(0);
+            *n += 1;
+            if *n > old.get(&key(&d)).copied().unwrap_or(0) {
+                new.push(d);
+            }
+        }
+        self.seen.insert(path.to_path_buf(), counts);
+        new
+    }
+}
+
+/// Cap a file's new problems: at most `per_file` lines, and a flood (more than
+/// `flood`) collapsed to one summary line.
+pub fn render_capped(path: &str, new: &[DiagLine], per_file: usize, flood: usize) -> Vec<String> {
+    let errors = new.iter().filter(|d| d.severity == "error").count();
+    let warnings = new.iter().filter(|d| d.severity == "warning").count();
+    if new.len() > flood {
+        let first = new
+            .iter()
+            .find(|d| d.severity == "error")
+            .or(new.first())
+            .map(|d| d.render())
+            .unwrap_or_default();
+        return vec![format!(
+            "{path}: {} new problems ({errors} errors, {warnings} warnings) — likely one cause; the first: {first} — run `lsp` op `diagnostics` on the file for all",
+            new.len()
+        )];
+    }
+    let mut out: Vec<String> = new.iter().take(per_file).map(|d| d.render()).collect();
+    if new.len() > per_file {
+        out.push(format!(
+            "… {} more new problems in {path} — run `lsp` op `diagnostics` on it for all",
+            new.len() - per_file
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(line: u32, sev: &'static str, msg: &str) -> DiagLine {
+        DiagLine {
+            path: "a.py".into(),
+            line,
+            col: 1,
+            severity: sev,
+            code: Some("c".into()),
+            message: msg.into(),
+        }
+    }
+
+    #[test]
+    fn moved_diagnostics_are_not_new_but_second_copies_are() {
+        let p = Path::new("/w/a.py");
+        let mut ledger = DiagnosticLedger::default();
+        assert!(!ledger.knows(p));
+        ledger.baseline(p, &[d(3, "warning", "old")]);
+        let new = ledger.fold(p, &[d(3, "warning", "old"), d(5, "error", "broke")]);
+        assert_eq!(new, vec![d(5, "error", "broke")]);
+        // The code above moved: same keys at other lines, nothing new.
+        let new = ledger.fold(p, &[d(7, "warning", "old"), d(9, "error", "broke")]);
+        assert!(new.is_empty(), "{new:?}");
+        // A second copy of the same message is new.
+        let new = ledger.fold(
+            p,
+            &[
+                d(7, "warning", "old"),
+                d(9, "error", "broke"),
+                d(12, "error", "broke"),
+            ],
+        );
+        assert_eq!(new, vec![d(12, "error", "broke")]);
+        // A different severity is a different key.
+        let new = ledger.fold(p, &[d(7, "error", "old")]);
+        assert_eq!(new, vec![d(7, "error", "old")]);
+    }
+
+    #[test]
+    fn floods_collapse_and_long_lists_are_capped() {
+        let many: Vec<DiagLine> = (1..=30).map(|i| d(i, "error", &format!("e{i}"))).collect();
+        let out = render_capped("a.py", &many, 20, 100);
+        assert_eq!(out.len(), 21);
+        assert!(
+            out[20].contains("10 more new problems in a.py"),
+            "{}",
+            out[20]
+        );
+        let flood: Vec<DiagLine> = (1..=150).map(|i| d(i, "error", &format!("e{i}"))).collect();
+        let out = render_capped("a.py", &flood, 20, 100);
+        assert_eq!(out.len(), 1);
+        assert!(
+            out[0].starts_with("a.py: 150 new problems (150 errors, 0 warnings)"),
+            "{}",
+            out[0]
+        );
+        assert_eq!(d(2, "error", "m\nmore").render(), "a.py:2:1 error [c] m");
+    }
+}

@@ -1,0 +1,312 @@
+//! How answers read for a model: relative paths, 1-based lines, one line of
+//! source per location, sorted by path then position, capped lists that say
+//! how many more there were.
+
+use crate::client::uri_path;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use tool_core::Workspace;
+
+/// A location a server returned: file and 0-based start line.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Loc {
+    pub shown: String,
+    pub path: PathBuf,
+    pub line: u32,
+    pub character: u32,
+}
+
+/// Show a path relative to the root, or absolute (marked) outside it.
+pub fn show_path(ws: &Workspace, p: &Path) -> String {
+    if ws.contains(p) {
+        ws.relative(p)
+    } else {
+        p.display().to_string()
+    }
+}
+
+/// Locations from any of `Location`, `Location[]`, `LocationLink[]`.
+pub fn locations(ws: &Workspace, v: &Value) -> Vec<Loc> {
+    let items: Vec<&Value> = match v {
+        Value::Array(a) => a.iter().collect(),
+        Value::Null => Vec::new(),
+        one => vec![one],
+    };
+    let mut out = BTreeSet::new();
+    for it in items {
+        let (uri, range) = if let Some(u) = it.get("targetUri") {
+            (
+                u,
+                it.get("targetSelectionRange")
+                    .or_else(|| it.get("targetRange")),
+            )
+        } else {
+            (it.get("uri").unwrap_or(&Value::Null), it.get("range"))
+        };
+        let Some(path) = uri.as_str().and_then(uri_path) else {
+            continue;
+        };
+        let line = range
+            .and_then(|r| r.pointer("/start/line"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as u32;
+        let character = range
+            .and_then(|r| r.pointer("/start/character"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as u32;
+        out.insert(Loc {
+            shown: show_path(ws, &path),
+            path,
+            line,
+            character,
+        });
+    }
+    out.into_iter().collect()
+}
+
+/// Reads each file once to quote its lines.
+#[derive(Default)]
+pub struct SourceLines {
+    files: HashMap<PathBuf, Option<Vec<String>>>,
+}
+
+impl SourceLines {
+    pub fn line(&mut self, path: &Path, line: u32) -> Option<String> {
+        let lines = self.files.entry(path.to_path_buf()).or_insert_with(|| {
+            std::fs::read_to_string(path).ok().map(|t| {
+                crate::position::lines(&t)
+                    .into_iter()
+                    .map(String::from)
+                    .collect()
+            })
+        });
+        lines
+            .as_ref()?
+            .get(line as usize)
+            .map(|l| tool_core::format::cap_chars(l.trim(), 160).into_owned())
+    }
+}
+
+/// `path:line    source` per location, capped.
+pub fn render_locations(locs: &[Loc], cap: usize, narrow: &str) -> Vec<String> {
+    let mut src = SourceLines::default();
+    let width = locs
+        .iter()
+        .take(cap)
+        .map(|l| l.shown.len() + digits(l.line + 1) + 1)
+        .max()
+        .unwrap_or(0);
+    let mut out: Vec<String> = locs
+        .iter()
+        .take(cap)
+        .map(|l| {
+            let head = format!("{}:{}", l.shown, l.line + 1);
+            match src.line(&l.path, l.line) {
+                Some(text) if !text.is_empty() => format!("{head:<width$}    {text}"),
+                _ => head,
+            }
+        })
+        .collect();
+    if locs.len() > cap {
+        out.push(tool_core::format::capped_note(cap, locs.len(), narrow));
+    }
+    out
+}
+
+fn digits(n: u32) -> usize {
+    n.to_string().len()
+}
+
+pub fn files_in(locs: &[Loc]) -> usize {
+    locs.iter().map(|l| &l.path).collect::<BTreeSet<_>>().len()
+}
+
+/// Hover contents as plain text: code fences dropped, their code kept.
+pub fn hover_text(v: &Value) -> String {
+    fn piece(v: &Value) -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            Value::Array(a) => a.iter().map(piece).collect::<Vec<_>>().join("\n\n"),
+            Value::Object(o) => o
+                .get("value")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            _ => String::new(),
+        }
+    }
+    let raw = piece(v.get("contents").unwrap_or(v));
+    let mut out = Vec::new();
+    for line in raw.lines() {
+        let t = line.trim_end();
+        if t.trim_start().starts_with("```") {
+            continue;
+        }
+        if t.trim() == "---" || t.trim() == "___" {
+            out.push(String::new());
+            continue;
+        }
+        out.push(t.replace("&nbsp;", " ").replace("\\_", "_"));
+    }
+    // Collapse runs of blank lines.
+    let mut text = String::new();
+    let mut blank = false;
+    for l in out {
+        if l.trim().is_empty() {
+            blank = true;
+            continue;
+        }
+        if blank && !text.is_empty() {
+            text.push('\n');
+        }
+        blank = false;
+        text.push_str(&l);
+        text.push('\n');
+    }
+    text.trim_end().to_string()
+}
+
+pub fn kind_name(kind: Option<u64>) -> &'static str {
+    let Some(k) = kind else { return "symbol" };
+    const NAMES: [&str; 26] = [
+        "file",
+        "module",
+        "namespace",
+        "package",
+        "class",
+        "method",
+        "property",
+        "field",
+        "constructor",
+        "enum",
+        "interface",
+        "function",
+        "variable",
+        "constant",
+        "string",
+        "number",
+        "boolean",
+        "array",
+        "object",
+        "key",
+        "null",
+        "enum member",
+        "struct",
+        "event",
+        "operator",
+        "type parameter",
+    ];
+    // SymbolKind numbers start at 1 (File).
+    (k as usize)
+        .checked_sub(1)
+        .and_then(|i| NAMES.get(i))
+        .copied()
+        .unwrap_or("symbol")
+}
+
+/// Document symbols (a `DocumentSymbol` tree or flat `SymbolInformation`),
+/// as indented `line: kind name` rows in source order.
+pub fn document_symbols(v: &Value) -> Vec<String> {
+    fn walk(items: &[Value], depth: usize, out: &mut Vec<(u32, usize, String)>) {
+        for it in items {
+            let name = it.get("name").and_then(Value::as_str).unwrap_or("?");
+            let kind = kind_name(it.get("kind").and_then(Value::as_u64));
+            let line = it
+                .pointer("/selectionRange/start/line")
+                .or_else(|| it.pointer("/range/start/line"))
+                .or_else(|| it.pointer("/location/range/start/line"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0) as u32;
+            let detail = it
+                .get("detail")
+                .and_then(Value::as_str)
+                .filter(|d| !d.is_empty())
+                .map(|d| {
+                    format!(
+                        "  {}",
+                        tool_core::format::cap_chars(d.lines().next().unwrap_or(""), 100)
+                    )
+                })
+                .unwrap_or_default();
+            out.push((line, depth, format!("{kind} {name}{detail}")));
+            if let Some(children) = it.get("children").and_then(Value::as_array) {
+                walk(children, depth + 1, out);
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    if let Some(items) = v.as_array() {
+        walk(items, 0, &mut rows);
+    }
+    // Flat SymbolInformation lists come unordered; a tree is kept in order.
+    let flat = rows.iter().all(|(_, d, _)| *d == 0);
+    if flat {
+        rows.sort_by_key(|(l, _, _)| *l);
+    }
+    rows.into_iter()
+        .map(|(line, depth, text)| format!("{}{}: {text}", "  ".repeat(depth), line + 1))
+        .collect()
+}
+
+/// Workspace symbols as `path:line  kind name (in container)`, sorted.
+pub fn workspace_symbols(ws: &Workspace, v: &Value) -> Vec<(String, u32, String)> {
+    let mut out = Vec::new();
+    for it in v.as_array().into_iter().flatten() {
+        let name = it.get("name").and_then(Value::as_str).unwrap_or("?");
+        let kind = kind_name(it.get("kind").and_then(Value::as_u64));
+        let Some(path) = it
+            .pointer("/location/uri")
+            .and_then(Value::as_str)
+            .and_then(uri_path)
+        else {
+            continue;
+        };
+        let line = it
+            .pointer("/location/range/start/line")
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as u32;
+        let container = it
+            .get("containerName")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+            .map(|c| format!(" (in {c})"))
+            .unwrap_or_default();
+        out.push((
+            show_path(ws, &path),
+            line + 1,
+            format!("{kind} {name}{container}"),
+        ));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hover_markdown_becomes_plain_text() {
+        let v = json!({"contents": {"kind": "markdown",
+            "value": "```python\ndef greet(name: str) -> str\n```\n---\nSay hello to \\_name\\_.\n\n\n\nMore."}});
+        assert_eq!(
+            hover_text(&v),
+            "def greet(name: str) -> str\n\nSay hello to _name_.\n\nMore."
+        );
+        let v = json!({"contents": [{"language": "c", "value": "int f(void)"}, "doc"]});
+        assert_eq!(hover_text(&v), "int f(void)\n\ndoc");
+    }
+
+    #[test]
+    fn document_symbol_trees_are_indented() {
+        let v = json!([{"name": "A", "kind": 5, "range": {"start": {"line": 0}}, "selectionRange": {"start": {"line": 0}},
+            "children": [{"name": "m", "kind": 6, "detail": "(self)", "range": {"start": {"line": 1}}, "selectionRange": {"start": {"line": 1}}}]}]);
+        assert_eq!(
+            document_symbols(&v),
+            vec!["1: class A", "  2: method m  (self)"]
+        );
+    }
+}

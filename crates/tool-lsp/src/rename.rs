@@ -1,0 +1,457 @@
+//! `lsp_rename`: `textDocument/rename`, then the server's WorkspaceEdit
+//! applied all-or-nothing through tool-core's transaction.
+//!
+//! The edit is first played against an in-memory copy of the files it
+//! touches (text edits, creates, renames, deletes in the order given), so an
+//! edit that does not apply cleanly, or reaches outside the workspace, is
+//! refused before anything is written.
+
+use crate::client::{file_uri, uri_path};
+use crate::ops::{self, LspArgs, Op};
+use crate::position::{self, PositionEncoding};
+use crate::supervisor::LspSupervisor;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use tool_core::files::{FileChange, FileTransaction};
+use tool_core::{ToolError, ToolOutput, Workspace};
+
+/// Arguments of `lsp_rename`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameArgs {
+    /// File relative to the workspace root where the symbol is.
+    pub file: String,
+    /// 1-based line of the symbol.
+    pub line: u32,
+    /// The identifier on that line to rename.
+    pub symbol: String,
+    /// What to call it.
+    pub new_name: String,
+    /// Which occurrence of `symbol` on the line, 1-based, when it occurs more than once.
+    #[serde(default)]
+    pub occurrence: Option<u32>,
+}
+
+/// The files an edit touches, played in memory.
+#[derive(Debug, Default)]
+pub struct PlannedEdit {
+    /// Disk content before (None: absent) and after (None: deleted).
+    files: BTreeMap<PathBuf, (Option<Vec<u8>>, Option<String>)>,
+    /// Text edits per final file.
+    pub edits: BTreeMap<PathBuf, usize>,
+    pub renames: Vec<(PathBuf, PathBuf)>,
+}
+
+impl PlannedEdit {
+    fn load(&mut self, ws: &Workspace, path: &Path) -> Result<(), String> {
+        if !ws.contains(path) {
+            return Err(format!(
+                "it edits {}, outside the workspace",
+                path.display()
+            ));
+        }
+        if !self.files.contains_key(path) {
+            let before = match std::fs::read(path) {
+                Ok(b) => Some(b),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(format!("cannot read {}: {e}", ws.relative(path))),
+            };
+            let text = match &before {
+                Some(b) => Some(
+                    String::from_utf8(b.clone())
+                        .map_err(|_| format!("{} is not UTF-8", ws.relative(path)))?,
+                ),
+                None => None,
+            };
+            self.files.insert(path.to_path_buf(), (before, text));
+        }
+        Ok(())
+    }
+
+    fn text_edits(
+        &mut self,
+        ws: &Workspace,
+        uri: &str,
+        edits: &[Value],
+        enc: PositionEncoding,
+    ) -> Result<(), String> {
+        let path = uri_path(uri).ok_or_else(|| format!("the server named a non-file URI {uri}"))?;
+        self.load(ws, &path)?;
+        let entry = self.files.get_mut(&path).expect("loaded");
+        let Some(text) = entry.1.as_mut() else {
+            return Err(format!(
+                "it edits {}, which does not exist",
+                ws.relative(&path)
+            ));
+        };
+        let mut spans = Vec::new();
+        for e in edits {
+            let r = e.get("range").ok_or("a text edit without a range")?;
+            let get = |p: &str| r.pointer(p).and_then(Value::as_u64).unwrap_or(0) as u32;
+            let start = position::offset_of(text, get("/start/line"), get("/start/character"), enc);
+            let end = position::offset_of(text, get("/end/line"), get("/end/character"), enc);
+            let new = e
+                .get("newText")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            if end < start {
+                return Err("a text edit ends before it starts".into());
+            }
+            spans.push((start, end, new));
+        }
+        // Apply from the end so earlier offsets stay valid; overlaps are refused.
+        spans.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+        for w in spans.windows(2) {
+            if w[1].1 > w[0].0 {
+                return Err(format!("two edits overlap in {}", ws.relative(&path)));
+            }
+        }
+        for (start, end, new) in &spans {
+            text.replace_range(*start..*end, new);
+        }
+        *self.edits.entry(path).or_insert(0) += spans.len();
+        Ok(())
+    }
+
+    /// Play a WorkspaceEdit (`changes` and/or `documentChanges`).
+    pub fn play(
+        ws: &Workspace,
+        edit: &Value,
+        enc: PositionEncoding,
+    ) -> Result<PlannedEdit, String> {
+        let mut plan = PlannedEdit::default();
+        if let Some(dc) = edit.get("documentChanges").and_then(Value::as_array) {
+            for op in dc {
+                match op.get("kind").and_then(Value::as_str) {
+                    None => {
+                        let uri = op
+                            .pointer("/textDocument/uri")
+                            .and_then(Value::as_str)
+                            .ok_or("an edit without a document")?;
+                        let edits = op
+                            .get("edits")
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default();
+                        plan.text_edits(ws, uri, &edits, enc)?;
+                    }
+                    Some("create") => {
+                        let uri = op.get("uri").and_then(Value::as_str).unwrap_or("");
+                        let path = uri_path(uri).ok_or("a create without a file URI")?;
+                        plan.load(ws, &path)?;
+                        let e = plan.files.get_mut(&path).expect("loaded");
+                        let overwrite = op
+                            .pointer("/options/overwrite")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false);
+                        if e.1.is_none() || overwrite {
+                            e.1 = Some(String::new());
+                        }
+                    }
+                    Some("rename") => {
+                        let from = op
+                            .get("oldUri")
+                            .and_then(Value::as_str)
+                            .and_then(uri_path)
+                            .ok_or("a rename without oldUri")?;
+                        let to = op
+                            .get("newUri")
+                            .and_then(Value::as_str)
+                            .and_then(uri_path)
+                            .ok_or("a rename without newUri")?;
+                        plan.load(ws, &from)?;
+                        plan.load(ws, &to)?;
+                        let overwrite = op
+                            .pointer("/options/overwrite")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false);
+                        if plan.files[&to].1.is_some() && !overwrite {
+                            return Err(format!(
+                                "it renames onto {}, which exists",
+                                ws.relative(&to)
+                            ));
+                        }
+                        let text = plan.files.get_mut(&from).expect("loaded").1.take();
+                        if text.is_none() {
+                            return Err(format!(
+                                "it renames {}, which does not exist",
+                                ws.relative(&from)
+                            ));
+                        }
+                        plan.files.get_mut(&to).expect("loaded").1 = text;
+                        if let Some(n) = plan.edits.remove(&from) {
+                            plan.edits.insert(to.clone(), n);
+                        }
+                        plan.renames.push((from, to));
+                    }
+                    Some("delete") => {
+                        let path = op
+                            .get("uri")
+                            .and_then(Value::as_str)
+                            .and_then(uri_path)
+                            .ok_or("a delete without a file URI")?;
+                        plan.load(ws, &path)?;
+                        plan.files.get_mut(&path).expect("loaded").1 = None;
+                        plan.edits.remove(&path);
+                    }
+                    Some(other) => return Err(format!("unknown document change `{other}`")),
+                }
+            }
+        } else if let Some(changes) = edit.get("changes").and_then(Value::as_object) {
+            for (uri, edits) in changes {
+                plan.text_edits(
+                    ws,
+                    uri,
+                    edits.as_array().map(Vec::as_slice).unwrap_or(&[]),
+                    enc,
+                )?;
+            }
+        }
+        Ok(plan)
+    }
+
+    pub fn edit_count(&self) -> usize {
+        self.edits.values().sum()
+    }
+
+    /// The transaction that writes the plan (files whose content changes).
+    pub fn transaction(&self) -> FileTransaction {
+        let mut tx = FileTransaction::new();
+        for (path, (before, after)) in &self.files {
+            let after_bytes = after.as_ref().map(|s| s.as_bytes().to_vec());
+            if before == &after_bytes {
+                continue;
+            }
+            tx.push(FileChange {
+                path: path.clone(),
+                expected: before.clone(),
+                new: after_bytes,
+            });
+        }
+        tx
+    }
+
+    /// (path, exists after) for every file whose content changes.
+    pub fn changed(&self) -> Vec<(PathBuf, bool)> {
+        self.transaction()
+            .changes()
+            .iter()
+            .map(|c| (c.path.clone(), c.new.is_some()))
+            .collect()
+    }
+}
+
+/// "edits 2 files: a.py (3), b.py (1)" for a code action's edit.
+pub fn edit_summary(ws: &Workspace, edit: &Value) -> String {
+    match PlannedEdit::play(ws, edit, PositionEncoding::Utf16) {
+        Ok(plan) => {
+            let parts: Vec<String> = plan
+                .edits
+                .iter()
+                .map(|(p, n)| {
+                    format!(
+                        "{} ({})",
+                        ws.relative(p),
+                        tool_core::format::plural(*n, "edit", "edits")
+                    )
+                })
+                .collect();
+            if parts.is_empty() {
+                "no text edits".into()
+            } else {
+                format!("edits {}", parts.join(", "))
+            }
+        }
+        Err(e) => format!("an edit that cannot be applied here ({e})"),
+    }
+}
+
+/// Run one `lsp_rename` call.
+pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, ToolError> {
+    if args.new_name.trim().is_empty() {
+        return Err(ToolError::bad_args(
+            "`new_name` is empty; give the new identifier",
+        ));
+    }
+    let largs = LspArgs {
+        op: Op::Definition,
+        file: Some(args.file.clone()),
+        line: Some(args.line),
+        symbol: Some(args.symbol.clone()),
+        occurrence: args.occurrence,
+        query: None,
+    };
+    let p = ops::position(sup, &largs).await.map_err(|e| match e {
+        ToolError::BadArgs(m) => ToolError::BadArgs(m.replace("op `definition`", "lsp_rename")),
+        other => other,
+    })?;
+    let client = &p.target.client;
+    let td = json!({"uri": p.uri});
+    let prepare = client
+        .capabilities
+        .pointer("/renameProvider/prepareProvider")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if !client.has_capability("renameProvider") {
+        return Err(ToolError::unavailable(format!(
+            "{} does not offer rename",
+            client.name
+        )));
+    }
+    if prepare {
+        let v = client
+            .request(
+                "textDocument/prepareRename",
+                json!({"textDocument": td, "position": p.position}),
+                sup.timeouts.request,
+            )
+            .await;
+        match v {
+            Ok(Value::Null) => {
+                return Err(ToolError::refused(format!(
+                    "`{}` at {}:{} cannot be renamed (the server's prepareRename refused it: not a renamable symbol); nothing was written",
+                    p.symbol, p.file.shown, args.line
+                )))
+            }
+            Err(crate::client::RequestError::Rpc { message, .. }) => {
+                return Err(ToolError::refused(format!(
+                    "`{}` at {}:{} cannot be renamed: {message}; nothing was written",
+                    p.symbol, p.file.shown, args.line
+                )))
+            }
+            Err(e) => return Err(e.into_tool_error(&client.name)),
+            Ok(_) => {}
+        }
+    }
+    let edit = client
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": td, "position": p.position, "newName": args.new_name}),
+            sup.timeouts.request,
+        )
+        .await
+        .map_err(|e| match e {
+            crate::client::RequestError::Rpc { message, .. } => ToolError::refused(format!(
+                "the server refused to rename `{}`: {message}; nothing was written",
+                p.symbol
+            )),
+            other => other.into_tool_error(&client.name),
+        })?;
+    if edit.is_null() {
+        return Err(ToolError::refused(format!(
+            "the server has no rename for `{}` at {}:{}; nothing was written",
+            p.symbol, p.file.shown, args.line
+        )));
+    }
+    let ws = sup.workspace();
+    let plan = PlannedEdit::play(ws, &edit, client.encoding).map_err(|why| {
+        ToolError::refused(format!(
+            "the server's rename cannot be applied: {why}; nothing was written"
+        ))
+    })?;
+    let tx = plan.transaction();
+    if tx.is_empty() {
+        return Ok(ToolOutput::text(format!(
+            "lsp_rename  `{}` → `{}`: the server's edit changes nothing",
+            p.symbol, args.new_name
+        )));
+    }
+    tx.commit().map_err(|e| {
+        ToolError::failed(format!("{e}; re-run lsp_rename once the files are settled"))
+    })?;
+
+    // Tell the server what changed: open documents get the new text and a
+    // save, renamed ones are closed and reopened, the rest are announced as
+    // changed files.
+    let mut watched = Vec::new();
+    for (from, to) in &plan.renames {
+        client.close(&file_uri(from)).await;
+        watched.push(json!({"uri": file_uri(from), "type": 3}));
+        watched.push(json!({"uri": file_uri(to), "type": 1}));
+    }
+    for (path, exists) in plan.changed() {
+        let uri = file_uri(&path);
+        if !exists {
+            client.close(&uri).await;
+            continue;
+        }
+        if client.doc(&uri).await.is_some() || path == p.file.path {
+            if let Ok(doc) = client.sync_file(&path, &p.target.language_id).await {
+                client.did_save(&uri, &doc.text);
+            }
+        } else {
+            watched.push(json!({"uri": uri, "type": 2}));
+        }
+    }
+    if !watched.is_empty() {
+        client.notify(
+            "workspace/didChangeWatchedFiles",
+            json!({"changes": watched}),
+        );
+    }
+
+    let mut out = vec![format!(
+        "lsp_rename  `{}` → `{}`: {} in {}",
+        p.symbol,
+        args.new_name,
+        tool_core::format::plural(plan.edit_count(), "edit", "edits"),
+        tool_core::format::plural(plan.edits.len().max(plan.changed().len()), "file", "files"),
+    )];
+    for (path, n) in &plan.edits {
+        out.push(format!(
+            "{} ({})",
+            ws.relative(path),
+            tool_core::format::plural(*n, "edit", "edits")
+        ));
+    }
+    for (from, to) in &plan.renames {
+        out.push(format!(
+            "renamed {} → {}",
+            ws.relative(from),
+            ws.relative(to)
+        ));
+    }
+    Ok(ToolOutput::text(out.join("\n")).with_structured(json!({
+        "edits": plan.edit_count(),
+        "files": plan.edits.keys().map(|p| ws.relative(p)).collect::<Vec<_>>(),
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workspace_edits_play_in_memory_with_renames_and_refuse_escapes() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let a = ws.root().join("a.py");
+        std::fs::write(&a, "x = 1\nprint(x, \"🙂\", x)\n").unwrap();
+        let uri = file_uri(&a);
+        let b_uri = file_uri(&ws.root().join("b.py"));
+        let edit = json!({"documentChanges": [
+            {"textDocument": {"uri": uri, "version": 1}, "edits": [
+                {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "newText": "yy"},
+                {"range": {"start": {"line": 1, "character": 6}, "end": {"line": 1, "character": 7}}, "newText": "yy"},
+                {"range": {"start": {"line": 1, "character": 15}, "end": {"line": 1, "character": 16}}, "newText": "yy"}
+            ]},
+            {"kind": "rename", "oldUri": uri, "newUri": b_uri}
+        ]});
+        let plan = PlannedEdit::play(&ws, &edit, PositionEncoding::Utf16).unwrap();
+        assert_eq!(plan.edit_count(), 3);
+        plan.transaction().commit().unwrap();
+        assert!(!a.exists());
+        assert_eq!(
+            std::fs::read_to_string(ws.root().join("b.py")).unwrap(),
+            "yy = 1\nprint(yy, \"🙂\", yy)\n"
+        );
+        let outside = json!({"changes": {"file:///etc/passwd": [
+            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "newText": "x"}]}});
+        let err = PlannedEdit::play(&ws, &outside, PositionEncoding::Utf16).unwrap_err();
+        assert!(err.contains("outside the workspace"), "{err}");
+    }
+}

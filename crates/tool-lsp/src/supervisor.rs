@@ -1,0 +1,448 @@
+//! The run's language-server supervisor: one client per (server, root),
+//! started lazily on the first call that needs it, restarted with backoff
+//! after a crash up to a limit, and stopped with the run.
+
+use crate::catalog::{self, Catalog, Resolution, ServerEntry};
+use crate::client::{LspClient, StartSpec};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tool_core::{ToolError, Workspace};
+
+/// Every bound the supervisor keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// One request.
+    pub request: Duration,
+    /// Starting a server through `initialize`.
+    pub startup: Duration,
+    /// How long a query waits for indexing before answering "still indexing".
+    pub index_wait: Duration,
+    /// How long diagnostics may take to become fresh.
+    pub diagnostics: Duration,
+    /// A project checker (`diagnostics "*"`).
+    pub checker: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            request: Duration::from_secs(20),
+            startup: Duration::from_secs(30),
+            index_wait: Duration::from_secs(60),
+            diagnostics: Duration::from_secs(10),
+            checker: Duration::from_secs(180),
+        }
+    }
+}
+
+/// After this many crashes in a row a server is not restarted until `reload`.
+pub const MAX_RESTARTS: u32 = 5;
+
+fn backoff(crashes: u32) -> Duration {
+    let ms = 200u64.saturating_mul(1 << crashes.saturating_sub(1).min(5));
+    Duration::from_millis(ms.min(5_000))
+}
+
+#[derive(Default)]
+struct SlotState {
+    client: Option<Arc<LspClient>>,
+    crashes: u32,
+    last_crash: Option<(Instant, String)>,
+}
+
+impl SlotState {
+    /// Move a client that died on its own into the crash record.
+    fn observe(&mut self) {
+        if let Some(c) = &self.client {
+            if let Some(why) = c.gone() {
+                if c.crashed() {
+                    self.crashes += 1;
+                    self.last_crash = Some((Instant::now(), why));
+                }
+                self.client = None;
+            }
+        }
+    }
+}
+
+/// One (server, root).
+pub struct ServerSlot {
+    pub entry: ServerEntry,
+    pub root: PathBuf,
+    pub command: Vec<String>,
+    pub program: PathBuf,
+    state: tokio::sync::Mutex<SlotState>,
+}
+
+/// A server the call can use, with what the call needs to know of the file.
+#[derive(Clone)]
+pub struct Target {
+    pub client: Arc<LspClient>,
+    pub slot: Arc<ServerSlot>,
+    pub language_id: String,
+}
+
+impl ServerSlot {
+    /// The command as `status` shows it.
+    pub fn display(&self) -> String {
+        self.command.join(" ")
+    }
+}
+
+/// The run's language servers.
+pub struct LspSupervisor {
+    workspace: Workspace,
+    catalog: Catalog,
+    path_env: Option<OsString>,
+    pub timeouts: Timeouts,
+    slots: Mutex<BTreeMap<(String, PathBuf), Arc<ServerSlot>>>,
+    /// Entries that could not start, by (id, where it was looked for): why.
+    refusals: Mutex<BTreeMap<(String, PathBuf), String>>,
+}
+
+impl LspSupervisor {
+    pub fn new(workspace: Workspace, catalog: Catalog) -> Self {
+        LspSupervisor {
+            workspace,
+            catalog,
+            path_env: std::env::var_os("PATH"),
+            timeouts: Timeouts::default(),
+            slots: Mutex::default(),
+            refusals: Mutex::default(),
+        }
+    }
+
+    /// `$PATH` for finding and running servers (tests put the fixtures first).
+    pub fn with_path(mut self, path: Option<OsString>) -> Self {
+        self.path_env = path;
+        self
+    }
+
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
+    }
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn path_env(&self) -> Option<&OsString> {
+        self.path_env.as_ref()
+    }
+
+    pub fn rel(&self, p: &Path) -> String {
+        self.workspace.relative(p)
+    }
+
+    /// Resolve `entry` from `start` and say why not, recording refusals for
+    /// `status`.
+    pub fn resolve(&self, entry: &ServerEntry, start: &Path) -> Result<Resolution, String> {
+        let r = catalog::resolve(entry, start, self.workspace.root(), self.path_env.as_ref());
+        if let Some(why) = r.why_not(entry, &|p| self.rel(p)) {
+            let at = match &r {
+                Resolution::NoBinary { root, .. } => root.clone(),
+                _ => self.workspace.root().to_path_buf(),
+            };
+            self.refusals
+                .lock()
+                .expect("refusals")
+                .insert((entry.id.clone(), at), why.clone());
+            return Err(why);
+        }
+        Ok(r)
+    }
+
+    fn slot(&self, entry: &ServerEntry, r: Resolution) -> Arc<ServerSlot> {
+        let Resolution::Ready {
+            root,
+            command,
+            program,
+        } = r
+        else {
+            unreachable!("slot() is only called for a ready resolution")
+        };
+        self.refusals
+            .lock()
+            .expect("refusals")
+            .retain(|(id, _), _| id != &entry.id);
+        self.slots
+            .lock()
+            .expect("slots")
+            .entry((entry.id.clone(), root.clone()))
+            .or_insert_with(|| {
+                Arc::new(ServerSlot {
+                    entry: entry.clone(),
+                    root,
+                    command,
+                    program,
+                    state: Default::default(),
+                })
+            })
+            .clone()
+    }
+
+    /// The entry for a file, or why there is none.
+    pub fn entry_for(&self, path: &Path) -> Result<(&ServerEntry, String), ToolError> {
+        self.catalog.for_file(path).ok_or_else(|| {
+            let ext = path
+                .extension()
+                .map(|e| format!("`.{}` files", e.to_string_lossy()))
+                .unwrap_or_else(|| "files without an extension".into());
+            ToolError::unavailable(format!(
+                "no language server in the catalog for {ext} ({}); the catalog covers {}; \
+                 the harness can add a server in the `[lsp]` config",
+                self.rel(path),
+                self.catalog.known_extensions().join(" ")
+            ))
+        })
+    }
+
+    /// The running server for `path`, started (or restarted) if needed.
+    pub async fn target_for(&self, path: &Path) -> Result<Target, ToolError> {
+        let (entry, language_id) = self.entry_for(path)?;
+        let r = self.resolve(entry, path).map_err(|why| {
+            ToolError::unavailable(format!(
+                "cannot start a server for {}: {why}",
+                self.rel(path)
+            ))
+        })?;
+        let slot = self.slot(entry, r);
+        let client = self.ensure_running(&slot).await?;
+        Ok(Target {
+            client,
+            slot,
+            language_id,
+        })
+    }
+
+    /// The slot's live client, starting it if there is none.
+    pub async fn ensure_running(
+        &self,
+        slot: &Arc<ServerSlot>,
+    ) -> Result<Arc<LspClient>, ToolError> {
+        let mut state = slot.state.lock().await;
+        state.observe();
+        if let Some(c) = &state.client {
+            return Ok(c.clone());
+        }
+        let name = format!("{} ({})", slot.entry.id, slot.display());
+        if state.crashes > MAX_RESTARTS {
+            let last = state
+                .last_crash
+                .as_ref()
+                .map(|(_, w)| w.as_str())
+                .unwrap_or("");
+            return Err(ToolError::failed(format!(
+                "{name} at {} crashed ×{} (last: {last}) and is not restarted again; \
+                 run `lsp` op `reload` to start it afresh",
+                self.rel(&slot.root),
+                state.crashes
+            )));
+        }
+        if let Some((at, _)) = &state.last_crash {
+            let wait = backoff(state.crashes).saturating_sub(at.elapsed());
+            tokio::time::sleep(wait).await;
+        }
+        let spec = StartSpec {
+            name: name.clone(),
+            program: slot.program.clone(),
+            args: slot.command[1..].to_vec(),
+            root: slot.root.clone(),
+            path_env: self.path_env.clone(),
+            initialization_options: slot.entry.initialization_options.clone(),
+            settings: slot.entry.settings.clone(),
+            init_timeout: self.timeouts.startup,
+        };
+        match LspClient::start(spec).await {
+            Ok(c) => {
+                state.client = Some(c.clone());
+                Ok(c)
+            }
+            Err(why) => {
+                state.crashes += 1;
+                state.last_crash = Some((Instant::now(), why.clone()));
+                Err(ToolError::failed(format!(
+                    "{name} did not start at {}: {why}; the next call tries again (crashed ×{})",
+                    self.rel(&slot.root),
+                    state.crashes
+                )))
+            }
+        }
+    }
+
+    /// Every slot, by id then root.
+    pub fn slots(&self) -> Vec<Arc<ServerSlot>> {
+        self.slots
+            .lock()
+            .expect("slots")
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Stop and start again the servers for `path`'s root (all when `None`).
+    /// Returns one line per server.
+    pub async fn reload(&self, path: Option<&Path>) -> Result<Vec<String>, ToolError> {
+        let slots: Vec<Arc<ServerSlot>> = match path {
+            Some(p) => {
+                let (entry, _) = self.entry_for(p)?;
+                let r = self.resolve(entry, p).map_err(|why| {
+                    ToolError::unavailable(format!(
+                        "cannot start a server for {}: {why}",
+                        self.rel(p)
+                    ))
+                })?;
+                vec![self.slot(entry, r)]
+            }
+            None => self.slots(),
+        };
+        if slots.is_empty() {
+            return Ok(vec![
+                "no server has been started in this run yet; nothing to reload (pass `file` to start one)".into(),
+            ]);
+        }
+        let mut lines = Vec::new();
+        for slot in slots {
+            {
+                let mut state = slot.state.lock().await;
+                if let Some(c) = state.client.take() {
+                    c.stop().await;
+                }
+                state.crashes = 0;
+                state.last_crash = None;
+            }
+            let line = match self.ensure_running(&slot).await {
+                Ok(c) => format!(
+                    "{} at {}: restarted ({}, pid {})",
+                    slot.entry.id,
+                    self.rel(&slot.root),
+                    slot.display(),
+                    c.pid()
+                ),
+                Err(e) => format!("{} at {}: {e}", slot.entry.id, self.rel(&slot.root)),
+            };
+            lines.push(line);
+        }
+        Ok(lines)
+    }
+
+    /// One line per catalog entry for the roots seen so far.
+    pub async fn status_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let slots = self.slots();
+        for slot in &slots {
+            let head = format!(
+                "{} at {} ({})",
+                slot.entry.id,
+                self.rel(&slot.root),
+                slot.display()
+            );
+            let Ok(mut state) = slot.state.try_lock() else {
+                lines.push(format!("{head}: starting"));
+                continue;
+            };
+            state.observe();
+            let crashed = match (&state.last_crash, state.crashes) {
+                (Some((at, why)), n) if n > 0 => Some(format!(
+                    "crashed ×{n} (last {} s ago: {})",
+                    at.elapsed().as_secs(),
+                    tool_core::format::cap_chars(why, 200)
+                )),
+                _ => None,
+            };
+            let line = match (&state.client, crashed) {
+                (Some(c), crashed) => {
+                    let mut s = match c.busy() {
+                        Some((what, for_)) => format!(
+                            "{head}: running, pid {}, indexing ({what}, {} s so far)",
+                            c.pid(),
+                            for_.as_secs()
+                        ),
+                        None => format!(
+                            "{head}: running, pid {}, ready ({} positions)",
+                            c.pid(),
+                            c.encoding.name()
+                        ),
+                    };
+                    if let Some(cr) = crashed {
+                        s.push_str(&format!("; restarted after it {cr}"));
+                    }
+                    s
+                }
+                (None, Some(cr)) if state.crashes > MAX_RESTARTS => {
+                    format!("{head}: {cr}; not restarted again — run `lsp` op `reload`")
+                }
+                (None, Some(cr)) => format!("{head}: {cr}; the next call restarts it"),
+                (None, None) => {
+                    format!("{head}: not running (starts on the next call that needs it)")
+                }
+            };
+            lines.push(line);
+        }
+        // Entries that have no slot: what would happen at the workspace root,
+        // and refusals already met.
+        let refusals = self.refusals.lock().expect("refusals").clone();
+        for entry in self.catalog.entries() {
+            if slots.iter().any(|s| s.entry.id == entry.id) {
+                continue;
+            }
+            let recorded: Vec<&String> = refusals
+                .iter()
+                .filter(|((id, _), _)| id == &entry.id)
+                .map(|(_, why)| why)
+                .collect();
+            if !recorded.is_empty() {
+                for why in recorded {
+                    lines.push(format!("{}: cannot start ({why})", entry.id));
+                }
+                continue;
+            }
+            let r = catalog::resolve(
+                entry,
+                self.workspace.root(),
+                self.workspace.root(),
+                self.path_env.as_ref(),
+            );
+            lines.push(match (&r, r.why_not(entry, &|p| self.rel(p))) {
+                (Resolution::Ready { root, command, .. }, _) => format!(
+                    "{} at {} ({}): not started (starts on the first call for one of its files)",
+                    entry.id,
+                    self.rel(root),
+                    command.join(" ")
+                ),
+                (_, Some(why)) => format!("{}: cannot start ({why})", entry.id),
+                (_, None) => unreachable!("only Ready has no reason"),
+            });
+        }
+        lines
+    }
+
+    /// The pids of every running server (tests check none survive the run).
+    pub async fn pids(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for slot in self.slots() {
+            if let Some(c) = &slot.state.lock().await.client {
+                out.push(c.pid());
+            }
+        }
+        out
+    }
+
+    /// Stop every server.
+    pub async fn shutdown(&self) {
+        for slot in self.slots() {
+            let client = slot.state.lock().await.client.take();
+            if let Some(c) = client {
+                c.stop().await;
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The tool structs themselves, thin: spec, argument parsing, cancellation.
+//! The work is in [`crate::ops`] and [`crate::rename`].
+
+use crate::ops::{self, LspArgs};
+use crate::rename::{self, RenameArgs};
+use crate::supervisor::LspSupervisor;
+use serde_json::Value;
+use std::sync::Arc;
+use tool_core::{async_trait, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec};
+use tracing::Instrument;
+
+const LSP_DESCRIPTION: &str = "Ask the project's language server. Positions are `line` (1-based) plus `symbol` \
+(the identifier on that line), never a column; if the symbol occurs twice on the line pass `occurrence`. \
+Ops: diagnostics (file, or \"*\" for the project checker), definition, type_definition, implementation, \
+references (capped at 50), hover, symbols (`query` for a workspace search capped at 100, or `file` for its symbols \
+capped at 200), code_actions (quick fixes at the position, listed not applied), status (which servers run, \
+for which roots, and why others cannot start), reload (restart the server for `file`'s root, or all).";
+
+const RENAME_DESCRIPTION: &str = "Rename a symbol across the project with the language server: every reference in \
+every file changes at once, or nothing does. Give the `file`, the 1-based `line`, the `symbol` on that line and \
+the `new_name`. Answers with the files changed and the number of edits.";
+
+async fn cancellable(
+    cx: &CallContext,
+    work: impl std::future::Future<Output = Result<ToolOutput, ToolError>>,
+) -> Result<ToolOutput, ToolError> {
+    tokio::select! {
+        r = work => r,
+        _ = cx.cancel.cancelled() => Err(ToolError::Cancelled(
+            "the call was cancelled; the language server keeps running".into(),
+        )),
+    }
+}
+
+/// `lsp`: read-tier queries.
+pub struct LspTool {
+    sup: Arc<LspSupervisor>,
+}
+
+impl LspTool {
+    pub fn new(sup: Arc<LspSupervisor>) -> Self {
+        LspTool { sup }
+    }
+}
+
+#[async_trait]
+impl Tool for LspTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "lsp",
+            LSP_DESCRIPTION,
+            Tier::Read,
+            tool_core::schema_for::<LspArgs>(),
+        )
+    }
+
+    async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: LspArgs = tool_core::parse_args(args)?;
+        let span = tracing::info_span!("lsp", op = args.op.name());
+        cancellable(cx, ops::run(&self.sup, args))
+            .instrument(span)
+            .await
+    }
+}
+
+/// `lsp_rename`: write tier, so a read-only surface never sees it.
+pub struct LspRenameTool {
+    sup: Arc<LspSupervisor>,
+}
+
+impl LspRenameTool {
+    pub fn new(sup: Arc<LspSupervisor>) -> Self {
+        LspRenameTool { sup }
+    }
+}
+
+#[async_trait]
+impl Tool for LspRenameTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "lsp_rename",
+            RENAME_DESCRIPTION,
+            Tier::Write,
+            tool_core::schema_for::<RenameArgs>(),
+        )
+    }
+
+    fn describe_call(&self, args: &Value) -> String {
+        let get = |k: &str| {
+            args.get(k)
+                .map(|v| v.to_string().trim_matches('"').to_string())
+                .unwrap_or_default()
+        };
+        format!(
+            "rename `{}` at {}:{} to `{}` across the project",
+            get("symbol"),
+            get("file"),
+            get("line"),
+            get("new_name")
+        )
+    }
+
+    async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: RenameArgs = tool_core::parse_args(args)?;
+        // Not cancellable half-way: the transaction commits or it does not.
+        let _ = cx;
+        rename::run(&self.sup, args).await
+    }
+}

@@ -1,0 +1,149 @@
+//! JSON-RPC framing over a byte stream: `Content-Length` headers, a body of
+//! JSON. Nothing here knows LSP methods; the client builds on it.
+//!
+//! A broken header leaves the stream unsynchronized, so it is fatal
+//! ([`FrameError::Malformed`]); a well-framed body that is not JSON is skipped
+//! by the caller, since the next frame still starts where the length said.
+
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// Larger bodies are refused: no server sends 64 MiB in one message, and a
+/// garbage length must not make us allocate it.
+pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// The header was not `Content-Length: N` framing; the stream is lost.
+    #[error("malformed frame header: {0}")]
+    Malformed(String),
+    /// Framed correctly, but the body is not JSON; the stream is still usable.
+    #[error("frame body is not JSON ({error}): {excerpt}")]
+    BadBody { error: String, excerpt: String },
+    #[error("reading from the server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Read one frame. `Ok(None)` at a clean end of stream.
+pub async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> Result<Option<Value>, FrameError> {
+    let mut length: Option<usize> = None;
+    let mut line = Vec::new();
+    let mut first = true;
+    loop {
+        line.clear();
+        let n = r.read_until(b'\n', &mut line).await?;
+        if n == 0 {
+            if first {
+                return Ok(None);
+            }
+            return Err(FrameError::Malformed("stream ended inside a header".into()));
+        }
+        first = false;
+        if line.len() > 4096 {
+            return Err(FrameError::Malformed(format!(
+                "header line of {} bytes",
+                line.len()
+            )));
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\r', '\n']);
+        if text.is_empty() {
+            break;
+        }
+        let Some((name, value)) = text.split_once(':') else {
+            return Err(FrameError::Malformed(format!(
+                "expected `Name: value`, got {:?}",
+                tool_core::format::cap_chars(text, 80)
+            )));
+        };
+        if name.trim().eq_ignore_ascii_case("content-length") {
+            let v: usize = value.trim().parse().map_err(|_| {
+                FrameError::Malformed(format!("Content-Length is not a number: {value:?}"))
+            })?;
+            if v > MAX_FRAME_BYTES {
+                return Err(FrameError::Malformed(format!(
+                    "Content-Length {v} exceeds {MAX_FRAME_BYTES}"
+                )));
+            }
+            length = Some(v);
+        }
+    }
+    let Some(length) = length else {
+        return Err(FrameError::Malformed(
+            "header without Content-Length".into(),
+        ));
+    };
+    let mut body = vec![0u8; length];
+    r.read_exact(&mut body).await?;
+    match serde_json::from_slice(&body) {
+        Ok(v) => Ok(Some(v)),
+        Err(e) => Err(FrameError::BadBody {
+            error: e.to_string(),
+            excerpt: tool_core::format::cap_chars(&String::from_utf8_lossy(&body), 120)
+                .into_owned(),
+        }),
+    }
+}
+
+/// Write one frame and flush it.
+pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, msg: &Value) -> std::io::Result<()> {
+    let body = serde_json::to_vec(msg)?;
+    let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    frame.extend_from_slice(&body);
+    w.write_all(&frame).await?;
+    w.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    async fn read_all(bytes: &[u8]) -> Vec<Result<Option<Value>, String>> {
+        let mut r = tokio::io::BufReader::new(bytes);
+        let mut out = Vec::new();
+        loop {
+            match read_frame(&mut r).await {
+                Ok(None) => break,
+                Ok(Some(v)) => out.push(Ok(Some(v))),
+                Err(e @ FrameError::BadBody { .. }) => out.push(Err(e.to_string())),
+                Err(e) => {
+                    out.push(Err(e.to_string()));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn frames_round_trip_and_bad_bodies_are_skipped() {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &json!({"a": "é🙂"})).await.unwrap();
+        buf.extend_from_slice(b"Content-Length: 5\r\nContent-Type: x\r\n\r\nnope!");
+        write_frame(&mut buf, &json!(2)).await.unwrap();
+        let got = read_all(&buf).await;
+        assert_eq!(got[0], Ok(Some(json!({"a": "é🙂"}))));
+        assert!(got[1].as_ref().unwrap_err().contains("not JSON"), "{got:?}");
+        assert_eq!(got[2], Ok(Some(json!(2))));
+        assert_eq!(got.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn broken_headers_are_fatal() {
+        let got = read_all(b"garbage without colon\r\n\r\n{}").await;
+        assert!(
+            got[0].as_ref().unwrap_err().contains("malformed"),
+            "{got:?}"
+        );
+        let got = read_all(b"Content-Length: lots\r\n\r\n").await;
+        assert!(got[0].as_ref().unwrap_err().contains("not a number"));
+        let got = read_all(b"Content-Length: 99999999999\r\n\r\n").await;
+        assert!(got[0].as_ref().unwrap_err().contains("exceeds"));
+        let got = read_all(b"X: 1\r\n\r\n").await;
+        assert!(got[0]
+            .as_ref()
+            .unwrap_err()
+            .contains("without Content-Length"));
+    }
+}
