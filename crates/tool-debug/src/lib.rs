@@ -1,3 +1,251 @@
-//! debug: a Debug Adapter Protocol client driving real debug adapters.
+//! debug: a Debug Adapter Protocol client driving real debug adapters
+//! (debugpy, lldb-dap/lldb-vscode, delve, the Dart adapter) for one run.
 //!
-//! Not built yet: its issue fills this crate in.
+//! The resource is a [`DebugSupervisor`]: one debug session per
+//! conversation, with a hard TTL, bound to the run's workspace. The [`DebugTool`]
+//! is thin; the work is in the modules, one concern each:
+//! [`catalog`] (which adapter, can it start here), [`transport`] (framing and
+//! pending replies), [`protocol`] (the messages), [`session`] (handshake,
+//! state, stops, processes), [`ops`] (what each `op` does) and [`format`]
+//! (how answers read).
+//!
+//! This crate must never leave a process behind: every adapter and debuggee
+//! is killed when its session ends, when the supervisor is dropped, or when
+//! the TTL runs out.
+
+pub mod args;
+pub mod catalog;
+pub mod format;
+mod ops;
+pub mod procs;
+pub mod protocol;
+pub mod session;
+pub mod transport;
+
+pub use args::{DebugArgs, Op};
+pub use catalog::{AdapterKind, AdapterSpec, Catalog, Connect};
+
+use serde_json::Value;
+use session::Session;
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tool_core::{
+    async_trait, Binding, CallContext, Registry, RegistryError, RunContext, Tier, Tool, ToolError,
+    ToolOutput, ToolSpec, Workspace,
+};
+
+/// How the supervisor runs sessions. `Default` is what the spec says.
+#[derive(Debug, Clone)]
+pub struct DebugConfig {
+    /// Hard lifetime of a session, from launch (spec: 30 minutes).
+    pub ttl: Duration,
+    /// How long launch, continue, pause and steps wait for the next stop.
+    pub default_wait: Duration,
+    /// initialize → the launch reply (delve compiles the program in there).
+    pub handshake_timeout: Duration,
+    /// Any other request.
+    pub request_timeout: Duration,
+    /// Where adapter binaries are found and the `PATH` children get
+    /// (default: this process's `PATH`).
+    pub search_path: Option<OsString>,
+    /// Extra environment for adapters and debuggees.
+    pub env: Vec<(String, String)>,
+    /// Adapters added to (or replacing) the built-in catalog.
+    pub adapters: Vec<AdapterSpec>,
+}
+
+impl Default for DebugConfig {
+    fn default() -> Self {
+        DebugConfig {
+            ttl: Duration::from_secs(30 * 60),
+            default_wait: Duration::from_secs(30),
+            handshake_timeout: Duration::from_secs(120),
+            request_timeout: Duration::from_secs(15),
+            search_path: None,
+            env: Vec::new(),
+            adapters: Vec::new(),
+        }
+    }
+}
+
+/// One conversation's debugging state: its session (live or ended) and the
+/// breakpoints it set, which outlive sessions as an IDE's do.
+#[derive(Debug, Default)]
+struct Conversation {
+    session: Option<Session>,
+    breakpoints: BTreeMap<PathBuf, Vec<u32>>,
+}
+
+/// The debug-session supervisor: the resource the `debug` tool is bound to.
+#[derive(Debug)]
+pub struct DebugSupervisor {
+    config: DebugConfig,
+    catalog: Arc<Catalog>,
+    conversations: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Conversation>>>>,
+}
+
+impl DebugSupervisor {
+    pub fn new(config: DebugConfig) -> Arc<Self> {
+        let search_path = config
+            .search_path
+            .clone()
+            .or_else(|| std::env::var_os("PATH"))
+            .unwrap_or_default();
+        let catalog = Catalog::new(config.adapters.clone(), search_path, config.env.clone());
+        Arc::new(DebugSupervisor {
+            config,
+            catalog: Arc::new(catalog),
+            conversations: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn config(&self) -> &DebugConfig {
+        &self.config
+    }
+
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The `debug` tool for one conversation in `workspace`.
+    pub fn tool(self: &Arc<Self>, workspace: Workspace, conversation_id: &str) -> DebugTool {
+        DebugTool {
+            supervisor: self.clone(),
+            workspace,
+            conversation: conversation_id.to_string(),
+        }
+    }
+
+    fn conversation(&self, id: &str) -> Arc<tokio::sync::Mutex<Conversation>> {
+        self.conversations
+            .lock()
+            .expect("conversations lock")
+            .entry(id.to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// The processes a conversation's session started that are still alive
+    /// (adapter, debuggee, their children). For tests and `doctor`.
+    pub async fn live_processes(&self, conversation_id: &str) -> Vec<u32> {
+        let conv = self.conversation(conversation_id);
+        let conv = conv.lock().await;
+        conv.session
+            .as_ref()
+            .map(|s| s.live_processes())
+            .unwrap_or_default()
+    }
+
+    /// The pid of the conversation's adapter, if a session was started.
+    pub async fn adapter_pid(&self, conversation_id: &str) -> Option<u32> {
+        let conv = self.conversation(conversation_id);
+        let conv = conv.lock().await;
+        conv.session.as_ref().and_then(|s| s.adapter_pid())
+    }
+
+    /// End every session (the run is ending).
+    pub async fn shutdown_all(&self) {
+        let all: Vec<_> = self
+            .conversations
+            .lock()
+            .expect("conversations lock")
+            .values()
+            .cloned()
+            .collect();
+        for conv in all {
+            let conv = conv.lock().await;
+            if let Some(s) = &conv.session {
+                s.shutdown(session::Ending::Terminated).await;
+            }
+        }
+    }
+
+    /// One line per adapter: usable here or not, and why.
+    pub fn adapter_report(&self, root: &std::path::Path) -> Vec<String> {
+        ops::adapter_lines(&self.catalog, root)
+    }
+}
+
+const DESCRIPTION: &str = "Drive a debugger (Debug Adapter Protocol: debugpy for Python, lldb for C/C++/Rust executables, delve for Go, the Dart adapter). \
+Choose the operation with `op`. One session per conversation (30-minute limit). Typical flow: \
+{\"op\":\"breakpoints\",\"file\":\"src/app.py\",\"lines\":[12]} (works before launch) → \
+{\"op\":\"launch\",\"program\":\"src/app.py\"} (waits for the first stop) → {\"op\":\"stack\"} → \
+{\"op\":\"scopes\",\"frame_id\":N} → {\"op\":\"variables\",\"reference\":N} → {\"op\":\"evaluate\",\"expression\":\"len(xs)\"} → \
+{\"op\":\"step_over\"} / {\"op\":\"continue\"} → {\"op\":\"output\"} → {\"op\":\"terminate\"}. \
+Frame ids and references are valid only until the program moves; take fresh ones after every stop. \
+Waiting ops answer \"still running\" after timeout_seconds (default 30) instead of hanging: then call pause. \
+`adapters` says which debuggers can start here and why not; `status` says where the program is.";
+
+/// The `debug` tool of one conversation.
+#[derive(Debug, Clone)]
+pub struct DebugTool {
+    supervisor: Arc<DebugSupervisor>,
+    workspace: Workspace,
+    conversation: String,
+}
+
+#[async_trait]
+impl Tool for DebugTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "debug",
+            DESCRIPTION,
+            Tier::Exec,
+            tool_core::schema_for::<DebugArgs>(),
+        )
+        .serial()
+    }
+
+    async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: DebugArgs = tool_core::parse_args(args)?;
+        let conv = self.supervisor.conversation(&self.conversation);
+        let mut conv = conv.lock().await;
+        let run = ops::OpContext {
+            supervisor: &self.supervisor,
+            workspace: &self.workspace,
+            conversation: &mut conv,
+        };
+        let op = args.op;
+        tokio::select! {
+            r = run.dispatch(args) => r,
+            _ = cx.cancel.cancelled() => Err(ToolError::Cancelled(format!(
+                "debug {} was cancelled; the session is left as it was: call status", op.name()
+            ))),
+        }
+    }
+}
+
+/// Binds a [`DebugSupervisor`] into a run: registers `debug` for the run's
+/// conversation.
+pub struct DebugBinding {
+    supervisor: Arc<DebugSupervisor>,
+}
+
+impl DebugBinding {
+    pub fn new(supervisor: Arc<DebugSupervisor>) -> Self {
+        DebugBinding { supervisor }
+    }
+}
+
+impl Binding for DebugBinding {
+    fn resource(&self) -> &'static str {
+        "debug-session supervisor"
+    }
+
+    fn register(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
+        // The spec binds debug to a conversation; without one nothing registers.
+        let Some(conversation) = run.conversation_id.as_deref() else {
+            return Ok(());
+        };
+        registry.register(Arc::new(
+            self.supervisor.tool(run.workspace.clone(), conversation),
+        ))
+    }
+
+    fn doctor(&self, run: &RunContext) -> Vec<String> {
+        self.supervisor.adapter_report(run.workspace.root())
+    }
+}

@@ -1,0 +1,109 @@
+//! The `debug` tool's arguments: one `op` and the fields it uses.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// What to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// Which adapters are usable here, and why not.
+    Adapters,
+    /// Whether a session is running, and where it stopped.
+    Status,
+    /// Set the breakpoints of `file` to `lines` (empty clears the file); works before launch.
+    Breakpoints,
+    /// Start `program` with `args`, stopped at your breakpoints.
+    Launch,
+    /// Attach to a debuggee already listening on `port`.
+    Attach,
+    /// Run to the next stop.
+    Continue,
+    /// Stop the program where it is.
+    Pause,
+    /// Step over one line.
+    StepOver,
+    /// Step into the call on this line.
+    StepIn,
+    /// Run until the current function returns.
+    StepOut,
+    /// Thread ids and names.
+    Threads,
+    /// Frames of a stopped thread (capped at 30).
+    Stack,
+    /// Scopes of `frame_id`, each with a reference.
+    Scopes,
+    /// Children of `reference` (capped at 50, values at 400 characters).
+    Variables,
+    /// Evaluate `expression` in `frame_id` (default: the top frame).
+    Evaluate,
+    /// The program's stdout/stderr since the last `output` call.
+    Output,
+    /// End the session: the program, the adapter and all they started.
+    Terminate,
+}
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Adapters => "adapters",
+            Op::Status => "status",
+            Op::Breakpoints => "breakpoints",
+            Op::Launch => "launch",
+            Op::Attach => "attach",
+            Op::Continue => "continue",
+            Op::Pause => "pause",
+            Op::StepOver => "step_over",
+            Op::StepIn => "step_in",
+            Op::StepOut => "step_out",
+            Op::Threads => "threads",
+            Op::Stack => "stack",
+            Op::Scopes => "scopes",
+            Op::Variables => "variables",
+            Op::Evaluate => "evaluate",
+            Op::Output => "output",
+            Op::Terminate => "terminate",
+        }
+    }
+}
+
+/// Arguments of the `debug` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DebugArgs {
+    /// The operation.
+    pub op: Op,
+    /// breakpoints: the source file, relative to the workspace root.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// breakpoints: 1-based line numbers; an empty list clears the file.
+    #[serde(default)]
+    pub lines: Option<Vec<u32>>,
+    /// launch: the program (a .py or .go file, a Go package directory, or a compiled executable), relative to the workspace root.
+    #[serde(default)]
+    pub program: Option<String>,
+    /// launch: the program's command-line arguments.
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
+    /// launch/attach: the adapter id (debugpy, lldb, delve, dart, …); default: chosen from the program.
+    #[serde(default)]
+    pub adapter: Option<String>,
+    /// attach: the TCP port the debuggee (or its debug server) listens on at 127.0.0.1.
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// continue/pause/step_*/stack: the thread; default the thread that stopped.
+    #[serde(default)]
+    pub thread_id: Option<u64>,
+    /// scopes/evaluate: a frame id from stack (valid for the current stop only).
+    #[serde(default)]
+    pub frame_id: Option<u64>,
+    /// variables: a reference from scopes, variables or evaluate (current stop only).
+    #[serde(default)]
+    pub reference: Option<u64>,
+    /// evaluate: the expression.
+    #[serde(default)]
+    pub expression: Option<String>,
+    /// launch/attach/continue/pause/step_*: how long to wait for the next stop (default 30).
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+}

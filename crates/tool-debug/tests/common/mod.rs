@@ -1,0 +1,143 @@
+//! Shared setup of the integration tests: a temporary copy of a fixture
+//! project as the workspace, a supervisor whose PATH has the fixtures, and a
+//! `call` that returns the answer's text.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tool_core::{CallContext, Tool, ToolError, ToolOutput, Workspace};
+use tool_debug::{DebugConfig, DebugSupervisor, DebugTool};
+
+pub fn fixture(name: &str) -> PathBuf {
+    tool_core::fixtures::workspace_root()
+        .join("tests/fixtures/debug")
+        .join(name)
+}
+
+/// A temporary copy of `tests/fixtures/debug/<name>`.
+pub fn copy_fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("debug-{name}-"))
+        .tempdir()
+        .unwrap();
+    copy_dir(&fixture(name), dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The config every test uses: the fixtures on PATH, Go offline.
+pub fn config() -> DebugConfig {
+    DebugConfig {
+        search_path: Some(tool_core::fixtures::path_env()),
+        env: vec![
+            ("GOPROXY".into(), "off".into()),
+            ("GOFLAGS".into(), "-mod=mod".into()),
+            ("GOTOOLCHAIN".into(), "local".into()),
+        ],
+        default_wait: Duration::from_secs(30),
+        ..DebugConfig::default()
+    }
+}
+
+pub struct Bench {
+    pub supervisor: Arc<DebugSupervisor>,
+    pub tool: DebugTool,
+    pub conversation: String,
+}
+
+pub fn bench(root: &Path, cfg: DebugConfig) -> Bench {
+    let supervisor = DebugSupervisor::new(cfg);
+    let conversation = "conversation-1".to_string();
+    let tool = supervisor.tool(Workspace::new(root).unwrap(), &conversation);
+    Bench {
+        supervisor,
+        tool,
+        conversation,
+    }
+}
+
+impl Bench {
+    pub async fn try_call(&self, args: Value) -> Result<ToolOutput, ToolError> {
+        let r = tokio::time::timeout(
+            Duration::from_secs(150),
+            self.tool.call(&CallContext::new(), args.clone()),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("debug call {args} hung"));
+        match &r {
+            Ok(out) => eprintln!("--> {args}\n{}\n", out.joined_text()),
+            Err(e) => eprintln!("--> {args}\nERR {e}\n"),
+        }
+        r
+    }
+
+    pub async fn call(&self, args: Value) -> (String, Value) {
+        let out = self
+            .try_call(args.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{args} failed: {e}"));
+        (out.joined_text(), out.structured.unwrap_or(Value::Null))
+    }
+
+    pub async fn err(&self, args: Value) -> ToolError {
+        match self.try_call(args.clone()).await {
+            Ok(out) => panic!("{args} should fail, got:\n{}", out.joined_text()),
+            Err(e) => e,
+        }
+    }
+
+    /// Every process of the session, recorded before it ends.
+    pub async fn processes(&self) -> Vec<u32> {
+        self.supervisor.live_processes(&self.conversation).await
+    }
+}
+
+/// Wait (bounded) until none of `pids` is alive; false if one survived.
+pub async fn all_gone(pids: &[u32]) -> bool {
+    for _ in 0..150 {
+        if pids.iter().all(|p| !tool_core::process::pid_alive(*p)) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    eprintln!(
+        "alive: {:?}",
+        pids.iter()
+            .filter(|p| tool_core::process::pid_alive(**p))
+            .collect::<Vec<_>>()
+    );
+    false
+}
+
+/// Assert the session's adapter group and recorded processes are all dead.
+pub async fn assert_no_orphans(b: &Bench, recorded: &[u32]) {
+    assert!(all_gone(recorded).await, "a debug process survived");
+    if let Some(pid) = b.supervisor.adapter_pid(&b.conversation).await {
+        assert!(
+            tool_core::process::group_members(pid).is_empty(),
+            "the adapter's process group is not empty"
+        );
+    }
+    assert!(
+        b.processes().await.is_empty(),
+        "the session still has live processes"
+    );
+}
+
+/// The `frame_id` of the first frame of a structured stack answer.
+pub fn first_frame(stack: &Value) -> u64 {
+    stack["frames"][0]["frame_id"].as_u64().expect("a frame id")
+}
