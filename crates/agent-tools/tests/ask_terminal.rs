@@ -223,7 +223,7 @@ fn without_a_terminal_the_call_fails_at_once() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(
-            "not available here: no human can answer here (the terminal has no human attached)"
+            "not available here: no human can answer here (the terminal port has no human attached)"
         ),
         "{err}"
     );

@@ -39,7 +39,7 @@ impl Binding for AskBinding {
     fn doctor(&self, _run: &RunContext) -> Vec<String> {
         let port = self.desk.port();
         vec![format!(
-            "ask_user: cards go to {} via {}; {}; cards expire after {} s",
+            "ask_user: cards are shown on {} ({}); {}; cards expire after {} s",
             self.desk.target().label,
             port.describe(),
             if port.human_attached() {

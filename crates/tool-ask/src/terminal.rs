@@ -122,7 +122,7 @@ impl QuestionPort for TerminalPort {
     }
 
     fn describe(&self) -> String {
-        "the terminal".into()
+        "the terminal port".into()
     }
 }
 
