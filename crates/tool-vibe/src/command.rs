@@ -123,7 +123,7 @@ impl WorkerBackend for CommandBackend {
                 }
             }
         };
-        let _span = tracing::info_span!("vibe_worker", id = %run.worker_id, pid = child.pid());
+        tracing::info!(worker = %run.worker_id, run = run.run, pid = child.pid(), "worker run started");
         let stdout = ring(RESULT_BYTES);
         let stderr = ring(STDERR_TAIL);
         let mut readers = Vec::new();
@@ -148,14 +148,14 @@ impl WorkerBackend for CommandBackend {
             _ = cancel.cancelled() => {
                 child.terminate(STOP_GRACE).await;
                 if let Some(w) = writer { w.abort(); }
-                let _ = tokio::time::timeout(DRAIN, futures_join(&mut readers)).await;
+                let _ = tokio::time::timeout(DRAIN, join_readers(&mut readers)).await;
                 for r in &readers { r.abort(); }
                 return RunOutcome::Cancelled { output: kept(&stdout) };
             }
         };
         // The command is gone; drain what it wrote, then make sure nothing it
         // started lingers (holding the pipes open or not).
-        let _ = tokio::time::timeout(DRAIN, futures_join(&mut readers)).await;
+        let _ = tokio::time::timeout(DRAIN, join_readers(&mut readers)).await;
         child.kill().await;
         for r in &readers {
             r.abort();
@@ -208,7 +208,7 @@ impl WorkerBackend for CommandBackend {
 }
 
 /// Wait for every reader task to end.
-async fn futures_join(readers: &mut [tokio::task::JoinHandle<()>]) {
+async fn join_readers(readers: &mut [tokio::task::JoinHandle<()>]) {
     for r in readers.iter_mut() {
         let _ = r.await;
     }
