@@ -1,0 +1,256 @@
+//! Running one cell on a kernel: send it, collect its output, serve its
+//! bridged tool calls, and keep its idle budget.
+//!
+//! The idle budget counts only while the cell runs with no bridged call
+//! pending; any output restarts it (output shows the cell is alive). When it
+//! runs out, the cell is interrupted; if it has not stopped after the grace
+//! period, the kernel is killed.
+
+use crate::bridge;
+use crate::kernel::{describe_exit, KernelEvent, KernelProcess, Stream};
+use crate::output::{CellOutput, Display};
+use crate::protocol::{CellStatus, DriverMessage, OutputPiece};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::task::JoinSet;
+use tokio::time::{sleep_until, Instant};
+use tool_core::CallContext;
+
+/// How long to wait for the end markers on stdout and stderr once the driver
+/// said the cell is done (they are written just before, so this is slack).
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// The limits one cell runs under.
+#[derive(Debug, Clone, Copy)]
+pub struct CellLimits {
+    pub idle_budget: Duration,
+    pub grace: Duration,
+    pub max_output_bytes: usize,
+    pub max_images: usize,
+}
+
+/// Why the host stopped a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    IdleBudget(Duration),
+    Cancelled,
+}
+
+/// How a cell ended.
+#[derive(Debug)]
+pub enum CellEnd {
+    /// The driver finished the cell on its own (it may have raised).
+    Finished {
+        status: CellStatus,
+        error: Option<String>,
+    },
+    /// The host interrupted the cell and it stopped; the kernel lives on.
+    Interrupted {
+        why: StopReason,
+        error: Option<String>,
+    },
+    /// The host interrupted the cell, it did not stop, and the kernel was killed.
+    Killed { why: StopReason },
+    /// The kernel died on its own.
+    Died { how: String },
+}
+
+/// One cell's run.
+#[derive(Debug)]
+pub struct CellRun {
+    pub cell: u64,
+    pub end: CellEnd,
+    pub output: CellOutput,
+    pub elapsed: Duration,
+    pub bridged_calls: usize,
+}
+
+enum Phase {
+    Running,
+    Interrupting { why: StopReason, until: Instant },
+}
+
+/// Run `code` as the next cell of `kernel`.
+pub async fn run(
+    kernel: &mut KernelProcess,
+    code: &str,
+    limits: CellLimits,
+    cx: &CallContext,
+) -> CellRun {
+    let started = Instant::now();
+    let cell = kernel.next_cell();
+    let mut output = CellOutput::new(limits.max_output_bytes, limits.max_images);
+    let mut bridge: JoinSet<Value> = JoinSet::new();
+    let mut bridged_calls = 0usize;
+    let mut phase = Phase::Running;
+    let mut idle_deadline = started + limits.idle_budget;
+    let mut done: Option<(CellStatus, Option<String>)> = None;
+    let mut drain_until = Instant::now();
+    let mut ends = 0u8;
+    let mut closed_streams = 0u8;
+    let mut replies_closed = false;
+
+    if kernel
+        .send(&json!({"type": "exec", "cell": cell, "code": code}))
+        .await
+        .is_err()
+    {
+        let how = finish_dead(kernel).await;
+        return CellRun {
+            cell,
+            end: CellEnd::Died { how },
+            output,
+            elapsed: started.elapsed(),
+            bridged_calls,
+        };
+    }
+
+    let end = loop {
+        if done.is_some() && (ends >= 2 || closed_streams >= 2) {
+            break finished(done.take().expect("done"), &phase);
+        }
+        let idle_counts = done.is_none() && bridge.is_empty() && matches!(phase, Phase::Running);
+        let interrupt_until = match phase {
+            Phase::Interrupting { until, .. } if done.is_none() => Some(until),
+            _ => None,
+        };
+        tokio::select! {
+            ev = kernel.events.recv() => {
+                let Some(ev) = ev else {
+                    replies_closed = true;
+                    closed_streams = 2;
+                    continue;
+                };
+                let alive = match ev {
+                    KernelEvent::Output(_, OutputPiece::Text(t)) => { output.push_text(&t); true }
+                    KernelEvent::Output(_, OutputPiece::Display { cell: c, seq }) => {
+                        if c == cell { output.mark_display(seq); }
+                        true
+                    }
+                    KernelEvent::Output(_, OutputPiece::End { cell: c }) => {
+                        if c == cell { ends += 1; }
+                        false
+                    }
+                    KernelEvent::Message(DriverMessage::Display { cell: c, seq, echo, text, images }) => {
+                        if c == cell { output.add_display(seq, echo, Display { text, images }); }
+                        true
+                    }
+                    KernelEvent::Message(DriverMessage::ToolCall { id, name, args, .. }) => {
+                        if matches!(phase, Phase::Running) && done.is_none() {
+                            bridged_calls += 1;
+                            tracing::debug!(tool = %name, id, "bridged call");
+                            bridge.spawn(bridge::dispatch(cx.nested(), id, name, args));
+                        } else {
+                            let reply = json!({"type": "tool_result", "id": id, "ok": false, "kind": "cancelled",
+                                "message": "the cell was interrupted; bridged calls are no longer served"});
+                            let _ = kernel.send(&reply).await;
+                        }
+                        false
+                    }
+                    KernelEvent::Message(DriverMessage::Done { cell: c, status, error }) => {
+                        if c == cell {
+                            done = Some((status, error));
+                            drain_until = Instant::now() + DRAIN;
+                        }
+                        false
+                    }
+                    KernelEvent::Message(DriverMessage::Ready { .. }) => false,
+                    KernelEvent::RepliesClosed => { replies_closed = true; false }
+                    KernelEvent::StreamClosed(_) => { closed_streams += 1; false }
+                };
+                if alive && bridge.is_empty() {
+                    idle_deadline = Instant::now() + limits.idle_budget;
+                }
+                if replies_closed && done.is_none() {
+                    // The driver is gone; find out how the process ended.
+                    let how = finish_dead(kernel).await;
+                    drain_output(kernel, &mut output).await;
+                    break match phase {
+                        Phase::Interrupting { why, .. } => CellEnd::Killed { why },
+                        Phase::Running => CellEnd::Died { how },
+                    };
+                }
+            }
+            Some(joined) = bridge.join_next(), if !bridge.is_empty() => {
+                if let Ok(reply) = joined {
+                    if kernel.send(&reply).await.is_err() {
+                        replies_closed = true;
+                    }
+                }
+                if bridge.is_empty() {
+                    idle_deadline = Instant::now() + limits.idle_budget;
+                }
+            }
+            _ = sleep_until(idle_deadline), if idle_counts => {
+                tracing::info!(cell, budget_ms = limits.idle_budget.as_millis() as u64, "idle budget ran out; interrupting");
+                kernel.interrupt().await;
+                phase = Phase::Interrupting { why: StopReason::IdleBudget(limits.idle_budget), until: Instant::now() + limits.grace };
+            }
+            _ = cx.cancel.cancelled(), if matches!(phase, Phase::Running) && done.is_none() => {
+                tracing::info!(cell, "call cancelled; interrupting the cell");
+                bridge.abort_all();
+                kernel.interrupt().await;
+                phase = Phase::Interrupting { why: StopReason::Cancelled, until: Instant::now() + limits.grace };
+            }
+            _ = sleep_until(interrupt_until.unwrap_or(started)), if interrupt_until.is_some() => {
+                let Phase::Interrupting { why, .. } = phase else { unreachable!() };
+                tracing::info!(cell, "the cell did not stop after the interrupt; killing the kernel");
+                kernel.kill().await;
+                kernel.exited = kernel.child.try_wait().ok().flatten();
+                drain_output(kernel, &mut output).await;
+                break CellEnd::Killed { why };
+            }
+            _ = sleep_until(drain_until), if done.is_some() => {
+                break finished(done.take().expect("done"), &phase);
+            }
+        }
+    };
+    bridge.abort_all();
+    CellRun {
+        cell,
+        end,
+        output,
+        elapsed: started.elapsed(),
+        bridged_calls,
+    }
+}
+
+fn finished((status, error): (CellStatus, Option<String>), phase: &Phase) -> CellEnd {
+    match phase {
+        // A cell that finished cleanly just as it was interrupted finished.
+        Phase::Interrupting { why, .. } if status != CellStatus::Ok => {
+            CellEnd::Interrupted { why: *why, error }
+        }
+        _ => CellEnd::Finished { status, error },
+    }
+}
+
+/// The driver is gone: wait briefly for the process to end and say how.
+async fn finish_dead(kernel: &mut KernelProcess) -> String {
+    let status = tokio::time::timeout(Duration::from_secs(2), kernel.child.wait()).await;
+    match status {
+        Ok(Ok(s)) => {
+            kernel.exited = Some(s);
+            describe_exit(s)
+        }
+        _ => {
+            // The driver closed its pipe but the process lingers: end it.
+            kernel.kill().await;
+            "its driver stopped answering".into()
+        }
+    }
+}
+
+/// Take what is still buffered from the dead kernel's streams.
+async fn drain_output(kernel: &mut KernelProcess, output: &mut CellOutput) {
+    let until = Instant::now() + Duration::from_millis(500);
+    let mut closed = 0;
+    while closed < 2 {
+        match tokio::time::timeout_at(until, kernel.events.recv()).await {
+            Ok(Some(KernelEvent::Output(_, OutputPiece::Text(t)))) => output.push_text(&t),
+            Ok(Some(KernelEvent::StreamClosed(Stream::Stdout | Stream::Stderr))) => closed += 1,
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => break,
+        }
+    }
+}

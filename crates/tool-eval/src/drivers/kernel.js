@@ -1,0 +1,345 @@
+// The JavaScript (Node.js) kernel driver of agent-tools `eval`.
+//
+// Run by the host as `node -e <this file>`. The protocol is newline-delimited
+// JSON: requests arrive on fd 3, replies leave on fd 4; fd 5 carries
+// interrupts. The cell's own output stays on fd 1 and 2; the driver only writes
+// small markers there (where a display sits, where a cell's output ends).
+//
+// Cells run through the in-process inspector's Runtime.evaluate in REPL mode,
+// the mode a browser console uses: top-level let/const/class persist (and may
+// be declared again), and top-level await works. No port is opened.
+'use strict';
+
+(() => {
+  const fs = require('fs');
+  const path = require('path');
+  const util = require('util');
+  const inspector = require('inspector');
+  const Module = require('module');
+  const net = require('net');
+  const { Worker } = require('worker_threads');
+
+  // Our own copies of the protocol descriptors, close-on-exec, so programs the
+  // cell starts do not inherit them.
+  function reopen(fd, flags) {
+    try {
+      const copy = fs.openSync('/proc/self/fd/' + fd, flags);
+      fs.closeSync(fd);
+      return copy;
+    } catch (_) {
+      return fd;
+    }
+  }
+  const fromHost = reopen(3, 'r');
+  const toHost = reopen(4, 'w');
+  const interrupts = reopen(5, 'r');
+
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method, params) =>
+    new Promise((resolve, reject) =>
+      session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
+
+  function send(msg) {
+    const data = Buffer.from(JSON.stringify(msg) + '\n');
+    let off = 0;
+    while (off < data.length) {
+      try {
+        off += fs.writeSync(toHost, data, off);
+      } catch (e) {
+        if (e.code !== 'EAGAIN') throw e;
+      }
+    }
+  }
+  function writeRaw(fd, text) {
+    try {
+      fs.writeSync(fd, text);
+    } catch (_) {}
+  }
+  const marker = (...parts) => '\x1b]agent-eval;' + parts.join(';') + '\x07';
+
+  // ---- interrupts -----------------------------------------------------------
+  // The host sends SIGINT and then a byte on fd 5. If the main thread is free,
+  // its SIGINT handler ends the cell and acknowledges; if it is stuck in
+  // synchronous code, the worker terminates the running script through the
+  // inspector (the variables survive).
+  const ack = new Int32Array(new SharedArrayBuffer(4));
+  const workerSource = `
+    const { workerData } = require('worker_threads');
+    const fs = require('fs');
+    const inspector = require('inspector');
+    const session = new inspector.Session();
+    session.connectToMainThread();
+    const buf = Buffer.alloc(1);
+    let asked = 0;
+    for (;;) {
+      let n = 0;
+      try { n = fs.readSync(workerData.fd, buf, 0, 1, null); } catch (e) { if (e.code === 'EAGAIN') continue; }
+      if (n <= 0) break;
+      asked += 1;
+      const until = Date.now() + 250;
+      let seen;
+      while ((seen = Atomics.load(workerData.ack, 0)) < asked && Date.now() < until) {
+        Atomics.wait(workerData.ack, 0, seen, until - Date.now());
+      }
+      if (Atomics.load(workerData.ack, 0) < asked) session.post('Runtime.terminateExecution');
+    }`;
+  const worker = new Worker(workerSource, { eval: true, workerData: { fd: interrupts, ack } });
+  worker.unref();
+  worker.on('error', () => {});
+
+  let cell = null; // the running cell's state
+  // `ack` counts the SIGINTs this thread handled; the worker compares it with
+  // the interrupt bytes it read.
+  process.on('SIGINT', () => {
+    Atomics.add(ack, 0, 1);
+    Atomics.notify(ack, 0);
+    if (cell && cell.interrupt) cell.interrupt();
+  });
+  process.on('uncaughtException', (e) => {
+    writeRaw(2, 'Uncaught (in a callback): ' + ((e && e.stack) || util.inspect(e)) + '\n');
+  });
+  process.on('unhandledRejection', (e) => {
+    writeRaw(2, 'Unhandled promise rejection: ' + ((e && e.stack) || util.inspect(e)) + '\n');
+  });
+
+  // ---- what cells see -----------------------------------------------------
+  const base = path.join(process.cwd(), '[eval]');
+  globalThis.require = Module.createRequire(base);
+  globalThis.module = { exports: {}, require: globalThis.require, id: '[eval]', filename: base };
+  globalThis.exports = globalThis.module.exports;
+  globalThis.__dirname = process.cwd();
+  globalThis.__filename = base;
+  const { pathToFileURL } = require('url');
+  Object.defineProperty(globalThis, '__agent_import', {
+    value: (spec) => {
+      if (typeof spec === 'string' && (spec.startsWith('./') || spec.startsWith('../') || spec.startsWith('/'))) {
+        spec = pathToFileURL(path.resolve(process.cwd(), spec)).href;
+      } else if (typeof spec === 'string' && !spec.includes(':')) {
+        // Bare specifiers resolve from the current directory, as require does.
+        try {
+          spec = pathToFileURL(Module.createRequire(path.join(process.cwd(), '[eval]')).resolve(spec)).href;
+        } catch (_) {}
+      }
+      return import(spec);
+    },
+  });
+
+  const pending = new Map();
+  let callSeq = 0;
+  class ToolResult {
+    constructor(reply) {
+      this.text = reply.text || '';
+      this.images = (reply.images || []).map((i) => ({ mime: i.mime, data: Buffer.from(i.data, 'base64') }));
+      this.structured = reply.structured === undefined ? null : reply.structured;
+    }
+    toString() {
+      return this.text;
+    }
+    [util.inspect.custom]() {
+      return this.text;
+    }
+  }
+  class ToolError extends Error {
+    constructor(kind, message) {
+      super(kind + ': ' + message);
+      this.name = 'ToolError';
+      this.kind = kind;
+    }
+  }
+  globalThis.ToolError = ToolError;
+  /** Call one of the run's tools exactly as the model would: await tool("read", {path: "a.js"}). */
+  globalThis.tool = (name, args = {}) =>
+    new Promise((resolve, reject) => {
+      const id = ++callSeq;
+      pending.set(id, { resolve, reject });
+      send({ type: 'tool_call', cell: cell ? cell.id : 0, id, name: String(name), args });
+    });
+
+  function isImage(v) {
+    if (!(v instanceof Uint8Array) || v.length < 8) return null;
+    if (v[0] === 0x89 && v[1] === 0x50 && v[2] === 0x4e && v[3] === 0x47) return 'image/png';
+    if (v[0] === 0xff && v[1] === 0xd8) return 'image/jpeg';
+    return null;
+  }
+  function imageItem(mime, bytes) {
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    const item = { mime, data: buf.toString('base64') };
+    if (mime === 'image/png' && buf.length >= 24) {
+      item.width = buf.readUInt32BE(16);
+      item.height = buf.readUInt32BE(20);
+    }
+    return item;
+  }
+  function render(v) {
+    if (v instanceof ToolResult) {
+      return { text: v.text || null, images: v.images.map((i) => imageItem(i.mime, i.data)) };
+    }
+    const mime = isImage(v);
+    if (mime) return { text: null, images: [imageItem(mime, v)] };
+    if (v && typeof v === 'object' && typeof v.mime === 'string' && v.mime.startsWith('image/') && v.data) {
+      const bytes = typeof v.data === 'string' ? Buffer.from(v.data, 'base64') : v.data;
+      return { text: null, images: [imageItem(v.mime, bytes)] };
+    }
+    if (typeof v === 'string') return { text: v, images: [] };
+    return { text: util.inspect(v, { depth: 4, maxArrayLength: 100, maxStringLength: 10000, breakLength: 100 }), images: [] };
+  }
+  function emitDisplay(rendered, echo) {
+    if (!cell) return;
+    cell.seq += 1;
+    send(Object.assign({ type: 'display', cell: cell.id, seq: cell.seq, echo: !!echo }, rendered));
+    if (!echo) writeRaw(1, marker('display', cell.id, cell.seq));
+  }
+  /** Show each value in the cell's result, where it is called. */
+  globalThis.display = (...values) => {
+    for (const v of values) emitDisplay(render(v), false);
+  };
+
+  // ---- cells --------------------------------------------------------------
+  const captureKey = '__agent_capture_' + process.pid;
+  async function materialize(remote) {
+    if (remote.objectId) {
+      await post('Runtime.callFunctionOn', {
+        objectId: remote.objectId,
+        functionDeclaration: `function () { 'use strict'; globalThis[${JSON.stringify(captureKey)}] = this; }`,
+      });
+      const v = globalThis[captureKey];
+      delete globalThis[captureKey];
+      return v;
+    }
+    if (remote.type === 'undefined') return undefined;
+    if ('unserializableValue' in remote) {
+      const u = remote.unserializableValue;
+      if (u.endsWith('n')) return BigInt(u.slice(0, -1));
+      return u === '-0' ? -0 : Number(u);
+    }
+    return remote.value;
+  }
+  function trimStack(stack, id) {
+    const lines = String(stack).split('\n');
+    const out = [];
+    for (const line of lines) {
+      if (/^\s+at /.test(line) && (line.includes('node:inspector') || line.includes('[eval]') || line.includes('__agent_'))) break;
+      out.push(line);
+    }
+    return out.join('\n');
+  }
+  async function describeError(details, code, id) {
+    let value;
+    try {
+      value = details.exception ? await materialize(details.exception) : undefined;
+    } catch (_) {}
+    let text;
+    if (value instanceof Error) {
+      text = trimStack(value.stack || String(value), id);
+      if (value instanceof SyntaxError || !/\n\s+at /.test(text)) {
+        const lineNo = details.lineNumber + 1;
+        const src = code.split('\n')[details.lineNumber];
+        text += `\n    at cell${id}.js:${lineNo}` + (src !== undefined ? `\n  ${lineNo} | ${src}` : '');
+        if (/Cannot use import statement/.test(text)) {
+          text += "\n(static import is for modules: write `const m = await import('pkg')` or `const m = require('pkg')`)";
+        }
+      }
+    } else if (details.exception) {
+      text = 'Uncaught ' + util.inspect(value);
+    } else {
+      text = details.text || 'error';
+    }
+    return text;
+  }
+  // import() inside a REPL-mode script has no module loader; route it to ours.
+  const rewriteImports = (code) => code.replace(/(^|[^\w$.])import\s*\(/g, '$1__agent_import(');
+
+  async function runCell(msg) {
+    const id = msg.cell;
+    let interrupted;
+    const interruptedP = new Promise((resolve) => (interrupted = resolve));
+    cell = { id, seq: 0, interrupt: () => interrupted('interrupted') };
+    let status = 'ok';
+    let error = null;
+    try {
+      const r = await Promise.race([
+        post('Runtime.evaluate', {
+          expression: rewriteImports(msg.code) + `\n//# sourceURL=cell${id}.js`,
+          replMode: true,
+          awaitPromise: true,
+          objectGroup: 'cell',
+        }),
+        interruptedP,
+      ]);
+      if (r === 'interrupted') {
+        status = 'interrupted';
+        error = 'Interrupted: the cell was still waiting (on a promise or timer) when it was interrupted; ' +
+          'pending callbacks may still run later';
+      } else if (r.exceptionDetails) {
+        status = 'error';
+        error = await describeError(r.exceptionDetails, msg.code, id);
+      } else {
+        const value = await materialize(r.result);
+        if (value !== undefined) {
+          globalThis._ = value;
+          emitDisplay(render(value), true);
+        }
+      }
+    } catch (e) {
+      if (/terminated/i.test(String(e && e.message))) {
+        status = 'interrupted';
+        error = 'Interrupted: the running script was terminated';
+      } else {
+        status = 'error';
+        error = String((e && e.stack) || e);
+      }
+    }
+    session.post('Runtime.releaseObjectGroup', { objectGroup: 'cell' }, () => {});
+    writeRaw(1, marker('end', id));
+    writeRaw(2, marker('end', id));
+    cell = null;
+    send({ type: 'done', cell: id, status, error });
+  }
+
+  // Cells run one after another; bridged results arrive while one runs.
+  const queue = [];
+  let running = false;
+  async function pump() {
+    if (running) return;
+    running = true;
+    while (queue.length) await runCell(queue.shift());
+    running = false;
+  }
+  function handle(msg) {
+    if (msg.type === 'exec') {
+      queue.push(msg);
+      pump();
+    } else if (msg.type === 'tool_result') {
+      const p = pending.get(msg.id);
+      if (!p) return;
+      pending.delete(msg.id);
+      if (msg.ok) p.resolve(new ToolResult(msg));
+      else p.reject(new ToolError(msg.kind || 'failed', msg.message || 'the tool call failed'));
+    }
+  }
+
+  const input = new net.Socket({ fd: fromHost, readable: true, writable: false });
+  let buffered = '';
+  input.setEncoding('utf8');
+  input.on('data', (chunk) => {
+    buffered += chunk;
+    let nl;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (!line.trim()) continue;
+      let msg;
+      try {
+        msg = JSON.parse(line);
+      } catch (_) {
+        continue;
+      }
+      handle(msg);
+    }
+  });
+  input.on('end', () => process.exit(0));
+  input.on('error', () => process.exit(0));
+
+  send({ type: 'ready', language: 'javascript', version: process.version, executable: process.execPath, pid: process.pid });
+})();

@@ -1,0 +1,894 @@
+# The Python kernel driver of agent-tools `eval`.
+#
+# Run by the host as `python -c <this file>`. The protocol is newline-delimited
+# JSON: requests arrive on fd 3, replies leave on fd 4. The cell's own stdout
+# and stderr stay on fd 1 and 2 (so output of subprocesses and C extensions is
+# captured too); the driver only writes small markers there, so the host knows
+# where a display sits in the output and when a cell's output is complete.
+#
+# Everything of the driver lives inside `_Kernel`, so the user's namespace
+# (a fresh `__main__`) holds only what the cells define.
+
+import builtins
+import json
+import os
+import sys
+import threading
+
+
+class _Kernel:
+    MAX_IMAGE_PX = 1568
+    TABLE_ROWS = 40
+    TABLE_COLS = 20
+    LINE_MAGICS = ("pip", "cd", "pwd", "env", "time", "timeit", "matplotlib")
+    CELL_MAGICS = ("bash", "sh", "timeit", "capture", "writefile")
+
+    def __init__(self):
+        import queue
+        import types
+
+        self.to_host = 4
+        self.write_lock = threading.Lock()
+        self.requests = queue.Queue()
+        self.calls = {}
+        self.call_seq = 0
+        self.call_lock = threading.Lock()
+        self.cell = 0
+        self.display_seq = 0
+        self.capture_stack = []
+        self.loop = None
+        self.prev_dir = None
+        for fd in (3, 4):
+            os.set_inheritable(fd, False)
+        try:
+            os.close(5)  # the interrupt pipe is for the JavaScript kernel only
+        except OSError:
+            pass
+        main = types.ModuleType("__main__")
+        main.__builtins__ = builtins
+        sys.modules["__main__"] = main
+        self.ns = main.__dict__
+        sys.argv = [""]
+        if "" not in sys.path:
+            sys.path.insert(0, "")
+        # Agg for this process and any Python it starts; plt.show() is
+        # routed to display by the import hook below.
+        os.environ["MPLBACKEND"] = "Agg"
+        sys.meta_path.insert(0, _PyplotHook(self))
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.reconfigure(line_buffering=True, errors="backslashreplace")
+            except Exception:
+                pass
+        builtins.display = self.display
+        builtins.tool = self.tool
+        builtins.ToolError = ToolError
+        builtins._agent_kernel = self
+
+    # ---- protocol ----------------------------------------------------------
+
+    def send(self, msg):
+        data = (json.dumps(msg, separators=(",", ":"), default=str) + "\n").encode()
+        with self.write_lock:
+            view = memoryview(data)
+            while view:
+                n = os.write(self.to_host, view)
+                view = view[n:]
+
+    def read_requests(self):
+        with os.fdopen(3, "rb") as f:
+            for line in f:
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if msg.get("type") == "tool_result":
+                    slot = self.calls.get(msg.get("id"))
+                    if slot is not None:
+                        slot[1] = msg
+                        slot[0].set()
+                else:
+                    self.requests.put(msg)
+        self.requests.put(None)
+
+    def marker(self, kind, *parts):
+        tail = ";".join(str(p) for p in parts)
+        return ("\x1b]agent-eval;%s;%s\x07" % (kind, tail)).encode()
+
+    def flush_streams(self):
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+
+    def serve(self):
+        threading.Thread(target=self.read_requests, name="agent-eval-reader", daemon=True).start()
+        self.send(
+            {
+                "type": "ready",
+                "language": "python",
+                "version": sys.version.split()[0],
+                "executable": sys.executable,
+                "pid": os.getpid(),
+            }
+        )
+        while True:
+            try:
+                msg = self.requests.get()
+            except KeyboardInterrupt:
+                continue  # a late interrupt between cells
+            if msg is None:
+                self.flush_streams()
+                os._exit(0)
+            if msg.get("type") == "exec":
+                self.run_cell(msg)
+
+    # ---- cells -------------------------------------------------------------
+
+    def run_cell(self, msg):
+        self.cell = msg["cell"]
+        self.display_seq = 0
+        self.capture_stack = []
+        status, error = "ok", None
+        try:
+            try:
+                self.run_code(msg["code"], "<cell %d>" % self.cell, echo=True)
+            finally:
+                self.emit_figures()
+        except KeyboardInterrupt as e:
+            status, error = "interrupted", self.format_error(e)
+        except _MagicError as e:
+            status, error = "error", "MagicError: %s" % e
+        except BaseException as e:  # SystemExit too: the kernel stays up
+            status, error = "error", self.format_error(e)
+        self.flush_streams()
+        for fd in (1, 2):
+            try:
+                os.write(fd, self.marker("end", self.cell))
+            except OSError:
+                pass
+        self.send({"type": "done", "cell": self.cell, "status": status, "error": error})
+
+    def run_code(self, code, filename, echo):
+        import ast
+        import linecache
+
+        src = self.rewrite(code)
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        flags = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+        tree = compile(src, filename, "exec", flags)
+        last = None
+        if echo and tree.body and isinstance(tree.body[-1], ast.Expr) and not _ends_with_semicolon(src):
+            last = ast.Expression(tree.body.pop().value)
+        run_flags = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+        self.run_compiled(compile(tree, filename, "exec", run_flags))
+        if last is not None:
+            value = self.run_compiled(compile(last, filename, "eval", run_flags))
+            if value is not None:
+                self.ns["_"] = value
+                self.emit_display(self.render(value), echo=True)
+
+    def run_compiled(self, code):
+        import inspect
+
+        if code.co_flags & inspect.CO_COROUTINE:
+            import asyncio
+
+            if self.loop is None or self.loop.is_closed():
+                self.loop = asyncio.new_event_loop()
+            return self.loop.run_until_complete(eval(code, self.ns))
+        return eval(code, self.ns)
+
+    def format_error(self, e):
+        import traceback
+
+        tb = e.__traceback__
+        # Drop the driver's own frames: the traceback starts at the user's.
+        while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell "):
+            tb = tb.tb_next
+        return "".join(traceback.format_exception(type(e), e, tb)).rstrip()
+
+    # ---- display -----------------------------------------------------------
+
+    def display(self, *objs, **_kwargs):
+        """Show each object in the cell's result, where it is called."""
+        for obj in objs:
+            self.emit_display(self.render(obj))
+
+    def emit_display(self, rendered, echo=False):
+        if self.capture_stack:
+            self.capture_stack[-1].outputs.append(rendered)
+            return
+        self.display_seq += 1
+        self.flush_streams()
+        msg = {"type": "display", "cell": self.cell, "seq": self.display_seq, "echo": echo}
+        msg.update(rendered)
+        self.send(msg)
+        if not echo:
+            os.write(1, self.marker("display", self.cell, self.display_seq))
+
+    def render(self, obj):
+        """A dict with `text` and `images` (mime, base64) for one object."""
+        try:
+            return self._render(obj)
+        except Exception as e:  # a broken _repr_ must not break the cell
+            return {"text": "%s  (display failed: %s)" % (_safe_repr(obj), e), "images": []}
+
+    def _render(self, obj):
+        import base64
+
+        if isinstance(obj, ToolResult):
+            imgs = [{"mime": m, "data": base64.b64encode(d).decode()} for m, d in obj.images]
+            return {"text": str(obj) or None, "images": imgs}
+        cls = type(obj)
+        module = getattr(cls, "__module__", "") or ""
+        if (module == "pandas" or module.startswith("pandas.")) and cls.__name__ in ("DataFrame", "Series"):
+            return {"text": self.table(obj), "images": []}
+        if module.startswith("matplotlib.") and cls.__name__ == "Figure":
+            png = self.figure_png(obj)
+            try:
+                import matplotlib.pyplot as plt
+
+                plt.close(obj)
+            except Exception:
+                pass
+            return {"text": None, "images": [self.png_item(png)]}
+        for name in ("_repr_png_", "_repr_jpeg_"):
+            method = getattr(obj, name, None)
+            if callable(method) and not isinstance(obj, type):
+                data = method()
+                if isinstance(data, tuple):
+                    data = data[0]
+                if data:
+                    if isinstance(data, str):
+                        data = base64.b64decode(data)
+                    mime = "image/png" if name == "_repr_png_" else "image/jpeg"
+                    return {"text": None, "images": [self.image_item(data, mime)]}
+        method = getattr(obj, "_repr_markdown_", None)
+        if callable(method) and not isinstance(obj, type):
+            md = method()
+            if isinstance(md, tuple):
+                md = md[0]
+            if md:
+                return {"text": md, "images": []}
+        method = getattr(obj, "_repr_html_", None)
+        if callable(method) and not isinstance(obj, type):
+            html = method()
+            if isinstance(html, tuple):
+                html = html[0]
+            if html:
+                return {"text": html_to_text(html), "images": []}
+        if isinstance(obj, (dict, list, tuple, set)) and len(repr(obj)) > 100:
+            import pprint
+
+            return {"text": pprint.pformat(obj, width=100, sort_dicts=False), "images": []}
+        return {"text": _safe_repr(obj), "images": []}
+
+    def table(self, obj):
+        """A pandas DataFrame or Series as a plain-text table with its shape."""
+        rows = self.TABLE_ROWS
+        if type(obj).__name__ == "DataFrame":
+            n, m = obj.shape
+            head = "DataFrame: %d rows × %d columns" % (n, m)
+            body = obj.to_string(max_rows=rows, min_rows=min(rows, 20), max_cols=self.TABLE_COLS, max_colwidth=60)
+            notes = []
+            if n > rows:
+                notes.append("first 10 and last 10 of %d rows shown" % n)
+            if m > self.TABLE_COLS:
+                notes.append("%d of %d columns shown" % (self.TABLE_COLS, m))
+            tail = ("\n(" + "; ".join(notes) + " — use .head(), .iloc[...] or .to_string() for more)") if notes else ""
+            return head + "\n" + body + tail
+        n = len(obj)
+        name = "" if obj.name is None else " %r" % (obj.name,)
+        head = "Series%s: %d rows, dtype %s" % (name, n, obj.dtype)
+        body = obj.to_string(max_rows=rows, min_rows=min(rows, 20))
+        tail = ("\n(first 10 and last 10 of %d rows shown — use .head(), .iloc[...] or .to_string() for more)" % n) if n > rows else ""
+        return head + "\n" + body + tail
+
+    # ---- images ------------------------------------------------------------
+
+    def png_item(self, data):
+        import base64
+
+        w, h = _png_size(data)
+        return {"mime": "image/png", "data": base64.b64encode(data).decode(), "width": w, "height": h}
+
+    def image_item(self, data, mime):
+        """An image, downscaled with Pillow when larger than a model can use."""
+        import base64
+
+        w, h = _png_size(data) if mime == "image/png" else (0, 0)
+        if mime != "image/png" or max(w, h) > self.MAX_IMAGE_PX:
+            try:
+                import io
+                from PIL import Image
+
+                im = Image.open(io.BytesIO(data))
+                if max(im.size) > self.MAX_IMAGE_PX:
+                    im.thumbnail((self.MAX_IMAGE_PX, self.MAX_IMAGE_PX))
+                    buf = io.BytesIO()
+                    im.save(buf, format="PNG")
+                    data, mime = buf.getvalue(), "image/png"
+                w, h = im.size
+            except Exception:
+                pass
+        return {"mime": mime, "data": base64.b64encode(data).decode(), "width": w, "height": h}
+
+    def figure_png(self, fig):
+        import io
+
+        w, h = fig.get_size_inches()
+        dpi = min(float(fig.dpi), self.MAX_IMAGE_PX / max(w, h, 0.01))
+        for _ in range(3):
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+            data = buf.getvalue()
+            pw, ph = _png_size(data)
+            if max(pw, ph) <= self.MAX_IMAGE_PX:
+                break
+            dpi *= 0.95 * self.MAX_IMAGE_PX / max(pw, ph)
+        return data
+
+    def emit_figures(self):
+        """Every open matplotlib figure, as images; then they are closed."""
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return
+        try:
+            nums = plt.get_fignums()
+        except Exception:
+            return
+        for num in nums:
+            try:
+                fig = plt.figure(num)
+                self.emit_display({"text": None, "images": [self.png_item(self.figure_png(fig))]})
+            except Exception as e:
+                print("figure %s could not be rendered: %s" % (num, e), file=sys.stderr)
+        try:
+            plt.close("all")
+        except Exception:
+            pass
+
+    # ---- the tool bridge ---------------------------------------------------
+
+    def tool(self, name, args=None, **kwargs):
+        """Call one of the run's tools, exactly as the model would: tool("read", {"path": "a.py"})."""
+        if args is None:
+            args = kwargs
+        elif kwargs:
+            args = dict(args, **kwargs)
+        with self.call_lock:
+            self.call_seq += 1
+            call_id = self.call_seq
+        slot = [threading.Event(), None]
+        self.calls[call_id] = slot
+        try:
+            self.send({"type": "tool_call", "cell": self.cell, "id": call_id, "name": str(name), "args": args})
+            slot[0].wait()
+        finally:
+            self.calls.pop(call_id, None)
+        reply = slot[1]
+        if reply.get("ok"):
+            return ToolResult(reply)
+        raise ToolError(reply.get("kind", "failed"), reply.get("message", "the tool call failed"))
+
+    # ---- IPython idioms ----------------------------------------------------
+
+    def rewrite(self, code):
+        """IPython idioms rewritten into plain Python calls on this kernel."""
+        import re
+
+        lines = code.split("\n")
+        first = 0
+        while first < len(lines) and not lines[first].strip():
+            first += 1
+        if first < len(lines) and lines[first].lstrip().startswith("%%"):
+            head = lines[first].strip()[2:]
+            name, _, rest = head.partition(" ")
+            if name not in self.CELL_MAGICS:
+                raise _MagicError(self.unknown_magic("%%" + name))
+            body = "\n".join(lines[first + 1 :])
+            return "_agent_kernel.cell_magic(%r, %r, %r)\n" % (name, rest.strip(), body)
+        if "%" not in code and "!" not in code:
+            return code
+        try:  # a cell that already compiles has no magics (a `%` line inside a string)
+            import ast
+
+            compile(code, "<check>", "exec", ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0))
+            return code
+        except SyntaxError:
+            pass
+        out = []
+        target = r"[A-Za-z_][\w\.]*(?:\s*,\s*[A-Za-z_][\w\.]*)*"
+        for line in lines:
+            m = re.match(r"(\s*)(%s)\s*=\s*!(.*)$" % target, line)
+            if m:
+                out.append("%s%s = _agent_kernel.getoutput(%r)" % (m.group(1), m.group(2), m.group(3)))
+                continue
+            m = re.match(r"(\s*)(%s)\s*=\s*%%(\w+)\s?(.*)$" % target, line)
+            if m:
+                self.check_line_magic(m.group(3))
+                out.append("%s%s = _agent_kernel.line_magic(%r, %r)" % (m.group(1), m.group(2), m.group(3), m.group(4)))
+                continue
+            m = re.match(r"(\s*)!(.*)$", line)
+            if m:
+                out.append("%s_agent_kernel.system(%r)" % (m.group(1), m.group(2)))
+                continue
+            m = re.match(r"(\s*)%%(\S*)", line)
+            if m:
+                raise _MagicError("cell magic %%%%%s must be on the first line of the cell" % m.group(2))
+            m = re.match(r"(\s*)%(\w+)\s?(.*)$", line)
+            if m:
+                self.check_line_magic(m.group(2))
+                out.append("%s_agent_kernel.line_magic(%r, %r)" % (m.group(1), m.group(2), m.group(3)))
+                continue
+            out.append(line)
+        return "\n".join(out)
+
+    def unknown_magic(self, name):
+        return (
+            "%s is not supported here; supported: line magics %s; cell magics (first line) %s; "
+            "shell lines `!cmd` and `x = !cmd`. Write plain Python for anything else."
+            % (
+                name,
+                ", ".join("%" + m for m in self.LINE_MAGICS),
+                ", ".join("%%" + m for m in self.CELL_MAGICS),
+            )
+        )
+
+    def check_line_magic(self, name):
+        if name not in self.LINE_MAGICS:
+            raise _MagicError(self.unknown_magic("%" + name))
+
+    def expand(self, text, depth=2):
+        """IPython's variable expansion in shell lines: {expr} and $name ($$ is a literal $)."""
+        import re
+
+        frame = sys._getframe(depth)
+        scope = dict(self.ns)
+        scope.update(frame.f_locals)
+
+        def brace(m):
+            try:
+                return str(eval(m.group(1), scope))
+            except Exception:
+                return m.group(0)
+
+        def dollar(m):
+            if m.group(0) == "$$":
+                return "$"
+            name = m.group(1)
+            return str(scope[name]) if name in scope else m.group(0)
+
+        text = re.sub(r"(?<!\{)\{([^{}]+)\}(?!\})", brace, text)
+        return re.sub(r"\$\$|\$([A-Za-z_]\w*)", dollar, text)
+
+    def system(self, cmd):
+        import subprocess
+
+        cmd = self.expand(cmd)
+        self.flush_streams()
+        subprocess.run(cmd, shell=True, executable="/bin/sh" if os.path.exists("/bin/sh") else None)
+
+    def getoutput(self, cmd):
+        import subprocess
+
+        cmd = self.expand(cmd)
+        self.flush_streams()
+        out = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, text=True, errors="replace").stdout
+        return ShellLines(out.splitlines())
+
+    def line_magic(self, name, arg):
+        arg = self.expand(arg)
+        return getattr(self, "magic_" + name)(arg.strip())
+
+    def magic_matplotlib(self, arg):
+        # `%matplotlib inline` and friends: figures already come back as images.
+        return None
+
+    def magic_pwd(self, arg):
+        return os.getcwd()
+
+    def magic_cd(self, arg):
+        if arg == "-":
+            if self.prev_dir is None:
+                raise _MagicError("%cd -: no previous directory")
+            target = self.prev_dir
+        else:
+            target = os.path.expanduser(arg or "~")
+        here = os.getcwd()
+        os.chdir(target)
+        self.prev_dir = here
+        print(os.getcwd())
+
+    def magic_env(self, arg):
+        if not arg:
+            return dict(os.environ)
+        if "=" in arg:
+            key, _, value = arg.partition("=")
+        elif " " in arg:
+            key, _, value = arg.partition(" ")
+        else:
+            if arg not in os.environ:
+                raise _MagicError("%%env: %s is not set" % arg)
+            return os.environ[arg]
+        key, value = key.strip(), value.strip()
+        os.environ[key] = value
+        print("env: %s=%s" % (key, value))
+
+    def magic_time(self, stmt):
+        import ast
+        import time
+
+        src = self.rewrite(stmt)
+        try:
+            code, is_expr = compile(src, "<cell %d>" % self.cell, "eval"), True
+        except SyntaxError:
+            code, is_expr = compile(src, "<cell %d>" % self.cell, "exec"), False
+        del ast
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            value = eval(code, self.ns)
+        finally:
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            print("CPU times: total: %s\nWall time: %s" % (_fmt_time(cpu), _fmt_time(wall)))
+        return value if is_expr else None
+
+    def _timeit(self, stmt, setup, opts):
+        import statistics
+        import timeit
+
+        timer = timeit.Timer(stmt, setup, globals=self.ns)
+        number = opts.get("n")
+        repeat = opts.get("r", 7)
+        if number is None:
+            number, took = timer.autorange()
+            # Keep the whole measurement to a few seconds.
+            if took * repeat > 5:
+                repeat = max(1, int(5 / max(took, 1e-9)))
+        runs = [t / number for t in timer.repeat(repeat=repeat, number=number)]
+        mean = statistics.mean(runs)
+        dev = statistics.pstdev(runs) if len(runs) > 1 else 0.0
+        print(
+            "%s ± %s per loop (mean ± std. dev. of %d run%s, %d loop%s each)"
+            % (_fmt_time(mean), _fmt_time(dev), repeat, "" if repeat == 1 else "s", number, "" if number == 1 else "s")
+        )
+
+    def _timeit_opts(self, arg):
+        import shlex
+
+        words = shlex.split(arg)
+        opts, rest = {}, []
+        i = 0
+        while i < len(words):
+            w = words[i]
+            if w in ("-n", "-r") and i + 1 < len(words):
+                opts[w[1]] = int(words[i + 1])
+                i += 2
+                continue
+            if w.startswith("-n") and w[2:].isdigit() or w.startswith("-r") and w[2:].isdigit():
+                opts[w[1]] = int(w[2:])
+            else:
+                rest.append(w)
+            i += 1
+        return opts, " ".join(rest)
+
+    def magic_timeit(self, arg):
+        opts, stmt = self._timeit_opts(arg)
+        if not stmt:
+            raise _MagicError("%timeit needs a statement: %timeit sum(range(100))")
+        self._timeit(self.rewrite(stmt), "pass", opts)
+
+    def cell_magic(self, name, arg, body):
+        if name in ("bash", "sh"):
+            import subprocess
+
+            self.flush_streams()
+            shell = "bash" if name == "bash" else "sh"
+            rc = subprocess.run([shell], input=body.encode()).returncode
+            if rc:
+                print("(%s exited with status %d)" % (shell, rc), file=sys.stderr)
+            return None
+        if name == "timeit":
+            opts, setup = self._timeit_opts(arg)
+            self._timeit(body, setup or "pass", opts)
+            return None
+        if name == "writefile":
+            import shlex
+
+            words = shlex.split(arg)
+            append = "-a" in words or "--append" in words
+            paths = [w for w in words if w not in ("-a", "--append")]
+            if len(paths) != 1:
+                raise _MagicError("%%writefile needs one path: %%writefile [-a] path")
+            path = os.path.expanduser(paths[0])
+            existed = os.path.exists(path)
+            with open(path, "a" if append else "w") as f:
+                f.write(body if body.endswith("\n") else body + "\n")
+            print("%s %s" % ("Appending to" if append else ("Overwriting" if existed else "Writing"), paths[0]))
+            return None
+        if name == "capture":
+            return self.capture(arg, body)
+        raise _MagicError(self.unknown_magic("%%" + name))
+
+    def capture(self, arg, body):
+        import contextlib
+        import io
+
+        words = arg.split()
+        var = next((w for w in words if not w.startswith("-")), None)
+        out, err = io.StringIO(), io.StringIO()
+        captured = CapturedIO(out, err)
+        self.capture_stack.append(captured)
+        try:
+            with contextlib.ExitStack() as stack:
+                if "--no-stdout" not in words:
+                    stack.enter_context(contextlib.redirect_stdout(out))
+                if "--no-stderr" not in words:
+                    stack.enter_context(contextlib.redirect_stderr(err))
+                self.run_code(body, "<cell %d>" % self.cell, echo=False)
+        finally:
+            self.capture_stack.pop()
+        if var:
+            self.ns[var] = captured
+        return None
+
+    def magic_pip(self, arg):
+        import shlex
+        import subprocess
+
+        argv = shlex.split(arg)
+        before = _distributions()
+        self.flush_streams()
+        rc = subprocess.run([sys.executable, "-m", "pip"] + argv).returncode
+        if not argv or argv[0] not in ("install", "uninstall"):
+            return None
+        after = _distributions()
+        changed = [n for n in set(before) | set(after) if before.get(n, (None,))[0] != after.get(n, (None,))[0]]
+        tops = set()
+        for n in changed:
+            tops |= before.get(n, (None, set()))[1] | after.get(n, (None, set()))[1]
+        purged = []
+        for mod in list(sys.modules):
+            if mod.split(".")[0] in tops:
+                del sys.modules[mod]
+                purged.append(mod)
+        import importlib
+
+        importlib.invalidate_caches()
+        self.flush_streams()
+        if rc:
+            print("(pip exited with status %d)" % rc, file=sys.stderr)
+        if changed:
+            names = sorted(after.get(n, before.get(n))[2] for n in changed)
+            print(
+                "Changed distributions: %s; %d module%s purged from sys.modules%s, so the next import loads the new code."
+                % (
+                    ", ".join(names),
+                    len(purged),
+                    "" if len(purged) == 1 else "s",
+                    (" (" + ", ".join(sorted(m for m in purged if "." not in m)) + ")") if purged else "",
+                )
+            )
+        return None
+
+
+def _distributions():
+    """{normalized name: (version, top-level modules, display name)} of installed distributions."""
+    import re
+
+    try:
+        from importlib import metadata
+    except ImportError:
+        return {}
+    out = {}
+    for dist in metadata.distributions():
+        try:
+            name = dist.metadata["Name"]
+        except Exception:
+            continue
+        if not name:
+            continue
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        tops = set()
+        text = None
+        try:
+            text = dist.read_text("top_level.txt")
+        except Exception:
+            pass
+        if text:
+            tops |= {t.strip() for t in text.split() if t.strip()}
+        for f in dist.files or ():
+            parts = f.parts
+            if not parts or parts[0].endswith((".dist-info", ".egg-info", ".data")) or parts[0] in ("..", "__pycache__"):
+                continue
+            if len(parts) == 1:
+                stem = parts[0].split(".")[0]
+                if parts[0].endswith((".py", ".so", ".pyd")) and stem:
+                    tops.add(stem)
+            else:
+                tops.add(parts[0])
+        out[key] = (dist.version, tops, name)
+    return out
+
+
+def _ends_with_semicolon(src):
+    lines = [line for line in src.rstrip().split("\n")]
+    last = lines[-1].split("#")[0].rstrip() if lines else ""
+    return last.endswith(";")
+
+
+def _safe_repr(obj):
+    try:
+        return repr(obj)
+    except Exception as e:
+        return "<%s object (repr failed: %s)>" % (type(obj).__name__, e)
+
+
+def _fmt_time(seconds):
+    if seconds >= 1:
+        return "%.3g s" % seconds
+    if seconds >= 1e-3:
+        return "%.3g ms" % (seconds * 1e3)
+    if seconds >= 1e-6:
+        return "%.3g µs" % (seconds * 1e6)
+    return "%.3g ns" % (seconds * 1e9)
+
+
+def _png_size(data):
+    if len(data) >= 24 and data[:8] == b"\x89PNG\r\n\x1a\n":
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    return 0, 0
+
+
+def html_to_text(html):
+    """Readable text from an HTML fragment: block tags break lines, table cells are separated."""
+    from html.parser import HTMLParser
+
+    class _Text(HTMLParser):
+        BLOCK = {"p", "div", "br", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "pre", "ul", "ol"}
+
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.parts = []
+            self.skip = 0
+            self.cells = 0
+
+        def handle_starttag(self, tag, attrs):
+            if tag in ("style", "script"):
+                self.skip += 1
+            elif tag in self.BLOCK:
+                self.parts.append("\n")
+                self.cells = 0
+            elif tag in ("td", "th"):
+                if self.cells:
+                    self.parts.append(" | ")
+                self.cells += 1
+
+        def handle_endtag(self, tag):
+            if tag in ("style", "script"):
+                self.skip = max(0, self.skip - 1)
+            elif tag in self.BLOCK:
+                self.parts.append("\n")
+
+        def handle_data(self, data):
+            if not self.skip:
+                self.parts.append(data if data.strip() else " " if data else "")
+
+    p = _Text()
+    p.feed(html)
+    p.close()
+    text = "".join(p.parts)
+    lines = [" ".join(line.split()) for line in text.split("\n")]
+    return "\n".join(line for line in lines if line)
+
+
+class ToolError(Exception):
+    """A bridged tool call failed; `kind` is bad_arguments, refused, unknown_tool, …"""
+
+    def __init__(self, kind, message):
+        super().__init__("%s: %s" % (kind, message))
+        self.kind = kind
+        self.message = message
+
+
+class ToolResult(str):
+    """The text of a tool's result, with `.images` [(mime, bytes)] and `.structured` (JSON or None)."""
+
+    def __new__(cls, reply):
+        import base64
+
+        self = super().__new__(cls, reply.get("text") or "")
+        self.images = [(i["mime"], base64.b64decode(i["data"])) for i in reply.get("images") or []]
+        self.structured = reply.get("structured")
+        return self
+
+    @property
+    def text(self):
+        return str(self)
+
+
+class ShellLines(list):
+    """The lines `x = !cmd` captured; `.s` joins them with spaces, `.n` with newlines."""
+
+    @property
+    def s(self):
+        return " ".join(self)
+
+    @property
+    def n(self):
+        return "\n".join(self)
+
+
+class CapturedIO:
+    """What `%%capture var` caught: `.stdout`, `.stderr`, `.outputs`; `.show()` replays it."""
+
+    def __init__(self, out, err):
+        self._out, self._err = out, err
+        self.outputs = []
+
+    @property
+    def stdout(self):
+        return self._out.getvalue()
+
+    @property
+    def stderr(self):
+        return self._err.getvalue()
+
+    def show(self):
+        sys.stdout.write(self.stdout)
+        sys.stderr.write(self.stderr)
+        for rendered in self.outputs:
+            builtins._agent_kernel.emit_display(rendered)
+
+    def __repr__(self):
+        return "<captured: %d bytes stdout, %d bytes stderr, %d outputs>" % (len(self.stdout), len(self.stderr), len(self.outputs))
+
+
+class _MagicError(Exception):
+    pass
+
+
+class _PyplotHook:
+    """Routes plt.show() to display once matplotlib.pyplot is imported, wherever that happens."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.busy = False
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "matplotlib.pyplot" or self.busy:
+            return None
+        import importlib.util
+
+        self.busy = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader, kernel = spec.loader, self.kernel
+
+        class _Loader:
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                loader.exec_module(module)
+                try:
+                    module.switch_backend("Agg")
+                except Exception:
+                    pass
+
+                def show(*args, **kwargs):
+                    kernel.emit_figures()
+
+                module.show = show
+
+        spec.loader = _Loader()
+        return spec
+
+
+_Kernel().serve()

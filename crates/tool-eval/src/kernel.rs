@@ -1,0 +1,354 @@
+//! A kernel process: one interpreter running the embedded driver, its pipes,
+//! and the tasks that read them.
+//!
+//! Invariant: the kernel leads its own process group (through
+//! tool_core::process), so dropping a [`KernelProcess`] kills the interpreter
+//! and everything a cell started.
+
+use crate::config::{EvalConfig, Language};
+use crate::interpreter::{self, Interpreter};
+use crate::protocol::{
+    DriverMessage, MarkerScanner, OutputPiece, INTERRUPTS_FD, REPLIES_FD, REQUESTS_FD,
+};
+use crate::sandbox::Sandbox;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::unix::pipe;
+use tokio::sync::mpsc;
+use tool_core::process::{ChildProcess, ChildSpec, ExtraPipe, Io};
+
+const PYTHON_DRIVER: &str = include_str!("drivers/kernel.py");
+const JAVASCRIPT_DRIVER: &str = include_str!("drivers/kernel.js");
+
+/// Which of the cell's streams a piece came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Everything the reading tasks report, in arrival order.
+#[derive(Debug)]
+pub enum KernelEvent {
+    Message(DriverMessage),
+    Output(Stream, OutputPiece),
+    /// The reply pipe closed: the driver is gone.
+    RepliesClosed,
+    StreamClosed(Stream),
+}
+
+/// A started kernel.
+pub struct KernelProcess {
+    pub language: Language,
+    pub interpreter: Interpreter,
+    /// The interpreter's own version, as the driver reported it.
+    pub version: String,
+    pub executable: String,
+    /// How long it took from spawn to the driver's ready message.
+    pub startup: Duration,
+    pub(crate) child: ChildProcess,
+    requests: pipe::Sender,
+    interrupts: Option<pipe::Sender>,
+    pub(crate) events: mpsc::UnboundedReceiver<KernelEvent>,
+    cells: u64,
+    pub(crate) exited: Option<std::process::ExitStatus>,
+}
+
+impl std::fmt::Debug for KernelProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelProcess")
+            .field("language", &self.language)
+            .field("pid", &self.child.pid())
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a kernel could not start.
+#[derive(Debug, Clone)]
+pub struct StartError(pub String);
+
+/// Starts kernels for one run: where (the root, the sandbox) and on what
+/// (the interpreter lookup, the config).
+pub struct KernelFactory {
+    root: PathBuf,
+    config: EvalConfig,
+    sandbox: Option<Arc<dyn Sandbox>>,
+}
+
+impl std::fmt::Debug for KernelFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelFactory")
+            .field("root", &self.root)
+            .field("sandbox", &self.sandbox.as_ref().map(|s| s.describe()))
+            .finish_non_exhaustive()
+    }
+}
+
+impl KernelFactory {
+    pub fn new(
+        root: impl Into<PathBuf>,
+        config: EvalConfig,
+        sandbox: Option<Arc<dyn Sandbox>>,
+    ) -> Self {
+        KernelFactory {
+            root: root.into(),
+            config,
+            sandbox,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn config(&self) -> &EvalConfig {
+        &self.config
+    }
+
+    pub fn sandbox(&self) -> Option<&Arc<dyn Sandbox>> {
+        self.sandbox.as_ref()
+    }
+
+    /// The interpreter a kernel for `language` would run on.
+    pub fn interpreter(&self, language: Language) -> Result<Interpreter, String> {
+        interpreter::resolve(language, &self.config, &self.root, None)
+    }
+
+    /// The command that starts a kernel, before the sandbox wraps it.
+    fn command(&self, language: Language, interp: &Interpreter) -> ChildSpec {
+        let mut spec = ChildSpec::new(&interp.program)
+            .cwd(&self.root)
+            .stdin(Io::Null)
+            .stdout(Io::Pipe)
+            .stderr(Io::Pipe)
+            .extra_pipe(ExtraPipe::ToChild(REQUESTS_FD))
+            .extra_pipe(ExtraPipe::FromChild(REPLIES_FD))
+            .extra_pipe(ExtraPipe::ToChild(INTERRUPTS_FD));
+        spec = match language {
+            Language::Python => spec
+                .args(["-u", "-c", PYTHON_DRIVER])
+                .env("PYTHONUNBUFFERED", "1")
+                .env("MPLBACKEND", "Agg"),
+            Language::Javascript => spec.args(["-e", JAVASCRIPT_DRIVER]),
+        };
+        // A kernel on a virtualenv's python behaves as if it were activated, so
+        // `!pip` and `!python` in a cell mean that environment too.
+        if let Some(venv) = interp.virtualenv() {
+            let mut dirs = vec![venv.join("bin")];
+            if let Some(p) = std::env::var_os("PATH") {
+                dirs.extend(std::env::split_paths(&p));
+            }
+            if let Ok(path) = std::env::join_paths(dirs) {
+                spec = spec.env("PATH", path);
+            }
+            spec = spec.env("VIRTUAL_ENV", venv);
+        }
+        for (k, v) in &self.config.env {
+            spec = spec.env(k, v);
+        }
+        match &self.sandbox {
+            Some(sb) => sb.wrap(spec),
+            None => spec,
+        }
+    }
+
+    /// Start a kernel and wait for its driver to say it is ready.
+    pub async fn start(&self, language: Language) -> Result<KernelProcess, StartError> {
+        let interp = self.interpreter(language).map_err(StartError)?;
+        let spec = self.command(language, &interp);
+        let started = Instant::now();
+        let mut child = spec.spawn().map_err(|e| {
+            StartError(format!(
+                "cannot start the {language} kernel on {}: {e}",
+                interp.program.display()
+            ))
+        })?;
+        let requests = child.take_writer(REQUESTS_FD).expect("requests pipe");
+        let replies = child.take_reader(REPLIES_FD).expect("replies pipe");
+        let interrupts = child.take_writer(INTERRUPTS_FD);
+        let (tx, mut events) = mpsc::unbounded_channel();
+        spawn_reply_reader(replies, tx.clone());
+        if let Some(out) = child.stdout.take() {
+            spawn_stream_reader(out, Stream::Stdout, tx.clone());
+        }
+        if let Some(err) = child.stderr.take() {
+            spawn_stream_reader(err, Stream::Stderr, tx);
+        }
+        let pid = child.pid();
+        tracing::debug!(%language, pid, program = %interp.program.display(), "kernel starting");
+
+        // Wait for `ready`; keep what it printed in case it never comes.
+        let deadline = tokio::time::Instant::now() + self.config.start_timeout();
+        let mut early = Vec::new();
+        let mut exited = None;
+        let ready = loop {
+            tokio::select! {
+                ev = events.recv() => match ev {
+                    Some(KernelEvent::Message(DriverMessage::Ready { version, executable, .. })) => {
+                        break Some((version, executable));
+                    }
+                    Some(KernelEvent::Output(_, OutputPiece::Text(t))) => early.extend(t),
+                    Some(KernelEvent::RepliesClosed) | None => {
+                        // Collect the last words before reporting.
+                        exited = tokio::time::timeout(Duration::from_secs(2), child.wait()).await.ok().and_then(Result::ok);
+                        while let Ok(ev) = events.try_recv() {
+                            if let KernelEvent::Output(_, OutputPiece::Text(t)) = ev { early.extend(t) }
+                        }
+                        break None;
+                    }
+                    Some(_) => {}
+                },
+                _ = tokio::time::sleep_until(deadline) => break None,
+            }
+        };
+        let Some((version, executable)) = ready else {
+            let said = String::from_utf8_lossy(&early);
+            let said = tool_core::format::cap_chars(said.trim(), 2000);
+            let how = match exited {
+                Some(status) => format!("it exited ({})", describe_exit(status)),
+                None => format!(
+                    "it did not answer within {} s",
+                    self.config.start_timeout().as_secs_f64()
+                ),
+            };
+            child.kill().await;
+            return Err(StartError(format!(
+                "the {language} kernel on {} did not start: {how}{}; check that this interpreter runs here{}",
+                interp.program.display(),
+                if said.is_empty() { String::new() } else { format!(". It printed:\n{said}\n") },
+                if language == Language::Python { " (Python 3.8 or newer), or set [eval] python" } else { " (Node.js 16 or newer), or set [eval] node" },
+            )));
+        };
+        let startup = started.elapsed();
+        tracing::info!(%language, pid, ms = startup.as_millis() as u64, %version, "kernel ready");
+        Ok(KernelProcess {
+            language,
+            interpreter: interp,
+            version,
+            executable,
+            startup,
+            child,
+            requests,
+            interrupts,
+            events,
+            cells: 0,
+            exited: None,
+        })
+    }
+}
+
+impl KernelProcess {
+    pub fn pid(&self) -> u32 {
+        self.child.pid()
+    }
+
+    /// The number the next cell gets (1 for the first cell of this kernel).
+    pub(crate) fn next_cell(&mut self) -> u64 {
+        self.cells += 1;
+        self.cells
+    }
+
+    /// Send one request line to the driver.
+    pub(crate) async fn send(&mut self, msg: &Value) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(msg).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        self.requests.write_all(&line).await
+    }
+
+    /// Interrupt the running cell: SIGINT to the group (as a terminal's
+    /// Ctrl-C would, so a subprocess the cell waits on stops too), plus a byte
+    /// on the interrupt pipe for a driver that cannot take signals mid-script.
+    pub(crate) async fn interrupt(&mut self) {
+        let _ = self.child.signal_group(libc::SIGINT);
+        if let Some(w) = &mut self.interrupts {
+            if self.language == Language::Javascript {
+                let _ = w.write_all(b"i").await;
+            }
+        }
+    }
+
+    /// Kill the whole group now.
+    pub(crate) async fn kill(&mut self) {
+        self.child.kill().await;
+    }
+}
+
+/// How a process ended, in words.
+pub fn describe_exit(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return format!("exit status {code}");
+    }
+    match status.signal() {
+        Some(sig) => {
+            let name = match sig {
+                libc::SIGSEGV => "SIGSEGV, a crash in native code",
+                libc::SIGKILL => "SIGKILL, often the out-of-memory killer",
+                libc::SIGABRT => "SIGABRT, an abort in native code",
+                libc::SIGBUS => "SIGBUS",
+                libc::SIGTERM => "SIGTERM",
+                libc::SIGINT => "SIGINT",
+                _ => "",
+            };
+            if name.is_empty() {
+                format!("killed by signal {sig}")
+            } else {
+                format!("killed by signal {sig} ({name})")
+            }
+        }
+        None => "ended".into(),
+    }
+}
+
+fn spawn_reply_reader(replies: pipe::Receiver, tx: mpsc::UnboundedSender<KernelEvent>) {
+    tokio::spawn(async move {
+        let mut lines = BufReader::with_capacity(64 * 1024, replies).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<DriverMessage>(&line) {
+                Ok(msg) => {
+                    if tx.send(KernelEvent::Message(msg)).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "unreadable message from the kernel"),
+            }
+        }
+        let _ = tx.send(KernelEvent::RepliesClosed);
+    });
+}
+
+fn spawn_stream_reader<R>(mut reader: R, stream: Stream, tx: mpsc::UnboundedSender<KernelEvent>)
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
+    tokio::spawn(async move {
+        let mut scanner = MarkerScanner::default();
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut pieces = Vec::new();
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    scanner.feed(&buf[..n], &mut pieces);
+                    for p in pieces.drain(..) {
+                        if tx.send(KernelEvent::Output(stream, p)).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        scanner.finish(&mut pieces);
+        for p in pieces.drain(..) {
+            let _ = tx.send(KernelEvent::Output(stream, p));
+        }
+        let _ = tx.send(KernelEvent::StreamClosed(stream));
+    });
+}
