@@ -16,4 +16,16 @@ pub mod toolset;
 pub use catalog::{ToolFamily, FAMILIES};
 pub use options::{RunConfig, RunOptions};
 pub use tool_core;
+#[cfg(feature = "ask")]
+pub use tool_ask;
+#[cfg(feature = "astgrep")]
+pub use tool_astgrep;
+#[cfg(feature = "debug")]
+pub use tool_debug;
+#[cfg(feature = "eval")]
+pub use tool_eval;
+#[cfg(feature = "lsp")]
+pub use tool_lsp;
+#[cfg(feature = "vibe")]
+pub use tool_vibe;
 pub use toolset::{BindingState, Toolset, ToolsetBuilder};
