@@ -1,0 +1,293 @@
+//! Idle budgets, interrupts, kernels that die, reset, cancellation, and that
+//! no kernel process (or anything a cell started) outlives the run.
+
+mod common;
+use common::*;
+use serde_json::json;
+use std::time::{Duration, Instant};
+use tool_core::process::pid_alive;
+use tool_core::{CallContext, CancellationToken, Surface, ToolError};
+use tool_eval::EvalConfig;
+
+fn quick_run() -> Option<Run> {
+    let python = fixture_python()?;
+    let node = node()?;
+    Some(Run::new(EvalConfig {
+        python: Some(python),
+        node: Some(node),
+        interrupt_grace_seconds: 1.5,
+        ..EvalConfig::default()
+    }))
+}
+
+fn cell(code: &str, language: &str, timeout: f64) -> serde_json::Value {
+    json!({"code": code, "language": language, "timeout_seconds": timeout, "description": "a lifecycle test cell here"})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_budget_pauses_for_bridged_calls_and_output() {
+    let Some(run) = quick_run() else { return };
+    std::fs::write(run.root().join("data.txt"), "x\n").unwrap();
+    run.py("import time\nkept = 'still here'").await.unwrap();
+
+    // 2 s inside a bridged call is not idle time.
+    let out = run
+        .call(cell(
+            "r = tool('read_file', {'path': 'data.txt', 'delay_ms': 2000})\nr",
+            "python",
+            1.0,
+        ))
+        .await
+        .unwrap();
+    assert!(text(&out).ends_with("\nx"), "{}", text(&out));
+
+    // Output shows the cell is alive: 4 × 0.5 s with prints fits a 1 s budget.
+    let out = run
+        .call(cell(
+            "for i in range(4):\n    print('tick', i, flush=True)\n    time.sleep(0.5)",
+            "python",
+            1.0,
+        ))
+        .await
+        .unwrap();
+    assert!(text(&out).contains("tick 3"), "{}", text(&out));
+
+    // 2 s of silent sleep is not: interrupted at ~1 s, the kernel survives.
+    let started = Instant::now();
+    let e = run
+        .call(cell("time.sleep(2)", "python", 1.0))
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    let ToolError::TimedOut(t) = &e else {
+        panic!("{e:?}")
+    };
+    assert!(t.contains("KeyboardInterrupt"), "{t}");
+    assert!(t.contains("idle budget"), "{t}");
+    assert!(
+        t.contains("the python kernel and its variables survive"),
+        "{t}"
+    );
+    assert!(
+        took < Duration::from_millis(1900),
+        "interrupted before the sleep ended: {took:?}"
+    );
+    assert!(text(&run.py("kept").await.unwrap()).ends_with("'still here'"));
+
+    // The same for JavaScript: a bridged wait is fine, a silent timer is not.
+    let out = run
+        .call(cell("const r = await tool('read_file', { path: 'data.txt', delay_ms: 2000 }); r.text.length", "javascript", 1.0))
+        .await
+        .unwrap();
+    assert!(text(&out).ends_with("\n2"), "{}", text(&out));
+    let e = run
+        .call(cell(
+            "let jsKept = 7;\nawait new Promise((r) => setTimeout(r, 2000))",
+            "javascript",
+            1.0,
+        ))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ToolError::TimedOut(_)), "{e:?}");
+    assert!(err_text(&e).contains("variables survive"), "{e}");
+    assert!(text(&run.js("jsKept").await.unwrap()).ends_with("\n7"));
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_loops_are_interrupted_and_stubborn_cells_killed() {
+    let Some(run) = quick_run() else { return };
+    run.py("counter = 41").await.unwrap();
+    let e = run
+        .call(cell("while True:\n    pass", "python", 1.0))
+        .await
+        .unwrap_err();
+    let ToolError::TimedOut(t) = &e else {
+        panic!("{e:?}")
+    };
+    assert!(t.contains("KeyboardInterrupt"), "{t}");
+    assert!(t.contains("variables survive"), "{t}");
+    let out = run.py("counter + 1").await.unwrap();
+    assert!(text(&out).ends_with("\n42"));
+    let pid = kernel_pid(&out);
+
+    // A cell that swallows the interrupt is killed after the grace period;
+    // the next cell starts a fresh kernel and says the state was lost.
+    let e = run
+        .call(cell("import time\nwhile True:\n    try:\n        time.sleep(10)\n    except KeyboardInterrupt:\n        pass", "python", 1.0))
+        .await
+        .unwrap_err();
+    let t = err_text(&e);
+    assert!(
+        t.contains("did not stop, so the python kernel was killed"),
+        "{t}"
+    );
+    assert!(t.contains("variables are lost"), "{t}");
+    assert!(!pid_alive(pid), "the old kernel is gone");
+    let e = run.py("counter").await.unwrap_err();
+    let t = err_text(&e);
+    assert!(
+        t.contains("new python kernel: the previous one was killed"),
+        "{t}"
+    );
+    assert!(t.contains("NameError"), "{t}");
+
+    // JavaScript: a synchronous busy loop is terminated and state survives.
+    run.js("const jsState = 'kept';").await.unwrap();
+    let e = run
+        .call(cell("while (true) {}", "javascript", 1.0))
+        .await
+        .unwrap_err();
+    let ToolError::TimedOut(t) = &e else {
+        panic!("{e:?}")
+    };
+    assert!(t.contains("Interrupted"), "{t}");
+    assert!(text(&run.js("jsState").await.unwrap()).contains("kept"));
+    // A subprocess the cell waits on is stopped by the interrupt too.
+    let started = Instant::now();
+    let e = run
+        .call(cell(
+            "require('child_process').execSync('sleep 30')",
+            "javascript",
+            1.0,
+        ))
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(10), "{e}");
+    assert!(text(&run.js("jsState").await.unwrap()).contains("kept"));
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_kernels_are_reported_and_replaced() {
+    let Some(run) = quick_run() else { return };
+    run.py("gone = 1").await.unwrap();
+    let e = run
+        .py("import os\nprint('last words', flush=True)\nos._exit(1)")
+        .await
+        .unwrap_err();
+    let t = err_text(&e);
+    assert!(t.contains("last words"), "{t}");
+    assert!(
+        t.contains("The python kernel died while running this cell (exit status 1)"),
+        "{t}"
+    );
+    let e = run.py("gone").await.unwrap_err();
+    let t = err_text(&e);
+    assert!(
+        t.contains("(new python kernel: the previous one died (exit status 1)"),
+        "{t}"
+    );
+    assert!(t.contains("NameError"), "{t}");
+    assert!(text(&run.py("'fresh'").await.unwrap()).ends_with("'fresh'"));
+
+    // A crash in native code.
+    let e = run
+        .py("import ctypes\nctypes.string_at(0)")
+        .await
+        .unwrap_err();
+    assert!(err_text(&e).contains("SIGSEGV"), "{e}");
+
+    let e = run.js("process.exit(3)").await.unwrap_err();
+    assert!(
+        err_text(&e).contains("The javascript kernel died while running this cell (exit status 3)"),
+        "{e}"
+    );
+    let t = text(&run.js("1 + 1").await.unwrap());
+    assert!(
+        t.contains("(new javascript kernel: the previous one died (exit status 3)"),
+        "{t}"
+    );
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_cancel_and_no_survivors() {
+    let Some(run) = quick_run() else { return };
+    let out = run.py("state = 'old'").await.unwrap();
+    let first = kernel_pid(&out);
+    let out = run
+        .call(json!({"code": "'state' in globals()", "reset": true, "description": "check a clean kernel after reset"}))
+        .await
+        .unwrap();
+    let t = text(&out);
+    assert!(
+        t.contains("(reset: the previous python kernel was stopped"),
+        "{t}"
+    );
+    assert!(t.ends_with("False"), "{t}");
+    assert_ne!(kernel_pid(&out), first);
+    assert!(!pid_alive(first));
+
+    // Cancelling the call interrupts the cell; the kernel survives.
+    run.py("import time\nalive = True").await.unwrap();
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        trigger.cancel();
+    });
+    let e = run
+        .registry
+        .call(
+            Surface::FULL,
+            "eval",
+            json!({"code": "time.sleep(30)", "description": "a cell that will be cancelled"}),
+            CallContext::new().with_cancel(cancel),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ToolError::Cancelled(_)), "{e:?}");
+    assert!(text(&run.py("alive").await.unwrap()).ends_with("True"));
+
+    // Processes the cells started die with the run.
+    let out = run
+        .py("import subprocess\nchild = subprocess.Popen(['sleep', '300'])\nchild.pid")
+        .await
+        .unwrap();
+    let py_child: u32 = text(&out)
+        .rsplit('\n')
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let out = run
+        .js("const c = require('child_process').spawn('sleep', ['300']); c.pid")
+        .await
+        .unwrap();
+    let js_child: u32 = text(&out)
+        .rsplit('\n')
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(pid_alive(py_child) && pid_alive(js_child));
+    let kernels: Vec<u32> = run
+        .eval
+        .kernel_pids()
+        .await
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect();
+    assert_eq!(kernels.len(), 2);
+    run.finish().await;
+    assert_no_survivors(&[py_child, js_child]).await;
+    assert_no_survivors(&kernels).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_budgets_are_refused() {
+    let Some(run) = quick_run() else { return };
+    let e = run.call(cell("1", "python", 100_000.0)).await.unwrap_err();
+    assert!(err_text(&e).contains("above the maximum of 3600 s"), "{e}");
+    let e = run.call(cell("1", "python", 0.0)).await.unwrap_err();
+    assert!(err_text(&e).contains("positive number"), "{e}");
+    let e = run
+        .call(json!({"code": "1", "language": "ruby", "description": "an unknown language here"}))
+        .await
+        .unwrap_err();
+    assert!(err_text(&e).contains("argument `language`"), "{e}");
+    run.finish().await;
+}
