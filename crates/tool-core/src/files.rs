@@ -176,6 +176,17 @@ impl FileTransaction {
     /// Check every file, then write them in order; on a failed write, put back
     /// what was already written.
     pub fn commit(&self) -> Result<(), TransactionError> {
+        self.commit_with(|_, _| Ok(()))
+    }
+
+    /// [`commit`](Self::commit), calling `before_write(i, change)` before the
+    /// i-th file is written: where a caller records progress in a journal,
+    /// and where tests inject a crash or a failed write. An error from it is
+    /// handled exactly as a failed write of that file.
+    pub fn commit_with(
+        &self,
+        mut before_write: impl FnMut(usize, &FileChange) -> io::Result<()>,
+    ) -> Result<(), TransactionError> {
         let drifted = self
             .drifted()
             .map_err(|source| TransactionError::WriteFailed {
@@ -186,7 +197,7 @@ impl FileTransaction {
             return Err(TransactionError::Drifted(drifted));
         }
         for (i, c) in self.changes.iter().enumerate() {
-            if let Err(source) = apply(&c.path, &c.new) {
+            if let Err(source) = before_write(i, c).and_then(|()| apply(&c.path, &c.new)) {
                 let mut unrestored = Vec::new();
                 let mut errors = Vec::new();
                 for done in self.changes[..i].iter().rev() {

@@ -1,0 +1,91 @@
+//! How a run binds the parser resource: one [`EditStore`] shared by
+//! `ast_grep`, `ast_edit` and `resolve`, opened (and its journal recovered)
+//! when the tools register.
+
+use crate::catalog::Lang;
+use crate::journal::{Journal, Recovery};
+use crate::store::EditStore;
+use crate::tools::{AstEditTool, AstGrepTool, ResolveTool};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tool_core::{Binding, Registry, RegistryError, RunContext};
+
+/// The tree-sitter parser resource of one run.
+#[derive(Debug, Default)]
+pub struct AstGrepBinding {
+    /// Where the apply journal lives; default [`Journal::for_root`].
+    journal_dir: Option<PathBuf>,
+    store: Mutex<Option<Arc<EditStore>>>,
+}
+
+impl AstGrepBinding {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Keep the apply journal in `dir` instead of the default place.
+    pub fn with_journal_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.journal_dir = Some(dir.into());
+        self
+    }
+
+    fn journal(&self, run: &RunContext) -> Journal {
+        match &self.journal_dir {
+            Some(d) => Journal::at(d),
+            None => Journal::for_root(run.workspace.root()),
+        }
+    }
+
+    /// The run's edit store, once registered.
+    pub fn store(&self) -> Option<Arc<EditStore>> {
+        self.store.lock().expect("store lock").clone()
+    }
+}
+
+impl Binding for AstGrepBinding {
+    fn resource(&self) -> &'static str {
+        "tree-sitter parser"
+    }
+
+    fn register(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
+        let store = Arc::new(EditStore::open(self.journal(run)));
+        *self.store.lock().expect("store lock") = Some(store.clone());
+        let ws = run.workspace.clone();
+        registry.register(Arc::new(AstGrepTool::new(ws.clone())))?;
+        registry.register(Arc::new(AstEditTool::new(ws, store.clone())))?;
+        registry.register(Arc::new(ResolveTool::new(store)))?;
+        Ok(())
+    }
+
+    fn doctor(&self, run: &RunContext) -> Vec<String> {
+        let journal = self.journal(run);
+        let mut lines = vec![
+            format!(
+                "{} grammars shipped: {}",
+                Lang::all().count(),
+                Lang::id_list()
+            ),
+            format!("apply journal: {}", journal.dir().display()),
+        ];
+        let mut recovered: Vec<Recovery> = self
+            .store()
+            .map(|s| s.recovered().to_vec())
+            .unwrap_or_default();
+        recovered.extend(journal.recover());
+        if recovered.is_empty() {
+            lines.push("no interrupted edits".into());
+        }
+        lines.extend(recovered.iter().map(Recovery::describe));
+        lines
+    }
+}
+
+/// Recover interrupted applies under a workspace root (for `agent-tools
+/// doctor` and hosts without a binding): one line per record acted on.
+pub fn recover_interrupted(root: &Path) -> Vec<String> {
+    Journal::for_root(root)
+        .recover()
+        .iter()
+        .map(Recovery::describe)
+        .collect()
+}

@@ -1,0 +1,328 @@
+//! Text shaping for results the model reads: one-line excerpts, match lines,
+//! diff previews.
+
+use tool_core::format::cap_chars;
+
+/// The first line of `s`, at most `max` characters; `…` marks a cut (also
+/// when later lines were dropped).
+pub fn one_line(s: &str, max: usize) -> String {
+    let mut lines = s.lines();
+    let first = lines.next().unwrap_or("");
+    let capped = cap_chars(first, max).into_owned();
+    if lines.next().is_some() && !capped.ends_with('…') {
+        format!("{capped} …")
+    } else {
+        capped
+    }
+}
+
+use crate::ops::Scope;
+use crate::search::{MatchRecord, SearchOutcome, Skipped};
+use crate::store::StagedFile;
+use serde_json::{json, Value};
+use tool_core::format::plural;
+
+/// Diff lines shown in an ast_edit preview.
+pub const PREVIEW_LINES: usize = 200;
+
+const NARROW: &str = "narrow with path or a more specific pattern";
+
+/// `a, b, c` or `a, b, … (5 more)`.
+pub fn list_capped(items: &[String], max: usize) -> String {
+    if items.len() <= max {
+        return items.join(", ");
+    }
+    format!(
+        "{}, … ({} more)",
+        items[..max].join(", "),
+        items.len() - max
+    )
+}
+
+/// The ids of the languages searched.
+pub fn language_ids(outcome: &SearchOutcome) -> Vec<&'static str> {
+    outcome.searched.iter().map(|c| c.lang.id()).collect()
+}
+
+fn languages_label(outcome: &SearchOutcome) -> String {
+    let ids = language_ids(outcome);
+    if ids.is_empty() {
+        "no files of a searchable language".into()
+    } else {
+        ids.join(", ")
+    }
+}
+
+fn skipped_line(s: &Skipped) -> Option<String> {
+    if s.total() == 0 {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if s.binary > 0 {
+        parts.push(format!("{} binary", s.binary));
+    }
+    if s.not_utf8 > 0 {
+        parts.push(format!("{} not UTF-8", s.not_utf8));
+    }
+    if s.too_large > 0 {
+        parts.push(format!(
+            "{} over {} MiB",
+            s.too_large,
+            crate::search::DEFAULT_MAX_FILE_BYTES / (1024 * 1024)
+        ));
+    }
+    if s.unreadable > 0 {
+        parts.push(format!("{} unreadable", s.unreadable));
+    }
+    Some(format!(
+        "({} skipped: {})",
+        plural(s.total(), "file", "files"),
+        parts.join(", ")
+    ))
+}
+
+/// Lines about how the pattern was read and which languages were searched.
+fn scope_lines(scope: &Scope, outcome: &SearchOutcome, out: &mut Vec<String>) {
+    for p in &scope.plan.patterns {
+        if let Some(note) = p.context_note() {
+            // With many languages, only those that matched are worth a line.
+            let matched = outcome.files.iter().any(|f| f.lang == p.lang);
+            if matched || scope.plan.patterns.len() == 1 {
+                out.push(format!("(pattern {note} in {})", p.lang));
+            }
+        }
+    }
+    if !scope.plan.explicit && scope.plan.patterns.len() > 1 {
+        let searched: Vec<String> = outcome
+            .searched
+            .iter()
+            .map(|c| format!("{} ({})", c.lang, plural(c.files, "file", "files")))
+            .collect();
+        if !searched.is_empty() {
+            out.push(format!("searched: {}", searched.join(", ")));
+        }
+    }
+    if !outcome.not_searched.is_empty() {
+        let ns: Vec<String> = outcome
+            .not_searched
+            .iter()
+            .map(|c| format!("{} ({})", c.lang, plural(c.files, "file", "files")))
+            .collect();
+        out.push(format!(
+            "not searched: {} — the pattern does not parse in those languages",
+            ns.join(", ")
+        ));
+    }
+}
+
+fn match_line(rel: &str, m: &MatchRecord) -> String {
+    let mut line = format!("{rel}:{}:{}  {}", m.line, m.column, m.text);
+    if !m.captures.is_empty() {
+        let caps: Vec<String> = m.captures.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        line.push_str("  ");
+        line.push_str(&caps.join(" "));
+    }
+    line
+}
+
+/// The text of an ast_grep result.
+pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, max: usize) -> String {
+    let total = outcome.total_matches();
+    let files_with = outcome.files.len();
+    let mut out = vec![format!(
+        "ast_grep  {}  [{}] in {} — {} in {} ({} searched)",
+        one_line(pattern, 80),
+        languages_label(outcome),
+        scope.shown,
+        plural(total, "match", "matches"),
+        plural(files_with, "file", "files"),
+        plural(outcome.files_searched, "file", "files"),
+    )];
+    scope_lines(scope, outcome, &mut out);
+    let mut shown = 0;
+    'files: for f in &outcome.files {
+        for m in &f.matches {
+            if shown == max {
+                break 'files;
+            }
+            out.push(match_line(&f.rel, m));
+            shown += 1;
+        }
+    }
+    if total > shown {
+        out.push(format!(
+            "… showing {shown} of {total} matches in {} — {NARROW}",
+            plural(files_with, "file", "files")
+        ));
+    }
+    if total == 0 {
+        out.push(format!(
+            "no matches in {} of {}",
+            plural(outcome.files_searched, "file", "files"),
+            languages_label(outcome)
+        ));
+    }
+    out.extend(skipped_line(&outcome.skipped));
+    out.join("\n")
+}
+
+/// The structured part of an ast_grep result.
+pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Value {
+    let mut matches = Vec::new();
+    'files: for f in &outcome.files {
+        for m in &f.matches {
+            if matches.len() == max {
+                break 'files;
+            }
+            let caps: serde_json::Map<String, Value> = m
+                .captures
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            matches.push(json!({
+                "path": f.rel,
+                "line": m.line,
+                "column": m.column,
+                "text": m.text,
+                "captures": caps,
+            }));
+        }
+    }
+    let contexts: serde_json::Map<String, Value> = scope
+        .plan
+        .patterns
+        .iter()
+        .filter_map(|p| {
+            p.context_note()
+                .map(|_| (p.lang.id().to_string(), json!(p.context.name())))
+        })
+        .collect();
+    json!({
+        "total": outcome.total_matches(),
+        "files_with_matches": outcome.files.len(),
+        "files_searched": outcome.files_searched,
+        "languages": language_ids(outcome),
+        "contexts": contexts,
+        "skipped": {
+            "binary": outcome.skipped.binary,
+            "not_utf8": outcome.skipped.not_utf8,
+            "too_large": outcome.skipped.too_large,
+            "unreadable": outcome.skipped.unreadable,
+        },
+        "matches": matches,
+    })
+}
+
+/// ast_edit found nothing to change.
+pub fn no_edit_text(
+    pattern: &str,
+    rewrite: &str,
+    scope: &Scope,
+    outcome: &SearchOutcome,
+    unchanged: usize,
+) -> String {
+    let mut out = vec![format!(
+        "ast_edit  {}  →  {}  [{}] in {}",
+        one_line(pattern, 60),
+        one_line(rewrite, 60),
+        languages_label(outcome),
+        scope.shown
+    )];
+    scope_lines(scope, outcome, &mut out);
+    if unchanged > 0 {
+        out.push(format!(
+            "{} would leave the code as it is; nothing staged",
+            plural(unchanged, "replacement", "replacements")
+        ));
+    } else {
+        out.push(format!(
+            "no matches in {}; nothing staged",
+            plural(outcome.files_searched, "file", "files")
+        ));
+    }
+    out.extend(skipped_line(&outcome.skipped));
+    out.join("\n")
+}
+
+/// The numbers of a staged edit.
+pub struct StagedSummary<'a> {
+    pub id: &'a str,
+    pub pattern: &'a str,
+    pub rewrite: &'a str,
+    pub matches: usize,
+    pub replacements: usize,
+    pub nested: usize,
+    pub files: usize,
+}
+
+/// The text of an ast_edit result.
+pub fn staged_text(
+    s: &StagedSummary<'_>,
+    scope: &Scope,
+    outcome: &SearchOutcome,
+    preview: &str,
+) -> String {
+    let mut out = vec![format!(
+        "(proposed) {} in {} … call resolve with edit_id \"{}\" and action \"accept\" to write them, or \"discard\"",
+        plural(s.replacements, "replacement", "replacements"),
+        plural(s.files, "file", "files"),
+        s.id
+    )];
+    out.push(format!(
+        "ast_edit  {}  →  {}  [{}] in {}; nothing is written until accepted",
+        one_line(s.pattern, 60),
+        one_line(s.rewrite, 60),
+        languages_label(outcome),
+        scope.shown
+    ));
+    scope_lines(scope, outcome, &mut out);
+    if s.nested > 0 {
+        out.push(format!(
+            "{} → {} ({} nested inside others, rerun to rewrite them)",
+            plural(s.matches, "match", "matches"),
+            plural(s.replacements, "replacement", "replacements"),
+            s.nested
+        ));
+    }
+    out.extend(skipped_line(&outcome.skipped));
+    out.push(preview.to_string());
+    out.join("\n")
+}
+
+/// A unified diff of the staged files, at most `max_lines` lines, ending
+/// with what was left out.
+pub fn diff_preview(files: &[StagedFile], max_lines: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut left_lines = 0;
+    let mut left_files = 0;
+    for f in files {
+        let diff = similar::TextDiff::from_lines(&f.old, &f.new);
+        let text = diff
+            .unified_diff()
+            .context_radius(2)
+            .header(&format!("a/{}", f.rel), &format!("b/{}", f.rel))
+            .to_string();
+        let file_lines: Vec<&str> = text.lines().collect();
+        if lines.len() >= max_lines {
+            left_lines += file_lines.len();
+            left_files += 1;
+            continue;
+        }
+        let room = max_lines - lines.len();
+        if file_lines.len() > room {
+            lines.extend(file_lines[..room].iter().map(|l| l.to_string()));
+            left_lines += file_lines.len() - room;
+            left_files += 1;
+        } else {
+            lines.extend(file_lines.iter().map(|l| l.to_string()));
+        }
+    }
+    if left_lines > 0 {
+        lines.push(format!(
+            "… preview capped: {} in {} not shown (all of them are staged)",
+            plural(left_lines, "diff line", "diff lines"),
+            plural(left_files, "file", "files")
+        ));
+    }
+    lines.join("\n")
+}

@@ -1,0 +1,284 @@
+//! The three operations behind the tools: find, stage a rewrite, resolve.
+//!
+//! Each takes checked arguments, does the work synchronously (the tools run
+//! it on a blocking thread) and returns the [`ToolOutput`] the model reads.
+
+use crate::catalog::Lang;
+use crate::format;
+use crate::pattern::{compile, CompiledPattern, PatternError};
+use crate::rewrite::{check_template, Rewriter};
+use crate::search::{self, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
+use crate::store::{EditStore, NewEdit, StagedFile};
+use serde_json::json;
+use std::path::PathBuf;
+use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
+
+/// The largest `max_results` accepted.
+pub const MAX_RESULTS_LIMIT: usize = 1000;
+pub const DEFAULT_MAX_RESULTS: usize = 50;
+
+/// Where and in what languages to search, after checking the arguments.
+pub struct Scope {
+    pub target: PathBuf,
+    /// The target as the user should read it.
+    pub shown: String,
+    pub plan: SearchPlan,
+}
+
+fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+}
+
+fn pattern_error(e: PatternError) -> ToolError {
+    ToolError::bad_args(e.to_string())
+}
+
+/// Resolve `path` and `language` and compile the pattern for every language
+/// that will be searched.
+pub fn scope(
+    ws: &Workspace,
+    pattern: &str,
+    path: Option<&str>,
+    language: Option<&str>,
+) -> Result<Scope, ToolError> {
+    if pattern.trim().is_empty() {
+        return Err(pattern_error(PatternError::Empty));
+    }
+    let target = match path {
+        None => ws.root().to_path_buf(),
+        Some(p) if p.trim().is_empty() || p.trim() == "." => ws.root().to_path_buf(),
+        Some(p) => ws.resolve_existing(p)?,
+    };
+    let shown = ws.relative(&target);
+    let explicit = match language {
+        Some(l) if !l.trim().is_empty() => Some(Lang::from_id(l).map_err(ToolError::bad_args)?),
+        _ => None,
+    };
+    let is_file = target.is_file();
+    let (patterns, uncompiled, explicit_flag) = match (explicit, is_file) {
+        (Some(lang), _) => (
+            vec![compile(lang, pattern).map_err(pattern_error)?],
+            Vec::new(),
+            true,
+        ),
+        (None, true) => {
+            let lang = Lang::from_path(&target).ok_or_else(|| {
+                ToolError::bad_args(format!(
+                    "cannot infer the language of `{shown}` from its extension; pass `language` (one of {})",
+                    Lang::id_list()
+                ))
+            })?;
+            (
+                vec![compile(lang, pattern).map_err(pattern_error)?],
+                Vec::new(),
+                false,
+            )
+        }
+        (None, false) => {
+            let mut ok: Vec<CompiledPattern> = Vec::new();
+            let mut failed = Vec::new();
+            for lang in Lang::all() {
+                match compile(lang, pattern) {
+                    Ok(p) => ok.push(p),
+                    Err(PatternError::Unparseable(_)) => failed.push(lang),
+                    Err(e) => return Err(pattern_error(e)),
+                }
+            }
+            if ok.is_empty() {
+                return Err(ToolError::bad_args(format!(
+                    "unparseable pattern: `{}` parses in none of the {} languages; pass `language` to see where it breaks in yours",
+                    format::one_line(pattern.trim(), 80),
+                    Lang::all().count()
+                )));
+            }
+            (ok, failed, false)
+        }
+    };
+    Ok(Scope {
+        target,
+        shown,
+        plan: SearchPlan {
+            patterns,
+            uncompiled,
+            explicit: explicit_flag,
+            rewriters: None,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            threads: threads(),
+        },
+    })
+}
+
+fn check_max_results(n: Option<u64>) -> Result<usize, ToolError> {
+    match n {
+        None => Ok(DEFAULT_MAX_RESULTS),
+        Some(0) => Err(ToolError::bad_args(
+            "argument `max_results`: 0 would show nothing; give 1 to 1000 (default 50)",
+        )),
+        Some(n) if n as usize > MAX_RESULTS_LIMIT => Err(ToolError::bad_args(format!(
+            "argument `max_results`: {n} is more than the {MAX_RESULTS_LIMIT} a result may show; narrow with path or a more specific pattern instead"
+        ))),
+        Some(n) => Ok(n as usize),
+    }
+}
+
+fn cancelled(outcome: &SearchOutcome) -> Result<(), ToolError> {
+    if outcome.cancelled {
+        return Err(ToolError::Cancelled(
+            "the search was cancelled before it finished; nothing was staged".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `ast_grep`.
+pub fn find(
+    ws: &Workspace,
+    pattern: &str,
+    path: Option<&str>,
+    language: Option<&str>,
+    max_results: Option<u64>,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let max = check_max_results(max_results)?;
+    let scope = scope(ws, pattern, path, language)?;
+    let outcome = search::run(&scope.plan, ws.root(), &scope.target, cancel);
+    cancelled(&outcome)?;
+    let text = format::find_text(pattern.trim(), &scope, &outcome, max);
+    let structured = format::find_structured(&scope, &outcome, max);
+    Ok(ToolOutput::text(text).with_structured(structured))
+}
+
+/// `ast_edit`: stage, never write.
+pub fn stage(
+    ws: &Workspace,
+    store: &EditStore,
+    pattern: &str,
+    rewrite: &str,
+    path: Option<&str>,
+    language: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let mut scope = scope(ws, pattern, path, language)?;
+    // A template naming an unknown metavariable is an error before anything
+    // is searched or staged. With an inferred language every compiled
+    // pattern binds the same names, so the first one speaks for all.
+    if let Some(first) = scope.plan.patterns.first() {
+        check_template(rewrite, first).map_err(ToolError::bad_args)?;
+    }
+    let rewriters: Vec<Rewriter> = scope
+        .plan
+        .patterns
+        .iter()
+        .map(|p| Rewriter::new(rewrite, p))
+        .collect();
+    scope.plan.rewriters = Some(rewriters);
+    let outcome = search::run(&scope.plan, ws.root(), &scope.target, cancel);
+    cancelled(&outcome)?;
+
+    let matches = outcome.total_matches();
+    let mut files = Vec::new();
+    let mut nested = 0;
+    let mut unchanged_replacements = 0;
+    for f in &outcome.files {
+        let Some(rw) = &f.rewrite else { continue };
+        nested += rw.nested;
+        if rw.new == rw.old {
+            unchanged_replacements += rw.replacements;
+            continue;
+        }
+        files.push(StagedFile::new(
+            f.path.clone(),
+            f.rel.clone(),
+            rw.old.clone(),
+            rw.new.clone(),
+            rw.replacements,
+        ));
+    }
+    let edit = NewEdit {
+        pattern: pattern.trim().to_string(),
+        rewrite: rewrite.to_string(),
+        files,
+    };
+    if edit.files.is_empty() {
+        let text = format::no_edit_text(
+            pattern.trim(),
+            rewrite,
+            &scope,
+            &outcome,
+            unchanged_replacements,
+        );
+        return Ok(ToolOutput::text(text).with_structured(json!({
+            "edit_id": null,
+            "matches": matches,
+            "replacements": 0,
+            "files": [],
+        })));
+    }
+    let replacements = edit.replacements();
+    let preview = format::diff_preview(&edit.files, format::PREVIEW_LINES);
+    let staged_files: Vec<String> = edit.files.iter().map(|f| f.rel.clone()).collect();
+    let file_count = edit.files.len();
+    let id = store.stage(edit);
+    let text = format::staged_text(
+        &format::StagedSummary {
+            id: &id,
+            pattern: pattern.trim(),
+            rewrite,
+            matches,
+            replacements,
+            nested,
+            files: file_count,
+        },
+        &scope,
+        &outcome,
+        &preview,
+    );
+    Ok(ToolOutput::text(text).with_structured(json!({
+        "edit_id": id,
+        "matches": matches,
+        "replacements": replacements,
+        "nested": nested,
+        "files": staged_files,
+        "languages": format::language_ids(&outcome),
+    })))
+}
+
+/// `resolve`.
+pub fn resolve(store: &EditStore, edit_id: &str, accept: bool) -> Result<ToolOutput, ToolError> {
+    let id = edit_id.trim();
+    if id.is_empty() {
+        return Err(ToolError::bad_args(
+            "empty edit_id; pass the id an ast_edit result named, e.g. \"edit_1\"",
+        ));
+    }
+    if accept {
+        let done = store.accept(id)?;
+        let text = format!(
+            "resolve {id}: accepted — {} written to {}: {}",
+            tool_core::format::plural(done.replacements, "replacement", "replacements"),
+            tool_core::format::plural(done.files.len(), "file", "files"),
+            format::list_capped(&done.files, 20)
+        );
+        Ok(ToolOutput::text(text).with_structured(json!({
+            "edit_id": id,
+            "action": "accept",
+            "files": done.files,
+            "replacements": done.replacements,
+        })))
+    } else {
+        let done = store.discard(id)?;
+        let text = format!(
+            "resolve {id}: discarded — {} in {} dropped; nothing was written",
+            tool_core::format::plural(done.replacements, "replacement", "replacements"),
+            tool_core::format::plural(done.files, "file", "files"),
+        );
+        Ok(ToolOutput::text(text).with_structured(json!({
+            "edit_id": id,
+            "action": "discard",
+            "files": done.files,
+            "replacements": done.replacements,
+        })))
+    }
+}

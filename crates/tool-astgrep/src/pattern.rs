@@ -1,0 +1,507 @@
+//! The pattern compiler: a code fragment with metavariables becomes an
+//! ast-grep [`Pattern`] for one language.
+//!
+//! The fragment is parsed with the file's own grammar inside each rung of the
+//! language's [`skeleton`](crate::skeleton) ladder, and the first rung in
+//! which the wrapped source has no ERROR and no MISSING node anywhere is used.
+//! (ast-grep's own check looks only at the pattern's root and drops MISSING
+//! nodes silently, which turns `if (x) y()` without its `;` into a pattern
+//! that quietly differs from what was typed.) When no rung accepts the
+//! fragment the error names every rung tried and where the parse broke —
+//! a search must never run with a pattern that silently finds nothing.
+
+use crate::catalog::Lang;
+use crate::skeleton::{ladder, ContextKind, Skeleton};
+use ast_grep_core::matcher::PatternNode;
+use ast_grep_core::meta_var::MetaVariable;
+use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::{AstGrep, Language, Node, Pattern};
+use ast_grep_language::SupportLang;
+use std::collections::BTreeSet;
+
+type Doc = StrDoc<SupportLang>;
+
+/// A pattern ready to match files of one language.
+#[derive(Clone)]
+pub struct CompiledPattern {
+    pub lang: Lang,
+    /// What the user typed.
+    pub source: String,
+    pub pattern: Pattern,
+    /// The rung that accepted the fragment.
+    pub context: ContextKind,
+    /// Its place in the ladder; 0 is the first rung.
+    pub context_index: usize,
+    /// Text appended to complete the fragment (`;`, an any-body block), if any.
+    pub glue: &'static str,
+    /// The longest literal token every match must contain: files without it
+    /// are skipped before parsing.
+    pub required_literal: Option<String>,
+    /// `$NAME` metavariables (capturing one node).
+    pub single_vars: BTreeSet<String>,
+    /// `$$$NAME` metavariables (capturing a sibling sequence).
+    pub multi_vars: BTreeSet<String>,
+}
+
+impl std::fmt::Debug for CompiledPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledPattern")
+            .field("lang", &self.lang)
+            .field("source", &self.source)
+            .field("context", &self.context)
+            .field("glue", &self.glue)
+            .field("required_literal", &self.required_literal)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CompiledPattern {
+    /// "expression" when a later rung than the first was needed, for results.
+    pub fn context_note(&self) -> Option<String> {
+        if self.context_index == 0 && self.glue.is_empty() {
+            return None;
+        }
+        let mut s = format!("parsed as {}", self.context.name());
+        if !self.glue.is_empty() {
+            s.push_str(&format!(" (completed with `{}`)", self.glue.trim()));
+        }
+        Some(s)
+    }
+
+    /// Every named metavariable, single or multi.
+    pub fn all_vars(&self) -> BTreeSet<String> {
+        self.single_vars.union(&self.multi_vars).cloned().collect()
+    }
+}
+
+/// Why a pattern cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    #[error("empty pattern; give a code fragment such as `foo($X)`")]
+    Empty,
+    #[error("the pattern `{0}` is only a sequence metavariable, which matches a run of siblings and not one node; put it inside some code, e.g. `foo({0})` or `[{0}]`")]
+    OnlySequence(String),
+    #[error("{0}")]
+    Unparseable(String),
+}
+
+/// One failed rung, for the error message.
+struct Attempt {
+    context: ContextKind,
+    why: String,
+}
+
+/// Compile `source` for `lang`.
+pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError> {
+    let trimmed = source.trim();
+    if trimmed.is_empty() {
+        return Err(PatternError::Empty);
+    }
+    if is_only_sequence(trimmed) {
+        return Err(PatternError::OnlySequence(trimmed.to_string()));
+    }
+    let engine = lang.engine();
+    let mut processed = engine.pre_process_pattern(trimmed).into_owned();
+    if engine == SupportLang::Json {
+        processed = quote_json_metavars(&processed);
+    }
+    let expando = engine.expando_char();
+    let mut attempts: Vec<Attempt> = Vec::new();
+    for (index, rung) in ladder(lang).iter().enumerate() {
+        let mut first_failure: Option<String> = None;
+        for &glue in rung.glues {
+            match try_rung(lang, rung, &processed, glue, expando) {
+                Ok(mut compiled) => {
+                    compiled.source = trimmed.to_string();
+                    compiled.context_index = index;
+                    return Ok(compiled);
+                }
+                Err(why) => {
+                    // The bare attempt says more about the fragment than one
+                    // with glue the user never typed.
+                    first_failure.get_or_insert(why);
+                }
+            }
+        }
+        attempts.push(Attempt {
+            context: rung.kind,
+            why: first_failure.unwrap_or_default(),
+        });
+    }
+    let mut msg = format!(
+        "unparseable pattern for {lang}: `{}` is not one complete piece of {lang} code in any context tried:",
+        crate::format::one_line(trimmed, 80)
+    );
+    for a in &attempts {
+        msg.push_str(&format!("\n  - as {}: {}", a.context.with_article(), a.why));
+    }
+    msg.push_str(&format!(
+        "\nWrite the pattern as {lang} code that parses on its own (a statement, an expression, a class member or a declaration), with metavariables only where a name or an expression can stand; or check `language`."
+    ));
+    Err(PatternError::Unparseable(msg))
+}
+
+fn is_only_sequence(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix("$$$") else {
+        return false;
+    };
+    rest.chars()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn try_rung(
+    lang: Lang,
+    rung: &Skeleton,
+    processed: &str,
+    glue: &'static str,
+    expando: char,
+) -> Result<CompiledPattern, String> {
+    let engine = lang.engine();
+    let fragment = if rung.indent.is_empty() {
+        processed.to_string()
+    } else {
+        processed.replace('\n', &format!("\n{}", rung.indent))
+    };
+    let glue_text = engine.pre_process_pattern(glue).into_owned();
+    let wrapped = format!("{}{fragment}{glue_text}{}", rung.prefix, rung.suffix);
+    let start = rung.prefix.len();
+    let end = start + fragment.len();
+    let glue_end = end + glue_text.len();
+
+    let root = AstGrep::<Doc>::try_new(&wrapped, engine).map_err(|e| format!("parser: {e}"))?;
+    let top = root.root();
+    // A metavariable may stand where the grammar wants a node it cannot
+    // spell (a Java parameter list `($$$P)`): an ERROR node that is exactly
+    // one metavariable is accepted, and becomes that metavariable.
+    let broken = |n: &Node<'_, Doc>| n.is_missing() || (n.is_error() && metavar_of(n).is_none());
+    if let Some(bad) = top.dfs().find(broken) {
+        return Err(describe_break(&bad, rung, &fragment, start, end, expando));
+    }
+    // The node that is exactly the fragment, the deepest of equal ones (a
+    // call rather than the statement around it); else the one that is the
+    // fragment plus its glue.
+    let mut exact: Option<Node<'_, Doc>> = None;
+    let mut glued: Option<Node<'_, Doc>> = None;
+    // Some grammars end a node after the newline that follows it.
+    let ws = |s: &str| s.len() - s.trim_start().len();
+    let exact_end = end..=end + ws(&wrapped[end..]);
+    let glued_end = glue_end..=glue_end + ws(&wrapped[glue_end..]);
+    for n in top.dfs() {
+        let r = n.range();
+        if r.start != start {
+            continue;
+        }
+        if exact_end.contains(&r.end) {
+            exact = Some(n);
+        } else if !glue_text.is_empty() && glued_end.contains(&r.end) {
+            glued = Some(n);
+        }
+    }
+    let Some(node) = exact.or(glued) else {
+        return Err(
+            "the fragment is not one syntax node here (it reads as several siblings); match one statement or expression at a time, or wrap them, e.g. in a block"
+                .into(),
+        );
+    };
+    if node.is_extra() {
+        return Err("the fragment is only a comment".into());
+    }
+    let mut pattern = Pattern::from(node.clone());
+    pattern.node = to_pattern_node(&node);
+    if matches!(
+        pattern.node,
+        PatternNode::MetaVar {
+            meta_var: MetaVariable::MultiCapture(_) | MetaVariable::Multiple
+        }
+    ) {
+        return Err("the fragment is only a sequence metavariable".into());
+    }
+    let mut single_vars = BTreeSet::new();
+    let mut multi_vars = BTreeSet::new();
+    collect_vars(&pattern.node, &mut single_vars, &mut multi_vars);
+    let required_literal = longest_literal(&node);
+    Ok(CompiledPattern {
+        lang,
+        source: String::new(),
+        pattern,
+        context: rung.kind,
+        context_index: 0,
+        glue,
+        required_literal,
+        single_vars,
+        multi_vars,
+    })
+}
+
+/// Where the wrapped parse broke, in the user's terms.
+fn describe_break(
+    bad: &Node<'_, Doc>,
+    rung: &Skeleton,
+    fragment: &str,
+    start: usize,
+    end: usize,
+    expando: char,
+) -> String {
+    let what = if bad.is_missing() {
+        format!("a `{}` is missing", bad.kind())
+    } else {
+        let text = bad.text();
+        let shown = if expando == '$' {
+            text.to_string()
+        } else {
+            text.replace(expando, "$")
+        };
+        format!("unexpected `{}`", crate::format::one_line(shown.trim(), 40))
+    };
+    let offset = bad.range().start;
+    if offset < start {
+        return format!("{what} before the pattern (the fragment unbalances its surroundings)");
+    }
+    if offset >= end {
+        return format!("{what} at the end of the pattern (it looks incomplete)");
+    }
+    let before = &fragment[..offset - start];
+    let line = before.matches('\n').count();
+    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let mut column = before[line_start..].chars().count();
+    if line > 0 {
+        column = column.saturating_sub(rung.indent.chars().count());
+    }
+    format!(
+        "{what} at line {}, column {} of the pattern",
+        line + 1,
+        column + 1
+    )
+}
+
+/// JSON has no identifiers, so `$X` cannot stand where a value goes; it is
+/// written as the string `"$X"` there and turned back into a metavariable.
+fn quote_json_metavars(src: &str) -> String {
+    let mut out = String::with_capacity(src.len() + 8);
+    let mut chars = src.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '$' => {
+                let mut token = String::from('$');
+                while let Some(&n) = chars.peek() {
+                    if n == '$' || n.is_ascii_uppercase() || n.is_ascii_digit() || n == '_' {
+                        token.push(n);
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                out.push('"');
+                out.push_str(&token);
+                out.push('"');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The metavariable a node stands for, if any (JSON's quoted ones too).
+fn metavar_of(n: &Node<'_, Doc>) -> Option<MetaVariable> {
+    let text = n.text();
+    if let Some(v) = n.lang().extract_meta_var(&text) {
+        return Some(v);
+    }
+    if *n.lang() == SupportLang::Json && n.kind() == "string" {
+        let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+        return n.lang().extract_meta_var(inner);
+    }
+    None
+}
+
+/// The engine's pattern tree for a node. Same shape as ast-grep's own
+/// conversion; MISSING nodes cannot occur (the compiler refused them).
+fn to_pattern_node(n: &Node<'_, Doc>) -> PatternNode {
+    if let Some(meta_var) = metavar_of(n) {
+        return PatternNode::MetaVar { meta_var };
+    }
+    if n.is_leaf() {
+        return PatternNode::Terminal {
+            text: n.text().to_string(),
+            is_named: n.is_named(),
+            kind_id: n.kind_id(),
+        };
+    }
+    PatternNode::Internal {
+        kind_id: n.kind_id(),
+        children: n.children().map(|c| to_pattern_node(&c)).collect(),
+    }
+}
+
+fn collect_vars(node: &PatternNode, single: &mut BTreeSet<String>, multi: &mut BTreeSet<String>) {
+    match node {
+        PatternNode::MetaVar { meta_var } => match meta_var {
+            MetaVariable::Capture(name, _) => {
+                single.insert(name.clone());
+            }
+            MetaVariable::MultiCapture(name) => {
+                multi.insert(name.clone());
+            }
+            MetaVariable::Dropped(_) | MetaVariable::Multiple => {}
+        },
+        PatternNode::Terminal { .. } => {}
+        PatternNode::Internal { children, .. } => {
+            for c in children {
+                collect_vars(c, single, multi);
+            }
+        }
+    }
+}
+
+/// The longest token every match must contain verbatim. Named leaves are
+/// compared by text when matching; anonymous ones by kind, so only those
+/// whose text is their kind count. Metavariables and comments contribute
+/// nothing.
+fn longest_literal(node: &Node<'_, Doc>) -> Option<String> {
+    let mut best: Option<String> = None;
+    let mut stack = vec![node.clone()];
+    while let Some(n) = stack.pop() {
+        if n.is_extra() || n.is_missing() {
+            continue;
+        }
+        if metavar_of(&n).is_some() {
+            continue;
+        }
+        if n.is_leaf() {
+            let text = n.text();
+            let usable = n.is_named() || text == n.kind();
+            if usable
+                && !text.trim().is_empty()
+                && best.as_ref().is_none_or(|b| text.len() > b.len())
+            {
+                best = Some(text.to_string());
+            }
+            continue;
+        }
+        stack.extend(n.children());
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lang(id: &str) -> Lang {
+        Lang::from_id(id).unwrap()
+    }
+
+    #[test]
+    fn every_language_compiles_a_simple_pattern() {
+        let samples: &[(&str, &str)] = &[
+            ("bash", "echo $X"),
+            ("c", "foo($E)"),
+            ("cpp", "foo($E)"),
+            ("csharp", "Foo($E)"),
+            ("css", "color: $C"),
+            ("dart", "dispose($X)"),
+            ("elixir", "foo($X)"),
+            ("go", "foo($E)"),
+            ("haskell", "foo $X"),
+            ("hcl", "name = $X"),
+            ("html", "<div>$X</div>"),
+            ("java", "foo($E)"),
+            ("javascript", "foo($E)"),
+            ("json", "{\"a\": $X}"),
+            ("kotlin", "foo($E)"),
+            ("lua", "foo($E)"),
+            ("markdown", "# Title"),
+            ("nix", "foo $X"),
+            ("php", "foo($E)"),
+            ("python", "foo($E)"),
+            ("ruby", "foo($E)"),
+            ("rust", "foo($E)"),
+            ("scala", "foo($E)"),
+            ("solidity", "foo($E)"),
+            ("swift", "foo($E)"),
+            ("tsx", "foo($E)"),
+            ("typescript", "foo($E)"),
+            ("yaml", "a: $X"),
+            ("zig", "foo($E)"),
+        ];
+        assert_eq!(samples.len(), Lang::all().count());
+        for (id, src) in samples {
+            let c = compile(lang(id), src).unwrap_or_else(|e| panic!("{id}: {e}"));
+            assert_eq!(c.lang.id(), *id);
+        }
+    }
+
+    #[test]
+    fn dart_call_is_a_call_not_a_signature() {
+        let c = compile(lang("dart"), "dispose($X)").unwrap();
+        assert_eq!(c.context, ContextKind::Statement);
+        assert_eq!(c.glue, ";");
+        assert_eq!(c.single_vars.iter().collect::<Vec<_>>(), ["X"]);
+        assert_eq!(c.required_literal.as_deref(), Some("dispose"));
+        let c = compile(lang("dart"), "if ($X != null) $X.dispose()").unwrap();
+        assert_eq!(c.required_literal.as_deref(), Some("dispose"));
+    }
+
+    #[test]
+    fn c_call_is_not_a_macro_type() {
+        let c = compile(lang("c"), "foo($E)").unwrap();
+        assert_eq!(c.context, ContextKind::Statement);
+        assert_eq!(c.required_literal.as_deref(), Some("foo"));
+    }
+
+    #[test]
+    fn rust_signature_matches_any_body() {
+        let c = compile(lang("rust"), "fn $NAME($$$ARGS) -> Result<$T, $E>").unwrap();
+        assert_eq!(c.glue, " { $$$ }");
+        assert_eq!(c.single_vars.iter().collect::<Vec<_>>(), ["E", "NAME", "T"]);
+        assert_eq!(c.multi_vars.iter().collect::<Vec<_>>(), ["ARGS"]);
+        assert_eq!(c.required_literal.as_deref(), Some("Result"));
+    }
+
+    #[test]
+    fn bad_patterns_are_refused_with_where_it_broke() {
+        assert!(matches!(
+            compile(lang("python"), "  "),
+            Err(PatternError::Empty)
+        ));
+        assert!(matches!(
+            compile(lang("python"), "$$$X"),
+            Err(PatternError::OnlySequence(_))
+        ));
+        let err = compile(lang("python"), "foo(").unwrap_err().to_string();
+        assert!(err.starts_with("unparseable pattern for python"), "{err}");
+        assert!(
+            err.contains("as a statement") && err.contains("as a class member"),
+            "{err}"
+        );
+        let err = compile(lang("rust"), "let = ;").unwrap_err().to_string();
+        assert!(err.contains("unparseable pattern for rust"), "{err}");
+        assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn literals_skip_metavariables_and_anonymous_aliases() {
+        let c = compile(lang("python"), "$X == $X").unwrap();
+        assert_eq!(c.required_literal.as_deref(), Some("=="));
+        let c = compile(lang("python"), "isinstance($X, $Y)").unwrap();
+        assert_eq!(c.required_literal.as_deref(), Some("isinstance"));
+        let c = compile(lang("python"), "$X").unwrap();
+        assert_eq!(c.required_literal, None);
+    }
+}

@@ -1,0 +1,228 @@
+//! Rewrite templates: checking them against the pattern, substituting the
+//! captures, and applying the replacements of one file.
+//!
+//! Substitution is ast-grep's template engine, which re-indents multi-line
+//! replacements and multi-line captures to the column of the match. Matches
+//! nested inside (or overlapping) an earlier match are not rewritten in the
+//! same pass — their text is part of the outer replacement — and are counted
+//! so the result can say to rerun.
+
+use crate::pattern::CompiledPattern;
+use crate::search::FileRewrite;
+use ast_grep_core::replacer::{Replacer, TemplateFix};
+use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::NodeMatch;
+use ast_grep_language::SupportLang;
+
+type Doc = StrDoc<SupportLang>;
+
+/// A template ready to generate replacements for one language.
+pub struct Rewriter {
+    fix: TemplateFix,
+}
+
+impl std::fmt::Debug for Rewriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rewriter").finish_non_exhaustive()
+    }
+}
+
+/// A metavariable use in a template: `$NAME` or `$$$NAME`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateVar {
+    pub name: String,
+    pub sequence: bool,
+}
+
+/// The metavariables a template names, in order of appearance. `$_` and a
+/// `$` not followed by an upper-case name are left as text, as the engine
+/// does; `$_NAME` forms are reported so they can be refused.
+pub fn template_vars(template: &str) -> Vec<TemplateVar> {
+    let bytes = template.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < bytes.len() && bytes[j] == b'$' {
+            j += 1;
+        }
+        let dollars = j - i;
+        let name_start = j;
+        while j < bytes.len()
+            && (bytes[j].is_ascii_uppercase() || bytes[j].is_ascii_digit() || bytes[j] == b'_')
+        {
+            j += 1;
+        }
+        let name = &template[name_start..j];
+        let first_ok = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_uppercase() || c == '_');
+        if first_ok && (dollars == 1 || dollars == 3) {
+            out.push(TemplateVar {
+                name: name.to_string(),
+                sequence: dollars == 3,
+            });
+        }
+        i = j.max(i + 1);
+    }
+    out
+}
+
+/// Refuse a template that names a metavariable the pattern does not bind,
+/// before anything is staged.
+pub fn check_template(template: &str, pattern: &CompiledPattern) -> Result<(), String> {
+    let mut problems = Vec::new();
+    for v in template_vars(template) {
+        let shown = format!("{}{}", if v.sequence { "$$$" } else { "$" }, v.name);
+        if v.name.starts_with('_') {
+            problems.push(format!(
+                "`{shown}` binds nothing in the pattern, so it cannot be used in the rewrite"
+            ));
+        } else if v.sequence && pattern.single_vars.contains(&v.name) {
+            problems.push(format!(
+                "`{shown}`: the pattern binds `${}` (one node); write `${}`",
+                v.name, v.name
+            ));
+        } else if !v.sequence && pattern.multi_vars.contains(&v.name) {
+            problems.push(format!(
+                "`{shown}`: the pattern binds `$$${}` (a sequence); write `$$${}`",
+                v.name, v.name
+            ));
+        } else if !pattern.single_vars.contains(&v.name) && !pattern.multi_vars.contains(&v.name) {
+            problems.push(format!("`{shown}` is not a metavariable of the pattern"));
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    problems.dedup();
+    let defined: Vec<String> = pattern
+        .single_vars
+        .iter()
+        .map(|v| format!("${v}"))
+        .chain(pattern.multi_vars.iter().map(|v| format!("$$${v}")))
+        .collect();
+    Err(format!(
+        "the rewrite cannot be filled in: {}; the pattern binds {}; nothing was staged",
+        problems.join("; "),
+        if defined.is_empty() {
+            "no metavariables".to_string()
+        } else {
+            defined.join(", ")
+        }
+    ))
+}
+
+impl Rewriter {
+    pub fn new(template: &str, pattern: &CompiledPattern) -> Rewriter {
+        let fix =
+            TemplateFix::try_new(template, &pattern.lang.engine()).unwrap_or_else(|e| match e {});
+        Rewriter { fix }
+    }
+
+    /// The replacement text for one match, indented to its column.
+    pub fn replacement(&self, m: &NodeMatch<'_, Doc>) -> String {
+        let bytes = self.fix.generate_replacement(m);
+        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+    }
+}
+
+/// Apply `(start, end, replacement)` edits to `source`, skipping those that
+/// start inside an earlier kept one.
+pub fn apply_edits(source: &str, mut edits: Vec<(usize, usize, String)>) -> FileRewrite {
+    edits.sort_by_key(|a| (a.0, std::cmp::Reverse(a.1)));
+    let mut out = String::with_capacity(source.len());
+    let mut cursor = 0;
+    let mut replacements = 0;
+    let mut nested = 0;
+    for (start, end, text) in edits {
+        if start < cursor {
+            nested += 1;
+            continue;
+        }
+        out.push_str(&source[cursor..start]);
+        out.push_str(&text);
+        cursor = end;
+        replacements += 1;
+    }
+    out.push_str(&source[cursor..]);
+    FileRewrite {
+        old: source.to_string(),
+        new: out,
+        replacements,
+        nested,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Lang;
+    use crate::pattern::compile;
+    use crate::search::match_source;
+
+    fn rewrite(lang: &str, pattern: &str, template: &str, source: &str) -> FileRewrite {
+        let p = compile(Lang::from_id(lang).unwrap(), pattern).unwrap();
+        check_template(template, &p).unwrap();
+        let rw = Rewriter::new(template, &p);
+        match_source(&p, Some(&rw), source).unwrap().1.unwrap()
+    }
+
+    #[test]
+    fn template_vars_are_found_and_checked() {
+        let vars = template_vars("$X.dispose($$$ARGS) + $_ + $ + $x + $$Y");
+        assert_eq!(
+            vars,
+            vec![
+                TemplateVar {
+                    name: "X".into(),
+                    sequence: false
+                },
+                TemplateVar {
+                    name: "ARGS".into(),
+                    sequence: true
+                },
+                TemplateVar {
+                    name: "_".into(),
+                    sequence: false
+                },
+            ]
+        );
+        let p = compile(Lang::from_id("python").unwrap(), "foo($X, $$$REST)").unwrap();
+        assert!(check_template("bar($X, $$$REST)", &p).is_ok());
+        let err = check_template("bar($Y)", &p).unwrap_err();
+        assert!(err.contains("`$Y` is not a metavariable"), "{err}");
+        assert!(err.contains("$X, $$$REST"), "{err}");
+        let err = check_template("bar($REST)", &p).unwrap_err();
+        assert!(err.contains("write `$$$REST`"), "{err}");
+        let err = check_template("bar($_)", &p).unwrap_err();
+        assert!(err.contains("binds nothing"), "{err}");
+    }
+
+    #[test]
+    fn multi_line_replacements_keep_indentation() {
+        let src = "def f():\n    if x:\n        old(a, b)\n";
+        let out = rewrite("python", "old($A, $B)", "new(\n    $A,\n    $B,\n)", src);
+        assert_eq!(
+            out.new,
+            "def f():\n    if x:\n        new(\n            a,\n            b,\n        )\n"
+        );
+    }
+
+    #[test]
+    fn sequences_and_nesting() {
+        let out = rewrite(
+            "python",
+            "foo($$$A)",
+            "bar($$$A)",
+            "foo(foo(1), 2)\nfoo()\n",
+        );
+        assert_eq!(out.new, "bar(foo(1), 2)\nbar()\n");
+        assert_eq!((out.replacements, out.nested), (2, 1));
+    }
+}

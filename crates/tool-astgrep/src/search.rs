@@ -1,0 +1,369 @@
+//! The search: a parallel, gitignore-aware walk feeding one ordered result.
+//!
+//! Work is skipped wherever it cannot find anything: a file of a language the
+//! pattern does not compile in is never read, and a file lacking the
+//! pattern's longest literal token is never parsed (ast-grep parses first and
+//! filters after). Whatever order the threads finish in, results are sorted
+//! by path and then position, so a capped answer always shows the same first
+//! N. Files that cannot be searched (binary, not UTF-8, too large,
+//! unreadable) are counted, never silently dropped.
+
+use crate::catalog::Lang;
+use crate::pattern::CompiledPattern;
+use crate::rewrite::Rewriter;
+use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::{AstGrep, Matcher};
+use ast_grep_language::SupportLang;
+use ignore::{WalkBuilder, WalkState};
+use memchr::memmem::Finder;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use tool_core::CancellationToken;
+
+type Doc = StrDoc<SupportLang>;
+
+/// Files larger than this are skipped (and counted).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// One match, positions 1-based.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchRecord {
+    /// Byte range in the file.
+    pub start: usize,
+    pub end: usize,
+    pub line: usize,
+    pub column: usize,
+    /// The first line of the matched text, capped.
+    pub text: String,
+    /// Metavariable name → captured text (first line, capped), by name.
+    pub captures: Vec<(String, String)>,
+}
+
+/// A file's staged rewrite.
+#[derive(Debug, Clone)]
+pub struct FileRewrite {
+    pub old: String,
+    pub new: String,
+    pub replacements: usize,
+    /// Matches inside (or overlapping) another match, left for a rerun.
+    pub nested: usize,
+}
+
+/// Everything found in one file.
+#[derive(Debug, Clone)]
+pub struct FileResult {
+    pub path: PathBuf,
+    /// Relative to the workspace root, with `/`.
+    pub rel: String,
+    pub lang: Lang,
+    pub matches: Vec<MatchRecord>,
+    pub rewrite: Option<FileRewrite>,
+}
+
+/// Why files were not searched, with counts.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub binary: usize,
+    pub not_utf8: usize,
+    pub too_large: usize,
+    pub unreadable: usize,
+}
+
+impl Skipped {
+    pub fn total(&self) -> usize {
+        self.binary + self.not_utf8 + self.too_large + self.unreadable
+    }
+}
+
+/// Per-language count of files searched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LangCount {
+    pub lang: Lang,
+    pub files: usize,
+}
+
+/// The whole search, sorted.
+#[derive(Debug, Clone)]
+pub struct SearchOutcome {
+    pub files: Vec<FileResult>,
+    /// Files of a searched language that were read (including those the
+    /// literal pre-filter ruled out without parsing).
+    pub files_searched: usize,
+    /// Of those, how many were ruled out before parsing.
+    pub prefiltered: usize,
+    pub searched: Vec<LangCount>,
+    /// Languages with files in scope in which the pattern does not compile.
+    pub not_searched: Vec<LangCount>,
+    pub skipped: Skipped,
+    pub cancelled: bool,
+}
+
+impl SearchOutcome {
+    pub fn total_matches(&self) -> usize {
+        self.files.iter().map(|f| f.matches.len()).sum()
+    }
+}
+
+/// What to search and how.
+pub struct SearchPlan {
+    /// One compiled pattern per language searched.
+    pub patterns: Vec<CompiledPattern>,
+    /// Languages whose files are in scope but the pattern does not compile
+    /// in (only when the language was inferred).
+    pub uncompiled: Vec<Lang>,
+    /// The language was given by the caller (so `.h` can be C++).
+    pub explicit: bool,
+    /// When rewriting: one rewriter per pattern, same order.
+    pub rewriters: Option<Vec<Rewriter>>,
+    pub max_file_bytes: u64,
+    pub threads: usize,
+}
+
+struct Prepared<'p> {
+    pattern: &'p CompiledPattern,
+    finder: Option<Finder<'p>>,
+    rewriter: Option<&'p Rewriter>,
+    searched: AtomicUsize,
+}
+
+struct Counters {
+    files_searched: AtomicUsize,
+    prefiltered: AtomicUsize,
+    binary: AtomicUsize,
+    not_utf8: AtomicUsize,
+    too_large: AtomicUsize,
+    unreadable: AtomicUsize,
+}
+
+/// Run the search over `target` (a file or a directory inside `root`).
+pub fn run(
+    plan: &SearchPlan,
+    root: &Path,
+    target: &Path,
+    cancel: &CancellationToken,
+) -> SearchOutcome {
+    let prepared: Vec<Prepared<'_>> = plan
+        .patterns
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Prepared {
+            pattern: p,
+            finder: p
+                .required_literal
+                .as_deref()
+                .map(|t| Finder::new(t.as_bytes())),
+            rewriter: plan.rewriters.as_ref().map(|r| &r[i]),
+            searched: AtomicUsize::new(0),
+        })
+        .collect();
+    let uncompiled: Vec<(Lang, AtomicUsize)> = plan
+        .uncompiled
+        .iter()
+        .map(|l| (*l, AtomicUsize::new(0)))
+        .collect();
+    let counters = Counters {
+        files_searched: AtomicUsize::new(0),
+        prefiltered: AtomicUsize::new(0),
+        binary: AtomicUsize::new(0),
+        not_utf8: AtomicUsize::new(0),
+        too_large: AtomicUsize::new(0),
+        unreadable: AtomicUsize::new(0),
+    };
+    let results: Mutex<Vec<FileResult>> = Mutex::new(Vec::new());
+    let pick = |path: &Path, is_target: bool| -> Option<usize> {
+        if plan.explicit {
+            let lang = plan.patterns.first()?.lang;
+            (is_target || lang.claims(path)).then_some(0)
+        } else {
+            let lang = Lang::from_path(path)?;
+            let found = prepared.iter().position(|p| p.pattern.lang == lang);
+            if found.is_none() {
+                if let Some((_, n)) = uncompiled.iter().find(|(l, _)| *l == lang) {
+                    n.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            found
+        }
+    };
+    let visit = |path: &Path, len: Option<u64>, which: usize| {
+        let p = &prepared[which];
+        if let Some(r) = search_file(p, path, len, root, plan.max_file_bytes, &counters) {
+            results.lock().expect("results lock").push(r);
+        }
+    };
+
+    if target.is_file() {
+        if let Some(which) = pick(target, true) {
+            visit(target, None, which);
+        }
+    } else {
+        let walker = WalkBuilder::new(target)
+            .threads(plan.threads.max(1))
+            .build_parallel();
+        walker.run(|| {
+            Box::new(|entry| {
+                if cancel.is_cancelled() {
+                    return WalkState::Quit;
+                }
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    return WalkState::Continue;
+                }
+                if let Some(which) = pick(entry.path(), false) {
+                    let len = entry.metadata().ok().map(|m| m.len());
+                    visit(entry.path(), len, which);
+                }
+                WalkState::Continue
+            })
+        });
+    }
+
+    let mut files = results.into_inner().expect("results lock");
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    let mut searched: Vec<LangCount> = prepared
+        .iter()
+        .map(|p| LangCount {
+            lang: p.pattern.lang,
+            files: p.searched.load(Ordering::Relaxed),
+        })
+        .filter(|c| c.files > 0 || plan.explicit)
+        .collect();
+    searched.sort_by_key(|c| c.lang.id());
+    let mut not_searched: Vec<LangCount> = uncompiled
+        .iter()
+        .map(|(l, n)| LangCount {
+            lang: *l,
+            files: n.load(Ordering::Relaxed),
+        })
+        .filter(|c| c.files > 0)
+        .collect();
+    not_searched.sort_by_key(|c| c.lang.id());
+    SearchOutcome {
+        files,
+        files_searched: counters.files_searched.load(Ordering::Relaxed),
+        prefiltered: counters.prefiltered.load(Ordering::Relaxed),
+        searched,
+        not_searched,
+        skipped: Skipped {
+            binary: counters.binary.load(Ordering::Relaxed),
+            not_utf8: counters.not_utf8.load(Ordering::Relaxed),
+            too_large: counters.too_large.load(Ordering::Relaxed),
+            unreadable: counters.unreadable.load(Ordering::Relaxed),
+        },
+        cancelled: cancel.is_cancelled(),
+    }
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    let p = path.strip_prefix(root).unwrap_or(path);
+    p.to_string_lossy().replace('\\', "/")
+}
+
+fn search_file(
+    p: &Prepared<'_>,
+    path: &Path,
+    len: Option<u64>,
+    root: &Path,
+    max_bytes: u64,
+    counters: &Counters,
+) -> Option<FileResult> {
+    let len = len.or_else(|| std::fs::metadata(path).ok().map(|m| m.len()));
+    if len.is_some_and(|l| l > max_bytes) {
+        counters.too_large.fetch_add(1, Ordering::Relaxed);
+        return None;
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(_) => {
+            counters.unreadable.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+    };
+    if memchr::memchr(0, &bytes).is_some() {
+        counters.binary.fetch_add(1, Ordering::Relaxed);
+        return None;
+    }
+    let source = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(_) => {
+            counters.not_utf8.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+    };
+    counters.files_searched.fetch_add(1, Ordering::Relaxed);
+    p.searched.fetch_add(1, Ordering::Relaxed);
+    // The pre-filter: no literal token, no parse.
+    if let Some(f) = &p.finder {
+        if f.find(source.as_bytes()).is_none() {
+            counters.prefiltered.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+    }
+    let result = match_source(p.pattern, p.rewriter, &source)?;
+    Some(FileResult {
+        path: path.to_path_buf(),
+        rel: relative(root, path),
+        lang: p.pattern.lang,
+        matches: result.0,
+        rewrite: result.1,
+    })
+}
+
+/// Match one source text; `None` when nothing matched.
+pub fn match_source(
+    pattern: &CompiledPattern,
+    rewriter: Option<&Rewriter>,
+    source: &str,
+) -> Option<(Vec<MatchRecord>, Option<FileRewrite>)> {
+    let root = AstGrep::<Doc>::try_new(source, pattern.lang.engine()).ok()?;
+    let top = root.root();
+    let mut records = Vec::new();
+    let mut edits = Vec::new();
+    for m in top.find_all(&pattern.pattern) {
+        let node = m.get_node();
+        let range = node.range();
+        let start = node.start_pos();
+        let env = m.get_env();
+        let mut captures = Vec::new();
+        for v in &pattern.single_vars {
+            if let Some(n) = env.get_match(v) {
+                captures.push((v.clone(), crate::format::one_line(&n.text(), 60)));
+            }
+        }
+        for v in &pattern.multi_vars {
+            let nodes = env.get_multiple_matches(v);
+            let text = match (nodes.first(), nodes.last()) {
+                (Some(a), Some(b)) => &source[a.range().start..b.range().end],
+                _ => "",
+            };
+            captures.push((v.clone(), crate::format::one_line(text, 60)));
+        }
+        captures.sort();
+        if let Some(rw) = rewriter {
+            let len = pattern
+                .pattern
+                .get_match_len(node.clone())
+                .unwrap_or(range.len());
+            edits.push((range.start, range.start + len, rw.replacement(&m)));
+        }
+        records.push(MatchRecord {
+            start: range.start,
+            end: range.end,
+            line: start.line() + 1,
+            column: start.column(node) + 1,
+            text: crate::format::one_line(&node.text(), 120),
+            captures,
+        });
+    }
+    if records.is_empty() {
+        return None;
+    }
+    records.sort_by(|a, b| {
+        (a.start, std::cmp::Reverse(a.end)).cmp(&(b.start, std::cmp::Reverse(b.end)))
+    });
+    let rewrite = rewriter.map(|_| crate::rewrite::apply_edits(source, edits));
+    Some((records, rewrite))
+}

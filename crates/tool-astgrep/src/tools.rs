@@ -1,0 +1,211 @@
+//! The three tools as the model sees them: typed arguments, specs, and thin
+//! `call`s that run the [`ops`](crate::ops) on a blocking thread.
+
+use crate::ops;
+use crate::store::EditStore;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::sync::Arc;
+use tool_core::{
+    async_trait, parse_args, schema_for, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec,
+    Workspace,
+};
+
+/// Arguments of `ast_grep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstGrepArgs {
+    /// Code fragment to find, with metavariables: `$NAME` matches one node,
+    /// `$$$NAME` a run of siblings, `$_` anything without binding. A name
+    /// used twice must match the same code, e.g. `$X == $X`.
+    pub pattern: String,
+    /// File or directory to search, relative to the workspace root; default
+    /// the whole workspace.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Grammar id (python, rust, typescript, tsx, javascript, go, java, c,
+    /// cpp, dart, …). Inferred from the extension when `path` is a file;
+    /// without it a directory is searched in every language the pattern
+    /// parses in.
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Matches to show, 1 to 1000; default 50. The total is always counted.
+    #[serde(default)]
+    pub max_results: Option<u64>,
+}
+
+/// Arguments of `ast_edit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstEditArgs {
+    /// What to match, as in ast_grep.
+    pub pattern: String,
+    /// What to put in place of each match; `$NAME` and `$$$NAME` are
+    /// replaced by what they captured.
+    pub rewrite: String,
+    /// File or directory, relative to the workspace root; default the whole
+    /// workspace.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Grammar id, as in ast_grep.
+    #[serde(default)]
+    pub language: Option<String>,
+}
+
+/// What `resolve` does with a staged edit.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ResolveAction {
+    /// Write every file of the edit, or none if any changed since staging.
+    Accept,
+    /// Drop the edit; nothing is written.
+    Discard,
+}
+
+/// Arguments of `resolve`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveArgs {
+    /// The id an ast_edit result named, e.g. "edit_1".
+    pub edit_id: String,
+    /// `accept` or `discard`.
+    pub action: ResolveAction,
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ToolError::failed(format!("the search thread failed: {e}")))?
+}
+
+/// `ast_grep`: structural search.
+pub struct AstGrepTool {
+    workspace: Workspace,
+}
+
+impl AstGrepTool {
+    pub fn new(workspace: Workspace) -> Self {
+        AstGrepTool { workspace }
+    }
+}
+
+#[async_trait]
+impl Tool for AstGrepTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "ast_grep",
+            "Find code by its syntax tree, not its text. The pattern is parsed by the same grammar as the files, so `dispose($X)` finds the call however it is spaced, wrapped or commented, and never inside a string or a comment. `$NAME` matches one node, `$$$NAME` a run of siblings (arguments, statements), `$_` anything without binding; a name used twice must match the same code (`$X == $X`). Results are `path:line:col  text  captures`, by path then position.",
+            Tier::Read,
+            schema_for::<AstGrepArgs>(),
+        )
+    }
+
+    async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: AstGrepArgs = parse_args(args)?;
+        let ws = self.workspace.clone();
+        let cancel = cx.cancel.clone();
+        blocking(move || {
+            ops::find(
+                &ws,
+                &args.pattern,
+                args.path.as_deref(),
+                args.language.as_deref(),
+                args.max_results,
+                &cancel,
+            )
+        })
+        .await
+    }
+}
+
+/// `ast_edit`: structural rewrite, staged.
+pub struct AstEditTool {
+    workspace: Workspace,
+    store: Arc<EditStore>,
+}
+
+impl AstEditTool {
+    pub fn new(workspace: Workspace, store: Arc<EditStore>) -> Self {
+        AstEditTool { workspace, store }
+    }
+}
+
+#[async_trait]
+impl Tool for AstEditTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "ast_edit",
+            "Rewrite every match of a structural pattern (as in ast_grep) with `rewrite`, its metavariables filled in. Nothing is written: the change is staged and the result names an edit_id with a diff preview; call resolve with it to accept (all files or none) or discard.",
+            Tier::Write,
+            schema_for::<AstEditArgs>(),
+        )
+    }
+
+    async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: AstEditArgs = parse_args(args)?;
+        let ws = self.workspace.clone();
+        let store = self.store.clone();
+        let cancel = cx.cancel.clone();
+        blocking(move || {
+            ops::stage(
+                &ws,
+                &store,
+                &args.pattern,
+                &args.rewrite,
+                args.path.as_deref(),
+                args.language.as_deref(),
+                &cancel,
+            )
+        })
+        .await
+    }
+}
+
+/// `resolve`: apply or discard a staged edit.
+pub struct ResolveTool {
+    store: Arc<EditStore>,
+}
+
+impl ResolveTool {
+    pub fn new(store: Arc<EditStore>) -> Self {
+        ResolveTool { store }
+    }
+}
+
+#[async_trait]
+impl Tool for ResolveTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "resolve",
+            "Apply (`accept`) or drop (`discard`) a change staged by ast_edit. Accept compares every file with its content at staging: if any changed, the whole change is rejected and nothing is written; otherwise all files are written, or none.",
+            Tier::Write,
+            schema_for::<ResolveArgs>(),
+        )
+    }
+
+    fn describe_call(&self, args: &Value) -> String {
+        let id = args.get("edit_id").and_then(Value::as_str).unwrap_or("?");
+        let action = args.get("action").and_then(Value::as_str).unwrap_or("?");
+        match self.store.staged_files(id) {
+            Some(files) if action == "accept" => format!(
+                "accept {id}: write {} ({})",
+                tool_core::format::plural(files.len(), "file", "files"),
+                crate::format::list_capped(
+                    &files.iter().map(|f| f.rel.clone()).collect::<Vec<_>>(),
+                    5
+                )
+            ),
+            _ => format!("{action} {id}"),
+        }
+    }
+
+    async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: ResolveArgs = parse_args(args)?;
+        let store = self.store.clone();
+        blocking(move || ops::resolve(&store, &args.edit_id, args.action == ResolveAction::Accept))
+            .await
+    }
+}
