@@ -78,6 +78,10 @@ pub struct ServerEntry {
     /// Answers `workspace/configuration`: looked up by section (`a.b`).
     #[serde(default)]
     pub settings: Option<Value>,
+    /// The server always reports indexing (`$/progress` or rust-analyzer's
+    /// serverStatus) once started: the first query waits until it has.
+    #[serde(default)]
+    pub reports_progress: bool,
 }
 
 fn cmd(parts: &[&str]) -> Vec<String> {
@@ -123,6 +127,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             no_checker_reason: None,
             initialization_options: None,
             settings: None,
+            reports_progress: false,
         },
         ServerEntry {
             id: "typescript".into(),
@@ -146,8 +151,13 @@ pub fn builtin() -> Vec<ServerEntry> {
                 format: CheckerFormat::Tsc,
             }),
             no_checker_reason: None,
-            initialization_options: None,
+            // A rename from an import renames the declaration and every use,
+            // not only the local alias (tsserver's default for editors).
+            initialization_options: Some(serde_json::json!({
+                "preferences": {"providePrefixAndSuffixTextForRename": false}
+            })),
             settings: None,
+            reports_progress: true,
         },
         ServerEntry {
             id: "rust".into(),
@@ -162,6 +172,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             no_checker_reason: None,
             initialization_options: None,
             settings: None,
+            reports_progress: true,
         },
         ServerEntry {
             id: "c".into(),
@@ -191,6 +202,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             no_checker_reason: None,
             initialization_options: None,
             settings: None,
+            reports_progress: false,
         },
         ServerEntry {
             id: "go".into(),
@@ -205,6 +217,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             no_checker_reason: None,
             initialization_options: None,
             settings: None,
+            reports_progress: false,
         },
         ServerEntry {
             id: "dart".into(),
@@ -219,6 +232,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             no_checker_reason: None,
             initialization_options: None,
             settings: None,
+            reports_progress: false,
         },
     ]
 }

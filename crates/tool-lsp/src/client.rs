@@ -83,6 +83,8 @@ struct Activity {
     quiescent: Option<bool>,
     status_message: Option<String>,
     busy_since: Option<Instant>,
+    /// Whether the server ever reported progress or status.
+    ever_reported: bool,
 }
 
 impl Activity {
@@ -103,6 +105,13 @@ impl Activity {
 }
 
 type Reply = Result<Value, RequestError>;
+
+/// How long after start a server that has not reported progress yet is given
+/// to start reporting it before a query counts it as idle. Measured from the
+/// first document opened: some servers (tsserver) start loading the project
+/// only then. Entries that always report (`reports_progress`) wait for it,
+/// up to the index wait.
+pub const STARTUP_SETTLE: Duration = Duration::from_secs(3);
 
 struct Shared {
     name: String,
@@ -173,6 +182,9 @@ pub struct StartSpec {
     pub initialization_options: Option<Value>,
     pub settings: Option<Value>,
     pub init_timeout: Duration,
+    /// How long after the first opened document a server that has not
+    /// reported progress yet is given to start before it counts as idle.
+    pub settle: Duration,
 }
 
 /// A running language server and our session with it.
@@ -190,6 +202,9 @@ pub struct LspClient {
     docs: tokio::sync::Mutex<HashMap<String, OpenDoc>>,
     /// Last full pull-diagnostics report per document.
     pulled: Mutex<HashMap<String, Vec<lsp_types::Diagnostic>>>,
+    first_open: Mutex<Option<Instant>>,
+    /// How long a fresh server may take to start reporting progress.
+    settle: Duration,
 }
 
 impl std::fmt::Debug for LspClient {
@@ -364,6 +379,8 @@ impl LspClient {
             started: Instant::now(),
             docs: Default::default(),
             pulled: Mutex::default(),
+            first_open: Mutex::default(),
+            settle: spec.settle,
         };
         let params = initialize_params(&spec, &root_uri, &client.shared.root_name);
         let result = client
@@ -461,6 +478,23 @@ impl LspClient {
     pub async fn wait_until_idle(&self, bound: Duration) -> Result<(), (String, Duration)> {
         let mut seq = self.shared.activity_seq.subscribe();
         let deadline = tokio::time::Instant::now() + bound;
+        // A server that reports indexing starts doing so a moment after
+        // `initialized`; a query sent before that would find it "idle" and
+        // get an empty answer. So a fresh server gets a short grace period
+        // to say it is busy.
+        let since = self
+            .first_open
+            .lock()
+            .expect("first_open")
+            .unwrap_or(self.started)
+            .max(self.started);
+        let settle_until = tokio::time::Instant::from_std(since + self.settle);
+        while !self.shared.activity.lock().expect("activity").ever_reported
+            && tokio::time::Instant::now() < settle_until.min(deadline)
+            && self.gone().is_none()
+        {
+            let _ = tokio::time::timeout_at(settle_until.min(deadline), seq.changed()).await;
+        }
         loop {
             if self.gone().is_some() {
                 return Ok(()); // the request itself reports the exit
@@ -547,6 +581,10 @@ impl LspClient {
         let seq = self.diag_seq();
         match docs.get_mut(&uri) {
             None => {
+                self.first_open
+                    .lock()
+                    .expect("first_open")
+                    .get_or_insert_with(Instant::now);
                 self.notify(
                     "textDocument/didOpen",
                     json!({"textDocument": {"uri": uri, "languageId": language_id, "version": 1, "text": text}}),
@@ -861,6 +899,7 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                     if !a.busy() {
                         a.busy_since = Some(Instant::now());
                     }
+                    a.ever_reported = true;
                     a.tokens.insert(token, title);
                 }
                 Some("report") => {
@@ -887,6 +926,7 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                 a.busy_since = Some(Instant::now());
             }
             a.quiescent = quiescent;
+            a.ever_reported = true;
             a.status_message = params
                 .get("message")
                 .and_then(Value::as_str)

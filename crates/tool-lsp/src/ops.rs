@@ -160,7 +160,7 @@ pub async fn wait_ready(sup: &LspSupervisor, client: &LspClient) -> Result<(), T
             ToolError::timed_out(format!(
                 "{} is still indexing ({} s so far: {what}); an answer now would be incomplete — retry in a moment",
                 client.name,
-                so_far.as_secs().max(sup.timeouts.index_wait.as_secs())
+                so_far.as_secs()
             ))
         })
 }

@@ -373,17 +373,25 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
         watched.push(json!({"uri": file_uri(from), "type": 3}));
         watched.push(json!({"uri": file_uri(to), "type": 1}));
     }
+    // Every changed file is opened in the server (if it was not) with its
+    // new text and saved: a server that caches other files' contents
+    // (clangd's preambles, an unopened header) sees the rename at once.
     for (path, exists) in plan.changed() {
         let uri = file_uri(&path);
         if !exists {
             client.close(&uri).await;
             continue;
         }
-        if client.doc(&uri).await.is_some() || path == p.file.path {
-            if let Ok(doc) = client.sync_file(&path, &p.target.language_id).await {
-                client.did_save(&uri, &doc.text);
-            }
-        } else {
+        let was_open = client.doc(&uri).await.is_some();
+        let language_id = sup
+            .catalog()
+            .for_file(&path)
+            .map(|(_, l)| l)
+            .unwrap_or_else(|| p.target.language_id.clone());
+        if let Ok(doc) = client.sync_file(&path, &language_id).await {
+            client.did_save(&uri, &doc.text);
+        }
+        if !was_open {
             watched.push(json!({"uri": uri, "type": 2}));
         }
     }

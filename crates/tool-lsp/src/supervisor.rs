@@ -260,6 +260,11 @@ impl LspSupervisor {
             initialization_options: slot.entry.initialization_options.clone(),
             settings: slot.entry.settings.clone(),
             init_timeout: self.timeouts.startup,
+            settle: if slot.entry.reports_progress {
+                self.timeouts.index_wait
+            } else {
+                crate::client::STARTUP_SETTLE
+            },
         };
         match LspClient::start(spec).await {
             Ok(c) => {
