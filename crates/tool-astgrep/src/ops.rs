@@ -132,6 +132,30 @@ fn cancelled(outcome: &SearchOutcome) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// Nothing could be searched because the pattern parses in none of the
+/// languages of the files in scope: an error, not an empty result.
+fn unparseable_in_scope(outcome: &SearchOutcome, pattern: &str) -> Result<(), ToolError> {
+    if outcome.files_searched > 0 || outcome.not_searched.is_empty() {
+        return Ok(());
+    }
+    let langs: Vec<String> = outcome
+        .not_searched
+        .iter()
+        .map(|c| {
+            format!(
+                "{} ({})",
+                c.lang,
+                tool_core::format::plural(c.files, "file", "files")
+            )
+        })
+        .collect();
+    Err(ToolError::bad_args(format!(
+        "unparseable pattern: `{}` does not parse in the languages of the files in scope: {}; pass `language` to see where it breaks",
+        format::one_line(pattern.trim(), 80),
+        langs.join(", ")
+    )))
+}
+
 /// `ast_grep`.
 pub fn find(
     ws: &Workspace,
@@ -145,6 +169,7 @@ pub fn find(
     let scope = scope(ws, pattern, path, language)?;
     let outcome = search::run(&scope.plan, ws.root(), &scope.target, cancel);
     cancelled(&outcome)?;
+    unparseable_in_scope(&outcome, pattern)?;
     let text = format::find_text(pattern.trim(), &scope, &outcome, max);
     let structured = format::find_structured(&scope, &outcome, max);
     Ok(ToolOutput::text(text).with_structured(structured))
@@ -176,6 +201,7 @@ pub fn stage(
     scope.plan.rewriters = Some(rewriters);
     let outcome = search::run(&scope.plan, ws.root(), &scope.target, cancel);
     cancelled(&outcome)?;
+    unparseable_in_scope(&outcome, pattern)?;
 
     let matches = outcome.total_matches();
     let mut files = Vec::new();

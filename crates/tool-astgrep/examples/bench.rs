@@ -1,0 +1,281 @@
+//! `cargo xtask bench astgrep`: this crate's search against the `ast-grep`
+//! CLI on the same corpus — the standard library of the machine's Python —
+//! for a selective pattern, a non-selective one and a rewrite. Prints both
+//! wall times, the ratio, and whether the two match sets are identical.
+//!
+//! Both sides use every core (the CLI's default thread count and ours). The
+//! corpus is read once before timing so neither side pays for a cold page
+//! cache. `BENCH_REPS` (default 1) repeats each timing and keeps the best.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use tool_astgrep::ops;
+use tool_astgrep::rewrite::{check_template, Rewriter};
+use tool_astgrep::search;
+use tool_core::{CancellationToken, Workspace};
+
+struct Case {
+    name: &'static str,
+    pattern: &'static str,
+    rewrite: Option<&'static str>,
+    /// The ratio the issue asks for, if any.
+    target: Option<f64>,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "selective",
+        pattern: "isinstance($X, $Y)",
+        rewrite: None,
+        target: Some(0.5),
+    },
+    Case {
+        name: "non-selective",
+        pattern: "$X == $X",
+        rewrite: None,
+        target: Some(1.0),
+    },
+    Case {
+        name: "rewrite",
+        pattern: "$X == None",
+        rewrite: Some("$X is None"),
+        target: None,
+    },
+];
+
+/// (file, start byte, end byte) of every match.
+type MatchSet = BTreeSet<(String, usize, usize)>;
+
+fn stdlib() -> PathBuf {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sysconfig;print(sysconfig.get_paths()['stdlib'])",
+        ])
+        .output()
+        .expect("python3 must be installed (it is the corpus)");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+fn warm(dir: &Path) -> (usize, u64) {
+    let mut files = 0;
+    let mut bytes = 0;
+    for entry in ignore::WalkBuilder::new(dir).build().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "py") {
+            if let Ok(b) = std::fs::read(entry.path()) {
+                files += 1;
+                bytes += b.len() as u64;
+            }
+        }
+    }
+    (files, bytes)
+}
+
+struct Ours {
+    time: Duration,
+    matches: MatchSet,
+    /// file → new content, for the rewrite.
+    rewritten: BTreeMap<String, String>,
+}
+
+fn run_ours(corpus: &Path, case: &Case) -> Ours {
+    let ws = Workspace::new(corpus).expect("corpus exists");
+    let started = Instant::now();
+    let mut scope = ops::scope(&ws, case.pattern, None, Some("python")).expect("pattern compiles");
+    if let Some(rw) = case.rewrite {
+        let p = &scope.plan.patterns[0];
+        check_template(rw, p).expect("template fits");
+        scope.plan.rewriters = Some(vec![Rewriter::new(rw, p)]);
+    }
+    let outcome = search::run(
+        &scope.plan,
+        ws.root(),
+        &scope.target,
+        &CancellationToken::new(),
+    );
+    let time = started.elapsed();
+    let mut matches = MatchSet::new();
+    let mut rewritten = BTreeMap::new();
+    for f in &outcome.files {
+        for m in &f.matches {
+            matches.insert((f.rel.clone(), m.start, m.end));
+        }
+        if let Some(rw) = &f.rewrite {
+            rewritten.insert(f.rel.clone(), rw.new.clone());
+        }
+    }
+    Ours {
+        time,
+        matches,
+        rewritten,
+    }
+}
+
+struct Cli {
+    time: Duration,
+    matches: MatchSet,
+    rewritten: BTreeMap<String, String>,
+}
+
+fn run_cli(cli: &Path, corpus: &Path, case: &Case) -> Cli {
+    let mut cmd = Command::new(cli);
+    cmd.current_dir(corpus)
+        .args(["run", "-l", "python", "-p", case.pattern, "--json=stream"]);
+    if let Some(rw) = case.rewrite {
+        cmd.args(["-r", rw]);
+    }
+    cmd.arg(".");
+    let started = Instant::now();
+    let out = cmd.output().expect("ast-grep runs");
+    let time = started.elapsed();
+    let mut matches = MatchSet::new();
+    // file → [(start, end, replacement)]
+    let mut edits: BTreeMap<String, Vec<(usize, usize, String)>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let file = v["file"]
+            .as_str()
+            .unwrap_or("")
+            .trim_start_matches("./")
+            .to_string();
+        let start = v["range"]["byteOffset"]["start"].as_u64().unwrap_or(0) as usize;
+        let end = v["range"]["byteOffset"]["end"].as_u64().unwrap_or(0) as usize;
+        matches.insert((file.clone(), start, end));
+        if let Some(rep) = v["replacement"].as_str() {
+            let rs = v["replacementOffsets"]["start"]
+                .as_u64()
+                .map(|n| n as usize);
+            let re = v["replacementOffsets"]["end"].as_u64().map(|n| n as usize);
+            edits.entry(file).or_default().push((
+                rs.unwrap_or(start),
+                re.unwrap_or(end),
+                rep.to_string(),
+            ));
+        }
+    }
+    let mut rewritten = BTreeMap::new();
+    for (file, mut list) in edits {
+        let Ok(src) = std::fs::read_to_string(corpus.join(&file)) else {
+            continue;
+        };
+        list.sort_by_key(|e| (e.0, std::cmp::Reverse(e.1)));
+        let mut out = String::new();
+        let mut cursor = 0;
+        for (s, e, rep) in list {
+            if s < cursor {
+                continue;
+            }
+            out.push_str(&src[cursor..s]);
+            out.push_str(&rep);
+            cursor = e;
+        }
+        out.push_str(&src[cursor..]);
+        rewritten.insert(file, out);
+    }
+    Cli {
+        time,
+        matches,
+        rewritten,
+    }
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}
+
+fn main() {
+    let corpus = stdlib();
+    let Some(cli) =
+        tool_core::fixtures::find("ast-grep").or_else(|| tool_core::fixtures::find("sg"))
+    else {
+        eprintln!("bench astgrep: the ast-grep CLI is not installed; run `cargo xtask fixtures`");
+        std::process::exit(1);
+    };
+    let reps: usize = std::env::var("BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let (files, bytes) = warm(&corpus);
+    println!(
+        "corpus: {} ({files} .py files, {:.0} MB); peer: {} ({}); threads: {}",
+        corpus.display(),
+        bytes as f64 / 1e6,
+        cli.display(),
+        String::from_utf8_lossy(
+            &Command::new(&cli)
+                .arg("--version")
+                .output()
+                .map(|o| o.stdout)
+                .unwrap_or_default()
+        )
+        .trim(),
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    );
+    println!(
+        "{:<14} {:<22} {:>9} {:>10} {:>7} {:>7}  {:>17}  identical",
+        "case", "pattern", "ours", "ast-grep", "ratio", "target", "matches ours/cli"
+    );
+    let mut all_ok = true;
+    for case in CASES {
+        let mut ours: Option<Ours> = None;
+        let mut cli_run: Option<Cli> = None;
+        for _ in 0..reps {
+            let o = run_ours(&corpus, case);
+            if ours.as_ref().is_none_or(|b| o.time < b.time) {
+                ours = Some(o);
+            }
+            let c = run_cli(&cli, &corpus, case);
+            if cli_run.as_ref().is_none_or(|b| c.time < b.time) {
+                cli_run = Some(c);
+            }
+        }
+        let (ours, cli_run) = (ours.expect("ran"), cli_run.expect("ran"));
+        let ratio = ours.time.as_secs_f64() / cli_run.time.as_secs_f64().max(1e-9);
+        let mut identical = ours.matches == cli_run.matches;
+        if case.rewrite.is_some() {
+            identical &= ours.rewritten == cli_run.rewritten;
+        }
+        let meets = case.target.is_none_or(|t| ratio <= t);
+        all_ok &= identical && meets;
+        println!(
+            "{:<14} {:<22} {:>9} {:>10} {:>6.2}x {:>7}  {:>8}/{:<8}  {}",
+            case.name,
+            case.pattern,
+            secs(ours.time),
+            secs(cli_run.time),
+            ratio,
+            case.target
+                .map(|t| format!("≤{t:.1}x"))
+                .unwrap_or_else(|| "-".into()),
+            ours.matches.len(),
+            cli_run.matches.len(),
+            if identical { "yes" } else { "NO" }
+        );
+        if !identical {
+            let only_ours: Vec<_> = ours.matches.difference(&cli_run.matches).take(5).collect();
+            let only_cli: Vec<_> = cli_run.matches.difference(&ours.matches).take(5).collect();
+            println!("    only ours: {only_ours:?}");
+            println!("    only ast-grep: {only_cli:?}");
+            if case.rewrite.is_some() {
+                let differing: Vec<&String> = ours
+                    .rewritten
+                    .keys()
+                    .chain(cli_run.rewritten.keys())
+                    .filter(|k| ours.rewritten.get(*k) != cli_run.rewritten.get(*k))
+                    .take(5)
+                    .collect();
+                println!("    rewritten files that differ: {differing:?}");
+            }
+        }
+    }
+    if !all_ok {
+        println!("(a target was missed or a match set differs; see above)");
+    }
+}

@@ -1,0 +1,496 @@
+//! ast_edit and resolve end to end on copies of the real fixture files:
+//! stage, preview, accept, and compare the files byte for byte; drift; a
+//! failed write in the middle; a crash in the middle and its recovery.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tool_astgrep::journal::{Journal, Recovery};
+use tool_astgrep::ops;
+use tool_astgrep::store::{EditStore, InjectedFault};
+use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
+
+fn fixtures() -> PathBuf {
+    tool_core::fixtures::workspace_root().join("tests/fixtures/astgrep")
+}
+
+/// A temporary workspace holding a copy of fixture folder `sub`, and a
+/// store whose journal lives beside it (not inside the tree).
+struct Run {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    ws: Workspace,
+    store: EditStore,
+    journal: PathBuf,
+}
+
+fn run_with<S: AsRef<str>>(files: &[(S, String)]) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    for (rel, text) in files {
+        let p = root.join(rel.as_ref());
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let journal = dir.path().join("journal");
+    let ws = Workspace::new(&root).unwrap();
+    let store = EditStore::open(Journal::at(&journal));
+    Run {
+        _dir: dir,
+        root: ws.root().to_path_buf(),
+        ws,
+        store,
+        journal,
+    }
+}
+
+fn fixture_run(sub: &str) -> Run {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(fixtures().join(sub)).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        files.push((
+            format!("{sub}/{name}"),
+            std::fs::read_to_string(e.path()).unwrap(),
+        ));
+    }
+    run_with(&files)
+}
+
+impl Run {
+    fn stage(
+        &self,
+        pattern: &str,
+        rewrite: &str,
+        lang: Option<&str>,
+    ) -> Result<ToolOutput, ToolError> {
+        ops::stage(
+            &self.ws,
+            &self.store,
+            pattern,
+            rewrite,
+            None,
+            lang,
+            &CancellationToken::new(),
+        )
+    }
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel)).unwrap()
+    }
+    fn original(rel: &str) -> String {
+        std::fs::read_to_string(fixtures().join(rel)).unwrap()
+    }
+}
+
+fn edit_id(out: &ToolOutput) -> String {
+    out.structured.as_ref().unwrap()["edit_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Stage, check nothing was written and the preview, accept, and compare
+/// the file with `expected` byte for byte.
+fn stage_preview_accept(
+    sub: &str,
+    file: &str,
+    lang: &str,
+    pattern: &str,
+    rewrite: &str,
+    replacements: usize,
+    expected: &str,
+) {
+    let run = fixture_run(sub);
+    let rel = format!("{sub}/{file}");
+    let before = Run::original(&rel);
+    let out = run.stage(pattern, rewrite, Some(lang)).unwrap();
+    let text = out.joined_text();
+    assert!(
+        text.starts_with(&format!(
+            "(proposed) {replacements} replacements in 1 file … call resolve with edit_id \"edit_1\""
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("--- a/{rel}")) && text.contains(&format!("+++ b/{rel}")),
+        "{text}"
+    );
+    assert!(text.contains("\n-") && text.contains("\n+"), "{text}");
+    assert_eq!(run.read(&rel), before, "staging must not write");
+    assert_eq!(edit_id(&out), "edit_1");
+
+    let done = ops::resolve(&run.store, "edit_1", true).unwrap();
+    assert!(
+        done.joined_text().contains("accepted"),
+        "{}",
+        done.joined_text()
+    );
+    assert_eq!(run.read(&rel), expected, "{lang}: file after accept");
+    // Other files of the folder are untouched.
+    for e in std::fs::read_dir(run.root.join(sub)).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name != file {
+            let other = format!("{sub}/{name}");
+            assert_eq!(run.read(&other), Run::original(&other));
+        }
+    }
+    let again = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    assert!(again.to_string().contains("already accepted"), "{again}");
+}
+
+#[test]
+fn python_rewrite_keeps_multi_line_indentation() {
+    let before = Run::original("python/report.py");
+    let expected = before
+        .replace("        print(item)\n", "        log.info(item)\n")
+        .replace(
+            "        print(\"total:\",\n              len(items),\n              sep=\" \")\n",
+            "        log.info(\"total:\",\n              len(items),\n              sep=\" \")\n",
+        );
+    assert_ne!(expected, before);
+    assert!(expected.contains("\"print(items)\""), "strings stay");
+    stage_preview_accept(
+        "python",
+        "report.py",
+        "python",
+        "print($$$ARGS)",
+        "log.info($$$ARGS)",
+        2,
+        &expected,
+    );
+}
+
+#[test]
+fn rust_rewrite() {
+    let before = Run::original("rust/lib.rs");
+    let expected = before.replace(".unwrap()", ".expect(\"checked\")");
+    stage_preview_accept(
+        "rust",
+        "lib.rs",
+        "rust",
+        "$X.unwrap()",
+        "$X.expect(\"checked\")",
+        3,
+        &expected,
+    );
+}
+
+#[test]
+fn typescript_rewrite() {
+    let before = Run::original("typescript/store.ts");
+    // A `$$$` capture keeps the relative indentation of its lines, re-based
+    // on the line of the match; the line break before its first item is not
+    // part of it (the engine's rule, as in the ast-grep CLI).
+    let expected = before.replace("console.log(", "logger.debug(").replace(
+        "logger.debug(\n      \"refresh\",\n      force,\n    );",
+        "logger.debug(\"refresh\",\n    force,);",
+    );
+    assert_ne!(expected, before.replace("console.log(", "logger.debug("));
+    stage_preview_accept(
+        "typescript",
+        "store.ts",
+        "typescript",
+        "console.log($$$A)",
+        "logger.debug($$$A)",
+        2,
+        &expected,
+    );
+}
+
+#[test]
+fn dart_rewrite_of_calls_not_the_declaration() {
+    let before = Run::original("dart/holder.dart");
+    let expected = before
+        .replace("    dispose(controller);\n", "    controller.dispose();\n")
+        .replace("    dispose(  other  );\n", "    other.dispose();\n");
+    assert!(expected.contains("void dispose(Object? x) {}"));
+    stage_preview_accept(
+        "dart",
+        "holder.dart",
+        "dart",
+        "dispose($X)",
+        "$X.dispose()",
+        2,
+        &expected,
+    );
+}
+
+#[test]
+fn nested_matches_are_counted_and_left_for_a_rerun() {
+    let run = run_with(&[("a.py", "foo(foo(foo(1)))\nfoo(2)\n".into())]);
+    let out = run.stage("foo($X)", "bar($X)", None).unwrap();
+    let text = out.joined_text();
+    assert!(
+        text.contains("(proposed) 2 replacements in 1 file"),
+        "{text}"
+    );
+    assert!(
+        text.contains("4 matches → 2 replacements (2 nested inside others, rerun to rewrite them)"),
+        "{text}"
+    );
+    ops::resolve(&run.store, "edit_1", true).unwrap();
+    assert_eq!(run.read("a.py"), "bar(foo(foo(1)))\nbar(2)\n");
+    let out = run.stage("foo($X)", "bar($X)", None).unwrap();
+    assert_eq!(edit_id(&out), "edit_2");
+    ops::resolve(&run.store, "edit_2", true).unwrap();
+    assert_eq!(run.read("a.py"), "bar(bar(foo(1)))\nbar(2)\n");
+}
+
+#[test]
+fn a_rewrite_naming_an_unknown_metavariable_stages_nothing() {
+    let run = run_with(&[("a.py", "foo(1)\n".into())]);
+    let err = run.stage("foo($X)", "bar($Y)", None).unwrap_err();
+    assert!(matches!(err, ToolError::BadArgs(_)), "{err}");
+    assert!(
+        err.to_string()
+            .contains("`$Y` is not a metavariable of the pattern"),
+        "{err}"
+    );
+    let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    assert!(
+        err.to_string().contains("unknown edit_id `edit_1`")
+            && err.to_string().contains("nothing is staged"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_match_stages_nothing() {
+    let run = run_with(&[("a.py", "x = 1\n".into())]);
+    let out = run.stage("foo($X)", "bar($X)", None).unwrap();
+    assert!(
+        out.joined_text().contains("no matches"),
+        "{}",
+        out.joined_text()
+    );
+    assert!(out.structured.unwrap()["edit_id"].is_null());
+}
+
+#[test]
+fn ids_unknown_accepted_or_discarded_are_errors() {
+    let run = run_with(&[("a.py", "foo(1)\n".into()), ("b.py", "foo(2)\n".into())]);
+    run.stage("foo($X)", "bar($X)", None).unwrap();
+    let d = ops::resolve(&run.store, "edit_1", false).unwrap();
+    assert!(
+        d.joined_text()
+            .contains("discarded — 2 replacements in 2 files dropped; nothing was written"),
+        "{}",
+        d.joined_text()
+    );
+    assert_eq!(run.read("a.py"), "foo(1)\n");
+    for action in [true, false] {
+        let e = ops::resolve(&run.store, "edit_1", action).unwrap_err();
+        assert!(e.to_string().contains("already discarded"), "{e}");
+    }
+    let e = ops::resolve(&run.store, "edit_9", true).unwrap_err();
+    assert!(e.to_string().contains("unknown edit_id `edit_9`"), "{e}");
+    let e = ops::resolve(&run.store, " ", true).unwrap_err();
+    assert!(e.to_string().contains("empty edit_id"), "{e}");
+}
+
+#[test]
+fn drift_rejects_the_whole_change_and_names_the_files() {
+    let run = run_with(&[
+        ("a.py", "foo(1)\n".into()),
+        ("b.py", "foo(2)\n".into()),
+        ("c.py", "foo(3)\n".into()),
+    ]);
+    run.stage("foo($X)", "bar($X)", None).unwrap();
+    std::fs::write(run.root.join("b.py"), "foo(2)  # edited meanwhile\n").unwrap();
+    let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    assert!(matches!(err, ToolError::Refused(_)), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("1 file changed since staging: b.py") && msg.contains("nothing was written"),
+        "{msg}"
+    );
+    assert_eq!(run.read("a.py"), "foo(1)\n");
+    assert_eq!(run.read("b.py"), "foo(2)  # edited meanwhile\n");
+    assert_eq!(run.read("c.py"), "foo(3)\n");
+    let again = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    assert!(again.to_string().contains("was rejected"), "{again}");
+    assert!(
+        std::fs::read_dir(&run.journal)
+            .map(|d| d.count())
+            .unwrap_or(0)
+            == 0
+    );
+}
+
+/// Makes one file unwritable for as long as it lives: `chattr +i` as root
+/// (root ignores permission bits), read-only permissions otherwise.
+struct Unwritable {
+    path: PathBuf,
+    immutable: bool,
+}
+
+impl Unwritable {
+    fn new(path: &Path) -> Option<Unwritable> {
+        use std::os::unix::fs::PermissionsExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        if root {
+            let ok = std::process::Command::new("chattr")
+                .arg("+i")
+                .arg(path)
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            return ok.then(|| Unwritable {
+                path: path.to_path_buf(),
+                immutable: true,
+            });
+        }
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        Some(Unwritable {
+            path: path.to_path_buf(),
+            immutable: false,
+        })
+    }
+}
+
+impl Drop for Unwritable {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if self.immutable {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&self.path)
+                .status();
+        } else {
+            let _ = std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(0o644));
+        }
+    }
+}
+
+#[test]
+fn a_failed_write_in_the_middle_changes_no_file() {
+    let originals = [
+        ("a.py", "foo(1)\n"),
+        ("b.py", "foo(2)\n"),
+        ("c.py", "foo(3)\n"),
+    ];
+    let run = run_with(&originals.map(|(p, t)| (p, t.to_string())));
+    run.stage("foo($X)", "bar($X)", None).unwrap();
+    let guard = Unwritable::new(&run.root.join("b.py"));
+    if guard.is_none() {
+        // No way to make a file unwritable for root here (no chattr, or a
+        // file system without it): fail the second write by injection.
+        eprintln!("chattr unavailable: injecting the failed write instead");
+        run.store.inject_fault(Some(InjectedFault::FailWrite(1)));
+    }
+    let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    assert!(matches!(err, ToolError::Failed(_)), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("b.py") && msg.contains("restored") && msg.contains("still staged"),
+        "{msg}"
+    );
+    for (p, t) in originals {
+        assert_eq!(run.read(p), t, "{p} must be unchanged");
+    }
+    // Leftover temporary files would litter the tree.
+    let names: Vec<String> = std::fs::read_dir(&run.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    drop(guard);
+    run.store.inject_fault(None);
+    // Once the cause is fixed the same edit applies.
+    ops::resolve(&run.store, "edit_1", true).unwrap();
+    assert_eq!(run.read("a.py"), "bar(1)\n");
+    assert_eq!(run.read("b.py"), "bar(2)\n");
+    assert_eq!(run.read("c.py"), "bar(3)\n");
+}
+
+const CRASH_ENV: &str = "TOOL_ASTGREP_CRASH_CHILD";
+
+/// Not a test on its own: the child process of
+/// `a_crash_in_the_middle_is_recovered_on_the_next_start`, which stages an
+/// edit of three files and dies (abort) after writing the first.
+#[test]
+fn crash_child_helper() {
+    let Some(dir) = std::env::var_os(CRASH_ENV) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let ws = Workspace::new(dir.join("ws")).unwrap();
+    let store = EditStore::open(Journal::at(dir.join("journal")));
+    ops::stage(
+        &ws,
+        &store,
+        "foo($X)",
+        "bar($X)",
+        None,
+        Some("python"),
+        &CancellationToken::new(),
+    )
+    .unwrap();
+    store.inject_fault(Some(InjectedFault::AbortBeforeWrite(1)));
+    let _ = store.accept("edit_1");
+    unreachable!("the injected crash aborts the process");
+}
+
+#[test]
+fn a_crash_in_the_middle_is_recovered_on_the_next_start() {
+    let originals = [
+        ("a.py", "foo(1)\n"),
+        ("b.py", "foo(2)\n"),
+        ("c.py", "foo(3)\n"),
+    ];
+    let run = run_with(&originals.map(|(p, t)| (p, t.to_string())));
+    let parent = run.root.parent().unwrap().to_path_buf();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "crash_child_helper",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CRASH_ENV, &parent)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the crashing child did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGABRT),
+        "child must die by abort: {status:?}"
+    );
+    assert!(!tool_core::process::pid_alive(child.id()));
+
+    // The crash left half of the change on disk, and a journal record.
+    assert_eq!(run.read("a.py"), "bar(1)\n");
+    assert_eq!(run.read("b.py"), "foo(2)\n");
+    assert_eq!(run.read("c.py"), "foo(3)\n");
+    let journal = Journal::at(&run.journal);
+    assert_eq!(journal.pending().len(), 1);
+
+    // The next start of the store restores the whole tree.
+    let store = EditStore::open(journal.clone());
+    match store.recovered() {
+        [Recovery::RolledBack { edit_id, restored }] => {
+            assert_eq!(edit_id, "edit_1");
+            assert_eq!(restored, &vec![run.root.join("a.py")]);
+        }
+        other => panic!("{other:?}"),
+    }
+    for (p, t) in originals {
+        assert_eq!(run.read(p), t, "{p} must hold its old content");
+    }
+    assert!(journal.pending().is_empty());
+    assert!(EditStore::open(journal).recovered().is_empty());
+}
