@@ -691,6 +691,8 @@ def _distributions():
         if not name:
             continue
         key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in out:
+            continue  # shadowed: the first on sys.path is the one imports see
         tops = set()
         text = None
         try:

@@ -1,0 +1,186 @@
+//! `eval` through the facade: bound from the `[eval]` config section by the
+//! default bindings, gated by the surface, and bridging to another family's
+//! tool registered in the same run.
+#![cfg(feature = "eval")]
+
+use agent_tools::{BindingState, RunConfig, RunOptions, ToolsetBuilder};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use tool_core::{
+    async_trait, schema_for, AllowAll, Binding, CallContext, Registry, RegistryError, RunContext,
+    Surface, Tier, Tool, ToolError, ToolOutput, ToolSpec,
+};
+
+/// A real (tiny) read tool of another family: lists the workspace root.
+struct ListRoot {
+    root: std::path::PathBuf,
+}
+
+#[derive(serde::Deserialize, tool_core::schemars::JsonSchema)]
+#[schemars(crate = "tool_core::schemars")]
+struct NoArgs {}
+
+#[async_trait]
+impl Tool for ListRoot {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "list_root",
+            "List the workspace root.",
+            Tier::Read,
+            schema_for::<NoArgs>(),
+        )
+    }
+    async fn call(&self, _cx: &CallContext, _args: Value) -> Result<ToolOutput, ToolError> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.root)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<Result<_, _>>()?;
+        names.sort();
+        Ok(ToolOutput::text(names.join("\n")))
+    }
+}
+
+struct ListBinding;
+
+impl Binding for ListBinding {
+    fn resource(&self) -> &'static str {
+        "directory lister"
+    }
+    fn register(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
+        registry.register(Arc::new(ListRoot {
+            root: run.workspace.root().to_path_buf(),
+        }))
+    }
+}
+
+fn options(root: &std::path::Path, eval: &str) -> RunOptions {
+    let config: RunConfig = toml::from_str(eval).unwrap();
+    RunOptions {
+        config,
+        ..RunOptions::new(root)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eval_binds_from_config_and_bridges_to_the_run() {
+    let venv_python = tool_core::fixtures::dir().join("venv/bin/python");
+    if !venv_python.is_file() {
+        tool_core::fixtures::require(&["__fixture_venv_python__"]);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "hi\n").unwrap();
+    let opts = options(
+        dir.path(),
+        &format!(
+            "[eval]\npython = {:?}\nidle_timeout_seconds = 60\n",
+            venv_python.display().to_string()
+        ),
+    );
+    let toolset = ToolsetBuilder::new(dir.path())
+        .unwrap()
+        .approver(Arc::new(AllowAll))
+        .bind("lister", Box::new(ListBinding))
+        .with_defaults(&opts)
+        .build()
+        .unwrap();
+    assert_eq!(
+        toolset.state("eval"),
+        BindingState::Bound {
+            resource: "kernel factory".into()
+        }
+    );
+    let doctor = toolset.doctor_lines("eval").join("\n");
+    assert!(
+        doctor.contains(&format!(
+            "eval python: {} (from config)",
+            venv_python.display()
+        )),
+        "{doctor}"
+    );
+    assert!(doctor.contains("run on the host"), "{doctor}");
+
+    // Exec tier: a read-only surface does not see eval at all.
+    let registry = toolset.registry();
+    assert!(registry
+        .specs(Surface::READ_ONLY)
+        .iter()
+        .all(|s| s.name != "eval"));
+    let e = registry
+        .call(
+            Surface::READ_ONLY,
+            "eval",
+            json!({"code": "1", "description": "should not run at all"}),
+            CallContext::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ToolError::UnknownTool { .. }), "{e:?}");
+    let spec = registry
+        .specs(Surface::FULL)
+        .into_iter()
+        .find(|s| s.name == "eval")
+        .unwrap();
+    assert_eq!(spec.tier, Tier::Exec);
+    assert!(!spec.parallel_safe);
+
+    // A cell calls the other family's tool through the bridge.
+    let out = registry
+        .call(
+            Surface::FULL,
+            "eval",
+            json!({"code": "print(tool('list_root', {}))\nimport pandas\npandas.__name__", "description": "list the workspace from a cell"}),
+            CallContext::new(),
+        )
+        .await
+        .unwrap();
+    let t = out.joined_text();
+    assert!(
+        t.starts_with("eval python  list the workspace from a cell"),
+        "{t}"
+    );
+    assert!(t.contains("notes.md"), "{t}");
+    assert!(t.ends_with("'pandas'"), "{t}");
+    let pid = out.structured.as_ref().unwrap()["kernel_pid"]
+        .as_u64()
+        .unwrap() as u32;
+    assert!(tool_core::process::pid_alive(pid));
+    drop(toolset);
+    for _ in 0..50 {
+        if !tool_core::process::pid_alive(pid) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        !tool_core::process::pid_alive(pid),
+        "the kernel ends with the run"
+    );
+}
+
+#[test]
+fn bad_eval_config_leaves_eval_unbound_with_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(dir.path(), "[eval]\nidle_timeout = 5\n");
+    let toolset = ToolsetBuilder::new(dir.path())
+        .unwrap()
+        .with_defaults(&opts)
+        .build()
+        .unwrap();
+    match toolset.state("eval") {
+        BindingState::Unbound { why } => {
+            assert!(why.contains("config [eval]"), "{why}");
+            assert!(why.contains("idle_timeout"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let opts = options(dir.path(), "[eval]\nidle_timeout_seconds = 0\n");
+    let toolset = ToolsetBuilder::new(dir.path())
+        .unwrap()
+        .with_defaults(&opts)
+        .build()
+        .unwrap();
+    assert!(matches!(
+        toolset.state("eval"),
+        BindingState::Unbound { .. }
+    ));
+}
