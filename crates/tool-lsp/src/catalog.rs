@@ -82,6 +82,10 @@ pub struct ServerEntry {
     /// serverStatus) once started: the first query waits until it has.
     #[serde(default)]
     pub reports_progress: bool,
+    /// How long a fresh server that has not reported progress is given to
+    /// start reporting it (default 3000 ms; ignored with `reports_progress`).
+    #[serde(default)]
+    pub startup_settle_ms: Option<u64>,
 }
 
 fn cmd(parts: &[&str]) -> Vec<String> {
@@ -128,6 +132,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             initialization_options: None,
             settings: None,
             reports_progress: false,
+            startup_settle_ms: None,
         },
         ServerEntry {
             id: "typescript".into(),
@@ -158,6 +163,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             })),
             settings: None,
             reports_progress: true,
+            startup_settle_ms: None,
         },
         ServerEntry {
             id: "rust".into(),
@@ -173,6 +179,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             initialization_options: None,
             settings: None,
             reports_progress: true,
+            startup_settle_ms: None,
         },
         ServerEntry {
             id: "c".into(),
@@ -203,6 +210,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             initialization_options: None,
             settings: None,
             reports_progress: false,
+            startup_settle_ms: None,
         },
         ServerEntry {
             id: "go".into(),
@@ -218,6 +226,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             initialization_options: None,
             settings: None,
             reports_progress: false,
+            startup_settle_ms: None,
         },
         ServerEntry {
             id: "dart".into(),
@@ -233,6 +242,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             initialization_options: None,
             settings: None,
             reports_progress: false,
+            startup_settle_ms: None,
         },
     ]
 }

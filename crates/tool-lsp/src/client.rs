@@ -410,6 +410,11 @@ impl LspClient {
         self.pgid
     }
 
+    /// The last of what the server wrote to stderr.
+    pub fn stderr_tail(&self, bytes: usize) -> String {
+        self.shared.stderr.lock().expect("stderr").tail(bytes)
+    }
+
     /// Why the server is gone, if it is.
     pub fn gone(&self) -> Option<String> {
         self.shared.gone.borrow().clone()

@@ -263,7 +263,10 @@ impl LspSupervisor {
             settle: if slot.entry.reports_progress {
                 self.timeouts.index_wait
             } else {
-                crate::client::STARTUP_SETTLE
+                slot.entry
+                    .startup_settle_ms
+                    .map(Duration::from_millis)
+                    .unwrap_or(crate::client::STARTUP_SETTLE)
             },
         };
         match LspClient::start(spec).await {
@@ -428,6 +431,17 @@ impl LspSupervisor {
             });
         }
         lines
+    }
+
+    /// Every running client.
+    pub async fn clients(&self) -> Vec<Arc<LspClient>> {
+        let mut out = Vec::new();
+        for slot in self.slots() {
+            if let Some(c) = &slot.state.lock().await.client {
+                out.push(c.clone());
+            }
+        }
+        out
     }
 
     /// The pids of every running server (tests check none survive the run).

@@ -1,1 +1,149 @@
-fn main() {}
+//! A language server for fault-injection tests only: it misbehaves on
+//! command, so the tests can prove that no call hangs past its bound, that
+//! crashes are noticed and recovered from, and that late diagnostics are
+//! reported honestly.
+//!
+//! Commands are words in the document, on the line a hover asks about:
+//! - `crash`   — the process exits in the middle of the hover request;
+//! - `hang`    — the hover is never answered (until cancelled);
+//! - `garbage` — a malformed frame is written to stdout, then nothing;
+//! - anything else — a normal hover answer.
+//!
+//! Diagnostics: every line containing `ERROR` gets an error, published with
+//! the document version after the delay a `delay_ms=N` line asks for.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+use tower_lsp::jsonrpc::Result;
+use tower_lsp::lsp_types::*;
+use tower_lsp::{Client, LanguageServer, LspService, Server};
+
+struct FaultServer {
+    client: Client,
+    docs: Arc<Mutex<std::collections::HashMap<Url, String>>>,
+    cancelled: Arc<AtomicUsize>,
+}
+
+impl FaultServer {
+    async fn publish(&self, uri: Url, text: String, version: i32) {
+        let delay = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("delay_ms="))
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        let diags: Vec<Diagnostic> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("ERROR"))
+            .map(|(i, l)| Diagnostic {
+                range: Range::new(
+                    Position::new(i as u32, l.find("ERROR").unwrap_or(0) as u32),
+                    Position::new(i as u32, (l.find("ERROR").unwrap_or(0) + 5) as u32),
+                ),
+                severity: Some(DiagnosticSeverity::ERROR),
+                code: Some(NumberOrString::String("F001".into())),
+                source: Some("fault".into()),
+                message: "fault: ERROR marker".into(),
+                ..Default::default()
+            })
+            .collect();
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+            client.publish_diagnostics(uri, diags, Some(version)).await;
+        });
+    }
+}
+
+#[tower_lsp::async_trait]
+impl LanguageServer for FaultServer {
+    async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(
+                    TextDocumentSyncKind::FULL,
+                )),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "fault-injecting-lsp".into(),
+                version: None,
+            }),
+        })
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, p: DidOpenTextDocumentParams) {
+        let d = p.text_document;
+        self.docs.lock().await.insert(d.uri.clone(), d.text.clone());
+        self.publish(d.uri, d.text, d.version).await;
+    }
+
+    async fn did_change(&self, p: DidChangeTextDocumentParams) {
+        if let Some(c) = p.content_changes.into_iter().last() {
+            let uri = p.text_document.uri;
+            self.docs.lock().await.insert(uri.clone(), c.text.clone());
+            self.publish(uri, c.text, p.text_document.version).await;
+        }
+    }
+
+    async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
+        let pos = p.text_document_position_params;
+        let line = self
+            .docs
+            .lock()
+            .await
+            .get(&pos.text_document.uri)
+            .and_then(|t| t.lines().nth(pos.position.line as usize).map(String::from))
+            .unwrap_or_default();
+        if line.contains("crash") {
+            std::process::exit(3);
+        }
+        if line.contains("hang") {
+            // tower-lsp drops this future when $/cancelRequest arrives.
+            struct CountOnDrop(Arc<AtomicUsize>);
+            impl Drop for CountOnDrop {
+                fn drop(&mut self) {
+                    self.0.fetch_add(1, Ordering::SeqCst);
+                    eprintln!("fault-injecting-lsp: hover cancelled");
+                }
+            }
+            let _count = CountOnDrop(self.cancelled.clone());
+            std::future::pending::<()>().await;
+        }
+        if line.contains("garbage") {
+            {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(b"this is not a header\r\n\r\n{\"jsonrpc\":");
+                let _ = out.flush();
+            }
+            std::future::pending::<()>().await;
+        }
+        Ok(Some(Hover {
+            contents: HoverContents::Markup(MarkupContent {
+                kind: MarkupKind::PlainText,
+                value: format!("fault-injecting hover for line {}", pos.position.line + 1),
+            }),
+            range: None,
+        }))
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let (service, socket) = LspService::new(|client| FaultServer {
+        client,
+        docs: Arc::default(),
+        cancelled: Arc::default(),
+    });
+    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+        .serve(service)
+        .await;
+}

@@ -1,0 +1,211 @@
+//! Fault injection with `fault-injecting-lsp` (a tower-lsp server of this
+//! crate that crashes, hangs, sends a malformed frame or publishes late on
+//! command): no call hangs past its bound, `status` shows the crash, the
+//! next call recovers, and no process survives the run.
+
+mod common;
+
+use common::{assert_all_dead, has, Run};
+use serde_json::json;
+use std::time::{Duration, Instant};
+use tool_lsp::{CatalogConfig, LspBinding};
+
+const FAULTY: &str = env!("CARGO_BIN_EXE_fault-injecting-lsp");
+
+fn binding(request_ms: u64, diagnostics_ms: u64) -> LspBinding {
+    let config: CatalogConfig = serde_json::from_value(json!({
+        "servers": [{
+            "id": "faulty", "extensions": {"fault": "fault"},
+            "commands": [[FAULTY]], "root_markers": ["fault.toml"],
+            "startup_settle_ms": 0
+        }],
+        "request_timeout_ms": request_ms,
+        "diagnostics_wait_ms": diagnostics_ms,
+        "index_wait_ms": 2000
+    }))
+    .unwrap();
+    LspBinding::new(config)
+}
+
+fn project() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("fault.toml"), "").unwrap();
+    std::fs::write(
+        d.path().join("a.fault"),
+        "fine here\ncrash here\nhang here\ngarbage here\n",
+    )
+    .unwrap();
+    d
+}
+
+fn hover(line: u32, symbol: &str) -> serde_json::Value {
+    json!({"op": "hover", "file": "a.fault", "line": line, "symbol": symbol})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_mid_request_fails_at_once_and_the_next_call_recovers() {
+    let run = Run::with_binding(project(), binding(20_000, 2_000));
+    let out = run.lsp(hover(1, "fine")).await;
+    has(&out, "fault-injecting hover for line 1");
+    let first = run.pids().await;
+
+    let started = Instant::now();
+    let err = run
+        .call("lsp", hover(2, "crash"))
+        .await
+        .unwrap_err()
+        .to_string();
+    // Noticed at the exit, not at the 20 s request timeout.
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    has(&err, "is gone");
+    has(&err, "exit status: 3");
+    assert_all_dead(&first).await;
+
+    let status = run.lsp(json!({"op": "status"})).await;
+    has(&status, "crashed ×1");
+    has(&status, "the next call restarts it");
+
+    let out = run.lsp(hover(1, "fine")).await;
+    has(&out, "fault-injecting hover for line 1");
+    let status = run.lsp(json!({"op": "status"})).await;
+    has(&status, "running");
+    has(&status, "restarted after it crashed ×1");
+    assert_ne!(run.pids().await, first);
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_request_times_out_is_cancelled_and_the_server_keeps_serving() {
+    let run = Run::with_binding(project(), binding(1_000, 2_000));
+    run.lsp(hover(1, "fine")).await;
+    let pids = run.pids().await;
+    let started = Instant::now();
+    let err = run.call("lsp", hover(3, "hang")).await.unwrap_err();
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(1_000) && took < Duration::from_secs(4),
+        "{took:?}"
+    );
+    let msg = err.to_string();
+    assert!(matches!(err, tool_core::ToolError::TimedOut(_)), "{msg}");
+    has(&msg, "no answer within 1000 ms (the request was cancelled)");
+    // The server was told to stop working on it.
+    let client = run.binding.supervisor().unwrap().clients().await.remove(0);
+    for _ in 0..50 {
+        if client.stderr_tail(4096).contains("hover cancelled") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    has(&client.stderr_tail(4096), "hover cancelled");
+    // Same process, still answering.
+    let out = run.lsp(hover(1, "fine")).await;
+    has(&out, "fault-injecting hover");
+    assert_eq!(run.pids().await, pids);
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_frame_drops_the_server_and_the_next_call_recovers() {
+    let run = Run::with_binding(project(), binding(20_000, 2_000));
+    run.lsp(hover(1, "fine")).await;
+    let first = run.pids().await;
+    let started = Instant::now();
+    let err = run
+        .call("lsp", hover(4, "garbage"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    has(&err, "broke the protocol");
+    has(&err, "malformed frame header");
+    assert_all_dead(&first).await;
+    has(&run.lsp(json!({"op": "status"})).await, "crashed ×1");
+    has(&run.lsp(hover(1, "fine")).await, "fault-injecting hover");
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn late_diagnostics_are_waited_for_within_the_bound_and_said_when_not_ready() {
+    let run = Run::with_binding(project(), binding(20_000, 1_000));
+    // Published 300 ms late: inside the bound, reported.
+    let out = run
+        .call(
+            "write",
+            json!({"path": "b.fault", "content": "delay_ms=300\nok\n"}),
+        )
+        .await
+        .unwrap();
+    has(&out, "lsp: no new errors or warnings in b.fault");
+    let out = run
+        .call(
+            "write",
+            json!({"path": "b.fault", "content": "delay_ms=300\nok\nan ERROR\n"}),
+        )
+        .await
+        .unwrap();
+    has(&out, "lsp: 1 new problem in b.fault after this write:");
+    has(&out, "b.fault:3:4 error [F001] fault: ERROR marker");
+    // Published 3 s late: the 1 s bound runs out and the result says so.
+    let started = Instant::now();
+    let out = run
+        .call(
+            "write",
+            json!({"path": "b.fault", "content": "delay_ms=3000\nan ERROR\nan ERROR\n"}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(2_500),
+        "{:?}",
+        started.elapsed()
+    );
+    has(&out, "wrote b.fault");
+    has(&out, "diagnostics not ready after 1000 ms");
+    // The diagnostics op says the same rather than "no errors".
+    let err = run
+        .call("lsp", json!({"op": "diagnostics", "file": "b.fault"}))
+        .await;
+    if let Ok(out) = &err {
+        // The late publish may have landed by now; then it is complete.
+        has(out, "2 errors");
+    } else {
+        has(&err.unwrap_err().to_string(), "not ready after 1000 ms");
+    }
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_crashes_stop_restarts_until_reload() {
+    let run = Run::with_binding(project(), binding(20_000, 2_000));
+    let mut all_pids = Vec::new();
+    for _ in 0..=tool_lsp::supervisor::MAX_RESTARTS {
+        run.lsp(hover(1, "fine")).await;
+        all_pids.extend(run.pids().await);
+        let _ = run.call("lsp", hover(2, "crash")).await.unwrap_err();
+    }
+    let err = run
+        .call("lsp", hover(1, "fine"))
+        .await
+        .unwrap_err()
+        .to_string();
+    has(&err, "crashed ×6");
+    has(&err, "not restarted again");
+    has(
+        &run.lsp(json!({"op": "status"})).await,
+        "not restarted again — run `lsp` op `reload`",
+    );
+    let out = run.lsp(json!({"op": "reload"})).await;
+    has(&out, "faulty at .: restarted");
+    has(&run.lsp(hover(1, "fine")).await, "fault-injecting hover");
+    assert_all_dead(&all_pids).await;
+    run.finish().await;
+}
