@@ -1,0 +1,148 @@
+//! `cargo xtask bench eval`: this project's kernels against ipykernel driven by
+//! jupyter_client, in one run, on the same interpreter and the same cell.
+//!
+//! Measures kernel start (spawn until the kernel answers) and the round trip
+//! of a trivial cell (`x = 1; x + 1`, 200 times, through the whole `eval` tool
+//! call: Registry, protocol, output capture and formatting) for the Python
+//! kernel and the Node.js kernel, and prints both figures and the ratio.
+
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tool_core::{AllowAll, CallContext, Registry, Surface};
+use tool_eval::{EvalConfig, EvalTool, KernelFactory, Language};
+
+const STARTS: usize = 7;
+const ROUNDS: usize = 200;
+const CELL: &str = "x = 1; x + 1";
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+struct Figures {
+    start_ms: f64,
+    trip_ms: f64,
+}
+
+async fn ours(config: &EvalConfig, root: &std::path::Path, language: Language) -> Figures {
+    let factory = Arc::new(KernelFactory::new(root, config.clone(), None));
+    let mut starts = Vec::new();
+    for _ in 0..STARTS {
+        let t0 = Instant::now();
+        let k = factory.start(language).await.expect("kernel starts");
+        starts.push(t0.elapsed().as_secs_f64() * 1e3);
+        drop(k);
+    }
+    let tool = Arc::new(EvalTool::new(factory));
+    let registry = Registry::new();
+    registry.set_approver(Some(Arc::new(AllowAll)));
+    registry.register(tool.clone()).unwrap();
+    let args = json!({"code": CELL, "language": language.as_str(), "description": "benchmark a trivial cell round trip"});
+    let call = || async {
+        let out = registry
+            .call(Surface::FULL, "eval", args.clone(), CallContext::new())
+            .await
+            .expect("cell runs");
+        assert!(out.joined_text().ends_with("\n2"), "{}", out.joined_text());
+    };
+    for _ in 0..10 {
+        call().await;
+    }
+    let mut trips = Vec::new();
+    for _ in 0..ROUNDS {
+        let t0 = Instant::now();
+        call().await;
+        trips.push(t0.elapsed().as_secs_f64() * 1e3);
+    }
+    tool.shutdown().await;
+    Figures {
+        start_ms: median(starts),
+        trip_ms: mean(&trips),
+    }
+}
+
+fn peer(python: &PathBuf) -> Figures {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/jupyter_peer.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(STARTS.to_string())
+        .arg(ROUNDS.to_string())
+        .output()
+        .expect("run the jupyter_client peer");
+    assert!(
+        out.status.success(),
+        "the ipykernel peer failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(line.trim().lines().last().unwrap()).unwrap();
+    let nums = |k: &str| -> Vec<f64> {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    Figures {
+        start_ms: median(nums("start_ms")),
+        trip_ms: mean(&nums("trip_ms")),
+    }
+}
+
+fn main() {
+    let fixtures = tool_core::fixtures::dir();
+    let python = fixtures.join("venv/bin/python");
+    assert!(
+        python.is_file(),
+        "no fixture venv at {}; run `cargo xtask fixtures`",
+        python.display()
+    );
+    let node = tool_eval::interpreter::which("node".as_ref(), None).expect("node on PATH");
+    let root = tempfile::tempdir().unwrap();
+    let config = EvalConfig {
+        python: Some(python.clone()),
+        node: Some(node),
+        ..EvalConfig::default()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let jupyter = peer(&python);
+    let py = rt.block_on(ours(&config, root.path(), Language::Python));
+    let js = rt.block_on(ours(&config, root.path(), Language::Javascript));
+    rt.shutdown_timeout(Duration::from_secs(2));
+
+    println!(
+        "eval kernels vs ipykernel + jupyter_client (same python: {})",
+        python.display()
+    );
+    println!("kernel start: median of {STARTS}; round trip: mean of {ROUNDS} cells `{CELL}`");
+    println!("{:<34} {:>12} {:>16}", "", "start (ms)", "round trip (ms)");
+    println!(
+        "{:<34} {:>12.1} {:>16.3}",
+        "ipykernel (jupyter_client)", jupyter.start_ms, jupyter.trip_ms
+    );
+    for (name, f) in [
+        ("agent-tools python kernel", &py),
+        ("agent-tools javascript kernel", &js),
+    ] {
+        println!("{:<34} {:>12.1} {:>16.3}", name, f.start_ms, f.trip_ms);
+    }
+    for (name, f) in [("python", &py), ("javascript", &js)] {
+        println!(
+            "ratio ipykernel / {name}: start {:.1}x, round trip {:.1}x",
+            jupyter.start_ms / f.start_ms,
+            jupyter.trip_ms / f.trip_ms
+        );
+    }
+}
