@@ -1,12 +1,75 @@
-//! Binding the `debug` family's resource (crate `tool-debug`).
+//! Binding the `debug` family's resource (crate `tool-debug`): a
+//! debug-session supervisor, one session per conversation.
+//!
+//! The binary reads the optional `[debug]` section of the config file
+//! (`ttl_seconds`, `wait_seconds`, `handshake_seconds`); a harness builds its
+//! own [`DebugSupervisor`] (with its own adapters, PATH and limits) and binds
+//! it with [`ToolsetBuilder::debug`]. The tool registers only when the run
+//! has a conversation id, as the spec requires.
 
-use crate::RunOptions;
+use crate::{RunOptions, ToolsetBuilder};
+use serde::Deserialize;
+use std::sync::Arc;
+use std::time::Duration;
 use tool_core::{Binding, RunContext};
+use tool_debug::{DebugBinding, DebugConfig, DebugSupervisor};
+
+/// The `[debug]` section of the config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DebugSection {
+    /// Hard lifetime of a session (default 1800).
+    ttl_seconds: Option<u64>,
+    /// How long launch/continue/steps wait for a stop (default 30).
+    wait_seconds: Option<f64>,
+    /// How long the adapter may take to start the program (default 120).
+    handshake_seconds: Option<u64>,
+}
+
+/// The supervisor config the binary uses, from the config file.
+pub(crate) fn config_from(opts: &RunOptions) -> Result<DebugConfig, String> {
+    let section: DebugSection = match &opts.config.debug {
+        None => DebugSection::default(),
+        Some(v) => v
+            .clone()
+            .try_into()
+            .map_err(|e| format!("config [debug]: {e}"))?,
+    };
+    let mut cfg = DebugConfig::default();
+    if let Some(s) = section.ttl_seconds {
+        if s == 0 {
+            return Err("config [debug]: ttl_seconds must be at least 1".into());
+        }
+        cfg.ttl = Duration::from_secs(s);
+    }
+    if let Some(s) = section.wait_seconds {
+        if !(s.is_finite() && s > 0.0) {
+            return Err("config [debug]: wait_seconds must be a positive number".into());
+        }
+        cfg.default_wait = Duration::from_secs_f64(s);
+    }
+    if let Some(s) = section.handshake_seconds {
+        cfg.handshake_timeout = Duration::from_secs(s.max(1));
+    }
+    Ok(cfg)
+}
 
 /// The binding the binary uses for this family.
 pub(crate) fn default_binding(
-    _opts: &RunOptions,
-    _run: &RunContext,
+    opts: &RunOptions,
+    run: &RunContext,
 ) -> Result<Box<dyn Binding>, String> {
-    Err("not built yet: the tool-debug crate has no tools yet".into())
+    if run.conversation_id.is_none() {
+        return Err("the run has no conversation id; the debug tool is bound to one".into());
+    }
+    let cfg = config_from(opts)?;
+    Ok(Box::new(DebugBinding::new(DebugSupervisor::new(cfg))))
+}
+
+impl ToolsetBuilder {
+    /// Bind the debug tool to `supervisor` (sessions for this run's
+    /// conversation). The tool registers only with a conversation id.
+    pub fn debug(self, supervisor: Arc<DebugSupervisor>) -> Self {
+        self.bind("debug", Box::new(DebugBinding::new(supervisor)))
+    }
 }
