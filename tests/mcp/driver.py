@@ -88,6 +88,20 @@ def content_json(block):
     return {"type": getattr(block, "type", "unknown")}
 
 
+def staged_edit_id(result):
+    """The `edit_N` id an ast_edit result names."""
+    sc = result.structured_content or {}
+    if isinstance(sc, dict) and isinstance(sc.get("edit_id"), str):
+        return sc["edit_id"]
+    import re
+
+    for block in result.content:
+        m = re.search(r"edit_[A-Za-z0-9_]+", getattr(block, "text", "") or "")
+        if m:
+            return m.group(0)
+    return None
+
+
 async def run(plan):
     report = {"steps": [], "elicitations": []}
     answers = list(plan.get("elicitation") or [])
@@ -114,6 +128,7 @@ async def run(plan):
     if "elicitation" in plan:
         kwargs["elicitation_callback"] = on_elicit
     server_pid = None
+    last_edit_id = None
     seen_pids = set()
     started = time.monotonic()
     client = Client(server, read_timeout_seconds=plan.get("read_timeout", 120), **kwargs)
@@ -132,6 +147,11 @@ async def run(plan):
                 out["tools"] = [t.model_dump(by_alias=True, exclude_none=True) for t in r.tools]
             elif op == "call":
                 progress = []
+                args = step.get("args", {})
+                if args.get("edit_id") == "$LAST_EDIT_ID":
+                    # The id of the edit staged by the last ast_edit step.
+                    args = dict(args, edit_id=last_edit_id)
+                    out["resolved_edit_id"] = last_edit_id
 
                 async def on_progress(value, total, message):
                     progress.append({"progress": value, "total": total, "message": message})
@@ -141,14 +161,14 @@ async def run(plan):
                 try:
                     if "cancel_after" in step:
                         with anyio.move_on_after(step["cancel_after"]) as scope:
-                            r = await client.call_tool(step["tool"], step.get("args", {}), progress_callback=cb)
+                            r = await client.call_tool(step["tool"], args, progress_callback=cb)
                         if scope.cancelled_caught:
                             out["cancelled"] = True
                             r = None
                     else:
                         r = await client.call_tool(
                             step["tool"],
-                            step.get("args", {}),
+                            args,
                             read_timeout_seconds=step.get("timeout"),
                             progress_callback=cb,
                         )
@@ -156,6 +176,8 @@ async def run(plan):
                         out["is_error"] = bool(r.is_error)
                         out["content"] = [content_json(c) for c in r.content]
                         out["structured"] = r.structured_content
+                        if step["tool"] == "ast_edit":
+                            last_edit_id = staged_edit_id(r)
                 except Exception as e:  # a protocol error: record it
                     out["protocol_error"] = f"{type(e).__name__}: {e}"
                 out["progress"] = progress

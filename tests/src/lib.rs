@@ -5,17 +5,22 @@
 
 use std::path::PathBuf;
 
-/// The `agent-tools` binary cargo built for these tests.
+/// The `agent-tools` binary the end-to-end tests drive: `$AGENT_TOOLS_BIN`
+/// when set, else the release build (`cargo xtask test` builds it first, as a
+/// user runs it), else the debug build, in `$CARGO_TARGET_DIR` or `target/`.
 pub fn agent_tools_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("AGENT_TOOLS_BIN") {
+        return PathBuf::from(p);
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
-    for profile in ["debug", "release"] {
+    for profile in ["release", "debug"] {
         let p = target.join(profile).join("agent-tools");
         if p.exists() {
             return p;
         }
     }
-    target.join("debug").join("agent-tools")
+    target.join("release").join("agent-tools")
 }

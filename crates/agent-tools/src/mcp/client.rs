@@ -53,12 +53,14 @@ impl ClientLink {
         self.timeout
     }
 
-    /// Ask the person a form question. `schema` is a flat JSON Schema object
-    /// (primitive properties only, as MCP elicitation requires).
+    /// Ask the person a form question, waiting at most `timeout`. `schema`
+    /// is a flat JSON Schema object (primitive properties only, as MCP
+    /// elicitation requires).
     pub async fn elicit(
         &self,
         message: String,
         schema: JsonObject,
+        timeout: Duration,
     ) -> Result<ElicitResult, ElicitFailure> {
         if !self.supports_elicitation() {
             return Err(ElicitFailure::Unsupported);
@@ -71,7 +73,6 @@ impl ClientLink {
             message,
             requested_schema,
         };
-        let timeout = self.timeout();
         match tokio::time::timeout(timeout, peer.create_elicitation(params)).await {
             Err(_) => Err(ElicitFailure::TimedOut(timeout)),
             Ok(Err(e)) => Err(ElicitFailure::Failed(e.to_string())),
@@ -99,7 +100,7 @@ impl Approver for ElicitationApprover {
             "properties".into(),
             serde_json::Value::Object(JsonObject::new()),
         );
-        match self.link.elicit(message, schema).await {
+        match self.link.elicit(message, schema, self.link.timeout()).await {
             Ok(r) => match r.action {
                 rmcp::model::ElicitationAction::Accept => Approval::Approved,
                 rmcp::model::ElicitationAction::Decline => Approval::Denied {

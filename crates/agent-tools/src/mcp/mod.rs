@@ -11,10 +11,13 @@
 //! - [`client`]: the connected client, elicitation, the elicitation approver;
 //! - [`host`]: the server handler;
 //! - [`shutdown`]: noticing the client left, and the final child sweep;
-//! - [`config`]: the `[mcp]` config section.
+//! - [`config`]: the `[mcp]` config section;
+//! - `ask` (with the `ask` feature): `ask_user` over elicitation.
 //!
 //! Logs never go to stdout here: stdout is the protocol.
 
+#[cfg(feature = "ask")]
+pub mod ask;
 pub mod catalog;
 pub mod client;
 pub mod config;
@@ -89,3 +92,6 @@ pub async fn serve_stdio(host: McpHost, stop: CancellationToken) -> Result<Sessi
         SessionEnd::ClientClosed
     })
 }
+
+#[cfg(test)]
+mod tests;

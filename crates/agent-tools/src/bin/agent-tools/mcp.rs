@@ -58,12 +58,30 @@ async fn serve_inner(args: RunArgs) -> Result<(), String> {
         ApprovalPolicy::Client => Arc::new(AllowAll),
         ApprovalPolicy::Elicit => Arc::new(ElicitationApprover { link: link.clone() }),
     };
+    let builder = builder.approver(approver);
+    // ask_user shows its cards as elicitation forms, so it exists only once
+    // a client that declared elicitation is connected.
+    #[cfg(feature = "ask")]
+    let builder = builder.bind("ask", Box::new(agent_tools::mcp::ask::DeferredAskBinding));
     let toolset = builder
-        .approver(approver)
         .with_defaults(&opts)
         .build()
         .map_err(|e| e.to_string())?;
     let host = McpHost::new(toolset.registry().clone(), surface, mcp_config, link);
+    #[cfg(feature = "ask")]
+    {
+        let run = toolset.run_context().clone();
+        let expiry = agent_tools::mcp::ask::card_expiry(&opts);
+        host.on_handshake(Box::new(move |link, registry| {
+            match agent_tools::mcp::ask::register_if_supported(link, registry, &run, expiry) {
+                Ok(true) => tracing::info!("ask_user registered: the client supports elicitation"),
+                Ok(false) => {
+                    tracing::info!("ask_user not registered: the client has no elicitation")
+                }
+                Err(e) => tracing::warn!(error = %e, "ask_user could not be registered"),
+            }
+        }));
+    }
     tracing::info!(
         root = %toolset.workspace().root().display(),
         surface = %surface.max_tier,

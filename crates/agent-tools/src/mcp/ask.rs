@@ -1,0 +1,258 @@
+//! `ask_user` over MCP elicitation: a [`QuestionPort`] whose cards are
+//! elicitation forms in the client, and the binding that registers
+//! `ask_user` only when the client declared elicitation (no elicitation, no
+//! target space, no tool).
+//!
+//! A card becomes one form: a `choice` field (`choices` when several may be
+//! chosen) holding the options, and an `answer` text field when free text is
+//! allowed. "accept" is an answer, "decline" is a skip (the model proceeds on
+//! a stated assumption), "cancel" — the dialog dismissed — is treated like an
+//! expired card, an error with the same instruction.
+
+use super::client::{ClientLink, ElicitFailure};
+use crate::RunOptions;
+use rmcp::model::{ElicitationAction, JsonObject};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tool_ask::{Answer, AskBinding, AskDesk, Card, QuestionPort, TargetSpace};
+use tool_core::{async_trait, Binding, Registry, RegistryError, RunContext};
+
+/// The form field holding one chosen option.
+pub const CHOICE: &str = "choice";
+/// The form field holding the chosen options of a multi-select card.
+pub const CHOICES: &str = "choices";
+/// The form field holding a typed answer.
+pub const ANSWER: &str = "answer";
+
+/// Cards shown as MCP elicitation forms in the connected client.
+pub struct ElicitationPort {
+    link: Arc<ClientLink>,
+}
+
+impl ElicitationPort {
+    pub fn new(link: Arc<ClientLink>) -> Self {
+        ElicitationPort { link }
+    }
+}
+
+fn option_title(o: &tool_ask::CardOption) -> String {
+    match &o.description {
+        Some(d) => format!("{} — {d}", o.label),
+        None => o.label.clone(),
+    }
+}
+
+/// The elicitation message and form of a card.
+pub fn card_form(card: &Card) -> (String, JsonObject) {
+    let mut message = card.question.clone();
+    if let Some(c) = &card.context {
+        message.push_str(&format!("\n\nWhy: {c}"));
+    }
+    let one_of: Vec<Value> = card
+        .options
+        .iter()
+        .map(|o| json!({"const": o.label, "title": option_title(o)}))
+        .collect();
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    if !card.options.is_empty() {
+        if card.multi_select {
+            properties.insert(
+                CHOICES.into(),
+                json!({"type": "array", "title": "Choose one or more", "items": {"anyOf": one_of}}),
+            );
+        } else {
+            properties.insert(
+                CHOICE.into(),
+                json!({"type": "string", "title": "Choose one", "oneOf": one_of}),
+            );
+        }
+        if !card.allow_free_text {
+            required.push(if card.multi_select { CHOICES } else { CHOICE });
+        }
+    }
+    if card.allow_free_text {
+        let title = if card.options.is_empty() {
+            "Your answer"
+        } else {
+            "Or type your own answer"
+        };
+        properties.insert(ANSWER.into(), json!({"type": "string", "title": title}));
+        if card.options.is_empty() {
+            required.push(ANSWER);
+        }
+    }
+    let mut schema = JsonObject::new();
+    schema.insert("type".into(), "object".into());
+    schema.insert("properties".into(), Value::Object(properties));
+    if !required.is_empty() {
+        schema.insert("required".into(), json!(required));
+    }
+    (message, schema)
+}
+
+/// The answer an accepted form carries.
+pub fn accepted_answer(content: Option<&Value>) -> Answer {
+    let field = |k: &str| content.and_then(|c| c.get(k));
+    let mut choices: Vec<String> = Vec::new();
+    if let Some(Value::String(s)) = field(CHOICE) {
+        if !s.is_empty() {
+            choices.push(s.clone());
+        }
+    }
+    if let Some(Value::Array(a)) = field(CHOICES) {
+        choices.extend(a.iter().filter_map(Value::as_str).map(String::from));
+    }
+    let text = field(ANSWER)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(String::from);
+    if choices.is_empty() && text.is_none() {
+        // Submitted an empty form: nothing was answered.
+        return Answer::Skipped;
+    }
+    Answer::Answered { choices, text }
+}
+
+#[async_trait]
+impl QuestionPort for ElicitationPort {
+    async fn ask(&self, card: &Card) -> Answer {
+        let (message, schema) = card_form(card);
+        match self.link.elicit(message, schema, card.expires_in).await {
+            Ok(r) => match r.action {
+                ElicitationAction::Accept => accepted_answer(r.content.as_ref()),
+                ElicitationAction::Decline => Answer::Skipped,
+                _ => Answer::Expired,
+            },
+            Err(ElicitFailure::Unsupported) => {
+                Answer::no_human("the MCP client does not support elicitation")
+            }
+            Err(ElicitFailure::TimedOut(_)) => Answer::Expired,
+            Err(ElicitFailure::Failed(e)) => {
+                Answer::no_human(format!("the MCP client did not show the question: {e}"))
+            }
+        }
+    }
+
+    fn human_attached(&self) -> bool {
+        self.link.supports_elicitation()
+    }
+
+    fn describe(&self) -> String {
+        "MCP elicitation".into()
+    }
+}
+
+/// The `ask` family under MCP: nothing is registered when the toolset is
+/// built (the client is not connected yet); [`register_if_supported`] adds
+/// `ask_user` once the client declared elicitation.
+pub struct DeferredAskBinding;
+
+impl Binding for DeferredAskBinding {
+    fn resource(&self) -> &'static str {
+        "question port (MCP elicitation) + target space (the client)"
+    }
+
+    fn register(&self, _run: &RunContext, _registry: &Registry) -> Result<(), RegistryError> {
+        Ok(())
+    }
+
+    fn doctor(&self, _run: &RunContext) -> Vec<String> {
+        vec!["ask_user: registered when the MCP client declares elicitation".into()]
+    }
+}
+
+/// How long cards wait, from the `[ask]` config section (`expiry_seconds`).
+pub fn card_expiry(opts: &RunOptions) -> Duration {
+    opts.config
+        .ask
+        .as_ref()
+        .and_then(|v| v.get("expiry_seconds"))
+        .and_then(|v| v.as_integer())
+        .filter(|s| *s > 0)
+        .map(|s| Duration::from_secs(s as u64))
+        .unwrap_or(tool_ask::DEFAULT_EXPIRY)
+}
+
+/// Register `ask_user` with an elicitation port when the client supports
+/// elicitation; otherwise there is nowhere to show a card and the tool stays
+/// unregistered.
+pub fn register_if_supported(
+    link: &Arc<ClientLink>,
+    registry: &Registry,
+    run: &RunContext,
+    expiry: Duration,
+) -> Result<bool, RegistryError> {
+    if !link.supports_elicitation() || registry.contains("ask_user") {
+        return Ok(false);
+    }
+    let desk = AskDesk::new(
+        Arc::new(ElicitationPort::new(link.clone())),
+        TargetSpace::new("mcp-client", "the MCP client"),
+    )
+    .with_expiry(expiry);
+    AskBinding::new(desk).register(run, registry)?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_ask::{CardKind, CardOption};
+
+    fn card(options: &[&str], free: bool, multi: bool) -> Card {
+        Card {
+            number: 1,
+            kind: CardKind::Question,
+            target: TargetSpace::new("t", "t"),
+            question: "Which database?".into(),
+            context: Some("the cache needs one".into()),
+            options: options
+                .iter()
+                .map(|l| CardOption::described(*l, format!("about {l}")))
+                .collect(),
+            allow_free_text: free,
+            multi_select: multi,
+            expires_in: Duration::from_secs(5),
+        }
+    }
+
+    #[test]
+    fn cards_become_valid_elicitation_forms() {
+        let (message, schema) = card_form(&card(&["sqlite", "postgres"], false, false));
+        assert_eq!(message, "Which database?\n\nWhy: the cache needs one");
+        assert_eq!(
+            Value::Object(schema.clone()),
+            json!({"type": "object", "required": ["choice"], "properties": {"choice": {
+                "type": "string", "title": "Choose one",
+                "oneOf": [{"const": "sqlite", "title": "sqlite — about sqlite"},
+                          {"const": "postgres", "title": "postgres — about postgres"}]}}})
+        );
+        rmcp::model::ElicitationSchema::from_json_schema(schema).unwrap();
+        let (_, schema) = card_form(&card(&["a", "b"], true, true));
+        assert!(!schema.contains_key("required"));
+        rmcp::model::ElicitationSchema::from_json_schema(schema).unwrap();
+        let (_, schema) = card_form(&card(&[], true, false));
+        assert_eq!(schema["required"], json!(["answer"]));
+        rmcp::model::ElicitationSchema::from_json_schema(schema).unwrap();
+    }
+
+    #[test]
+    fn accepted_forms_become_answers() {
+        assert_eq!(
+            accepted_answer(Some(&json!({"choice": "postgres"}))),
+            Answer::choose(["postgres"])
+        );
+        assert_eq!(
+            accepted_answer(Some(&json!({"choices": ["a", "b"], "answer": " and c "}))),
+            Answer::Answered {
+                choices: vec!["a".into(), "b".into()],
+                text: Some("and c".into())
+            }
+        );
+        assert_eq!(accepted_answer(Some(&json!({}))), Answer::Skipped);
+        assert_eq!(accepted_answer(None), Answer::Skipped);
+    }
+}
