@@ -40,6 +40,10 @@ pub struct CheckerSpec {
     /// runs.
     pub commands: Vec<Vec<String>>,
     pub format: CheckerFormat,
+    /// Environment set for the checker (e.g. its own `CARGO_TARGET_DIR`, so
+    /// it does not wait on the lock of a build the agent started).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 /// How the root is chosen among the markers found walking up.
@@ -127,6 +131,7 @@ pub fn builtin() -> Vec<ServerEntry> {
                     cmd(&["pyright", "--outputjson"]),
                 ],
                 format: CheckerFormat::PyrightJson,
+                env: BTreeMap::new(),
             }),
             no_checker_reason: None,
             initialization_options: None,
@@ -154,6 +159,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             checker: Some(CheckerSpec {
                 commands: vec![cmd(&["tsc", "--noEmit", "--pretty", "false"])],
                 format: CheckerFormat::Tsc,
+                env: BTreeMap::new(),
             }),
             no_checker_reason: None,
             // A rename from an import renames the declaration and every use,
@@ -174,6 +180,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             checker: Some(CheckerSpec {
                 commands: vec![cmd(&["cargo", "check", "--message-format=json"])],
                 format: CheckerFormat::CargoJson,
+                env: BTreeMap::new(),
             }),
             no_checker_reason: None,
             initialization_options: None,
@@ -205,6 +212,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             checker: Some(CheckerSpec {
                 commands: vec![cmd(&["clangd"])],
                 format: CheckerFormat::ClangdCheck,
+                env: BTreeMap::new(),
             }),
             no_checker_reason: None,
             initialization_options: None,
@@ -221,6 +229,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             checker: Some(CheckerSpec {
                 commands: vec![cmd(&["go", "vet", "./..."])],
                 format: CheckerFormat::GoVet,
+                env: BTreeMap::new(),
             }),
             no_checker_reason: None,
             initialization_options: None,
@@ -237,6 +246,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             checker: Some(CheckerSpec {
                 commands: vec![cmd(&["dart", "analyze", "--format=machine"])],
                 format: CheckerFormat::DartMachine,
+                env: BTreeMap::new(),
             }),
             no_checker_reason: None,
             initialization_options: None,

@@ -281,6 +281,7 @@ async fn run_clangd(
     sup: &LspSupervisor,
     program: &Path,
     root: &Path,
+    env: &std::collections::BTreeMap<String, String>,
 ) -> Result<(String, Vec<DiagLine>), String> {
     let db = root.join("compile_commands.json");
     let text = std::fs::read_to_string(&db).map_err(|_| {
@@ -358,7 +359,7 @@ async fn run_one(
         ));
     };
     if checker.format == CheckerFormat::ClangdCheck {
-        return run_clangd(sup, &program, root).await;
+        return run_clangd(sup, &program, root, &checker.env).await;
     }
     let ran = run_command(
         &program,
