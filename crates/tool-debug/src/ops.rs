@@ -723,12 +723,36 @@ impl OpContext<'_> {
             Op::StepIn => "stepIn",
             _ => "stepOut",
         };
-        s.request(command, json!({"threadId": thread})).await?;
+        let mut a = Answer::new(format!("debug {}  thread {thread}", op.name()));
+        if let Err(e) = s.request(command, json!({"threadId": thread})).await {
+            return self.died_during(&s, snap.generation, e, a).await;
+        }
         s.mark_running(stop.stop_id);
         let settled = s.wait_settled(snap.generation, wait).await;
-        let mut a = Answer::new(format!("debug {}  thread {thread}", op.name()));
         self.settled_answer(&s, settled, wait, &mut a).await;
         a.done()
+    }
+
+    /// A request failed: if the adapter died under it, answer how the
+    /// session ended (as a wait would have); otherwise the error.
+    async fn died_during(
+        &self,
+        s: &Session,
+        since: u64,
+        e: ToolError,
+        mut a: Answer,
+    ) -> Result<ToolOutput, ToolError> {
+        if !s.connection_closed() {
+            return Err(e);
+        }
+        match s.wait_settled(since, Duration::from_secs(2)).await {
+            Settled::Ended(end) => {
+                self.settled_answer(s, Settled::Ended(end), Duration::ZERO, &mut a)
+                    .await;
+                a.done()
+            }
+            _ => Err(e),
+        }
     }
 
     async fn pause(&self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {
@@ -750,9 +774,11 @@ impl OpContext<'_> {
             return a.done();
         }
         let thread = self.pick_thread(&s, args.thread_id, None).await?;
-        s.request("pause", json!({"threadId": thread})).await?;
-        let settled = s.wait_settled(snap.generation, wait).await;
         let mut a = Answer::new(format!("debug pause  thread {thread}"));
+        if let Err(e) = s.request("pause", json!({"threadId": thread})).await {
+            return self.died_during(&s, snap.generation, e, a).await;
+        }
+        let settled = s.wait_settled(snap.generation, wait).await;
         self.settled_answer(&s, settled, wait, &mut a).await;
         a.done()
     }

@@ -369,6 +369,9 @@ impl Session {
         });
         *inner.pump.lock().expect("pump lock") =
             Some(tokio::spawn(pump_events(events, Arc::downgrade(&inner))));
+        if inner.adapter_pid.is_some() {
+            tasks.push(tokio::spawn(watch_adapter(Arc::downgrade(&inner))));
+        }
         let weak = Arc::downgrade(&inner);
         let ttl = limits.ttl;
         tasks.push(tokio::spawn(async move {
@@ -613,6 +616,11 @@ impl Session {
                 },
                 other => dap_to_tool(other, self.adapter_log_tail()),
             })
+    }
+
+    /// Whether the connection to the adapter is gone.
+    pub fn connection_closed(&self) -> bool {
+        self.inner.client.closed().is_some()
     }
 
     pub fn snapshot(&self) -> Snapshot {
@@ -1024,36 +1032,68 @@ async fn pump_events(
         }
     }
     // The stream ended. If nothing ended the session first, the adapter died.
-    let Some(inner) = session.upgrade() else {
-        return;
-    };
-    let s = Session { inner };
-    if !s.is_ended() {
-        let status = s
-            .inner
-            .child
-            .lock()
-            .expect("child lock")
-            .as_mut()
-            .and_then(|c| c.try_wait().ok().flatten());
-        let mut why = match status {
-            Some(st) => format!("it exited ({st})"),
-            None => s
-                .inner
-                .client
-                .closed()
-                .unwrap_or_else(|| "its connection closed".into()),
-        };
-        let log = s.adapter_log_tail();
-        if !log.trim().is_empty() {
-            why.push_str(&format!(
-                "; its last words: {}",
-                tool_core::format::cap_chars(log.trim(), 600)
-            ));
-        }
-        tracing::warn!(%why, "debug adapter died");
-        tokio::spawn(async move { s.shutdown(Ending::AdapterDied { why }).await });
+    if let Some(inner) = session.upgrade() {
+        adapter_died(inner);
     }
+}
+
+/// The adapter process can exit while a child of it still holds its stdout
+/// open (a debuggee inherits it), so the stream alone does not tell; poll
+/// the process too.
+async fn watch_adapter(session: Weak<Inner>) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let Some(inner) = session.upgrade() else {
+            return;
+        };
+        let exited = match inner.child.lock().expect("child lock").as_mut() {
+            None => return, // shut down
+            Some(c) => c.try_wait().ok().flatten(),
+        };
+        if let Some(status) = exited {
+            // Ended first, then the waiters woken: they read why.
+            adapter_died(inner.clone());
+            inner
+                .client
+                .close(&format!("the adapter process exited ({status})"));
+            return;
+        }
+    }
+}
+
+/// End a session whose adapter is gone, unless something ended it first.
+fn adapter_died(inner: Arc<Inner>) {
+    let s = Session { inner };
+    if s.is_ended() {
+        return;
+    }
+    let status = s
+        .inner
+        .child
+        .lock()
+        .expect("child lock")
+        .as_mut()
+        .and_then(|c| c.try_wait().ok().flatten());
+    let mut why = match status {
+        Some(st) => format!("it exited ({st})"),
+        None => s
+            .inner
+            .client
+            .closed()
+            .unwrap_or_else(|| "its connection closed".into()),
+    };
+    let log = s.adapter_log_tail();
+    if !log.trim().is_empty() {
+        why.push_str(&format!(
+            "; its last words: {}",
+            tool_core::format::cap_chars(log.trim(), 600)
+        ));
+    }
+    tracing::warn!(%why, "debug adapter died");
+    let ending = Ending::AdapterDied { why };
+    // Mark it now so the call that is waiting sees why at once.
+    s.set_ended(ending.clone());
+    tokio::spawn(async move { s.shutdown(ending).await });
 }
 
 fn stop_reason(s: &dap_types::StoppedEvent) -> String {

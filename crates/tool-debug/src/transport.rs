@@ -189,6 +189,12 @@ impl DapClient {
         decode_body(R::COMMAND, body)
     }
 
+    /// Treat the connection as closed (the adapter process is gone even if
+    /// a child of it still holds the pipe open): fail every pending request.
+    pub fn close(&self, why: &str) {
+        close_with(&self.inner, why.to_string());
+    }
+
     async fn write(&self, frame: &[u8]) -> std::io::Result<()> {
         let mut w = self.inner.writer.lock().await;
         w.write_all(frame).await?;
@@ -317,7 +323,16 @@ where
         }
     };
     tracing::debug!(%why, "dap stream ended");
-    *inner.closed.lock().expect("closed lock") = Some(why.clone());
+    close_with(&inner, why);
+}
+
+fn close_with(inner: &Inner, why: String) {
+    {
+        let mut closed = inner.closed.lock().expect("closed lock");
+        if closed.is_none() {
+            *closed = Some(why.clone());
+        }
+    }
     let waiters: Vec<_> = inner
         .pending
         .lock()
