@@ -27,6 +27,7 @@ async fn run_command(
     args: &[String],
     cwd: &Path,
     path_env: Option<&std::ffi::OsString>,
+    env: &std::collections::BTreeMap<String, String>,
     bound: Duration,
 ) -> Result<Ran, String> {
     let mut spec = ChildSpec::new(program)
@@ -36,6 +37,9 @@ async fn run_command(
         .stderr(Io::Pipe);
     if let Some(p) = path_env {
         spec = spec.env("PATH", p);
+    }
+    for (k, v) in env {
+        spec = spec.env(k, v);
     }
     let shown = spec.display();
     let mut child = spec.spawn().map_err(|e| e.to_string())?;
@@ -316,6 +320,7 @@ async fn run_clangd(
             &[format!("--check={}", f.display())],
             root,
             sup.path_env(),
+            env,
             sup.timeouts.checker,
         )
         .await?;
@@ -366,6 +371,7 @@ async fn run_one(
         &command[1..],
         root,
         sup.path_env(),
+        &checker.env,
         sup.timeouts.checker,
     )
     .await?;
