@@ -122,7 +122,16 @@ class _Kernel:
                 self.flush_streams()
                 os._exit(0)
             if msg.get("type") == "exec":
-                self.run_cell(msg)
+                self.done_sent = False
+                while True:
+                    try:
+                        if not self.done_sent:
+                            self.run_cell(msg)
+                        break
+                    except KeyboardInterrupt:
+                        # An interrupt that landed after the cell itself ended
+                        # (while its output was being finished): finish it again.
+                        msg = dict(msg, code="raise KeyboardInterrupt")
 
     # ---- cells -------------------------------------------------------------
 
@@ -149,6 +158,7 @@ class _Kernel:
             except OSError:
                 pass
         self.send({"type": "done", "cell": self.cell, "status": status, "error": error})
+        self.done_sent = True
 
     def run_code(self, code, filename, echo):
         import ast
