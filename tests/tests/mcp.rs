@@ -598,3 +598,131 @@ fn ast_grep_then_ast_edit_and_resolve_accept_change_the_file() {
         "from calc import describe, mean\n\nvalues = [1.0, 2.0, 3.0]\nlog(describe(values))\nlog(mean(values))\n"
     );
 }
+
+/// A config file in the project that makes the heartbeat frequent.
+fn fast_progress_config(root: &Path) -> String {
+    let config = root.join("agent-tools.toml");
+    std::fs::write(&config, "[mcp]\nprogress_interval_ms = 500\n").unwrap();
+    config.display().to_string()
+}
+
+#[test]
+fn lsp_definition_and_a_write_that_breaks_types_returns_the_diagnostic() {
+    let Some(py) = sdk_python() else { return };
+    if fixtures::require(&["basedpyright-langserver"]).is_none() {
+        return;
+    }
+    let proj = project();
+    let config = fast_progress_config(proj.path());
+    let mut plan = server(proj.path(), &["--config", &config]);
+    plan["steps"] = json!([
+        {"op": "call", "tool": "lsp", "progress": true,
+         "args": {"op": "definition", "file": "main.py", "line": 4, "symbol": "describe"}},
+        {"op": "processes"},
+        {"op": "call", "tool": "write", "args": {"path": "report.py",
+         "content": "from calc import mean\n\ncount: int = mean([1.0, 2.0])\n"}},
+    ]);
+    let r = run_session(&py, plan, Duration::from_secs(240));
+    let def = ok_text(step(&r, 0));
+    assert!(def.contains("calc.py:6"), "{def}");
+    assert!(def.contains("def describe("), "{def}");
+    assert!(
+        !step(&r, 1)["descendants"].as_array().unwrap().is_empty(),
+        "the language server runs as a child of the server"
+    );
+    let wrote = ok_text(step(&r, 2));
+    assert!(wrote.starts_with("wrote report.py"), "{wrote}");
+    assert!(wrote.contains("report.py:3"), "{wrote}");
+    assert!(
+        wrote.contains("\"float\"") && wrote.contains("\"int\""),
+        "the new type error is folded into the write's result: {wrote}"
+    );
+}
+
+#[test]
+fn eval_returns_a_figure_as_an_image_item_and_a_cancelled_cell_is_interrupted() {
+    let Some(py) = sdk_python() else { return };
+    let proj = project();
+    let config = fast_progress_config(proj.path());
+    let mut plan = server(proj.path(), &["--config", &config]);
+    plan["steps"] = json!([
+        {"op": "call", "tool": "eval", "args": {"code": "x = 41\nx", "description": "keep a variable for later"}},
+        {"op": "call", "tool": "eval", "args": {"description": "plot a small figure",
+         "code": "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 2, 3], [1, 4, 9])\nplt.show()"}},
+        {"op": "processes"},
+        {"op": "call", "tool": "eval", "progress": true, "cancel_after": 3,
+         "args": {"code": "import time\ntime.sleep(120)", "description": "sleep until cancelled"}},
+        {"op": "call", "tool": "eval", "args": {"code": "x + 1", "description": "the variable survived the interrupt"}},
+    ]);
+    let r = run_session(&py, plan, Duration::from_secs(240));
+    assert!(ok_text(step(&r, 0)).contains("41"), "{}", step(&r, 0));
+
+    let figure = step(&r, 1);
+    assert_eq!(figure["is_error"], false, "{figure}");
+    let image = figure["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "image")
+        .unwrap_or_else(|| panic!("no image content item: {figure}"));
+    assert_eq!(image["mimeType"], "image/png");
+    assert_eq!(image["png_signature"], true);
+    assert!(image["bytes"].as_u64().unwrap() > 1000, "{image}");
+    assert!(
+        !step(&r, 2)["descendants"].as_array().unwrap().is_empty(),
+        "the kernel runs as a child of the server"
+    );
+
+    let cancelled = step(&r, 3);
+    assert_eq!(cancelled["cancelled"], true, "{cancelled}");
+    assert!(
+        !cancelled["progress"].as_array().unwrap().is_empty(),
+        "a long cell reports progress: {cancelled}"
+    );
+    // The cell was interrupted, not the kernel restarted: the next cell runs
+    // at once and still sees `x`.
+    let after = step(&r, 4);
+    assert!(ok_text(after).contains("42"), "{after}");
+    assert!(after["seconds"].as_f64().unwrap() < 30.0, "{after}");
+}
+
+#[test]
+fn debug_session_stops_at_a_breakpoint() {
+    let Some(py) = sdk_python() else { return };
+    let proj = project();
+    let mut plan = server(proj.path(), &[]);
+    plan["steps"] = json!([
+        {"op": "call", "tool": "debug", "args": {"op": "breakpoints", "file": "calc.py", "lines": [3]}},
+        {"op": "call", "tool": "debug", "progress": true, "args": {"op": "launch", "program": "main.py"}},
+        {"op": "processes"},
+        {"op": "call", "tool": "debug", "args": {"op": "evaluate", "expression": "total"}},
+    ]);
+    let r = run_session(&py, plan, Duration::from_secs(240));
+    assert!(
+        ok_text(step(&r, 0)).contains("calc.py:3"),
+        "{}",
+        step(&r, 0)
+    );
+    let launched = step(&r, 1);
+    let text = ok_text(launched);
+    let s = &launched["structured"];
+    assert_eq!(s["state"], "stopped", "{text}");
+    assert_eq!(s["reason"], "breakpoint", "{text}");
+    assert_eq!(
+        (
+            s["function"].as_str(),
+            s["file"].as_str(),
+            s["line"].as_u64()
+        ),
+        (Some("mean"), Some("calc.py"), Some(3)),
+        "{text}"
+    );
+    assert!(
+        step(&r, 2)["descendants"].as_array().unwrap().len() >= 2,
+        "adapter and debuggee run under the server: {}",
+        step(&r, 2)
+    );
+    assert!(ok_text(step(&r, 3)).contains("6.0"), "{}", step(&r, 3));
+    // The session is left stopped: closing the client must still end the
+    // adapter and the debuggee (checked by run_session).
+}
