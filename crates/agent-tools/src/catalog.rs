@@ -17,7 +17,11 @@ pub struct ToolFamily {
 pub const FAMILIES: &[ToolFamily] = &[
     ToolFamily {
         feature: "files",
-        tools: &[("read", Tier::Read), ("write", Tier::Write), ("edit", Tier::Write)],
+        tools: &[
+            ("read", Tier::Read),
+            ("write", Tier::Write),
+            ("edit", Tier::Write),
+        ],
         resource: "working directory (the standalone host's own file tools)",
         compiled: true,
     },

@@ -15,11 +15,11 @@ pub mod toolset;
 
 pub use catalog::{ToolFamily, FAMILIES};
 pub use options::{RunConfig, RunOptions};
-pub use tool_core;
 #[cfg(feature = "ask")]
 pub use tool_ask;
 #[cfg(feature = "astgrep")]
 pub use tool_astgrep;
+pub use tool_core;
 #[cfg(feature = "debug")]
 pub use tool_debug;
 #[cfg(feature = "eval")]
