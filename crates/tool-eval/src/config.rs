@@ -62,6 +62,8 @@ pub struct EvalConfig {
     pub sandbox: Vec<String>,
     /// Extra environment variables for the kernels.
     pub env: BTreeMap<String, String>,
+    /// Environment variables the kernels must not inherit.
+    pub env_remove: Vec<String>,
 }
 
 impl Default for EvalConfig {
@@ -77,6 +79,7 @@ impl Default for EvalConfig {
             max_images: 8,
             sandbox: Vec::new(),
             env: BTreeMap::new(),
+            env_remove: Vec::new(),
         }
     }
 }

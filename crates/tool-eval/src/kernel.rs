@@ -147,6 +147,9 @@ impl KernelFactory {
             }
             spec = spec.env("VIRTUAL_ENV", venv);
         }
+        for k in &self.config.env_remove {
+            spec = spec.env_remove(k);
+        }
         for (k, v) in &self.config.env {
             spec = spec.env(k, v);
         }

@@ -84,9 +84,14 @@
       }
       if (Atomics.load(workerData.ack, 0) < asked) session.post('Runtime.terminateExecution');
     }`;
-  const worker = new Worker(workerSource, { eval: true, workerData: { fd: interrupts, ack } });
-  worker.unref();
-  worker.on('error', () => {});
+  // Started once the kernel is ready: it is not needed to answer, and its
+  // start would compete with ours. An interrupt sent before it runs waits in
+  // the pipe.
+  function startWatchdog() {
+    const worker = new Worker(workerSource, { eval: true, workerData: { fd: interrupts, ack } });
+    worker.unref();
+    worker.on('error', () => {});
+  }
 
   let cell = null; // the running cell's state
   // `ack` counts the SIGINTs this thread handled; the worker compares it with
@@ -342,4 +347,5 @@
   input.on('error', () => process.exit(0));
 
   send({ type: 'ready', language: 'javascript', version: process.version, executable: process.execPath, pid: process.pid });
+  setImmediate(startWatchdog);
 })();
