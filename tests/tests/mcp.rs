@@ -726,3 +726,89 @@ fn debug_session_stops_at_a_breakpoint() {
     // The session is left stopped: closing the client must still end the
     // adapter and the debuggee (checked by run_session).
 }
+
+/// Every descendant of `pid`, by walking parent links in /proc.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut table = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
+            if let Some((_, rest)) = stat.rsplit_once(')') {
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                if let Some(ppid) = f.get(1).and_then(|x| x.parse::<u32>().ok()) {
+                    table.push((p, ppid));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(parent) = frontier.pop() {
+        for &(p, pp) in &table {
+            if pp == parent {
+                out.push(p);
+                frontier.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn all_dead_within(pids: &[u32], limit: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let alive: Vec<u32> = pids
+            .iter()
+            .copied()
+            .filter(|p| tool_core::process::pid_alive(*p))
+            .collect();
+        if alive.is_empty() || Instant::now() > deadline {
+            return alive;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_signal_or_a_vanished_client_mid_call_leaves_no_child() {
+    let Some(_py) = sdk_python() else { return };
+    let proj = project();
+    // SIGTERM while a kernel is idle; then a client that closes its end while
+    // a cell is still running.
+    for how in ["sigterm", "close-mid-call"] {
+        let mut s = RawSession::start(proj.path());
+        s.send(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "eval", "arguments": {"code": "x = 1\nx", "description": "start the kernel"}}}),
+        );
+        let started = s.recv();
+        assert_eq!(started["id"], 2, "{started}");
+        assert_eq!(started["result"]["isError"], false, "{started}");
+        let kids = descendants(s.child.id());
+        assert!(!kids.is_empty(), "the kernel runs under the server");
+        if how == "sigterm" {
+            let ok = Command::new("kill")
+                .arg("-TERM")
+                .arg(s.child.id().to_string())
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        } else {
+            s.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+                "name": "eval", "arguments": {"code": "import time\ntime.sleep(120)", "description": "run long"}}}));
+            std::thread::sleep(Duration::from_millis(500));
+            drop(s.child.stdin.take());
+        }
+        let exit = s
+            .wait_exit(Duration::from_secs(5))
+            .unwrap_or_else(|| panic!("{how}: the server did not exit"));
+        assert!(exit.success(), "{how}: {exit}");
+        let left = all_dead_within(&kids, Duration::from_secs(3));
+        assert!(
+            left.is_empty(),
+            "{how}: processes left: {left:?} of {kids:?}"
+        );
+    }
+}
