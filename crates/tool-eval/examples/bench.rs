@@ -30,6 +30,7 @@ fn mean(v: &[f64]) -> f64 {
 struct Figures {
     start_ms: f64,
     trip_ms: f64,
+    trip_median_ms: f64,
 }
 
 async fn ours(config: &EvalConfig, root: &std::path::Path, language: Language) -> Figures {
@@ -66,6 +67,7 @@ async fn ours(config: &EvalConfig, root: &std::path::Path, language: Language) -
     Figures {
         start_ms: median(starts),
         trip_ms: mean(&trips),
+        trip_median_ms: median(trips.clone()),
     }
 }
 
@@ -94,6 +96,7 @@ fn peer(python: &PathBuf) -> Figures {
     Figures {
         start_ms: median(nums("start_ms")),
         trip_ms: mean(&nums("trip_ms")),
+        trip_median_ms: median(nums("trip_ms")),
     }
 }
 
@@ -136,10 +139,13 @@ fn main() {
         python.display()
     );
     println!("kernel start: median of {STARTS}; round trip: mean of {ROUNDS} cells `{CELL}`");
-    println!("{:<40} {:>12} {:>16}", "", "start (ms)", "round trip (ms)");
     println!(
-        "{:<40} {:>12.1} {:>16.3}",
-        "ipykernel (jupyter_client)", jupyter.start_ms, jupyter.trip_ms
+        "{:<42} {:>12} {:>16} {:>12}",
+        "", "start (ms)", "round trip (ms)", "(median)"
+    );
+    println!(
+        "{:<42} {:>12.1} {:>16.3} {:>12.3}",
+        "ipykernel (jupyter_client)", jupyter.start_ms, jupyter.trip_ms, jupyter.trip_median_ms
     );
     let mut rows = vec![("python", &py), ("javascript", &js)];
     if let Some(f) = &js_no_ca {
@@ -147,7 +153,10 @@ fn main() {
     }
     for (name, f) in &rows {
         let label = format!("agent-tools {name}");
-        println!("{label:<40} {:>12.1} {:>16.3}", f.start_ms, f.trip_ms);
+        println!(
+            "{label:<42} {:>12.1} {:>16.3} {:>12.3}",
+            f.start_ms, f.trip_ms, f.trip_median_ms
+        );
     }
     for (name, f) in rows {
         println!(
