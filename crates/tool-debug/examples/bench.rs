@@ -1,0 +1,321 @@
+//! `cargo xtask bench debug`: launch-to-first-stop through the `debug` tool
+//! against a bare DAP client driving the same adapter on the same program,
+//! in the same run, interleaved so machine noise hits both alike.
+//!
+//! "First stop" means: the client knows where the program stopped — the
+//! `stopped` event and the top frame (`stackTrace`), which is what the tool's
+//! answer contains. The bare client does nothing else: no catalog, no
+//! checks, no formatting — but the same protocol work: it also sends the
+//! adapter's default exception filters, which the tool sends as IDEs do
+//! (debugpy's `uncaught` filter alone costs it ~0.5 s of start-up here).
+//! Target: the tool adds under 50 ms.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+use tool_core::{CallContext, Tool, Workspace};
+use tool_debug::{DebugConfig, DebugSupervisor};
+
+const ROUNDS: usize = 9;
+
+/// The smallest client that gets an adapter to the first stop.
+struct BareClient {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    seq: u64,
+}
+
+impl BareClient {
+    fn start(command: &[String], cwd: &Path) -> BareClient {
+        let mut child = Command::new(&command[0])
+            .args(&command[1..])
+            .current_dir(cwd)
+            .env("PATH", tool_core::fixtures::path_env())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("adapter starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        BareClient {
+            child,
+            stdin,
+            stdout,
+            seq: 0,
+        }
+    }
+
+    fn send(&mut self, command: &str, arguments: Value) -> u64 {
+        self.seq += 1;
+        let body =
+            json!({"seq": self.seq, "type": "request", "command": command, "arguments": arguments})
+                .to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+        self.seq
+    }
+
+    fn read(&mut self) -> Value {
+        let mut len = 0usize;
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "adapter closed"
+            );
+            let line = line.trim();
+            if line.is_empty() {
+                if len > 0 {
+                    break;
+                }
+                continue;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+        }
+        let mut body = vec![0; len];
+        self.stdout.read_exact(&mut body).unwrap();
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let m = self.read();
+            if pred(&m) {
+                return m;
+            }
+        }
+    }
+
+    fn response(&mut self, seq: u64) -> Value {
+        self.until(|m| m["type"] == "response" && m["request_seq"] == seq)
+    }
+
+    /// Spawn to knowing the top frame of the first stop.
+    fn first_stop(
+        command: &[String],
+        cwd: &Path,
+        launch: Value,
+        file: &Path,
+        line: u32,
+    ) -> Duration {
+        let started = Instant::now();
+        let mut c = BareClient::start(command, cwd);
+        let init = c.send("initialize", json!({"adapterID": "bench", "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path"}));
+        let caps = c.response(init);
+        c.send("launch", launch);
+        c.until(|m| m["event"] == "initialized");
+        let bp = c.send(
+            "setBreakpoints",
+            json!({"source": {"path": file}, "breakpoints": [{"line": line}]}),
+        );
+        c.response(bp);
+        // The same protocol work as the tool: the filters the adapter
+        // enables by default (debugpy: uncaught exceptions), as IDEs send.
+        let defaults: Vec<Value> = caps["body"]["exceptionBreakpointFilters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|f| f["default"] == true)
+            .map(|f| f["filter"].clone())
+            .collect();
+        if caps["body"]["exceptionBreakpointFilters"].is_array() {
+            let ex = c.send("setExceptionBreakpoints", json!({"filters": defaults}));
+            c.response(ex);
+        }
+        c.send("configurationDone", json!({}));
+        let stop = c.until(|m| m["event"] == "stopped");
+        let st = c.send(
+            "stackTrace",
+            json!({"threadId": stop["body"]["threadId"], "levels": 1}),
+        );
+        let frames = c.response(st);
+        let elapsed = started.elapsed();
+        assert_eq!(frames["body"]["stackFrames"][0]["line"], line, "{frames}");
+        c.send("disconnect", json!({"terminateDebuggee": true}));
+        std::thread::sleep(Duration::from_millis(50));
+        // SAFETY: plain syscall on our own child's pid.
+        let _ = c.child.kill();
+        let _ = c.child.wait();
+        elapsed
+    }
+}
+
+struct Case {
+    name: &'static str,
+    root: tempfile::TempDir,
+    program: &'static str,
+    file: PathBuf,
+    line: u32,
+    bare_command: Vec<String>,
+    bare_launch: Value,
+}
+
+fn cases() -> Vec<Case> {
+    let fixtures = tool_core::fixtures::workspace_root().join("tests/fixtures/debug");
+    let mut out = Vec::new();
+    if let Some(python) = tool_core::fixtures::find("python3")
+        .filter(|_| tool_core::fixtures::find("debugpy").is_some())
+    {
+        let root = tempfile::tempdir().unwrap();
+        for f in ["avg.py", "requirements.txt"] {
+            std::fs::copy(fixtures.join("python").join(f), root.path().join(f)).unwrap();
+        }
+        let file = root.path().canonicalize().unwrap().join("avg.py");
+        out.push(Case {
+            name: "debugpy  avg.py",
+            program: "avg.py",
+            line: 6,
+            bare_command: vec![python.to_string_lossy().into_owned(), "-m".into(), "debugpy.adapter".into()],
+            bare_launch: json!({"type": "python", "request": "launch", "program": file, "cwd": root.path(),
+                "python": [python], "console": "internalConsole", "justMyCode": true}),
+            file,
+            root,
+        });
+    } else {
+        println!("skipping debugpy: not installed (cargo xtask fixtures)");
+    }
+    let lldb = ["lldb-dap", "lldb-vscode-14", "lldb-vscode"]
+        .iter()
+        .find_map(|n| tool_core::fixtures::find(n));
+    if let (Some(lldb), Some(gcc)) = (lldb, tool_core::fixtures::find("gcc")) {
+        let root = tempfile::tempdir().unwrap();
+        for f in ["avg.c", "Makefile"] {
+            std::fs::copy(fixtures.join("c").join(f), root.path().join(f)).unwrap();
+        }
+        let ok = Command::new(gcc)
+            .args(["-g", "-O0", "-o", "avg", "avg.c"])
+            .current_dir(root.path())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let dir = root.path().canonicalize().unwrap();
+        out.push(Case {
+            name: "lldb     avg (C)",
+            program: "avg",
+            line: 5,
+            bare_command: vec![lldb.to_string_lossy().into_owned()],
+            bare_launch: json!({"program": dir.join("avg"), "cwd": dir, "stopOnEntry": false}),
+            file: dir.join("avg.c"),
+            root,
+        });
+    } else {
+        println!("skipping lldb: lldb-dap/lldb-vscode or gcc not installed");
+    }
+    out
+}
+
+async fn through_tool(
+    case: &Case,
+    supervisor: &std::sync::Arc<DebugSupervisor>,
+    round: usize,
+) -> Duration {
+    let conversation = format!("bench-{round}");
+    let tool = supervisor.tool(Workspace::new(case.root.path()).unwrap(), &conversation);
+    let cx = CallContext::new();
+    let rel = case
+        .file
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    tool.call(
+        &cx,
+        json!({"op": "breakpoints", "file": rel, "lines": [case.line]}),
+    )
+    .await
+    .unwrap();
+    let started = Instant::now();
+    let out = tool
+        .call(&cx, json!({"op": "launch", "program": case.program}))
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+    let s = out.structured.clone().unwrap();
+    assert_eq!(
+        (s["state"].as_str(), s["line"].as_u64()),
+        (Some("stopped"), Some(case.line as u64)),
+        "{}",
+        out.joined_text()
+    );
+    tool.call(&cx, json!({"op": "terminate"})).await.unwrap();
+    elapsed
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let supervisor = DebugSupervisor::new(DebugConfig {
+        search_path: Some(tool_core::fixtures::path_env()),
+        ..DebugConfig::default()
+    });
+    println!("debug bench: launch to first stop (stopped event + top frame), {ROUNDS} rounds each after one warm-up, interleaved (alternating who goes first); median and min");
+    println!(
+        "{:<18} {:<7} {:>12} {:>12} {:>10} {:>8}",
+        "adapter/program", "", "bare DAP ms", "tool ms", "overhead", "ratio"
+    );
+    for case in cases() {
+        // Warm-up: first starts pay disk caches (and the tool its one-time
+        // interpreter probe, cached after).
+        let _ = BareClient::first_stop(
+            &case.bare_command,
+            case.root.path(),
+            case.bare_launch.clone(),
+            &case.file,
+            case.line,
+        );
+        let _ = through_tool(&case, &supervisor, 0).await;
+        let (mut bare, mut tool) = (Vec::new(), Vec::new());
+        for round in 1..=ROUNDS {
+            let (cmd, cwd, launch, file, line) = (
+                case.bare_command.clone(),
+                case.root.path().to_path_buf(),
+                case.bare_launch.clone(),
+                case.file.clone(),
+                case.line,
+            );
+            let bare_run = move || {
+                tokio::task::spawn_blocking(move || {
+                    BareClient::first_stop(&cmd, &cwd, launch, &file, line)
+                })
+            };
+            // Alternate who goes first, so neither always gets warm caches.
+            if round % 2 == 0 {
+                bare.push(bare_run().await.unwrap());
+                tool.push(through_tool(&case, &supervisor, round).await);
+            } else {
+                tool.push(through_tool(&case, &supervisor, round).await);
+                bare.push(bare_run().await.unwrap());
+            }
+        }
+        let (bmin, tmin) = (*bare.iter().min().unwrap(), *tool.iter().min().unwrap());
+        let (b, t) = (median(bare), median(tool));
+        for (what, b, t) in [("median", b, t), ("min", bmin, tmin)] {
+            println!(
+                "{:<18} {:<7} {:>12.1} {:>12.1} {:>+9.1}ms {:>7.3}x",
+                case.name,
+                what,
+                ms(b),
+                ms(t),
+                ms(t) - ms(b),
+                t.as_secs_f64() / b.as_secs_f64()
+            );
+        }
+    }
+    supervisor.shutdown_all().await;
+}
