@@ -85,11 +85,17 @@ pub(crate) fn adapter_lines(catalog: &Catalog, root: &Path) -> Vec<String> {
                 for n in &r.notes {
                     line.push_str(&format!("; {n}"));
                 }
-                line
+                relative_to(&line, root)
             }
             Err(n) => format!("{:<8} not usable: {}", spec.id, n.why),
         })
         .collect()
+}
+
+/// Paths inside the workspace in free text (notes) read relative to it.
+fn relative_to(text: &str, root: &Path) -> String {
+    let prefix = format!("{}/", root.display());
+    text.replace(&prefix, "")
 }
 
 impl OpContext<'_> {
@@ -216,12 +222,16 @@ impl OpContext<'_> {
             return a.done();
         };
         let snap = s.snapshot();
+        let ttl = if matches!(snap.state, RunState::Ended(_)) {
+            String::new()
+        } else {
+            format!(", {} of its TTL left", format::duration(s.ttl_left()))
+        };
         let head = format!(
-            "debug status  {} under {} (launched {} ago, {} of its TTL left)",
+            "debug status  {} under {} (launched {} ago{ttl})",
             s.label(),
             s.adapter_id(),
             format::duration(s.age()),
-            format::duration(s.ttl_left())
         );
         let mut a = Answer::new(head);
         let state = match &snap.state {
@@ -351,7 +361,12 @@ impl OpContext<'_> {
                 .collect::<Vec<_>>()
                 .join(" ")
         );
-        let notes = plan.adapter.notes.clone();
+        let notes: Vec<String> = plan
+            .adapter
+            .notes
+            .iter()
+            .map(|n| relative_to(n, self.workspace.root()))
+            .collect();
         let (session, report) = Session::start(plan, self.limits()).await?;
         self.conversation.session = Some(session.clone());
         let mut a = Answer::new(format!("debug {}  {adapter_line}", op.name()));
