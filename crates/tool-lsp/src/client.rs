@@ -201,7 +201,7 @@ pub struct LspClient {
     pub started: Instant,
     docs: tokio::sync::Mutex<HashMap<String, OpenDoc>>,
     /// Last full pull-diagnostics report per document.
-    pulled: Mutex<HashMap<String, Vec<lsp_types::Diagnostic>>>,
+    pulled: Mutex<HashMap<String, (Vec<lsp_types::Diagnostic>, Instant)>>,
     first_open: Mutex<Option<Instant>>,
     /// How long a fresh server may take to start reporting progress.
     settle: Duration,
@@ -388,8 +388,11 @@ impl LspClient {
             .await
             .map_err(|e| format!("`initialize` failed: {e}"))?;
         let capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
+        // LSP 3.17 `positionEncoding`, or clangd's older `offsetEncoding`
+        // extension (clangd 14 answers only that one).
         let encoding = capabilities
             .get("positionEncoding")
+            .or_else(|| result.get("offsetEncoding"))
             .and_then(Value::as_str)
             .map(PositionEncoding::from_lsp)
             .unwrap_or(PositionEncoding::Utf16);
@@ -562,11 +565,28 @@ impl LspClient {
         self.pulled
             .lock()
             .expect("pulled")
-            .insert(uri.to_string(), diags);
+            .insert(uri.to_string(), (diags, Instant::now()));
     }
 
     pub fn last_pulled(&self, uri: &str) -> Option<Vec<lsp_types::Diagnostic>> {
-        self.pulled.lock().expect("pulled").get(uri).cloned()
+        self.pulled
+            .lock()
+            .expect("pulled")
+            .get(uri)
+            .map(|(d, _)| d.clone())
+    }
+
+    /// When the server last delivered diagnostics for `uri` (a publish, or
+    /// the answer to a pull): the benchmark's reference point.
+    pub fn diagnostics_arrived(&self, uri: &str) -> Option<Instant> {
+        let pushed = self.published(uri).map(|p| p.at);
+        let pulled = self
+            .pulled
+            .lock()
+            .expect("pulled")
+            .get(uri)
+            .map(|(_, t)| *t);
+        pushed.max(pulled)
     }
 
     /// The open document's state, if open.
@@ -577,7 +597,9 @@ impl LspClient {
     /// Bring the server's copy of `path` in line with the disk: open it, or
     /// send the new text as a new version. Returns the document's state.
     pub async fn sync_file(&self, path: &Path, language_id: &str) -> std::io::Result<OpenDoc> {
-        let text = tokio::fs::read(path).await?;
+        // A plain read: source files are small, and a blocking-pool hop per
+        // open document costs more than the read itself (measured).
+        let text = std::fs::read(path)?;
         let text = String::from_utf8(text).map_err(|_| {
             std::io::Error::new(std::io::ErrorKind::InvalidData, "the file is not UTF-8")
         })?;
@@ -740,6 +762,7 @@ fn initialize_params(spec: &StartSpec, root_uri: &str, root_name: &str) -> Value
                 "diagnostic": {"dynamicRegistration": true, "relatedDocumentSupport": false},
             },
             "experimental": {"serverStatusNotification": true},
+            "offsetEncoding": ["utf-8", "utf-16"],
         },
     })
 }

@@ -34,6 +34,7 @@ async fn python_basedpyright() {
         bad_says: "is not assignable to return type",
         comment: "# moved down",
         new_name: "salute",
+        encoding: "utf-16",
     })
     .await;
 }
@@ -65,6 +66,7 @@ async fn typescript_language_server() {
         bad_says: "is not assignable to type 'number'",
         comment: "// moved down",
         new_name: "salute",
+        encoding: "utf-16",
     })
     .await;
 }
@@ -93,6 +95,7 @@ async fn c_clangd_with_compile_commands() {
         bad_says: "undeclared identifier 'undefined_thing'",
         comment: "// moved down",
         new_name: "sum",
+        encoding: "utf-8",
     })
     .await;
 }
@@ -138,6 +141,7 @@ async fn rust_analyzer() {
             bad_says: "expected i32, found &",
             comment: "// moved down",
             new_name: "salute",
+            encoding: "utf-8",
         },
         tool_lsp::LspBinding::new(config),
     )
@@ -171,6 +175,7 @@ async fn go_gopls() {
         bad_says: "cannot use \"oops\"",
         comment: "// moved down",
         new_name: "Salute",
+        encoding: "utf-16",
     })
     .await;
 }

@@ -126,10 +126,20 @@ impl Run {
     }
 
     pub async fn call(&self, tool: &str, args: Value) -> Result<String, ToolError> {
-        self.registry
+        let shown = args.to_string();
+        let out = self
+            .registry
             .call(Surface::new(Tier::Exec), tool, args, CallContext::new())
             .await
-            .map(|o| o.joined_text())
+            .map(|o| o.joined_text());
+        // LSP_SHOW=1 prints every call and answer (for docs and debugging).
+        if std::env::var_os("LSP_SHOW").is_some() {
+            match &out {
+                Ok(t) => eprintln!(">>> {tool} {shown}\n{t}\n"),
+                Err(e) => eprintln!(">>> {tool} {shown}\nERROR {e}\n"),
+            }
+        }
+        out
     }
 
     /// `lsp` with these args; panics with the error text on failure.
@@ -214,6 +224,8 @@ pub struct Scenario {
     /// A comment line, prepended to move code down.
     pub comment: &'static str,
     pub new_name: &'static str,
+    /// The position encoding the server negotiates.
+    pub encoding: &'static str,
 }
 
 pub fn has(text: &str, needle: &str) {
@@ -296,7 +308,7 @@ pub async fn run_scenario_with(s: &Scenario, binding: LspBinding) {
     // status
     let out = run.lsp(json!({"op": "status"})).await;
     has(&out, &format!("{} at . (", s.fixture_id()));
-    has(&out, "running");
+    has(&out, &format!("ready ({} positions)", s.encoding));
 
     // the write wrapper: a new error reported once, not again after it moves
     let original = run.read(s.app);
