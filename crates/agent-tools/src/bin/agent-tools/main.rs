@@ -4,6 +4,7 @@
 //! debug session, kernels, workers) belongs to it and dies with it.
 
 mod doctor;
+#[cfg(feature = "mcp")]
 mod mcp;
 mod render;
 mod run;
@@ -123,7 +124,13 @@ fn main() -> ExitCode {
                 json,
             } => run::call(tool, args, run, json).await,
             Command::Batch { file, run } => run::batch(file, run).await,
+            #[cfg(feature = "mcp")]
             Command::Mcp { run } => mcp::serve(run).await,
+            #[cfg(not(feature = "mcp"))]
+            Command::Mcp { .. } => {
+                eprintln!("agent-tools mcp: this binary was built without the `mcp` feature");
+                2
+            }
         }
     });
     // Drop the runtime before exiting so every child is killed with its owner.
