@@ -180,6 +180,10 @@ pub struct ResolvedAdapter {
     pub init_commands: Vec<String>,
     /// Things the user should know (which interpreter was used instead).
     pub notes: Vec<String>,
+    /// Extra environment for the adapter process.
+    pub env: Vec<(String, String)>,
+    /// Put in front of the adapter's PATH (not the debuggee's).
+    pub path_prefix: Option<PathBuf>,
 }
 
 /// Why an adapter cannot start here.
@@ -319,6 +323,30 @@ impl Catalog {
             } else {
                 Vec::new()
             };
+        let mut env = Vec::new();
+        let mut path_prefix = None;
+        if spec.kind == AdapterKind::Lldb {
+            if let Some(dir) = command.first().and_then(|c| llvm_python_dir(Path::new(c))) {
+                let mut path = dir.into_os_string();
+                if let Some(old) = std::env::var_os("PYTHONPATH").filter(|o| !o.is_empty()) {
+                    path.push(":");
+                    path.push(old);
+                }
+                env.push((
+                    "PYTHONPATH".to_string(),
+                    path.to_string_lossy().into_owned(),
+                ));
+                // liblldb embeds the system libpython; left alone it finds
+                // its stdlib through the first `python3` on PATH (a venv, a
+                // pyenv build) and fails to start. Point it at the system one.
+                // Python also reads the `pyvenv.cfg` of the first `python3`
+                // on PATH, so the system one must come first for the adapter.
+                if let Some(home) = system_python_home(&dir_version(&env)) {
+                    env.push(("PYTHONHOME".to_string(), home));
+                    path_prefix = Some(PathBuf::from("/usr/bin"));
+                }
+            }
+        }
         Ok(ResolvedAdapter {
             spec: spec.clone(),
             command,
@@ -327,6 +355,8 @@ impl Catalog {
             debuggee_python,
             init_commands,
             notes,
+            env,
+            path_prefix,
         })
     }
 
@@ -509,6 +539,52 @@ fn run_probe(program: &Path, args: &[&str], path: &OsString) -> Option<String> {
             }
         }
     }
+}
+
+/// Where an LLVM install keeps lldb's Python module, for an adapter binary
+/// inside it. Debian's lldb-14 looks for it in a wrong place
+/// (`lldb-14 -P` prints `/usr/lib/local/…`), so its embedded Python — and
+/// with it the Rust formatters — fails unless `PYTHONPATH` says where.
+fn llvm_python_dir(binary: &Path) -> Option<PathBuf> {
+    let real = binary.canonicalize().ok()?;
+    let llvm = real.parent()?.parent()?; // …/llvm-N/bin/lldb-vscode → …/llvm-N
+    let lib = llvm.join("lib");
+    let mut candidates: Vec<PathBuf> = std::fs::read_dir(&lib)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("python3"))
+        })
+        .flat_map(|p| [p.join("dist-packages"), p.join("site-packages")])
+        .filter(|p| p.join("lldb").join("__init__.py").is_file())
+        .collect();
+    candidates.sort();
+    candidates.pop()
+}
+
+/// `python3.11` from the PYTHONPATH entry just made
+/// (`…/lib/python3.11/dist-packages`).
+fn dir_version(env: &[(String, String)]) -> String {
+    env.iter()
+        .find(|(k, _)| k == "PYTHONPATH")
+        .and_then(|(_, v)| v.split(':').next())
+        .and_then(|p| {
+            Path::new(p)
+                .parent()?
+                .file_name()?
+                .to_str()
+                .map(String::from)
+        })
+        .unwrap_or_default()
+}
+
+/// `/usr` when the system Python of that version is installed there.
+fn system_python_home(version: &str) -> Option<String> {
+    (!version.is_empty() && Path::new("/usr/lib").join(version).join("os.py").is_file())
+        .then(|| "/usr".to_string())
 }
 
 /// The first directory from `start` up to `root` holding one of `markers`.

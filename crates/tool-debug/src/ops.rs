@@ -447,6 +447,9 @@ impl OpContext<'_> {
                 "cwd": cwd,
                 "stopOnEntry": false,
                 "initCommands": resolved.init_commands,
+                // The program gets the run's PATH even when the adapter's
+                // was changed for its embedded Python.
+                "env": [format!("PATH={}", self.supervisor.catalog().search_path().to_string_lossy())],
             }),
             AdapterKind::Delve => {
                 let mode = if crate::catalog::is_native_executable(&path) {
@@ -932,7 +935,7 @@ impl OpContext<'_> {
         ));
         let mut out = Vec::new();
         for v in vars.variables.iter().take(VARIABLE_CAP) {
-            let value = cap_chars(&v.value, VALUE_CAP).into_owned();
+            let value = cap_chars(v.value.trim(), VALUE_CAP).into_owned();
             let ty = v
                 .type_
                 .as_deref()
@@ -1002,7 +1005,7 @@ impl OpContext<'_> {
             })?;
         let ev: dap_types::EvaluateResponse = crate::transport::decode_body("evaluate", body)
             .map_err(|e| ToolError::failed(e.to_string()))?;
-        let value = cap_chars(&ev.result, VALUE_CAP).into_owned();
+        let value = cap_chars(ev.result.trim(), VALUE_CAP).into_owned();
         let ty = ev
             .type_
             .as_deref()

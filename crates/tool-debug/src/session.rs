@@ -272,11 +272,11 @@ impl Session {
             let mut spec = ChildSpec::new(program)
                 .args(args)
                 .cwd(&plan.adapter.project_dir)
-                .env("PATH", &plan.search_path)
+                .env("PATH", adapter_path(&plan))
                 .stdin(Io::Pipe)
                 .stdout(Io::Pipe)
                 .stderr(Io::Pipe);
-            for (k, v) in &plan.env {
+            for (k, v) in plan.adapter.env.iter().chain(&plan.env) {
                 spec = spec.env(k, v);
             }
             let mut child = spec.spawn().map_err(|e| {
@@ -896,6 +896,19 @@ fn stale(what: &str, id: u64, current: u64, again: &str) -> ToolError {
     ToolError::refused(format!(
         "that {what} ({id}) is from an earlier stop; the program is now at stop {current}; {again}"
     ))
+}
+
+/// The adapter's PATH: the search path, behind the adapter's own prefix.
+fn adapter_path(plan: &LaunchPlan) -> std::ffi::OsString {
+    match &plan.adapter.path_prefix {
+        None => plan.search_path.clone(),
+        Some(prefix) => {
+            let mut p = prefix.clone().into_os_string();
+            p.push(":");
+            p.push(&plan.search_path);
+            p
+        }
+    }
 }
 
 /// `DAP server listening at: 127.0.0.1:40123` → `127.0.0.1:40123`.

@@ -99,3 +99,50 @@ async fn a_c_bug_is_found_end_to_end_under_lldb() {
     );
     assert_no_orphans(&b, &recorded).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_values_print_readably_with_the_toolchain_formatters() {
+    if tool_core::fixtures::require(&["lldb-dap", "lldb-vscode-14", "lldb-vscode"]).is_none()
+        || tool_core::fixtures::require(&["rustc"]).is_none()
+    {
+        return;
+    }
+    let dir = copy_fixture("rust");
+    let built = std::process::Command::new("rustc")
+        .args(["-g", "-C", "opt-level=0", "-o", "avg", "src/main.rs"])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let b = bench(dir.path(), config());
+    b.call(json!({"op": "breakpoints", "file": "src/main.rs", "lines": [13]}))
+        .await;
+    let (text, s) = b.call(json!({"op": "launch", "program": "avg"})).await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    assert_eq!(s["file"], "src/main.rs", "{text}");
+    let recorded = b.processes().await;
+    let (_, stack) = b.call(json!({"op": "stack"})).await;
+    let (_, scopes) = b
+        .call(json!({"op": "scopes", "frame_id": first_frame(&stack)}))
+        .await;
+    let locals = scopes["scopes"][0]["reference"].as_u64().unwrap();
+    let (text, _) = b
+        .call(json!({"op": "variables", "reference": locals}))
+        .await;
+    // With rust-lldb's formatters a Vec shows its length and a String its
+    // text, instead of raw buf/ptr/cap fields.
+    assert!(
+        text.contains("values (alloc::vec::Vec<long, alloc::alloc::Global>) = size=6"),
+        "{text}"
+    );
+    assert!(
+        text.contains("label (alloc::string::String) = \"mean\""),
+        "{text}"
+    );
+    let (text, s) = b
+        .call(json!({"op": "evaluate", "expression": "values[5]"}))
+        .await;
+    assert_eq!(s["result"], "42", "{text}");
+    b.call(json!({"op": "terminate"})).await;
+    assert_no_orphans(&b, &recorded).await;
+}
