@@ -325,7 +325,9 @@ impl Catalog {
             };
         let mut env = Vec::new();
         let mut path_prefix = None;
-        if spec.kind == AdapterKind::Lldb {
+        // Only when Python is needed (the Rust formatters): starting lldb's
+        // embedded Python costs ~100 ms a launch.
+        if spec.kind == AdapterKind::Lldb && !init_commands.is_empty() {
             if let Some(dir) = command.first().and_then(|c| llvm_python_dir(Path::new(c))) {
                 let mut path = dir.into_os_string();
                 if let Some(old) = std::env::var_os("PYTHONPATH").filter(|o| !o.is_empty()) {
