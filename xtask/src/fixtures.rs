@@ -2,8 +2,10 @@
 //!
 //! Everything comes from the package registries: PyPI into a virtualenv under
 //! `target/fixtures/venv`, npm into a prefix under `target/fixtures/npm`,
-//! Debian packages with apt-get (only when running as root), and rustup
-//! components. Each item is skipped when already there, with a progress line.
+//! Debian packages with apt-get (only when running as root), rustup
+//! components, and Go tools built by `go install` into `target/fixtures/bin`.
+//! Each item is skipped when already there, with a progress line; the
+//! independent sources install in parallel.
 
 use crate::run;
 use anyhow::{Context, Result};
@@ -32,8 +34,12 @@ pub const DEBIAN: &[(&str, &[&str])] = &[
     ("lldb", &["lldb-dap", "lldb-vscode-14", "lldb-vscode"]),
     ("golang-go", &["go"]),
     ("gopls", &["gopls"]),
-    ("delve", &["dlv"]),
 ];
+
+/// Go tools, `go install`ed from the Go module proxy into
+/// `target/fixtures/bin`: (package path, version, executable). Debian's
+/// delve is too old for the machine's Go (it refuses Go newer than 1.20).
+pub const GO: &[(&str, &str, &str)] = &[("github.com/go-delve/delve/cmd/dlv", "v1.27.2", "dlv")];
 
 /// rustup components.
 pub const RUSTUP: &[&str] = &["rust-analyzer", "rust-src"];
@@ -78,10 +84,40 @@ fn is_root() -> bool {
 pub fn install(root: &Path) -> Result<()> {
     let dir = dir(root);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    python(&dir)?;
-    npm(&dir)?;
-    debian()?;
-    rustup()?;
+    std::thread::scope(|s| {
+        let jobs = [
+            s.spawn(|| python(&dir)),
+            s.spawn(|| npm(&dir)),
+            // Go tools need the `go` that Debian may install first.
+            s.spawn(|| debian().and_then(|()| go_tools(&dir))),
+            s.spawn(rustup),
+        ];
+        jobs.into_iter()
+            .map(|j| j.join().expect("a fixture installer panicked"))
+            .collect::<Result<Vec<()>>>()
+    })?;
+    Ok(())
+}
+
+fn go_tools(dir: &Path) -> Result<()> {
+    let bin = dir.join("bin");
+    let list: Vec<String> = GO.iter().map(|(p, v, _)| format!("{p}@{v}")).collect();
+    let list: Vec<&str> = list.iter().map(String::as_str).collect();
+    let stamp = bin.join(".agent-tools-go-tools");
+    if stamped(&stamp, &list) && GO.iter().all(|(_, _, exe)| bin.join(exe).is_file()) {
+        progress("go tools", "present");
+        return Ok(());
+    }
+    std::fs::create_dir_all(&bin)?;
+    for item in &list {
+        progress(&format!("go {item}"), "installing from the Go module proxy");
+        run(Command::new("go")
+            .args(["install", item])
+            .env("GOBIN", &bin)
+            .env("GOFLAGS", "-mod=mod"))?;
+    }
+    std::fs::write(&stamp, list.join("\n"))?;
+    progress("go tools", "installed");
     Ok(())
 }
 

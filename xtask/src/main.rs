@@ -1,9 +1,10 @@
-//! `cargo xtask fixtures | test | bench [NAME]`.
+//! `cargo xtask fixtures | test | faults | bench [NAME]`.
 //!
 //! `fixtures` installs every real component the integration tests run into
 //! `target/fixtures/` (a Python virtualenv, an npm prefix), Debian packages
 //! with apt-get when root, and rustup components, skipping what is there.
 //! `test` installs what is missing and runs every test of the workspace.
+//! `faults` runs the fault suite alone (`tests/tests/faults_*.rs`).
 //! `bench` runs the benchmarks that measure this project against its peers.
 
 mod bench;
@@ -22,12 +23,18 @@ fn main() -> Result<()> {
             fixtures::install(&root)?;
             test(&root, &args[1..])
         }
+        Some("faults") => {
+            fixtures::install(&root)?;
+            faults(&root, &args[1..])
+        }
         Some("bench") => {
             fixtures::install(&root)?;
             bench::run(&root, args.get(1).map(String::as_str))
         }
         _ => {
-            eprintln!("usage: cargo xtask fixtures | test [-- NEXTEST ARGS] | bench [NAME]");
+            eprintln!(
+                "usage: cargo xtask fixtures | test [-- NEXTEST ARGS] | faults [-- TEST ARGS] | bench [NAME]"
+            );
             eprintln!("benchmarks: {}", bench::NAMES.join(", "));
             std::process::exit(2);
         }
@@ -76,15 +83,20 @@ fn has_nextest() -> bool {
         .unwrap_or(false)
 }
 
-fn test(root: &Path, extra: &[String]) -> Result<()> {
+/// The environment every test command runs in: the workspace root as the
+/// working directory, the fixture folders first on `PATH`.
+fn test_env(root: &Path) -> impl Fn(&mut Command) + '_ {
     let path = fixture_path(root);
     let fixtures = fixtures::dir(root);
-    let envs = |c: &mut Command| {
+    move |c: &mut Command| {
         c.current_dir(root)
             .env("PATH", &path)
             .env("AGENT_TOOLS_FIXTURES", &fixtures);
-    };
-    // The end-to-end tests drive the release binary, as a user runs it.
+    }
+}
+
+/// The end-to-end tests drive the release binary, as a user runs it.
+fn build_release_binary(root: &Path) -> Result<()> {
     let mut build = Command::new("cargo");
     build.args([
         "build",
@@ -94,8 +106,40 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
         "--bin",
         "agent-tools",
     ]);
-    envs(&mut build);
-    run(&mut build)?;
+    test_env(root)(&mut build);
+    run(&mut build)
+}
+
+/// The fault suite: every `tests/tests/faults_*.rs` of the end-to-end tests
+/// crate (races, special files, nesting, kills, hostile MCP input). Also part
+/// of `test`, which runs every test of the workspace.
+fn faults(root: &Path, extra: &[String]) -> Result<()> {
+    build_release_binary(root)?;
+    let mut names: Vec<String> = std::fs::read_dir(root.join("tests/tests"))?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let stem = name.strip_suffix(".rs")?;
+            stem.starts_with("faults_").then(|| stem.to_string())
+        })
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        bail!("no fault tests found: expected tests/tests/faults_*.rs");
+    }
+    let mut t = Command::new("cargo");
+    t.args(["test", "-p", "tests", "--no-fail-fast"]);
+    for n in &names {
+        t.args(["--test", n]);
+    }
+    t.args(extra.iter().filter(|a| *a != "--"));
+    test_env(root)(&mut t);
+    run(&mut t)
+}
+
+fn test(root: &Path, extra: &[String]) -> Result<()> {
+    let envs = test_env(root);
+    build_release_binary(root)?;
 
     let extra: Vec<&str> = extra
         .iter()

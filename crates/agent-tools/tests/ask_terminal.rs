@@ -8,8 +8,10 @@ use std::process::{Command, Output, Stdio};
 
 /// Runs argv[1:] under a pseudo-terminal that is its controlling terminal and
 /// stdin; stdout goes to $OUT so the result stays apart from the card. For
-/// each [expect, type] pair in $SCRIPT it waits for `expect` on the terminal,
-/// then types `type`. Prints the terminal transcript; exits with the child's
+/// each [expect, type] pair in $SCRIPT it waits for `expect` to appear on the
+/// terminal after everything the previous steps waited for, then types `type`
+/// (nothing when it is empty). A step that answers a prompt waits for that
+/// prompt itself, so typing never races the prompt it answers. Prints the terminal transcript; exits with the child's
 /// code (124 if anything took longer than 20 s).
 const PTY_DRIVER: &str = r#"
 import json, os, pty, select, signal, sys, time
@@ -37,11 +39,15 @@ def give_up(why):
     os.killpg(pid, signal.SIGKILL)
     sys.stdout.write(buf.decode(errors="replace") + "\n[driver: " + why + "]\n")
     sys.exit(124)
+seen = 0
 for expect, typed in json.loads(os.environ["SCRIPT"]):
-    while expect.encode() not in buf:
+    want = expect.encode()
+    while buf.find(want, seen) < 0:
         if time.time() > deadline or not pump(0.1):
-            give_up("never saw " + repr(expect))
-    os.write(master, typed.encode())
+            give_up("never saw " + repr(expect) + " after byte " + str(seen))
+    seen = buf.find(want, seen) + len(want)
+    if typed:
+        os.write(master, typed.encode())
 while time.time() < deadline:
     if not pump(0.1):
         break
@@ -104,7 +110,11 @@ fn colours() -> String {
 fn a_card_is_answered_by_typing_its_number() {
     let Some(t) = under_pty(
         &["call", "ask_user", &colours()],
-        json!([["\n> ", "7\n"], ["there is no option 7", "2\n"]]),
+        json!([
+            ["\n> ", "7\n"],
+            ["there is no option 7", ""],
+            ["\n> ", "2\n"]
+        ]),
     ) else {
         return;
     };
