@@ -3,9 +3,10 @@
 //! The rule is the language servers' intersection: a root marker must exist
 //! AND the adapter's binary must resolve; either alone is reported as not
 //! usable, with what is missing, rather than guessed around. The harness can
-//! add its own adapters ([`AdapterSpec::custom`]). What is particular to one
-//! built-in adapter (its entry, how debugpy's interpreter is chosen, lldb's
-//! Rust formatters) is in [`crate::adapters`].
+//! add its own adapters ([`AdapterSpec::custom`]). This module knows no
+//! adapter in particular: the built-in entries, and resolving a spec into a
+//! command line (`Catalog::new`, `Catalog::resolve`), are in
+//! [`crate::adapters`], which needs each adapter's knowledge to do it.
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -118,9 +119,14 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// `extra` adapters replace built-in ones of the same id, else are added.
-    pub fn new(extra: Vec<AdapterSpec>, search_path: OsString, env: Vec<(String, String)>) -> Self {
-        let mut specs = crate::adapters::builtin();
+    /// `extra` adapters replace those of `specs` with the same id, else are
+    /// added. (`Catalog::new` starts from the built-in adapters.)
+    pub fn from_specs(
+        mut specs: Vec<AdapterSpec>,
+        extra: Vec<AdapterSpec>,
+        search_path: OsString,
+        env: Vec<(String, String)>,
+    ) -> Self {
         for spec in extra {
             match specs.iter_mut().find(|s| s.id == spec.id) {
                 Some(slot) => *slot = spec,
@@ -187,99 +193,6 @@ impl Catalog {
             return self.spec("lldb");
         }
         None
-    }
-
-    /// Whether `spec` can start for a program in `start` (a directory inside
-    /// `root`): the marker is looked for from `start` up to `root`.
-    pub fn resolve(
-        &self,
-        spec: &AdapterSpec,
-        start: &Path,
-        root: &Path,
-    ) -> Result<ResolvedAdapter, NotUsable> {
-        let marker = find_marker(&spec.markers, start, root);
-        let binary = self.resolve_command(
-            spec,
-            marker.as_ref().map(|(d, _)| d.as_path()).unwrap_or(start),
-            root,
-        );
-        let (project_dir, marker) = match (marker, &binary) {
-            (Some(m), Ok(_)) => m,
-            (None, Ok((cmd, _, _))) => {
-                return Err(NotUsable {
-                    why: format!(
-                        "no root marker ({}) in {}; binary `{}` found",
-                        spec.markers.join(", "),
-                        rel(start, root),
-                        cmd[0].to_string_lossy()
-                    ),
-                })
-            }
-            (Some((_, m)), Err(why)) => {
-                return Err(NotUsable {
-                    why: format!("{why}; marker {m} found"),
-                })
-            }
-            (None, Err(why)) => {
-                return Err(NotUsable {
-                    why: format!(
-                        "{why}, and no root marker ({}) in {}",
-                        spec.markers.join(", "),
-                        rel(start, root)
-                    ),
-                })
-            }
-        };
-        let (command, debuggee_python, notes) = binary.expect("checked above");
-        let setup = if spec.kind == AdapterKind::Lldb {
-            crate::adapters::lldb::setup(self, &command, &project_dir)
-        } else {
-            Default::default()
-        };
-        Ok(ResolvedAdapter {
-            spec: spec.clone(),
-            command,
-            project_dir,
-            marker,
-            debuggee_python,
-            init_commands: setup.init_commands,
-            notes,
-            env: setup.env,
-            path_prefix: setup.path_prefix,
-        })
-    }
-
-    /// The command line, the debuggee interpreter (debugpy) and notes.
-    fn resolve_command(
-        &self,
-        spec: &AdapterSpec,
-        project: &Path,
-        root: &Path,
-    ) -> Result<CommandLine, String> {
-        if spec.kind == AdapterKind::Debugpy {
-            return crate::adapters::debugpy::resolve_command(self, project, root);
-        }
-        for cmd in &spec.commands {
-            let Some((program, rest)) = cmd.split_first() else {
-                continue;
-            };
-            if let Some(path) = self.which(program) {
-                let mut line = vec![path.into_os_string()];
-                line.extend(rest.iter().map(OsString::from));
-                return Ok((line, None, Vec::new()));
-            }
-        }
-        let names: Vec<&str> = spec
-            .commands
-            .iter()
-            .filter_map(|c| c.first().map(String::as_str))
-            .filter(|n| !n.contains('/'))
-            .take(4)
-            .collect();
-        Err(format!(
-            "binary not found on PATH (looked for {})",
-            names.join(", ")
-        ))
     }
 
     /// The project's interpreter: `.venv/bin/python`, `venv/bin/python` in
@@ -401,7 +314,7 @@ pub fn is_native_executable(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
-fn rel(path: &Path, root: &Path) -> String {
+pub(crate) fn rel(path: &Path, root: &Path) -> String {
     match path.strip_prefix(root) {
         Ok(p) if p.as_os_str().is_empty() => ".".into(),
         Ok(p) => p.to_string_lossy().into_owned(),

@@ -12,7 +12,9 @@ pub mod debugpy;
 pub mod delve;
 pub mod lldb;
 
-use crate::catalog::{AdapterKind, AdapterSpec, ResolvedAdapter};
+use crate::catalog::{
+    find_marker, rel, AdapterKind, AdapterSpec, Catalog, CommandLine, NotUsable, ResolvedAdapter,
+};
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -20,6 +22,107 @@ use std::path::{Path, PathBuf};
 /// The built-in catalog, in routing order.
 pub fn builtin() -> Vec<AdapterSpec> {
     vec![debugpy::spec(), lldb::spec(), delve::spec(), dart::spec()]
+}
+
+impl Catalog {
+    /// The built-in adapters, then `extra` (replacing built-ins of the same
+    /// id); binaries are looked for on `search_path`.
+    pub fn new(extra: Vec<AdapterSpec>, search_path: OsString, env: Vec<(String, String)>) -> Self {
+        Catalog::from_specs(builtin(), extra, search_path, env)
+    }
+
+    /// Whether `spec` can start for a program in `start` (a directory inside
+    /// `root`): the marker is looked for from `start` up to `root`.
+    pub fn resolve(
+        &self,
+        spec: &AdapterSpec,
+        start: &Path,
+        root: &Path,
+    ) -> Result<ResolvedAdapter, NotUsable> {
+        let marker = find_marker(&spec.markers, start, root);
+        let binary = self.resolve_command(
+            spec,
+            marker.as_ref().map(|(d, _)| d.as_path()).unwrap_or(start),
+            root,
+        );
+        let (project_dir, marker) = match (marker, &binary) {
+            (Some(m), Ok(_)) => m,
+            (None, Ok((cmd, _, _))) => {
+                return Err(NotUsable {
+                    why: format!(
+                        "no root marker ({}) in {}; binary `{}` found",
+                        spec.markers.join(", "),
+                        rel(start, root),
+                        cmd[0].to_string_lossy()
+                    ),
+                })
+            }
+            (Some((_, m)), Err(why)) => {
+                return Err(NotUsable {
+                    why: format!("{why}; marker {m} found"),
+                })
+            }
+            (None, Err(why)) => {
+                return Err(NotUsable {
+                    why: format!(
+                        "{why}, and no root marker ({}) in {}",
+                        spec.markers.join(", "),
+                        rel(start, root)
+                    ),
+                })
+            }
+        };
+        let (command, debuggee_python, notes) = binary.expect("checked above");
+        let setup = if spec.kind == AdapterKind::Lldb {
+            lldb::setup(self, &command, &project_dir)
+        } else {
+            Default::default()
+        };
+        Ok(ResolvedAdapter {
+            spec: spec.clone(),
+            command,
+            project_dir,
+            marker,
+            debuggee_python,
+            init_commands: setup.init_commands,
+            notes,
+            env: setup.env,
+            path_prefix: setup.path_prefix,
+        })
+    }
+
+    /// The command line, the debuggee interpreter (debugpy) and notes.
+    fn resolve_command(
+        &self,
+        spec: &AdapterSpec,
+        project: &Path,
+        root: &Path,
+    ) -> Result<CommandLine, String> {
+        if spec.kind == AdapterKind::Debugpy {
+            return debugpy::resolve_command(self, project, root);
+        }
+        for cmd in &spec.commands {
+            let Some((program, rest)) = cmd.split_first() else {
+                continue;
+            };
+            if let Some(path) = self.which(program) {
+                let mut line = vec![path.into_os_string()];
+                line.extend(rest.iter().map(OsString::from));
+                return Ok((line, None, Vec::new()));
+            }
+        }
+        let names: Vec<&str> = spec
+            .commands
+            .iter()
+            .filter_map(|c| c.first().map(String::as_str))
+            .filter(|n| !n.contains('/'))
+            .take(4)
+            .collect();
+        Err(format!(
+            "binary not found on PATH (looked for {})",
+            names.join(", ")
+        ))
+    }
 }
 
 /// What a launch is made of.
