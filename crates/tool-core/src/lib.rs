@@ -5,7 +5,8 @@
 //! [`Surface`]s they gate, the [`Registry`] that lists and dispatches one run's
 //! tools, [`ToolOutput`] and [`ToolError`], the [`Workspace`] that keeps every
 //! path inside the run's root, atomic and all-or-nothing file writes, and the
-//! one child-process helper every crate starts processes with.
+//! one child-process helper every crate starts processes with, and the
+//! `Content-Length` [`framing`] the LSP and DAP clients share.
 //!
 //! This crate must never depend on a `tool-*` crate, and never start a process
 //! or write a file other than through [`process`] and [`files`].
@@ -16,6 +17,7 @@ pub mod error;
 pub mod files;
 pub mod fixtures;
 pub mod format;
+pub mod framing;
 pub mod output;
 pub mod process;
 pub mod registry;

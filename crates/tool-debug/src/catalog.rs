@@ -3,13 +3,10 @@
 //! The rule is the language servers' intersection: a root marker must exist
 //! AND the adapter's binary must resolve; either alone is reported as not
 //! usable, with what is missing, rather than guessed around. The harness can
-//! add its own adapters ([`AdapterSpec::custom`]).
-//!
-//! debugpy is special twice over: the adapter runs under any interpreter that
-//! can import debugpy (checked, never assumed), while the *debuggee* runs
-//! under the project's own interpreter (`.venv`, then `venv`, then `python3`),
-//! because a python from elsewhere is another environment and fails in ways
-//! that look like broken code.
+//! add its own adapters ([`AdapterSpec::custom`]). This module knows no
+//! adapter in particular: the built-in entries, and resolving a spec into a
+//! command line (`Catalog::new`, `Catalog::resolve`), are in
+//! [`crate::adapters`], which needs each adapter's knowledge to do it.
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -78,90 +75,8 @@ impl AdapterSpec {
     }
 }
 
-/// Versioned names Debian and LLVM's apt repository install (`lldb-dap-18`,
-/// `/usr/lib/llvm-14/bin/lldb-vscode`), newest first.
-fn lldb_commands() -> Vec<Vec<String>> {
-    let versions: Vec<u32> = (11..=22).rev().collect();
-    let mut out = vec![vec!["lldb-dap".to_string()]];
-    for base in ["lldb-dap", "lldb-vscode"] {
-        if base == "lldb-vscode" {
-            out.push(vec!["lldb-vscode".to_string()]);
-        }
-        for n in &versions {
-            out.push(vec![format!("{base}-{n}")]);
-        }
-        for n in &versions {
-            out.push(vec![format!("/usr/lib/llvm-{n}/bin/{base}")]);
-        }
-    }
-    out
-}
-
-/// The built-in catalog.
-pub fn builtin() -> Vec<AdapterSpec> {
-    vec![
-        AdapterSpec {
-            id: "debugpy".into(),
-            kind: AdapterKind::Debugpy,
-            commands: vec![],
-            markers: vec![
-                "pyproject.toml".into(),
-                "setup.py".into(),
-                "requirements.txt".into(),
-            ],
-            extensions: vec!["py".into()],
-            connect: Connect::Stdio,
-            launch_template: json!({}),
-            // `repl` evaluates statements as well as expressions.
-            evaluate_context: "repl".into(),
-        },
-        AdapterSpec {
-            id: "lldb".into(),
-            kind: AdapterKind::Lldb,
-            commands: lldb_commands(),
-            markers: vec![
-                "Cargo.toml".into(),
-                "CMakeLists.txt".into(),
-                "Makefile".into(),
-                "*.c".into(),
-                "*.cpp".into(),
-            ],
-            extensions: vec![],
-            connect: Connect::Stdio,
-            launch_template: json!({}),
-            // lldb's `repl` context runs lldb commands, not expressions.
-            evaluate_context: "watch".into(),
-        },
-        AdapterSpec {
-            id: "delve".into(),
-            kind: AdapterKind::Delve,
-            commands: vec![vec![
-                "dlv".into(),
-                "dap".into(),
-                "--listen".into(),
-                "127.0.0.1:0".into(),
-            ]],
-            markers: vec!["go.mod".into()],
-            extensions: vec!["go".into()],
-            connect: Connect::TcpListen,
-            launch_template: json!({}),
-            evaluate_context: "repl".into(),
-        },
-        AdapterSpec {
-            id: "dart".into(),
-            kind: AdapterKind::Dart,
-            commands: vec![vec!["dart".into(), "debug_adapter".into()]],
-            markers: vec!["pubspec.yaml".into()],
-            extensions: vec!["dart".into()],
-            connect: Connect::Stdio,
-            launch_template: json!({}),
-            evaluate_context: "repl".into(),
-        },
-    ]
-}
-
 /// A resolved command line, the debuggee interpreter (debugpy) and notes.
-type CommandLine = (Vec<OsString>, Option<PathBuf>, Vec<String>);
+pub(crate) type CommandLine = (Vec<OsString>, Option<PathBuf>, Vec<String>);
 
 /// Probe results by (program, its mtime, what was asked).
 type ProbeCache = HashMap<(PathBuf, Option<SystemTime>, &'static str), Option<String>>;
@@ -204,9 +119,14 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// `extra` adapters replace built-in ones of the same id, else are added.
-    pub fn new(extra: Vec<AdapterSpec>, search_path: OsString, env: Vec<(String, String)>) -> Self {
-        let mut specs = builtin();
+    /// `extra` adapters replace those of `specs` with the same id, else are
+    /// added. (`Catalog::new` starts from the built-in adapters.)
+    pub fn from_specs(
+        mut specs: Vec<AdapterSpec>,
+        extra: Vec<AdapterSpec>,
+        search_path: OsString,
+        env: Vec<(String, String)>,
+    ) -> Self {
         for spec in extra {
             match specs.iter_mut().find(|s| s.id == spec.id) {
                 Some(slot) => *slot = spec,
@@ -275,126 +195,6 @@ impl Catalog {
         None
     }
 
-    /// Whether `spec` can start for a program in `start` (a directory inside
-    /// `root`): the marker is looked for from `start` up to `root`.
-    pub fn resolve(
-        &self,
-        spec: &AdapterSpec,
-        start: &Path,
-        root: &Path,
-    ) -> Result<ResolvedAdapter, NotUsable> {
-        let marker = find_marker(&spec.markers, start, root);
-        let binary = self.resolve_command(
-            spec,
-            marker.as_ref().map(|(d, _)| d.as_path()).unwrap_or(start),
-            root,
-        );
-        let (project_dir, marker) = match (marker, &binary) {
-            (Some(m), Ok(_)) => m,
-            (None, Ok((cmd, _, _))) => {
-                return Err(NotUsable {
-                    why: format!(
-                        "no root marker ({}) in {}; binary `{}` found",
-                        spec.markers.join(", "),
-                        rel(start, root),
-                        cmd[0].to_string_lossy()
-                    ),
-                })
-            }
-            (Some((_, m)), Err(why)) => {
-                return Err(NotUsable {
-                    why: format!("{why}; marker {m} found"),
-                })
-            }
-            (None, Err(why)) => {
-                return Err(NotUsable {
-                    why: format!(
-                        "{why}, and no root marker ({}) in {}",
-                        spec.markers.join(", "),
-                        rel(start, root)
-                    ),
-                })
-            }
-        };
-        let (command, debuggee_python, notes) = binary.expect("checked above");
-        let init_commands =
-            if spec.kind == AdapterKind::Lldb && project_dir.join("Cargo.toml").is_file() {
-                self.rust_formatters()
-            } else {
-                Vec::new()
-            };
-        let mut env = Vec::new();
-        let mut path_prefix = None;
-        // Only when Python is needed (the Rust formatters): starting lldb's
-        // embedded Python costs ~100 ms a launch.
-        if spec.kind == AdapterKind::Lldb && !init_commands.is_empty() {
-            if let Some(dir) = command.first().and_then(|c| llvm_python_dir(Path::new(c))) {
-                let mut path = dir.into_os_string();
-                if let Some(old) = std::env::var_os("PYTHONPATH").filter(|o| !o.is_empty()) {
-                    path.push(":");
-                    path.push(old);
-                }
-                env.push((
-                    "PYTHONPATH".to_string(),
-                    path.to_string_lossy().into_owned(),
-                ));
-                // liblldb embeds the system libpython; left alone it finds
-                // its stdlib through the first `python3` on PATH (a venv, a
-                // pyenv build) and fails to start. Point it at the system one.
-                // Python also reads the `pyvenv.cfg` of the first `python3`
-                // on PATH, so the system one must come first for the adapter.
-                if let Some(home) = system_python_home(&dir_version(&env)) {
-                    env.push(("PYTHONHOME".to_string(), home));
-                    path_prefix = Some(PathBuf::from("/usr/bin"));
-                }
-            }
-        }
-        Ok(ResolvedAdapter {
-            spec: spec.clone(),
-            command,
-            project_dir,
-            marker,
-            debuggee_python,
-            init_commands,
-            notes,
-            env,
-            path_prefix,
-        })
-    }
-
-    /// The command line, the debuggee interpreter (debugpy) and notes.
-    fn resolve_command(
-        &self,
-        spec: &AdapterSpec,
-        project: &Path,
-        root: &Path,
-    ) -> Result<CommandLine, String> {
-        if spec.kind == AdapterKind::Debugpy {
-            return self.resolve_debugpy(project, root);
-        }
-        for cmd in &spec.commands {
-            let Some((program, rest)) = cmd.split_first() else {
-                continue;
-            };
-            if let Some(path) = self.which(program) {
-                let mut line = vec![path.into_os_string()];
-                line.extend(rest.iter().map(OsString::from));
-                return Ok((line, None, Vec::new()));
-            }
-        }
-        let names: Vec<&str> = spec
-            .commands
-            .iter()
-            .filter_map(|c| c.first().map(String::as_str))
-            .filter(|n| !n.contains('/'))
-            .take(4)
-            .collect();
-        Err(format!(
-            "binary not found on PATH (looked for {})",
-            names.join(", ")
-        ))
-    }
-
     /// The project's interpreter: `.venv/bin/python`, `venv/bin/python` in
     /// the project (then the workspace root), then `python3` on the path.
     pub fn project_python(&self, project: &Path, root: &Path) -> Option<(PathBuf, String)> {
@@ -410,84 +210,14 @@ impl Catalog {
             .map(|p| (p, "python3 on PATH".to_string()))
     }
 
-    fn resolve_debugpy(&self, project: &Path, root: &Path) -> Result<CommandLine, String> {
-        let Some((debuggee, origin)) = self.project_python(project, root) else {
-            return Err("no Python interpreter: no .venv/bin/python or venv/bin/python, and python3 not on PATH".into());
-        };
-        let mut notes = Vec::new();
-        let adapter_python = if let Some(version) = self.debugpy_version(&debuggee) {
-            notes.push(format!(
-                "adapter and program run with {} ({origin}, debugpy {version})",
-                debuggee.display()
-            ));
-            debuggee.clone()
-        } else {
-            let other = ["python3", "python"]
-                .iter()
-                .filter_map(|n| self.which(n))
-                .find_map(|p| self.debugpy_version(&p).map(|v| (p, v)));
-            match other {
-                Some((p, version)) => {
-                    notes.push(format!(
-                        "debugpy is not installed in the project interpreter {} ({origin}); \
-                         the adapter runs with {} (debugpy {version}) and the program still runs with {}",
-                        debuggee.display(),
-                        p.display(),
-                        debuggee.display()
-                    ));
-                    p
-                }
-                None => {
-                    return Err(format!(
-                        "no interpreter can import debugpy (tried {} ({origin}), then python3 and python on PATH); \
-                         install it with `{} -m pip install debugpy`",
-                        debuggee.display(),
-                        debuggee.display()
-                    ))
-                }
-            }
-        };
-        let command = vec![
-            adapter_python.into_os_string(),
-            "-m".into(),
-            "debugpy.adapter".into(),
-        ];
-        Ok((command, Some(debuggee), notes))
-    }
-
-    /// debugpy's version if `python` can import it (cached).
-    pub fn debugpy_version(&self, python: &Path) -> Option<String> {
-        self.probe(
-            python,
-            "debugpy",
-            &["-c", "import debugpy; print(debugpy.__version__)"],
-        )
-    }
-
-    /// What rust-lldb loads: the toolchain's formatters, so `Vec` and
-    /// `String` print as values instead of raw structs.
-    fn rust_formatters(&self) -> Vec<String> {
-        let Some(rustc) = self.which("rustc") else {
-            return Vec::new();
-        };
-        let Some(sysroot) = self.probe(&rustc, "sysroot", &["--print", "sysroot"]) else {
-            return Vec::new();
-        };
-        let etc = Path::new(&sysroot).join("lib/rustlib/etc");
-        let lookup = etc.join("lldb_lookup.py");
-        let commands = etc.join("lldb_commands");
-        if !lookup.is_file() || !commands.is_file() {
-            return Vec::new();
-        }
-        vec![
-            format!("command script import \"{}\"", lookup.display()),
-            format!("command source -s 0 \"{}\"", commands.display()),
-        ]
-    }
-
     /// Run `program args…` once per (file, mtime, probe) and keep the first
     /// line of its stdout when it succeeds.
-    fn probe(&self, program: &Path, what: &'static str, args: &[&str]) -> Option<String> {
+    pub(crate) fn probe(
+        &self,
+        program: &Path,
+        what: &'static str,
+        args: &[&str],
+    ) -> Option<String> {
         let mtime = program.metadata().and_then(|m| m.modified()).ok();
         let key = (program.to_path_buf(), mtime, what);
         if let Some(hit) = self.probes.lock().expect("probe lock").get(&key) {
@@ -543,52 +273,6 @@ fn run_probe(program: &Path, args: &[&str], path: &OsString) -> Option<String> {
     }
 }
 
-/// Where an LLVM install keeps lldb's Python module, for an adapter binary
-/// inside it. Debian's lldb-14 looks for it in a wrong place
-/// (`lldb-14 -P` prints `/usr/lib/local/…`), so its embedded Python — and
-/// with it the Rust formatters — fails unless `PYTHONPATH` says where.
-fn llvm_python_dir(binary: &Path) -> Option<PathBuf> {
-    let real = binary.canonicalize().ok()?;
-    let llvm = real.parent()?.parent()?; // …/llvm-N/bin/lldb-vscode → …/llvm-N
-    let lib = llvm.join("lib");
-    let mut candidates: Vec<PathBuf> = std::fs::read_dir(&lib)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("python3"))
-        })
-        .flat_map(|p| [p.join("dist-packages"), p.join("site-packages")])
-        .filter(|p| p.join("lldb").join("__init__.py").is_file())
-        .collect();
-    candidates.sort();
-    candidates.pop()
-}
-
-/// `python3.11` from the PYTHONPATH entry just made
-/// (`…/lib/python3.11/dist-packages`).
-fn dir_version(env: &[(String, String)]) -> String {
-    env.iter()
-        .find(|(k, _)| k == "PYTHONPATH")
-        .and_then(|(_, v)| v.split(':').next())
-        .and_then(|p| {
-            Path::new(p)
-                .parent()?
-                .file_name()?
-                .to_str()
-                .map(String::from)
-        })
-        .unwrap_or_default()
-}
-
-/// `/usr` when the system Python of that version is installed there.
-fn system_python_home(version: &str) -> Option<String> {
-    (!version.is_empty() && Path::new("/usr/lib").join(version).join("os.py").is_file())
-        .then(|| "/usr".to_string())
-}
-
 /// The first directory from `start` up to `root` holding one of `markers`.
 pub fn find_marker(markers: &[String], start: &Path, root: &Path) -> Option<(PathBuf, String)> {
     let mut dir = Some(start);
@@ -630,7 +314,7 @@ pub fn is_native_executable(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
-fn rel(path: &Path, root: &Path) -> String {
+pub(crate) fn rel(path: &Path, root: &Path) -> String {
     match path.strip_prefix(root) {
         Ok(p) if p.as_os_str().is_empty() => ".".into(),
         Ok(p) => p.to_string_lossy().into_owned(),

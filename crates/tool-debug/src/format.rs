@@ -1,7 +1,7 @@
-//! How answers read: relative paths, 1-based lines with their source text,
-//! capped values, durations in words.
+//! How answers read, in pieces every op uses: relative paths, 1-based lines
+//! with their source text, capped output, durations in words. Nothing here
+//! knows a session; whole answers are rendered by the ops' results.
 
-use crate::session::{BreakpointStatus, Ending, StopInfo};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tool_core::Workspace;
@@ -47,11 +47,6 @@ pub fn source_line(path: &Path, line: u64) -> Option<String> {
     Some(tool_core::format::cap_chars(l.trim_end(), SOURCE_LINE_CAP).into_owned())
 }
 
-/// `   6 |     total = 0`
-pub fn quoted_line(path: &Path, line: u64) -> Option<String> {
-    source_line(path, line).map(|text| format!("{line:>5} | {text}"))
-}
-
 /// Where a frame is: `mean at avg.py:6`, or `__libc_start_main (no source)`.
 /// The location is returned only with a line: debugpy reports line 0 for a
 /// thread paused between line events, and that is said, not guessed.
@@ -92,60 +87,6 @@ pub fn frame_place(
     }
 }
 
-/// The first line of a stop: `stopped (breakpoint) thread 1 in mean at avg.py:6`.
-pub fn stop_headline(stop: &StopInfo, place: Option<&str>) -> String {
-    let mut why = stop.reason.clone();
-    if let Some(d) = stop
-        .description
-        .as_deref()
-        .filter(|d| !d.eq_ignore_ascii_case(&stop.reason))
-    {
-        why = format!("{why}: {d}");
-    }
-    let mut line = format!("stopped ({why})");
-    if let Some(t) = stop.thread_id {
-        line.push_str(&format!(" thread {t}"));
-    }
-    if let Some(p) = place {
-        line.push_str(&format!(" in {p}"));
-    }
-    if let Some(text) = stop.text.as_deref().filter(|t| !t.is_empty()) {
-        line.push_str(&format!(" — {}", tool_core::format::cap_chars(text, 400)));
-    }
-    line
-}
-
-pub fn ending_headline(e: &Ending) -> String {
-    e.describe()
-}
-
-/// One breakpoint per line: verified, moved, or why not.
-pub fn breakpoint_lines(ws: &Workspace, file: &Path, statuses: &[BreakpointStatus]) -> Vec<String> {
-    let rel = display_path(ws, file);
-    statuses
-        .iter()
-        .map(|b| {
-            let at = b.line.unwrap_or(b.requested);
-            let mut s = format!("{rel}:{}", b.requested);
-            if b.line.is_some_and(|l| l != b.requested) {
-                s.push_str(&format!(" moved to line {at}"));
-            }
-            s.push_str(if b.verified {
-                " verified"
-            } else {
-                " not verified"
-            });
-            if let Some(m) = b.message.as_deref().filter(|m| !m.is_empty()) {
-                s.push_str(&format!(" ({m})"));
-            }
-            if let Some(src) = source_line(file, at as u64) {
-                s.push_str(&format!("  | {}", src.trim()));
-            }
-            s
-        })
-        .collect()
-}
-
 /// The last `max` characters of output, marked as such when cut.
 pub fn output_tail(text: &str, max: usize) -> String {
     let count = text.chars().count();
@@ -171,21 +112,11 @@ mod tests {
     }
 
     #[test]
-    fn stops_name_reason_thread_and_place() {
-        let stop = StopInfo {
-            stop_id: 1,
-            reason: "breakpoint".into(),
-            description: Some("breakpoint 1.1".into()),
-            text: None,
-            thread_id: Some(1),
-        };
-        assert_eq!(
-            stop_headline(&stop, Some("mean at avg.py:6")),
-            "stopped (breakpoint: breakpoint 1.1) thread 1 in mean at avg.py:6"
-        );
+    fn long_output_keeps_its_tail_and_says_so() {
         assert_eq!(
             output_tail("abcdef", 3),
             "… (3 earlier characters not shown)\ndef"
         );
+        assert_eq!(output_tail("abc", 3), "abc");
     }
 }

@@ -4,15 +4,18 @@
 //! The resource is a [`DebugSupervisor`]: one debug session per
 //! conversation, with a hard TTL, bound to the run's workspace. The [`DebugTool`]
 //! is thin; the work is in the modules, one concern each:
-//! [`catalog`] (which adapter, can it start here), [`transport`] (framing and
-//! pending replies), [`protocol`] (the messages), [`session`] (handshake,
-//! state, stops, processes), [`ops`] (what each `op` does) and [`format`]
-//! (how answers read).
+//! [`catalog`] (which adapter, can it start here), [`adapters`] (what each
+//! built-in adapter needs), [`transport`] (pending replies over
+//! `tool_core::framing`), [`protocol`] (the messages), [`session`]
+//! (connecting, handshake, run state, handles, events, processes), [`ops`]
+//! (what each `op` does, as typed results) and [`format`] (pieces of how
+//! answers read).
 //!
 //! This crate must never leave a process behind: every adapter and debuggee
 //! is killed when its session ends, when the supervisor is dropped, or when
 //! the TTL runs out.
 
+pub mod adapters;
 pub mod args;
 pub mod catalog;
 pub mod format;
@@ -169,16 +172,13 @@ impl DebugSupervisor {
     }
 }
 
-const DESCRIPTION: &str = "Drive a debugger (Debug Adapter Protocol: debugpy for Python, lldb for C/C++/Rust executables, delve for Go, the Dart adapter). \
-Choose the operation with `op`. One session per conversation (30-minute limit). Typical flow: \
-{\"op\":\"breakpoints\",\"file\":\"src/app.py\",\"lines\":[12]} (works before launch) → \
-{\"op\":\"launch\",\"program\":\"src/app.py\"} (waits for the first stop) → {\"op\":\"stack\"} → \
-{\"op\":\"scopes\",\"frame_id\":N} → {\"op\":\"variables\",\"reference\":N} → {\"op\":\"evaluate\",\"expression\":\"len(xs)\"} → \
-{\"op\":\"step_over\"} / {\"op\":\"continue\"} → {\"op\":\"output\"} → {\"op\":\"terminate\"}. \
-Frame ids and references are valid only until the program moves; take fresh ones after every stop. \
-Waiting ops answer \"still running\" after timeout_seconds (default 30) instead of hanging: then call pause. \
-`adapters` says which debuggers can start here and why not; `status` says where the program is.";
-
+/// What the model reads about `debug`: descriptions/debug.md, one sentence
+/// group a line for review, joined into one paragraph.
+fn description() -> String {
+    include_str!("../descriptions/debug.md")
+        .trim_end()
+        .replace('\n', " ")
+}
 /// The `debug` tool of one conversation.
 #[derive(Debug, Clone)]
 pub struct DebugTool {
@@ -192,7 +192,7 @@ impl Tool for DebugTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "debug",
-            DESCRIPTION,
+            description(),
             Tier::Exec,
             tool_core::schema_for::<DebugArgs>(),
         )
@@ -247,5 +247,14 @@ impl Binding for DebugBinding {
 
     fn doctor(&self, run: &RunContext) -> Vec<String> {
         self.supervisor.adapter_report(run.workspace.root())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_description_reads_as_one_paragraph() {
+        expect_test::expect![[r#"Drive a debugger (Debug Adapter Protocol: debugpy for Python, lldb for C/C++/Rust executables, delve for Go, the Dart adapter). Choose the operation with `op`. One session per conversation (30-minute limit). Typical flow: {"op":"breakpoints","file":"src/app.py","lines":[12]} (works before launch) → {"op":"launch","program":"src/app.py"} (waits for the first stop) → {"op":"stack"} → {"op":"scopes","frame_id":N} → {"op":"variables","reference":N} → {"op":"evaluate","expression":"len(xs)"} → {"op":"step_over"} / {"op":"continue"} → {"op":"output"} → {"op":"terminate"}. Frame ids and references are valid only until the program moves; take fresh ones after every stop. Waiting ops answer "still running" after timeout_seconds (default 30) instead of hanging: then call pause. `adapters` says which debuggers can start here and why not; `status` says where the program is."#]]
+        .assert_eq(&super::description());
     }
 }

@@ -1,6 +1,7 @@
 //! DAP framing and request bookkeeping, apart from what the requests mean.
 //!
-//! One reader task decodes `Content-Length` frames from the adapter (its
+//! One reader task decodes `Content-Length` frames ([`tool_core::framing`],
+//! strict: a broken header ends the connection) from the adapter (its
 //! stdout, or a TCP stream for delve), hands each response to the request
 //! waiting for it, forwards events in order on a channel, and answers reverse
 //! requests itself. Every wait for a reply is bounded; when the stream ends
@@ -14,12 +15,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
-
-/// Frames bigger than this are refused: no adapter sends them, and a bad
-/// header must not make us allocate gigabytes.
-const MAX_FRAME: usize = 64 * 1024 * 1024;
+use tool_core::framing::read_frame;
 
 /// Why a request got no usable answer.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -36,45 +34,10 @@ pub enum DapError {
     BadBody { command: String, why: String },
 }
 
-/// Read one frame; `Ok(None)` at a clean end of stream.
-pub async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<Option<Vec<u8>>> {
-    let mut length: Option<usize> = None;
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if r.read_line(&mut line).await? == 0 {
-            return Ok(None);
-        }
-        let header = line.trim_end_matches(['\r', '\n']);
-        if header.is_empty() {
-            if length.is_some() {
-                break;
-            }
-            continue; // stray blank line between frames
-        }
-        if let Some((name, value)) = header.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().ok();
-            }
-        }
-    }
-    let n = length.unwrap_or(0);
-    if n > MAX_FRAME {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("frame of {n} bytes is too large"),
-        ));
-    }
-    let mut body = vec![0u8; n];
-    r.read_exact(&mut body).await?;
-    Ok(Some(body))
-}
-
+/// One message as a frame ([`tool_core::framing`]).
 pub fn encode_frame(message: &Value) -> Vec<u8> {
     let body = serde_json::to_vec(message).expect("JSON values always serialize");
-    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    out.extend_from_slice(&body);
-    out
+    tool_core::framing::encode_frame(&body)
 }
 
 type Writer = Box<dyn AsyncWrite + Send + Unpin>;
@@ -184,8 +147,9 @@ impl DapClient {
         arguments: &R::Arguments,
         timeout: Duration,
     ) -> Result<R::Response, DapError> {
-        let args = to_value(arguments);
-        let body = self.request(R::COMMAND, args, timeout).await?;
+        let body = self
+            .request(R::COMMAND, request_arguments(arguments), timeout)
+            .await?;
         decode_body(R::COMMAND, body)
     }
 
@@ -255,8 +219,26 @@ fn refusal_text(r: &Response) -> String {
     }
 }
 
-pub fn to_value<T: Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).expect("dap-types values serialize")
+/// Typed arguments as sent: `dap-types` writes an unset optional field as
+/// `null`, which adapters may refuse where the schema says "absent", so
+/// nulls inside objects are left out; no arguments at all (`()`) are `{}`.
+pub fn request_arguments<T: Serialize>(v: &T) -> Value {
+    fn strip_nulls(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.retain(|_, v| !v.is_null());
+                map.values_mut().for_each(strip_nulls);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip_nulls),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(v).expect("dap-types values serialize");
+    if value.is_null() {
+        return json!({});
+    }
+    strip_nulls(&mut value);
+    value
 }
 
 pub fn decode_body<T: DeserializeOwned>(command: &str, body: Value) -> Result<T, DapError> {
@@ -350,15 +332,22 @@ mod tests {
     use tokio::io::BufReader;
 
     #[tokio::test]
-    async fn frames_round_trip_and_headers_are_case_insensitive() {
-        let msg = json!({"seq": 1, "type": "event", "event": "initialized"});
-        let mut bytes = encode_frame(&msg);
-        bytes.extend_from_slice(b"content-length: 2\r\nContent-Type: x\r\n\r\n{}");
-        let mut r = BufReader::new(&bytes[..]);
-        let first = read_frame(&mut r).await.unwrap().unwrap();
-        assert_eq!(serde_json::from_slice::<Value>(&first).unwrap(), msg);
-        assert_eq!(read_frame(&mut r).await.unwrap().unwrap(), b"{}");
-        assert!(read_frame(&mut r).await.unwrap().is_none());
+    async fn a_frame_without_a_length_ends_the_connection_and_says_why() {
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (our_r, our_w) = tokio::io::split(ours);
+        let (client, _events) = DapClient::start(BufReader::new(our_r), our_w);
+        let (_their_r, mut their_w) = tokio::io::split(theirs);
+        let pending = client.send("threads", json!({})).await.unwrap();
+        their_w
+            .write_all(b"Content-Type: x\r\n\r\n{}")
+            .await
+            .unwrap();
+        let err = pending.wait(Duration::from_secs(5)).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the connection to the adapter is closed (reading from the adapter failed: \
+             malformed frame header: header without Content-Length)"
+        );
     }
 
     #[tokio::test]
@@ -408,6 +397,21 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(err, DapError::Closed(_)), "{err}");
+    }
+
+    #[test]
+    fn typed_arguments_leave_unset_fields_out() {
+        let args = dap_types::StackTraceArguments {
+            thread_id: 1,
+            start_frame: Some(0),
+            levels: None,
+            format: None,
+        };
+        assert_eq!(
+            request_arguments(&args),
+            json!({"threadId": 1, "startFrame": 0})
+        );
+        assert_eq!(request_arguments(&()), json!({}));
     }
 
     #[tokio::test]

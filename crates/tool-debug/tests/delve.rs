@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use expect_test::expect;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -71,7 +72,7 @@ async fn a_go_bug_is_found_end_to_end_under_delve() {
         "{text}"
     );
     let err = b.err(json!({"op": "scopes", "frame_id": frame})).await;
-    assert!(err.to_string().contains("from an earlier stop"), "{err}");
+    check(&b, &err.to_string(), expect!["refused: that frame (1) is from an earlier stop; the program is now at stop 2; call stack again"]);
 
     let (text, s) = b.call(json!({"op": "continue"})).await;
     assert_eq!(
@@ -80,9 +81,15 @@ async fn a_go_bug_is_found_end_to_end_under_delve() {
         "{text}"
     );
     let (text, _) = b.call(json!({"op": "output"})).await;
-    assert!(
-        text.contains("values: 6") && text.contains("mean: 17.333333333333332"),
-        "{text}"
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug output  main.go
+        Building <root>/main.go
+        values: 6
+        mean: 17.333333333333332
+        (session ended: the program exited with code 0)"#]],
     );
     assert_no_orphans(&b, &recorded).await;
     // The build went to a scratch folder, not into the workspace.

@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use expect_test::expect;
 use serde_json::json;
 use tool_debug::AdapterSpec;
 
@@ -43,9 +44,12 @@ async fn an_adapter_that_dies_mid_session_is_reported_and_leaves_no_orphan() {
 
     // The reverse request was answered with a refusal, not left hanging.
     let (text, _) = b.call(json!({"op": "output"})).await;
-    assert!(
-        text.contains("reverse request answered: success=False"),
-        "{text}"
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug output  avg.py
+        reverse request answered: success=False"#]],
     );
 
     let (text, s) = b.call(json!({"op": "continue"})).await;
@@ -55,7 +59,7 @@ async fn an_adapter_that_dies_mid_session_is_reported_and_leaves_no_orphan() {
     assert_no_orphans(&b, &recorded).await;
 
     let err = b.err(json!({"op": "stack"})).await;
-    assert!(err.to_string().contains("the debug adapter died"), "{err}");
+    check(&b, &err.to_string(), expect!["refused: the debug session of avg.py has ended: the debug adapter died: it exited (exit status: 3); its last words: fake adapter: crashing on purpose; launch again to start a new one"]);
     // A new launch is allowed once the dead session is reported.
     let err = b
         .err(json!({"op": "launch", "program": "avg.py", "adapter": "lldb"}))

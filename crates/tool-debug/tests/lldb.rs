@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use expect_test::expect;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -32,7 +33,7 @@ async fn a_c_bug_is_found_end_to_end_under_lldb() {
     let err = b
         .err(json!({"op": "launch", "program": "avg.c", "adapter": "lldb"}))
         .await;
-    assert!(err.to_string().contains("not a compiled program"), "{err}");
+    check(&b, &err.to_string(), expect!["bad arguments: `avg.c` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog avg.c` or `cargo build`) and launch the executable"]);
 
     b.call(json!({"op": "breakpoints", "file": "avg.c", "lines": [5]}))
         .await;
@@ -84,7 +85,7 @@ async fn a_c_bug_is_found_end_to_end_under_lldb() {
     let err = b
         .err(json!({"op": "evaluate", "expression": "n", "frame_id": frame}))
         .await;
-    assert!(err.to_string().contains("from an earlier stop"), "{err}");
+    check(&b, &err.to_string(), expect!["refused: that frame (1) is from an earlier stop; the program is now at stop 2; call stack again"]);
 
     let (text, s) = b.call(json!({"op": "continue"})).await;
     assert_eq!(
@@ -93,9 +94,14 @@ async fn a_c_bug_is_found_end_to_end_under_lldb() {
         "{text}"
     );
     let (text, _) = b.call(json!({"op": "output"})).await;
-    assert!(
-        text.contains("values: 6") && text.contains("mean: 17.33"),
-        "{text}"
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug output  avg
+        values: 6
+        mean: 17.33
+        (session ended: the program exited with code 0)"#]],
     );
     assert_no_orphans(&b, &recorded).await;
 }

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use expect_test::expect;
 use serde_json::json;
 use std::time::Duration;
 
@@ -38,9 +39,13 @@ async fn a_python_bug_is_found_end_to_end_in_a_project_venv() {
     let (text, _) = b
         .call(json!({"op": "breakpoints", "file": "avg.py", "lines": [6]}))
         .await;
-    assert!(
-        text.contains("avg.py:6 set") && text.contains("sent to the adapter at launch"),
-        "{text}"
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug breakpoints  avg.py
+        avg.py:6 set  | total = 0
+        no session yet: they are sent to the adapter at launch"#]],
     );
 
     let (text, s) = b.call(json!({"op": "launch", "program": "avg.py"})).await;
@@ -67,21 +72,41 @@ async fn a_python_bug_is_found_end_to_end_in_a_project_venv() {
     );
 
     let (text, stack) = b.call(json!({"op": "stack"})).await;
-    assert!(
-        text.contains("mean at avg.py:6") && text.contains("main at avg.py:15"),
-        "{text}"
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug stack  thread 1, stop 1 (breakpoint)
+        frame 1  mean at avg.py:6
+            6 |     total = 0
+        frame 2  main at avg.py:15
+           15 |     result = mean(values)
+        frame 3  <module> at avg.py:20
+           20 |     main()
+        pass a frame id to scopes or evaluate (valid until the program moves)"#]],
     );
     let frame = first_frame(&stack);
 
     let (text, scopes) = b.call(json!({"op": "scopes", "frame_id": frame})).await;
-    assert!(text.contains("Locals"), "{text}");
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug scopes  frame 1
+        Locals  reference 4
+        Globals  reference 5
+        pass a reference to variables"#]],
+    );
     let locals = scopes["scopes"][0]["reference"].as_u64().unwrap();
     let (text, _) = b
         .call(json!({"op": "variables", "reference": locals}))
         .await;
-    assert!(
-        text.contains("xs (list) = [4, 8, 15, 16, 23, 42]"),
-        "{text}"
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug variables  reference 4 (1 variable)
+        xs (list) = [4, 8, 15, 16, 23, 42]  [reference 6]"#]],
     );
 
     let (text, s) = b
@@ -99,18 +124,21 @@ async fn a_python_bug_is_found_end_to_end_in_a_project_venv() {
         (Some("step"), Some(7)),
         "{text}"
     );
-    assert!(text.contains("for i in range(1, len(xs)):"), "{text}");
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug step_over  thread 1
+        stopped (step) thread 1 in mean at avg.py:7
+            7 |     for i in range(1, len(xs)):"#]],
+    );
 
     // The frame id of the previous stop is refused, never answered with
     // another frame's data.
     let err = b.err(json!({"op": "scopes", "frame_id": frame})).await;
-    assert!(
-        err.to_string().contains("from an earlier stop")
-            && err.to_string().contains("call stack again"),
-        "{err}"
-    );
+    check(&b, &err.to_string(), expect!["refused: that frame (1) is from an earlier stop; the program is now at stop 2; call stack again"]);
     let err = b.err(json!({"op": "variables", "reference": locals})).await;
-    assert!(err.to_string().contains("from an earlier stop"), "{err}");
+    check(&b, &err.to_string(), expect!["refused: that variables reference (4) is from an earlier stop; the program is now at stop 2; call stack and scopes again"]);
 
     let (text, s) = b.call(json!({"op": "continue"})).await;
     assert_eq!(s["state"], "ended", "{text}");
@@ -123,7 +151,14 @@ async fn a_python_bug_is_found_end_to_end_in_a_project_venv() {
         "the program ran with the project .venv: {text}"
     );
     let (text, _) = b.call(json!({"op": "output"})).await;
-    assert!(text.contains("no new output"), "{text}");
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug output  avg.py
+        (no new output since the last call)
+        (session ended: the program exited with code 0)"#]],
+    );
 
     assert_no_orphans(&b, &recorded).await;
     let (text, _) = b.call(json!({"op": "status"})).await;
@@ -148,21 +183,22 @@ async fn a_second_launch_is_refused_with_the_state_of_the_first() {
     let err = b.err(json!({"op": "launch", "program": "quick.py"})).await;
     let msg = err.to_string();
     assert!(matches!(err, tool_core::ToolError::Refused(_)), "{msg}");
-    assert!(
-        msg.contains("already running") && msg.contains("avg.py under debugpy"),
-        "{msg}"
-    );
-    assert!(
-        msg.contains("stopped (breakpoint)") && msg.contains("mean at avg.py:9"),
-        "{msg}"
-    );
+    // Everything but the session's age.
+    let (before_age, _) = msg.split_once(" (launched ").expect("the age is said");
+    check(&b, before_age, expect!["refused: a debug session is already running for this conversation: avg.py under debugpy, stopped (breakpoint) thread 1 in mean at avg.py:9"]);
     // The first session is untouched.
     let (_, s) = b
         .call(json!({"op": "evaluate", "expression": "total"}))
         .await;
     assert_eq!(s["result"], "104");
     let (text, _) = b.call(json!({"op": "terminate"})).await;
-    assert!(text.contains("terminated"), "{text}");
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug terminate  avg.py
+        terminated: the program, the adapter and every process they started are gone"#]],
+    );
     assert_no_orphans(&b, &recorded).await;
 }
 
@@ -178,12 +214,24 @@ async fn a_program_that_exits_before_its_breakpoint_reports_exit_and_output() {
     let (text, s) = b.call(json!({"op": "launch", "program": "quick.py"})).await;
     assert_eq!(s["state"], "ended", "{text}");
     assert_eq!(s["exit_code"], 0, "{text}");
-    assert!(
-        text.contains("exited with code 0") && text.contains("quick exit"),
-        "{text}"
+    // Past the headline and the note on the interpreter (both name the
+    // machine's paths and versions).
+    let rest: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with("note: "))
+        .collect();
+    check(
+        &b,
+        &rest.join("\n"),
+        expect![[r#"
+        breakpoint quick.py:5 verified  | return "unreachable"
+        the program exited with code 0
+        output (tail; the output op returns all of it):
+        quick exit"#]],
     );
     let err = b.err(json!({"op": "stack"})).await;
-    assert!(err.to_string().contains("has ended"), "{err}");
+    check(&b, &err.to_string(), expect!["refused: the debug session of quick.py has ended: the program exited with code 0; launch again to start a new one"]);
     assert!(b.processes().await.is_empty());
 }
 
@@ -207,18 +255,21 @@ async fn an_endless_loop_is_still_running_within_the_bound_and_pause_stops_it() 
     let recorded = b.processes().await;
 
     // Operations that need a stopped thread say so instead of hanging.
-    let err = b.err(json!({"op": "stack"})).await;
-    assert!(
-        err.to_string().contains("needs a stopped program") && err.to_string().contains("pause"),
-        "{err}"
-    );
-    let err = b.err(json!({"op": "step_over"})).await;
-    assert!(err.to_string().contains("already running"), "{err}");
-    let err = b.err(json!({"op": "pause", "thread_id": 4242})).await;
-    assert!(
-        err.to_string().contains("thread 4242 does not exist"),
-        "{err}"
-    );
+    let mut errors = Vec::new();
+    for args in [
+        json!({"op": "stack"}),
+        json!({"op": "step_over"}),
+        json!({"op": "pause", "thread_id": 4242}),
+    ] {
+        errors.push(normalized(&b, &b.err(args).await.to_string()));
+    }
+    expect![[r#"
+        [
+            "refused: `stack` needs a stopped program, and spin.py is running; call pause to stop it where it is, or wait for a breakpoint with continue",
+            "refused: spin.py is already running; `step_over` needs it stopped: call pause to stop it where it is",
+            "bad arguments: thread 4242 does not exist; threads are: 1 (MainThread)",
+        ]
+    "#]].assert_debug_eq(&errors);
 
     let (text, s) = b.call(json!({"op": "pause"})).await;
     assert_eq!(
@@ -231,7 +282,10 @@ async fn an_endless_loop_is_still_running_within_the_bound_and_pause_stops_it() 
     // still named.
     assert!(text.contains("<module> at spin.py"), "{text}");
     let (text, s) = b.call(json!({"op": "pause"})).await;
-    assert!(text.contains("already stopped"), "{text}");
+    assert!(
+        text.starts_with("debug pause  already stopped; nothing to pause\nstopped (pause)"),
+        "{text}"
+    );
     assert_eq!(s["already"], true);
     let (_, s) = b
         .call(json!({"op": "evaluate", "expression": "n > 0"}))
@@ -266,11 +320,7 @@ async fn the_ttl_ends_the_session_and_the_next_call_says_so() {
     }
     assert!(all_gone(&recorded).await, "the TTL left processes behind");
     let err = b.err(json!({"op": "stack"})).await;
-    let msg = err.to_string();
-    assert!(
-        msg.contains("TTL of 20 s ran out") && msg.contains("launch again"),
-        "{msg}"
-    );
+    check(&b, &err.to_string(), expect!["refused: the debug session of avg.py has ended: the session's TTL of 20 s ran out, so the program and its adapter were terminated; launch again to start a new one"]);
     let (text, _) = b.call(json!({"op": "status"})).await;
     assert!(text.contains("TTL of 20 s ran out"), "{text}");
     // The session's processes were recorded and are gone; nothing is left.
@@ -286,48 +336,37 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("x.py"), "print(1)\n").unwrap();
     let b = bench(dir.path(), config());
-    let err = b.err(json!({"op": "frobnicate"})).await;
-    assert!(
-        err.to_string().contains("unknown variant `frobnicate`")
-            && err.to_string().contains("launch"),
-        "{err}"
-    );
-    let err = b.err(json!({"op": "launch"})).await;
-    assert!(err.to_string().contains("launch needs `program`"), "{err}");
-    let err = b
-        .err(json!({"op": "launch", "program": "missing.py"}))
-        .await;
-    assert!(err.to_string().contains("does not exist"), "{err}");
-    let err = b
-        .err(json!({"op": "launch", "program": "requirements.txt"}))
-        .await;
-    assert!(
-        err.to_string().contains("cannot tell which debugger"),
-        "{err}"
-    );
-    let err = b
-        .err(json!({"op": "launch", "program": "avg.py", "adapter": "gdb"}))
-        .await;
-    assert!(err.to_string().contains("unknown adapter `gdb`"), "{err}");
-    let bad = outside.path().join("x.py");
-    let err = b
-        .err(json!({"op": "breakpoints", "file": bad.to_str().unwrap(), "lines": [1]}))
-        .await;
-    assert!(err.to_string().contains("outside the workspace"), "{err}");
-    let err = b
-        .err(json!({"op": "breakpoints", "file": "../x.py", "lines": [1]}))
-        .await;
-    assert!(err.to_string().contains("outside the workspace"), "{err}");
-    let err = b
-        .err(json!({"op": "breakpoints", "file": "avg.py", "lines": [0]}))
-        .await;
-    assert!(err.to_string().contains("1-based"), "{err}");
-    let err = b.err(json!({"op": "stack"})).await;
-    assert!(err.to_string().contains("no debug session"), "{err}");
-    let err = b
-        .err(json!({"op": "launch", "program": "avg.py", "colour": 1}))
-        .await;
-    assert!(err.to_string().contains("unknown field `colour`"), "{err}");
+    let mut errors = Vec::new();
+    for args in [
+        json!({"op": "frobnicate"}),
+        json!({"op": "launch"}),
+        json!({"op": "launch", "program": "missing.py"}),
+        json!({"op": "launch", "program": "requirements.txt"}),
+        json!({"op": "launch", "program": "avg.py", "adapter": "gdb"}),
+        json!({"op": "breakpoints", "file": outside.path().join("x.py"), "lines": [1]}),
+        json!({"op": "breakpoints", "file": "../x.py", "lines": [1]}),
+        json!({"op": "breakpoints", "file": "avg.py", "lines": [0]}),
+        json!({"op": "stack"}),
+        json!({"op": "launch", "program": "avg.py", "colour": 1}),
+    ] {
+        let err = b.err(args).await.to_string();
+        let outside = outside.path().canonicalize().unwrap();
+        errors.push(normalized(&b, &err).replace(outside.to_str().unwrap(), "<outside>"));
+    }
+    expect![[r#"
+        [
+            "bad arguments: argument `op`: unknown variant `frobnicate`, expected one of `adapters`, `status`, `breakpoints`, `launch`, `attach`, `continue`, `pause`, `step_over`, `step_in`, `step_out`, `threads`, `stack`, `scopes`, `variables`, `evaluate`, `output`, `terminate`; check the tool's input schema",
+            "bad arguments: launch needs `program`: the file to run (a .py or .go file, a Go package folder, or a compiled executable), relative to the workspace root",
+            "bad arguments: program `missing.py` does not exist in the workspace; check the path (relative to the workspace root), or build it first",
+            "bad arguments: cannot tell which debugger runs `requirements.txt`: it is not a .py, .go or .dart file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart), or for C/C++ launch the executable built with -g",
+            "bad arguments: unknown adapter `gdb`; known: debugpy, lldb, delve, dart",
+            "bad arguments: `<outside>/x.py` is outside the workspace; only paths inside <root> can be used (give them relative to it)",
+            "bad arguments: `../x.py` is outside the workspace; only paths inside <root> can be used (give them relative to it)",
+            "bad arguments: line 0 is not a line: lines are 1-based",
+            "refused: no debug session is running; set breakpoints and launch a program first",
+            "bad arguments: argument `colour`: unknown field `colour`, expected one of `op`, `file`, `lines`, `program`, `args`, `adapter`, `port`, `thread_id`, `frame_id`, `reference`, `expression`, `timeout_seconds`; check the tool's input schema",
+        ]
+    "#]].assert_debug_eq(&errors);
     let (text, s) = b.call(json!({"op": "status"})).await;
     assert_eq!(s["state"], "none", "{text}");
     assert_eq!(s["breakpoints"], 0, "{text}");
@@ -345,23 +384,34 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
     assert_eq!(s["line"], 6);
     let recorded = b.processes().await;
     let err = b.err(json!({"op": "stack", "thread_id": 999999})).await;
-    assert!(
-        err.to_string().contains("thread 999999 does not exist"),
-        "{err}"
+    check(
+        &b,
+        &err.to_string(),
+        expect!["bad arguments: thread 999999 does not exist; threads are: 1 (MainThread)"],
     );
     let err = b.err(json!({"op": "scopes", "frame_id": 987654})).await;
-    assert!(err.to_string().contains("no frame 987654"), "{err}");
+    check(&b, &err.to_string(), expect!["bad arguments: there is no frame 987654; take ids from stack, scopes or variables of the current stop"]);
     let (text, _) = b
         .call(json!({"op": "breakpoints", "file": "avg.py", "lines": [9, 8]}))
         .await;
-    assert!(
-        text.contains("avg.py:8 verified") && text.contains("avg.py:9 verified"),
-        "{text}"
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug breakpoints  avg.py
+        avg.py:8 verified  | total += xs[i]
+        avg.py:9 verified  | return total / len(xs)"#]],
     );
     let (text, _) = b
         .call(json!({"op": "breakpoints", "file": "avg.py", "lines": []}))
         .await;
-    assert!(text.contains("cleared"), "{text}");
+    check(
+        &b,
+        &text,
+        expect![[r#"
+        debug breakpoints  avg.py
+        cleared every breakpoint in avg.py"#]],
+    );
     let (text, s) = b.call(json!({"op": "continue"})).await;
     assert_eq!(
         s["state"], "ended",

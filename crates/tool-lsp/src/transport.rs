@@ -1,16 +1,13 @@
-//! JSON-RPC framing over a byte stream: `Content-Length` headers, a body of
-//! JSON. Nothing here knows LSP methods; the client builds on it.
+//! JSON-RPC messages over a byte stream: [`tool_core::framing`] frames with a
+//! body of JSON. Nothing here knows LSP methods; the client builds on it.
 //!
 //! A broken header leaves the stream unsynchronized, so it is fatal
 //! ([`FrameError::Malformed`]); a well-framed body that is not JSON is skipped
 //! by the caller, since the next frame still starts where the length said.
 
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-
-/// Larger bodies are refused: no server sends 64 MiB in one message, and a
-/// garbage length must not make us allocate it.
-pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
+use tokio::io::{AsyncBufRead, AsyncWrite};
+use tool_core::framing::FramingError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
@@ -24,57 +21,15 @@ pub enum FrameError {
     Io(#[from] std::io::Error),
 }
 
-/// Read one frame. `Ok(None)` at a clean end of stream.
+/// Read one frame ([`tool_core::framing`] rules) and decode its JSON.
+/// `Ok(None)` at a clean end of stream.
 pub async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> Result<Option<Value>, FrameError> {
-    let mut length: Option<usize> = None;
-    let mut line = Vec::new();
-    let mut first = true;
-    loop {
-        line.clear();
-        let n = r.read_until(b'\n', &mut line).await?;
-        if n == 0 {
-            if first {
-                return Ok(None);
-            }
-            return Err(FrameError::Malformed("stream ended inside a header".into()));
-        }
-        first = false;
-        if line.len() > 4096 {
-            return Err(FrameError::Malformed(format!(
-                "header line of {} bytes",
-                line.len()
-            )));
-        }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim_end_matches(['\r', '\n']);
-        if text.is_empty() {
-            break;
-        }
-        let Some((name, value)) = text.split_once(':') else {
-            return Err(FrameError::Malformed(format!(
-                "expected `Name: value`, got {:?}",
-                tool_core::format::cap_chars(text, 80)
-            )));
-        };
-        if name.trim().eq_ignore_ascii_case("content-length") {
-            let v: usize = value.trim().parse().map_err(|_| {
-                FrameError::Malformed(format!("Content-Length is not a number: {value:?}"))
-            })?;
-            if v > MAX_FRAME_BYTES {
-                return Err(FrameError::Malformed(format!(
-                    "Content-Length {v} exceeds {MAX_FRAME_BYTES}"
-                )));
-            }
-            length = Some(v);
-        }
-    }
-    let Some(length) = length else {
-        return Err(FrameError::Malformed(
-            "header without Content-Length".into(),
-        ));
+    let body = match tool_core::framing::read_frame(r).await {
+        Ok(Some(body)) => body,
+        Ok(None) => return Ok(None),
+        Err(FramingError::Malformed(why)) => return Err(FrameError::Malformed(why)),
+        Err(FramingError::Io(e)) => return Err(FrameError::Io(e)),
     };
-    let mut body = vec![0u8; length];
-    r.read_exact(&mut body).await?;
     match serde_json::from_slice(&body) {
         Ok(v) => Ok(Some(v)),
         Err(e) => Err(FrameError::BadBody {
@@ -88,10 +43,7 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> Result<Option<Val
 /// Write one frame and flush it.
 pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, msg: &Value) -> std::io::Result<()> {
     let body = serde_json::to_vec(msg)?;
-    let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    frame.extend_from_slice(&body);
-    w.write_all(&frame).await?;
-    w.flush().await
+    tool_core::framing::write_frame(w, &body).await
 }
 
 #[cfg(test)]

@@ -53,6 +53,8 @@ pub fn config() -> DebugConfig {
 }
 
 pub struct Bench {
+    /// The workspace root, shown as `<root>` in snapshots.
+    pub root: PathBuf,
     pub supervisor: Arc<DebugSupervisor>,
     pub tool: DebugTool,
     pub conversation: String,
@@ -63,6 +65,7 @@ pub fn bench(root: &Path, cfg: DebugConfig) -> Bench {
     let conversation = "conversation-1".to_string();
     let tool = supervisor.tool(Workspace::new(root).unwrap(), &conversation);
     Bench {
+        root: root.to_path_buf(),
         supervisor,
         tool,
         conversation,
@@ -103,6 +106,22 @@ impl Bench {
     pub async fn processes(&self) -> Vec<u32> {
         self.supervisor.live_processes(&self.conversation).await
     }
+}
+
+/// `text` with the workspace root (and its canonical form) as `<root>`, so a
+/// snapshot does not depend on where the temporary copy was made.
+pub fn normalized(b: &Bench, text: &str) -> String {
+    let mut out = text.to_string();
+    let canonical = b.root.canonicalize().unwrap_or_else(|_| b.root.clone());
+    for root in [canonical, b.root.clone()] {
+        out = out.replace(root.to_str().expect("a UTF-8 root"), "<root>");
+    }
+    out
+}
+
+/// Check model-facing text against its snapshot, the root normalized.
+pub fn check(b: &Bench, text: &str, expected: expect_test::Expect) {
+    expected.assert_eq(&normalized(b, text));
 }
 
 /// Wait (bounded) until none of `pids` is alive; false if one survived.

@@ -1,0 +1,116 @@
+//! debugpy: the adapter runs under any interpreter that can import debugpy
+//! (checked, never assumed), while the *debuggee* runs under the project's
+//! own interpreter (`.venv`, then `venv`, then `python3`), because a python
+//! from elsewhere is another environment and fails in ways that look like
+//! broken code.
+
+use super::LaunchInput;
+use crate::catalog::{AdapterKind, AdapterSpec, Catalog, CommandLine, Connect};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+pub fn spec() -> AdapterSpec {
+    AdapterSpec {
+        id: "debugpy".into(),
+        kind: AdapterKind::Debugpy,
+        commands: vec![],
+        markers: vec![
+            "pyproject.toml".into(),
+            "setup.py".into(),
+            "requirements.txt".into(),
+        ],
+        extensions: vec!["py".into()],
+        connect: Connect::Stdio,
+        launch_template: json!({}),
+        // `repl` evaluates statements as well as expressions.
+        evaluate_context: "repl".into(),
+    }
+}
+
+pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
+    let python = input
+        .adapter
+        .debuggee_python
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    json!({
+        "type": "python",
+        "request": "launch",
+        "name": "agent-tools",
+        "program": input.program,
+        "args": input.args,
+        "cwd": input.adapter.project_dir,
+        "python": [python],
+        "console": "internalConsole",
+        "redirectOutput": true,
+        "justMyCode": true,
+        "stopOnEntry": false,
+    })
+}
+
+pub(super) fn attach(port: u16) -> Value {
+    json!({
+        "type": "python", "request": "attach", "name": "agent-tools",
+        "connect": {"host": "127.0.0.1", "port": port}, "justMyCode": true,
+    })
+}
+
+/// The adapter's command line (`INTERPRETER -m debugpy.adapter`), the
+/// debuggee's interpreter and notes on which was used.
+pub(crate) fn resolve_command(
+    catalog: &Catalog,
+    project: &Path,
+    root: &Path,
+) -> Result<CommandLine, String> {
+    let Some((debuggee, origin)) = catalog.project_python(project, root) else {
+        return Err("no Python interpreter: no .venv/bin/python or venv/bin/python, and python3 not on PATH".into());
+    };
+    let mut notes = Vec::new();
+    let adapter_python = if let Some(version) = debugpy_version(catalog, &debuggee) {
+        notes.push(format!(
+            "adapter and program run with {} ({origin}, debugpy {version})",
+            debuggee.display()
+        ));
+        debuggee.clone()
+    } else {
+        let other = ["python3", "python"]
+            .iter()
+            .filter_map(|n| catalog.which(n))
+            .find_map(|p| debugpy_version(catalog, &p).map(|v| (p, v)));
+        match other {
+            Some((p, version)) => {
+                notes.push(format!(
+                    "debugpy is not installed in the project interpreter {} ({origin}); \
+                     the adapter runs with {} (debugpy {version}) and the program still runs with {}",
+                    debuggee.display(),
+                    p.display(),
+                    debuggee.display()
+                ));
+                p
+            }
+            None => {
+                return Err(format!(
+                    "no interpreter can import debugpy (tried {} ({origin}), then python3 and python on PATH); \
+                     install it with `{} -m pip install debugpy`",
+                    debuggee.display(),
+                    debuggee.display()
+                ))
+            }
+        }
+    };
+    let command = vec![
+        adapter_python.into_os_string(),
+        "-m".into(),
+        "debugpy.adapter".into(),
+    ];
+    Ok((command, Some(debuggee), notes))
+}
+
+/// debugpy's version if `python` can import it (cached).
+pub fn debugpy_version(catalog: &Catalog, python: &Path) -> Option<String> {
+    catalog.probe(
+        python,
+        "debugpy",
+        &["-c", "import debugpy; print(debugpy.__version__)"],
+    )
+}

@@ -1,0 +1,92 @@
+//! delve (`dlv dap`): started listening on TCP, it prints its address and
+//! then the debuggee's output; it builds Go programs itself (into a scratch
+//! folder, never the workspace); a headless `dlv` speaks DAP, so attaching
+//! connects straight to it; it reports exit codes in a console line.
+
+use super::{LaunchInput, RequestArguments};
+use crate::catalog::{AdapterKind, AdapterSpec, Connect};
+use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Numbers the scratch folders of this process.
+static SCRATCH: AtomicU64 = AtomicU64::new(0);
+
+pub fn spec() -> AdapterSpec {
+    AdapterSpec {
+        id: "delve".into(),
+        kind: AdapterKind::Delve,
+        commands: vec![vec![
+            "dlv".into(),
+            "dap".into(),
+            "--listen".into(),
+            "127.0.0.1:0".into(),
+        ]],
+        markers: vec!["go.mod".into()],
+        extensions: vec!["go".into()],
+        connect: Connect::TcpListen,
+        launch_template: json!({}),
+        evaluate_context: "repl".into(),
+    }
+}
+
+pub(super) fn launch(input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+    let mode = if crate::catalog::is_native_executable(input.program) {
+        "exec"
+    } else {
+        "debug"
+    };
+    // The build goes to a scratch folder, not into the workspace.
+    let dir = std::env::temp_dir().join(format!(
+        "agent-tools-debug-{}-{}",
+        std::process::id(),
+        SCRATCH.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir)?;
+    let out = dir.join("__debug_bin");
+    Ok(RequestArguments {
+        arguments: json!({
+            "request": "launch",
+            "mode": mode,
+            "program": input.program,
+            "args": input.args,
+            "cwd": input.adapter.project_dir,
+            "output": out,
+            "stopOnEntry": false,
+        }),
+        scratch_dir: Some(dir),
+        connect_to: None,
+    })
+}
+
+pub(super) fn attach(port: u16) -> RequestArguments {
+    // A headless dlv speaks DAP itself: connect straight to it.
+    RequestArguments {
+        arguments: json!({"request": "attach", "mode": "remote"}),
+        scratch_dir: None,
+        connect_to: Some(port),
+    }
+}
+
+/// Exit status from delve's console line `Process 123 has exited with status 3`.
+pub fn exit_status_line(text: &str) -> Option<i64> {
+    let at = text.find("has exited with status ")?;
+    text[at + "has exited with status ".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_lines_are_read() {
+        assert_eq!(
+            exit_status_line("Process 15737 has exited with status 3\n"),
+            Some(3)
+        );
+        assert_eq!(exit_status_line("Detaching\n"), None);
+    }
+}

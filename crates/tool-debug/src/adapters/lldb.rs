@@ -1,0 +1,187 @@
+//! lldb (`lldb-dap`, or `lldb-vscode` under its Debian names): it runs
+//! compiled executables; `repl` evaluates lldb commands, so expressions use
+//! `watch`; for Rust projects it loads the toolchain's formatters, which
+//! need its embedded Python pointed at the right place on Debian.
+
+use super::LaunchInput;
+use crate::catalog::{AdapterKind, AdapterSpec, Catalog, Connect};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Versioned names Debian and LLVM's apt repository install (`lldb-dap-18`,
+/// `/usr/lib/llvm-14/bin/lldb-vscode`), newest first.
+fn lldb_commands() -> Vec<Vec<String>> {
+    let versions: Vec<u32> = (11..=22).rev().collect();
+    let mut out = vec![vec!["lldb-dap".to_string()]];
+    for base in ["lldb-dap", "lldb-vscode"] {
+        if base == "lldb-vscode" {
+            out.push(vec!["lldb-vscode".to_string()]);
+        }
+        for n in &versions {
+            out.push(vec![format!("{base}-{n}")]);
+        }
+        for n in &versions {
+            out.push(vec![format!("/usr/lib/llvm-{n}/bin/{base}")]);
+        }
+    }
+    out
+}
+
+pub fn spec() -> AdapterSpec {
+    AdapterSpec {
+        id: "lldb".into(),
+        kind: AdapterKind::Lldb,
+        commands: lldb_commands(),
+        markers: vec![
+            "Cargo.toml".into(),
+            "CMakeLists.txt".into(),
+            "Makefile".into(),
+            "*.c".into(),
+            "*.cpp".into(),
+        ],
+        extensions: vec![],
+        connect: Connect::Stdio,
+        launch_template: json!({}),
+        // lldb's `repl` context runs lldb commands, not expressions.
+        evaluate_context: "watch".into(),
+    }
+}
+
+pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
+    json!({
+        "program": input.program,
+        "args": input.args,
+        "cwd": input.adapter.project_dir,
+        "stopOnEntry": false,
+        "initCommands": input.adapter.init_commands,
+        // The program gets the run's PATH even when the adapter's
+        // was changed for its embedded Python.
+        "env": [format!("PATH={}", input.search_path.to_string_lossy())],
+    })
+}
+
+pub(super) fn attach(port: u16) -> Value {
+    json!({
+        "attachCommands": [format!("gdb-remote 127.0.0.1:{port}")],
+    })
+}
+
+/// What lldb needs besides its command line in `project_dir`.
+#[derive(Debug, Default)]
+pub(crate) struct Setup {
+    /// Commands run before the target is created (Rust formatters).
+    pub init_commands: Vec<String>,
+    /// Extra environment for the adapter process.
+    pub env: Vec<(String, String)>,
+    /// Put in front of the adapter's PATH.
+    pub path_prefix: Option<PathBuf>,
+}
+
+/// The Rust formatters for a Cargo project, and the Python environment
+/// they need.
+pub(crate) fn setup(catalog: &Catalog, command: &[OsString], project_dir: &Path) -> Setup {
+    let init_commands = if project_dir.join("Cargo.toml").is_file() {
+        rust_formatters(catalog)
+    } else {
+        Vec::new()
+    };
+    let mut env = Vec::new();
+    let mut path_prefix = None;
+    // Only when Python is needed (the Rust formatters): starting lldb's
+    // embedded Python costs ~100 ms a launch.
+    if !init_commands.is_empty() {
+        if let Some(dir) = command.first().and_then(|c| llvm_python_dir(Path::new(c))) {
+            let mut path = dir.into_os_string();
+            if let Some(old) = std::env::var_os("PYTHONPATH").filter(|o| !o.is_empty()) {
+                path.push(":");
+                path.push(old);
+            }
+            env.push((
+                "PYTHONPATH".to_string(),
+                path.to_string_lossy().into_owned(),
+            ));
+            // liblldb embeds the system libpython; left alone it finds
+            // its stdlib through the first `python3` on PATH (a venv, a
+            // pyenv build) and fails to start. Point it at the system one.
+            // Python also reads the `pyvenv.cfg` of the first `python3`
+            // on PATH, so the system one must come first for the adapter.
+            if let Some(home) = system_python_home(&dir_version(&env)) {
+                env.push(("PYTHONHOME".to_string(), home));
+                path_prefix = Some(PathBuf::from("/usr/bin"));
+            }
+        }
+    }
+    Setup {
+        init_commands,
+        env,
+        path_prefix,
+    }
+}
+
+/// What rust-lldb loads: the toolchain's formatters, so `Vec` and
+/// `String` print as values instead of raw structs.
+fn rust_formatters(catalog: &Catalog) -> Vec<String> {
+    let Some(rustc) = catalog.which("rustc") else {
+        return Vec::new();
+    };
+    let Some(sysroot) = catalog.probe(&rustc, "sysroot", &["--print", "sysroot"]) else {
+        return Vec::new();
+    };
+    let etc = Path::new(&sysroot).join("lib/rustlib/etc");
+    let lookup = etc.join("lldb_lookup.py");
+    let commands = etc.join("lldb_commands");
+    if !lookup.is_file() || !commands.is_file() {
+        return Vec::new();
+    }
+    vec![
+        format!("command script import \"{}\"", lookup.display()),
+        format!("command source -s 0 \"{}\"", commands.display()),
+    ]
+}
+
+/// Where an LLVM install keeps lldb's Python module, for an adapter binary
+/// inside it. Debian's lldb-14 looks for it in a wrong place
+/// (`lldb-14 -P` prints `/usr/lib/local/…`), so its embedded Python — and
+/// with it the Rust formatters — fails unless `PYTHONPATH` says where.
+fn llvm_python_dir(binary: &Path) -> Option<PathBuf> {
+    let real = binary.canonicalize().ok()?;
+    let llvm = real.parent()?.parent()?; // …/llvm-N/bin/lldb-vscode → …/llvm-N
+    let lib = llvm.join("lib");
+    let mut candidates: Vec<PathBuf> = std::fs::read_dir(&lib)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("python3"))
+        })
+        .flat_map(|p| [p.join("dist-packages"), p.join("site-packages")])
+        .filter(|p| p.join("lldb").join("__init__.py").is_file())
+        .collect();
+    candidates.sort();
+    candidates.pop()
+}
+
+/// `python3.11` from the PYTHONPATH entry just made
+/// (`…/lib/python3.11/dist-packages`).
+fn dir_version(env: &[(String, String)]) -> String {
+    env.iter()
+        .find(|(k, _)| k == "PYTHONPATH")
+        .and_then(|(_, v)| v.split(':').next())
+        .and_then(|p| {
+            Path::new(p)
+                .parent()?
+                .file_name()?
+                .to_str()
+                .map(String::from)
+        })
+        .unwrap_or_default()
+}
+
+/// `/usr` when the system Python of that version is installed there.
+fn system_python_home(version: &str) -> Option<String> {
+    (!version.is_empty() && Path::new("/usr/lib").join(version).join("os.py").is_file())
+        .then(|| "/usr".to_string())
+}

@@ -1,0 +1,197 @@
+//! What each built-in adapter needs that the others do not, one file each:
+//! its catalog entry, how it is found, its launch and attach arguments, and
+//! its quirks. The catalog, the session and the ops stay adapter-neutral and
+//! ask here.
+//!
+//! Invariant: a harness-supplied adapter ([`AdapterKind::Custom`]) gets plain
+//! `program`/`args`/`cwd` (launch) or `port` (attach) arguments, and every
+//! adapter's `launch_template` is merged over the built-in arguments last.
+
+pub mod dart;
+pub mod debugpy;
+pub mod delve;
+pub mod lldb;
+
+use crate::catalog::{
+    find_marker, rel, AdapterKind, AdapterSpec, Catalog, CommandLine, NotUsable, ResolvedAdapter,
+};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The built-in catalog, in routing order.
+pub fn builtin() -> Vec<AdapterSpec> {
+    vec![debugpy::spec(), lldb::spec(), delve::spec(), dart::spec()]
+}
+
+impl Catalog {
+    /// The built-in adapters, then `extra` (replacing built-ins of the same
+    /// id); binaries are looked for on `search_path`.
+    pub fn new(extra: Vec<AdapterSpec>, search_path: OsString, env: Vec<(String, String)>) -> Self {
+        Catalog::from_specs(builtin(), extra, search_path, env)
+    }
+
+    /// Whether `spec` can start for a program in `start` (a directory inside
+    /// `root`): the marker is looked for from `start` up to `root`.
+    pub fn resolve(
+        &self,
+        spec: &AdapterSpec,
+        start: &Path,
+        root: &Path,
+    ) -> Result<ResolvedAdapter, NotUsable> {
+        let marker = find_marker(&spec.markers, start, root);
+        let binary = self.resolve_command(
+            spec,
+            marker.as_ref().map(|(d, _)| d.as_path()).unwrap_or(start),
+            root,
+        );
+        let (project_dir, marker) = match (marker, &binary) {
+            (Some(m), Ok(_)) => m,
+            (None, Ok((cmd, _, _))) => {
+                return Err(NotUsable {
+                    why: format!(
+                        "no root marker ({}) in {}; binary `{}` found",
+                        spec.markers.join(", "),
+                        rel(start, root),
+                        cmd[0].to_string_lossy()
+                    ),
+                })
+            }
+            (Some((_, m)), Err(why)) => {
+                return Err(NotUsable {
+                    why: format!("{why}; marker {m} found"),
+                })
+            }
+            (None, Err(why)) => {
+                return Err(NotUsable {
+                    why: format!(
+                        "{why}, and no root marker ({}) in {}",
+                        spec.markers.join(", "),
+                        rel(start, root)
+                    ),
+                })
+            }
+        };
+        let (command, debuggee_python, notes) = binary.expect("checked above");
+        let setup = if spec.kind == AdapterKind::Lldb {
+            lldb::setup(self, &command, &project_dir)
+        } else {
+            Default::default()
+        };
+        Ok(ResolvedAdapter {
+            spec: spec.clone(),
+            command,
+            project_dir,
+            marker,
+            debuggee_python,
+            init_commands: setup.init_commands,
+            notes,
+            env: setup.env,
+            path_prefix: setup.path_prefix,
+        })
+    }
+
+    /// The command line, the debuggee interpreter (debugpy) and notes.
+    fn resolve_command(
+        &self,
+        spec: &AdapterSpec,
+        project: &Path,
+        root: &Path,
+    ) -> Result<CommandLine, String> {
+        if spec.kind == AdapterKind::Debugpy {
+            return debugpy::resolve_command(self, project, root);
+        }
+        for cmd in &spec.commands {
+            let Some((program, rest)) = cmd.split_first() else {
+                continue;
+            };
+            if let Some(path) = self.which(program) {
+                let mut line = vec![path.into_os_string()];
+                line.extend(rest.iter().map(OsString::from));
+                return Ok((line, None, Vec::new()));
+            }
+        }
+        let names: Vec<&str> = spec
+            .commands
+            .iter()
+            .filter_map(|c| c.first().map(String::as_str))
+            .filter(|n| !n.contains('/'))
+            .take(4)
+            .collect();
+        Err(format!(
+            "binary not found on PATH (looked for {})",
+            names.join(", ")
+        ))
+    }
+}
+
+/// What a launch is made of.
+#[derive(Debug)]
+pub struct LaunchInput<'a> {
+    pub adapter: &'a ResolvedAdapter,
+    /// Absolute path of the program (a file or a Go package folder).
+    pub program: &'a Path,
+    pub args: Vec<String>,
+    /// The run's search path: the debuggee's `PATH`.
+    pub search_path: &'a OsString,
+}
+
+/// The arguments of a launch or attach request, and what they imply.
+#[derive(Debug)]
+pub struct RequestArguments {
+    pub arguments: Value,
+    /// Removed when the session ends (delve's build output).
+    pub scratch_dir: Option<PathBuf>,
+    /// Connect straight to this port instead of starting the adapter.
+    pub connect_to: Option<u16>,
+}
+
+impl RequestArguments {
+    fn plain(arguments: Value) -> Self {
+        RequestArguments {
+            arguments,
+            scratch_dir: None,
+            connect_to: None,
+        }
+    }
+}
+
+/// The `launch` arguments for `input`'s adapter.
+pub fn launch_arguments(input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+    let spec = &input.adapter.spec;
+    let mut out = match spec.kind {
+        AdapterKind::Debugpy => RequestArguments::plain(debugpy::launch(input)),
+        AdapterKind::Lldb => RequestArguments::plain(lldb::launch(input)),
+        AdapterKind::Delve => delve::launch(input)?,
+        AdapterKind::Dart | AdapterKind::Custom => RequestArguments::plain(json!({
+            "program": input.program,
+            "args": input.args,
+            "cwd": input.adapter.project_dir,
+        })),
+    };
+    merge(&mut out.arguments, &spec.launch_template);
+    Ok(out)
+}
+
+/// The `attach` arguments for a debuggee listening on `port`.
+pub fn attach_arguments(adapter: &ResolvedAdapter, port: u16) -> RequestArguments {
+    let spec = &adapter.spec;
+    let mut out = match spec.kind {
+        AdapterKind::Debugpy => RequestArguments::plain(debugpy::attach(port)),
+        AdapterKind::Lldb => RequestArguments::plain(lldb::attach(port)),
+        AdapterKind::Delve => delve::attach(port),
+        AdapterKind::Dart => RequestArguments::plain(dart::attach(adapter, port)),
+        AdapterKind::Custom => RequestArguments::plain(json!({"port": port})),
+    };
+    merge(&mut out.arguments, &spec.launch_template);
+    out
+}
+
+/// Shallow merge of `extra`'s keys over `base`.
+fn merge(base: &mut Value, extra: &Value) {
+    if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+}

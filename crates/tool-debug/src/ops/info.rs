@@ -1,0 +1,206 @@
+//! The ops that report and remember: `adapters`, `status`, `breakpoints`
+//! (which work without a session) and `output`.
+
+use super::results::{
+    AdaptersResult, BreakpointLine, BreakpointsKept, BreakpointsSent, OutputResult, SessionSummary,
+    StatusDetail, StatusResult,
+};
+use super::{done, relative_to, OpContext};
+use crate::args::DebugArgs;
+use crate::catalog::Catalog;
+use crate::format;
+use crate::session::{BreakpointStatus, RunState};
+use std::path::Path;
+use tool_core::{ToolError, ToolOutput};
+
+/// One adapter of the catalog: usable here, or why not.
+struct AdapterCheck {
+    id: String,
+    usable: bool,
+    line: String,
+}
+
+fn check_adapters(catalog: &Catalog, root: &Path) -> Vec<AdapterCheck> {
+    catalog
+        .specs()
+        .iter()
+        .map(|spec| match catalog.resolve(spec, root, root) {
+            Ok(r) => {
+                let mut line = format!(
+                    "{:<8} usable: `{}` (marker {})",
+                    spec.id,
+                    r.command
+                        .iter()
+                        .map(|a| a.to_string_lossy())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    r.marker
+                );
+                for n in &r.notes {
+                    line.push_str(&format!("; {n}"));
+                }
+                AdapterCheck {
+                    id: spec.id.clone(),
+                    usable: true,
+                    line: relative_to(&line, root),
+                }
+            }
+            Err(n) => AdapterCheck {
+                id: spec.id.clone(),
+                usable: false,
+                line: format!("{:<8} not usable: {}", spec.id, n.why),
+            },
+        })
+        .collect()
+}
+
+/// One line per adapter: usable here or not, and why (for `doctor`).
+pub(crate) fn adapter_lines(catalog: &Catalog, root: &Path) -> Vec<String> {
+    check_adapters(catalog, root)
+        .into_iter()
+        .map(|c| c.line)
+        .collect()
+}
+
+/// A breakpoint answer as the model reads it.
+pub(super) fn breakpoint_line(rel: &str, file: &Path, b: &BreakpointStatus) -> BreakpointLine {
+    let at = b.line.unwrap_or(b.requested);
+    BreakpointLine {
+        requested: b.requested,
+        line: b.line,
+        verified: b.verified,
+        file: rel.to_string(),
+        message: b.message.clone(),
+        source: format::source_line(file, at as u64),
+    }
+}
+
+impl OpContext<'_> {
+    pub(super) async fn adapters(&self) -> Result<ToolOutput, ToolError> {
+        let catalog = self.supervisor.catalog().clone();
+        let root = self.workspace.root().to_path_buf();
+        let checks = tokio::task::spawn_blocking(move || check_adapters(&catalog, &root))
+            .await
+            .map_err(|e| ToolError::failed(format!("checking adapters failed: {e}")))?;
+        done(AdaptersResult {
+            usable: checks
+                .iter()
+                .filter(|c| c.usable)
+                .map(|c| c.id.clone())
+                .collect(),
+            lines: checks.into_iter().map(|c| c.line).collect(),
+        })
+    }
+
+    pub(super) fn status(&self) -> Result<ToolOutput, ToolError> {
+        let bps: usize = self.conversation.breakpoints.values().map(Vec::len).sum();
+        let set = self
+            .conversation
+            .breakpoints
+            .iter()
+            .map(|(f, l)| (self.rel(f), l.clone()))
+            .collect();
+        let Some(s) = &self.conversation.session else {
+            return done(StatusResult {
+                state: "none",
+                breakpoints: bps,
+                set,
+                session: None,
+            });
+        };
+        let (state, detail) = match s.snapshot().state {
+            RunState::Starting => ("starting", StatusDetail::Starting),
+            RunState::Running | RunState::Exiting { .. } => ("running", StatusDetail::Running),
+            RunState::Stopped(stop) => ("stopped", StatusDetail::Stopped(stop)),
+            RunState::Ended(e) => ("ended", StatusDetail::Ended(e.describe())),
+        };
+        let ended = matches!(detail, StatusDetail::Ended(_));
+        done(StatusResult {
+            state,
+            breakpoints: bps,
+            set,
+            session: Some(SessionSummary {
+                label: s.label().to_string(),
+                adapter: s.adapter_id().to_string(),
+                age: s.age(),
+                ttl_left: (!ended).then(|| s.ttl_left()),
+                detail,
+            }),
+        })
+    }
+
+    pub(super) async fn breakpoints(&mut self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {
+        let file = args.file.as_deref().ok_or_else(|| {
+            ToolError::bad_args("breakpoints needs `file` (relative to the workspace root) and `lines` (1-based; [] clears the file)")
+        })?;
+        let lines = args.lines.clone().ok_or_else(|| {
+            ToolError::bad_args(
+                "breakpoints needs `lines`: 1-based line numbers, or [] to clear the file",
+            )
+        })?;
+        let path = self.workspace.resolve_existing(file)?;
+        if !path.is_file() {
+            return Err(ToolError::bad_args(format!(
+                "`{file}` is not a file; breakpoints go in source files"
+            )));
+        }
+        if let Some(bad) = lines.iter().find(|l| **l == 0) {
+            return Err(ToolError::bad_args(format!(
+                "line {bad} is not a line: lines are 1-based"
+            )));
+        }
+        let mut lines = lines;
+        lines.sort_unstable();
+        lines.dedup();
+        let rel = self.rel(&path);
+        if lines.is_empty() {
+            self.conversation.breakpoints.remove(&path);
+        } else {
+            self.conversation
+                .breakpoints
+                .insert(path.clone(), lines.clone());
+        }
+        match self.live().ok() {
+            None => done(BreakpointsKept {
+                sources: lines
+                    .iter()
+                    .map(|l| format::source_line(&path, *l as u64))
+                    .collect(),
+                file: rel,
+                lines,
+                sent: false,
+            }),
+            Some(session) => {
+                let statuses = session.set_breakpoints(&path, &lines).await?;
+                done(BreakpointsSent {
+                    breakpoints: statuses
+                        .iter()
+                        .map(|b| breakpoint_line(&rel, &path, b))
+                        .collect(),
+                    file: rel,
+                    sent: true,
+                })
+            }
+        }
+    }
+
+    pub(super) fn output(&self) -> Result<ToolOutput, ToolError> {
+        let Some(s) = &self.conversation.session else {
+            return Err(ToolError::refused(
+                "no debug session has run in this conversation; launch a program first",
+            ));
+        };
+        let chunk = s.take_new_output();
+        let ended = match s.snapshot().state {
+            RunState::Ended(e) => Some(e.describe()),
+            _ => None,
+        };
+        done(OutputResult {
+            text: chunk.text,
+            cursor: chunk.cursor,
+            dropped: chunk.dropped,
+            label: s.label().to_string(),
+            ended,
+        })
+    }
+}

@@ -1,0 +1,187 @@
+//! Results of `adapters`, `status`, `breakpoints` and `output`.
+
+use super::{stop_headline, Answer, BreakpointLine, OUTPUT_PER_CALL};
+use crate::format::{self, output_tail};
+use crate::session::StopInfo;
+use serde::Serialize;
+use std::time::Duration;
+use tool_core::format::plural;
+
+/// `adapters`: one line per adapter.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct AdaptersResult {
+    pub usable: Vec<String>,
+    #[serde(skip)]
+    pub lines: Vec<String>,
+}
+
+impl Answer for AdaptersResult {
+    fn text(&self) -> String {
+        let mut out = vec!["debug adapters  (root markers looked for in the workspace root; a launched program's own folder is checked up to the root)".to_string()];
+        out.extend(self.lines.iter().cloned());
+        out.join("\n")
+    }
+}
+
+/// A live or ended session as `status` describes it.
+#[derive(Debug)]
+pub(in crate::ops) struct SessionSummary {
+    pub label: String,
+    pub adapter: String,
+    pub age: Duration,
+    /// `None` once ended.
+    pub ttl_left: Option<Duration>,
+    pub detail: StatusDetail,
+}
+
+#[derive(Debug)]
+pub(in crate::ops) enum StatusDetail {
+    Starting,
+    Running,
+    Stopped(StopInfo),
+    Ended(String),
+}
+
+/// `status`.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct StatusResult {
+    pub state: &'static str,
+    pub breakpoints: usize,
+    /// Relative file and its lines.
+    #[serde(skip)]
+    pub set: Vec<(String, Vec<u32>)>,
+    #[serde(skip)]
+    pub session: Option<SessionSummary>,
+}
+
+impl Answer for StatusResult {
+    fn text(&self) -> String {
+        let mut bp_note = format!(
+            "{} set",
+            plural(self.breakpoints, "breakpoint", "breakpoints")
+        );
+        if self.breakpoints > 0 {
+            let files: Vec<String> = self
+                .set
+                .iter()
+                .map(|(f, l)| {
+                    let lines: Vec<String> = l.iter().map(u32::to_string).collect();
+                    format!("{f}:{}", lines.join(","))
+                })
+                .collect();
+            bp_note.push_str(&format!(" ({})", files.join(" ")));
+        }
+        let Some(s) = &self.session else {
+            return format!("debug status  no session; {bp_note}\nlaunch a program to start one");
+        };
+        let ttl = s
+            .ttl_left
+            .map(|t| format!(", {} of its TTL left", format::duration(t)))
+            .unwrap_or_default();
+        let mut out = vec![format!(
+            "debug status  {} under {} (launched {} ago{ttl})",
+            s.label,
+            s.adapter,
+            format::duration(s.age),
+        )];
+        match &s.detail {
+            StatusDetail::Starting => out.push("starting".into()),
+            StatusDetail::Running => {
+                out.push("running; call pause to stop it, or continue waiting with continue".into())
+            }
+            StatusDetail::Stopped(stop) => {
+                out.push(stop_headline(stop, None));
+                out.push("call stack for where, or continue / step_over".into());
+            }
+            StatusDetail::Ended(why) => out.push(format!("ended: {why}")),
+        }
+        out.push(bp_note);
+        out.join("\n")
+    }
+}
+
+/// `breakpoints` before a session: what was remembered.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct BreakpointsKept {
+    pub file: String,
+    pub lines: Vec<u32>,
+    pub sent: bool,
+    /// Each line's source text (`None` past the end of the file).
+    #[serde(skip)]
+    pub sources: Vec<Option<String>>,
+}
+
+impl Answer for BreakpointsKept {
+    fn text(&self) -> String {
+        let rel = &self.file;
+        let mut out = vec![format!("debug breakpoints  {rel}")];
+        if self.lines.is_empty() {
+            out.push(format!("cleared every breakpoint in {rel}"));
+            return out.join("\n");
+        }
+        for (l, src) in self.lines.iter().zip(&self.sources) {
+            let src = src
+                .as_ref()
+                .map(|t| format!("  | {}", t.trim()))
+                .unwrap_or_else(|| "  (past the end of the file)".into());
+            out.push(format!("{rel}:{l} set{src}"));
+        }
+        out.push("no session yet: they are sent to the adapter at launch".into());
+        out.join("\n")
+    }
+}
+
+/// `breakpoints` in a live session: the adapter's answer.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct BreakpointsSent {
+    pub file: String,
+    pub sent: bool,
+    pub breakpoints: Vec<BreakpointLine>,
+}
+
+impl Answer for BreakpointsSent {
+    fn text(&self) -> String {
+        let mut out = vec![format!("debug breakpoints  {}", self.file)];
+        if self.breakpoints.is_empty() {
+            out.push(format!("cleared every breakpoint in {}", self.file));
+        }
+        out.extend(self.breakpoints.iter().map(BreakpointLine::text));
+        out.join("\n")
+    }
+}
+
+/// `output`.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct OutputResult {
+    pub text: String,
+    pub cursor: u64,
+    pub dropped: u64,
+    #[serde(skip)]
+    pub label: String,
+    #[serde(skip)]
+    pub ended: Option<String>,
+}
+
+impl Answer for OutputResult {
+    fn text(&self) -> String {
+        let mut out = vec![format!("debug output  {}", self.label)];
+        if self.dropped > 0 {
+            out.push(format!(
+                "… {} bytes were dropped before this (the buffer keeps the latest 256 KiB)",
+                self.dropped
+            ));
+        }
+        if self.text.is_empty() {
+            out.push("(no new output since the last call)".into());
+        } else {
+            out.push(output_tail(
+                self.text.trim_end_matches('\n'),
+                OUTPUT_PER_CALL,
+            ));
+        }
+        if let Some(why) = &self.ended {
+            out.push(format!("(session ended: {why})"));
+        }
+        out.join("\n")
+    }
+}

@@ -1,0 +1,220 @@
+//! Results of `threads`, `stack`, `scopes`, `variables` and `evaluate`.
+
+use super::{quoted, Answer};
+use serde::Serialize;
+use tool_core::format::{capped_note, plural};
+
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct ThreadEntry {
+    pub id: u64,
+    pub name: String,
+}
+
+/// `threads`.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct ThreadsResult {
+    pub threads: Vec<ThreadEntry>,
+    #[serde(skip)]
+    pub stopped: Option<u64>,
+}
+
+impl Answer for ThreadsResult {
+    fn text(&self) -> String {
+        let mut out = vec![format!(
+            "debug threads  {}",
+            plural(self.threads.len(), "thread", "threads")
+        )];
+        for t in &self.threads {
+            let mark = if Some(t.id) == self.stopped {
+                "  (stopped here)"
+            } else {
+                ""
+            };
+            out.push(format!("{:>6}  {}{mark}", t.id, t.name));
+        }
+        out.join("\n")
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct FrameEntry {
+    pub frame_id: u64,
+    pub function: String,
+    pub file: Option<String>,
+    pub line: Option<u64>,
+    #[serde(skip)]
+    pub place: String,
+    #[serde(skip)]
+    pub source: Option<String>,
+}
+
+/// `stack`.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct StackResult {
+    pub thread_id: u64,
+    pub stop: u64,
+    pub frames: Vec<FrameEntry>,
+    #[serde(skip)]
+    pub reason: String,
+    /// Frames the adapter has, shown or not.
+    #[serde(skip)]
+    pub total: usize,
+    #[serde(skip)]
+    pub cap: usize,
+}
+
+impl Answer for StackResult {
+    fn text(&self) -> String {
+        let mut out = vec![format!(
+            "debug stack  thread {}, stop {} ({})",
+            self.thread_id, self.stop, self.reason
+        )];
+        for f in &self.frames {
+            out.push(format!("frame {}  {}", f.frame_id, f.place));
+            if let (Some(src), Some(l)) = (&f.source, f.line) {
+                out.push(quoted(l, src));
+            }
+        }
+        if self.total > self.cap {
+            out.push(capped_note(
+                self.cap,
+                self.total,
+                "the innermost frames are shown; the rest are callers further out",
+            ));
+        }
+        out.push("pass a frame id to scopes or evaluate (valid until the program moves)".into());
+        out.join("\n")
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct ScopeEntry {
+    pub name: String,
+    pub reference: u64,
+}
+
+#[derive(Debug)]
+pub(in crate::ops) struct ScopeLine {
+    pub name: String,
+    /// `None` for an empty scope.
+    pub reference: Option<u64>,
+    pub variables: Option<u64>,
+    pub expensive: bool,
+}
+
+/// `scopes`: the structured answer lists the scopes that have a reference.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct ScopesResult {
+    pub scopes: Vec<ScopeEntry>,
+    #[serde(skip)]
+    pub frame_id: u64,
+    #[serde(skip)]
+    pub lines: Vec<ScopeLine>,
+}
+
+impl Answer for ScopesResult {
+    fn text(&self) -> String {
+        let mut out = vec![format!("debug scopes  frame {}", self.frame_id)];
+        for s in &self.lines {
+            let Some(r) = s.reference else {
+                out.push(format!("{}  (empty)", s.name));
+                continue;
+            };
+            let count = s
+                .variables
+                .map(|n| format!(", {}", plural(n as usize, "variable", "variables")))
+                .unwrap_or_default();
+            let expensive = if s.expensive { ", expensive" } else { "" };
+            out.push(format!("{}  reference {r}{count}{expensive}", s.name));
+        }
+        out.push("pass a reference to variables".into());
+        out.join("\n")
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct VariableEntry {
+    pub name: String,
+    pub value: String,
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<u64>,
+}
+
+/// `(int)`, or nothing for an unknown or empty type.
+fn type_suffix(ty: Option<&str>) -> String {
+    ty.filter(|t| !t.is_empty())
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default()
+}
+
+/// `  [reference 7]`, or nothing.
+fn reference_suffix(r: Option<u64>) -> String {
+    r.map(|r| format!("  [reference {r}]")).unwrap_or_default()
+}
+
+/// `variables`.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct VariablesResult {
+    pub variables: Vec<VariableEntry>,
+    pub total: usize,
+    #[serde(skip)]
+    pub reference: u64,
+    #[serde(skip)]
+    pub cap: usize,
+}
+
+impl Answer for VariablesResult {
+    fn text(&self) -> String {
+        let mut out = vec![format!(
+            "debug variables  reference {} ({})",
+            self.reference,
+            plural(self.total, "variable", "variables")
+        )];
+        for v in &self.variables {
+            out.push(format!(
+                "{}{} = {}{}",
+                v.name,
+                type_suffix(v.type_.as_deref()),
+                v.value,
+                reference_suffix(v.reference)
+            ));
+        }
+        if self.total > self.cap {
+            out.push(capped_note(
+                self.cap,
+                self.total,
+                "evaluate a narrower expression (an element, a field) to see the rest",
+            ));
+        }
+        out.join("\n")
+    }
+}
+
+/// `evaluate`.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct EvaluateResult {
+    pub result: String,
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    pub reference: Option<u64>,
+    #[serde(skip)]
+    pub expression: String,
+    /// `frame 3`, `top frame, mean at avg.py:6`
+    #[serde(skip)]
+    pub frame: String,
+}
+
+impl Answer for EvaluateResult {
+    fn text(&self) -> String {
+        format!(
+            "debug evaluate  `{}` in {}\n{}{}{}",
+            self.expression,
+            self.frame,
+            self.result,
+            type_suffix(self.type_.as_deref()),
+            reference_suffix(self.reference)
+        )
+    }
+}

@@ -1,0 +1,92 @@
+//! One typed result per op: the structured answer is the result serialized,
+//! and the text the model reads is rendered from the same result, so the two
+//! cannot disagree. Fields the text needs but the structured answer does not
+//! carry are `#[serde(skip)]`. The results are grouped as the ops are:
+//! [`info`], [`run`] and [`inspect`]; the pieces they share are here.
+
+mod info;
+mod inspect;
+mod run;
+
+pub(super) use info::*;
+pub(super) use inspect::*;
+pub(super) use run::*;
+
+use crate::session::StopInfo;
+use serde::Serialize;
+use tool_core::format::cap_chars;
+
+/// Output shown inside a stop or exit answer.
+pub(in crate::ops) const OUTPUT_IN_ANSWER: usize = 2000;
+/// Output returned by one `output` call.
+pub(in crate::ops) const OUTPUT_PER_CALL: usize = 16 * 1024;
+
+/// An op's result: serialized for the structured answer, rendered for text.
+pub(in crate::ops) trait Answer: Serialize {
+    fn text(&self) -> String;
+}
+
+/// The first line of a stop: `stopped (breakpoint) thread 1 in mean at avg.py:6`.
+pub(in crate::ops) fn stop_headline(stop: &StopInfo, place: Option<&str>) -> String {
+    let mut why = stop.reason.clone();
+    if let Some(d) = stop
+        .description
+        .as_deref()
+        .filter(|d| !d.eq_ignore_ascii_case(&stop.reason))
+    {
+        why = format!("{why}: {d}");
+    }
+    let mut line = format!("stopped ({why})");
+    if let Some(t) = stop.thread_id {
+        line.push_str(&format!(" thread {t}"));
+    }
+    if let Some(p) = place {
+        line.push_str(&format!(" in {p}"));
+    }
+    if let Some(text) = stop.text.as_deref().filter(|t| !t.is_empty()) {
+        line.push_str(&format!(" — {}", cap_chars(text, 400)));
+    }
+    line
+}
+
+/// `   6 |     total = 0`
+pub(in crate::ops) fn quoted(line: u64, text: &str) -> String {
+    format!("{line:>5} | {text}")
+}
+
+/// A breakpoint as the adapter answered it, where the model reads it.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct BreakpointLine {
+    pub requested: u32,
+    pub line: Option<u32>,
+    pub verified: bool,
+    #[serde(skip)]
+    pub file: String,
+    #[serde(skip)]
+    pub message: Option<String>,
+    /// The source text at the line it ended up on.
+    #[serde(skip)]
+    pub source: Option<String>,
+}
+
+impl BreakpointLine {
+    /// `avg.py:6 moved to line 7 verified (why)  | source`
+    pub(in crate::ops) fn text(&self) -> String {
+        let mut s = format!("{}:{}", self.file, self.requested);
+        if let Some(at) = self.line.filter(|l| *l != self.requested) {
+            s.push_str(&format!(" moved to line {at}"));
+        }
+        s.push_str(if self.verified {
+            " verified"
+        } else {
+            " not verified"
+        });
+        if let Some(m) = self.message.as_deref().filter(|m| !m.is_empty()) {
+            s.push_str(&format!(" ({m})"));
+        }
+        if let Some(src) = &self.source {
+            s.push_str(&format!("  | {}", src.trim()));
+        }
+        s
+    }
+}

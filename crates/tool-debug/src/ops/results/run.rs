@@ -1,0 +1,169 @@
+//! Results of `launch`, `attach`, `continue`, the steps, `pause` and
+//! `terminate`: what was done, then where the program settled.
+
+use super::{quoted, stop_headline, Answer, BreakpointLine, OUTPUT_IN_ANSWER};
+use crate::format::{self, output_tail};
+use crate::session::StopInfo;
+use serde::Serialize;
+use std::time::Duration;
+use tool_core::format::plural;
+
+/// Where a wait ended: a stop, the end, or still running.
+#[derive(Debug, Serialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub(in crate::ops) enum Outcome {
+    Stopped {
+        stop: u64,
+        reason: String,
+        thread_id: Option<u64>,
+        function: Option<String>,
+        file: Option<String>,
+        line: Option<u64>,
+        #[serde(skip)]
+        info: StopInfo,
+        /// `mean at avg.py:6`
+        #[serde(skip)]
+        place: Option<String>,
+        #[serde(skip)]
+        source: Option<String>,
+    },
+    Ended {
+        exit_code: Option<i64>,
+        why: String,
+        #[serde(skip)]
+        output: String,
+    },
+    Running {
+        #[serde(skip)]
+        waited: Duration,
+        #[serde(skip)]
+        output: String,
+    },
+}
+
+impl Outcome {
+    fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        match self {
+            Outcome::Stopped {
+                info,
+                place,
+                source,
+                line,
+                ..
+            } => {
+                out.push(stop_headline(info, place.as_deref()));
+                if let (Some(src), Some(l)) = (source, line) {
+                    out.push(quoted(*l, src));
+                }
+            }
+            Outcome::Ended { why, output, .. } => {
+                out.push(why.clone());
+                if !output.trim().is_empty() {
+                    out.push("output (tail; the output op returns all of it):".into());
+                    out.push(output_tail(output.trim_end(), OUTPUT_IN_ANSWER));
+                }
+            }
+            Outcome::Running { waited, output } => {
+                out.push(format!(
+                    "still running after {}: no breakpoint was hit and the program did not exit; call pause to stop it where it is, or continue to keep waiting",
+                    format::duration(*waited)
+                ));
+                if !output.trim().is_empty() {
+                    out.push("latest output:".into());
+                    out.push(output_tail(output.trim_end(), OUTPUT_IN_ANSWER));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `launch`, `attach`, `continue`, the steps and `pause`: what was done,
+/// then where the program settled.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct RunResult {
+    /// `launch  avg.py under debugpy (…)`, `continue  thread 1`
+    #[serde(skip)]
+    pub head: String,
+    #[serde(skip)]
+    pub previous_ending: Option<String>,
+    #[serde(skip)]
+    pub notes: Vec<String>,
+    #[serde(skip)]
+    pub breakpoints: Vec<BreakpointLine>,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+impl Answer for RunResult {
+    fn text(&self) -> String {
+        let mut out = vec![format!("debug {}", self.head)];
+        if let Some(p) = &self.previous_ending {
+            out.push(format!("(the previous session had ended: {p})"));
+        }
+        out.extend(self.notes.iter().map(|n| format!("note: {n}")));
+        out.extend(
+            self.breakpoints
+                .iter()
+                .map(|b| format!("breakpoint {}", b.text())),
+        );
+        out.extend(self.outcome.lines());
+        out.join("\n")
+    }
+}
+
+/// `pause` on a program already stopped.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct AlreadyStopped {
+    pub state: &'static str,
+    pub already: bool,
+    pub thread_id: Option<u64>,
+    #[serde(skip)]
+    pub info: StopInfo,
+    #[serde(skip)]
+    pub place: Option<String>,
+}
+
+impl Answer for AlreadyStopped {
+    fn text(&self) -> String {
+        format!(
+            "debug pause  already stopped; nothing to pause\n{}",
+            stop_headline(&self.info, self.place.as_deref())
+        )
+    }
+}
+
+/// `terminate`.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct TerminateResult {
+    pub left: Vec<u32>,
+    #[serde(skip)]
+    pub label: String,
+    /// How it had ended before, if it had.
+    #[serde(skip)]
+    pub had_ended: Option<String>,
+}
+
+impl Answer for TerminateResult {
+    fn text(&self) -> String {
+        let mut out = vec![format!("debug terminate  {}", self.label)];
+        match &self.had_ended {
+            Some(why) => out.push(format!(
+                "the session had already ended ({why}); its processes are gone"
+            )),
+            None => out.push(
+                "terminated: the program, the adapter and every process they started are gone"
+                    .into(),
+            ),
+        }
+        if !self.left.is_empty() {
+            out.push(format!(
+                "warning: {} still alive: {:?}",
+                plural(self.left.len(), "process is", "processes are"),
+                self.left
+            ));
+        }
+        out.join("\n")
+    }
+}

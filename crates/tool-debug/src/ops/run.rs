@@ -1,0 +1,396 @@
+//! The ops that start, move and end the program: `launch`, `attach`,
+//! `continue`, the steps, `pause` and `terminate`. Each that waits answers
+//! with where the program settled ([`Outcome`]).
+
+use super::info::breakpoint_line;
+use super::results::{AlreadyStopped, Outcome, RunResult, TerminateResult, OUTPUT_IN_ANSWER};
+use super::{done, relative_to, wait_bound, OpContext};
+use crate::adapters::{self, LaunchInput, RequestArguments};
+use crate::args::{DebugArgs, Op};
+use crate::catalog::{AdapterKind, AdapterSpec, ResolvedAdapter};
+use crate::format;
+use crate::session::{Ending, LaunchPlan, RunState, Session, Settled};
+use dap_types::requests as req;
+use std::path::Path;
+use std::time::Duration;
+use tool_core::{ToolError, ToolOutput};
+
+impl OpContext<'_> {
+    pub(super) async fn launch(&mut self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {
+        let op = args.op;
+        if let Some(s) = &self.conversation.session {
+            if !s.is_ended() {
+                return Err(ToolError::refused(format!(
+                    "a debug session is already running for this conversation: {}; keep using it, or call terminate first (one session per conversation)",
+                    self.describe_state(s).await
+                )));
+            }
+        }
+        let wait = wait_bound(args, self.default_wait())?;
+        let previous_ending =
+            self.conversation
+                .session
+                .take()
+                .and_then(|s| match s.snapshot().state {
+                    RunState::Ended(e) => Some(e.describe()),
+                    _ => None,
+                });
+        let plan = if op == Op::Launch {
+            self.launch_plan(args).await?
+        } else {
+            self.attach_plan(args).await?
+        };
+        let head = format!(
+            "{}  {} under {} (`{}`)",
+            op.name(),
+            plan.label,
+            plan.adapter.spec.id,
+            plan.adapter
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let notes: Vec<String> = plan
+            .adapter
+            .notes
+            .iter()
+            .map(|n| relative_to(n, self.workspace.root()))
+            .collect();
+        let (session, report) = Session::start(plan, self.limits()).await?;
+        self.conversation.session = Some(session.clone());
+        let mut breakpoints = Vec::new();
+        for (file, statuses) in &report.breakpoints {
+            let rel = self.rel(file);
+            breakpoints.extend(statuses.iter().map(|b| breakpoint_line(&rel, file, b)));
+        }
+        let settled = session.wait_settled(0, wait).await;
+        done(RunResult {
+            head,
+            previous_ending,
+            notes,
+            breakpoints,
+            outcome: self.outcome(&session, settled, wait).await,
+        })
+    }
+
+    async fn launch_plan(&self, args: &DebugArgs) -> Result<LaunchPlan, ToolError> {
+        let program = args.program.as_deref().ok_or_else(|| {
+            ToolError::bad_args(
+                "launch needs `program`: the file to run (a .py or .go file, a Go package folder, or a compiled executable), relative to the workspace root",
+            )
+        })?;
+        let path = self.workspace.resolve(program)?;
+        if !path.exists() {
+            return Err(ToolError::bad_args(format!(
+                "program `{program}` does not exist in the workspace; check the path (relative to the workspace root), or build it first"
+            )));
+        }
+        let catalog = self.supervisor.catalog();
+        let spec = match args.adapter.as_deref() {
+            Some(id) => self.named_adapter(id)?,
+            None => catalog.route(&path).cloned().ok_or_else(|| {
+                ToolError::bad_args(format!(
+                    "cannot tell which debugger runs `{program}`: it is not a .py, .go or .dart file, a Go package or a compiled executable; pass `adapter` (one of {}), or for C/C++ launch the executable built with -g",
+                    catalog.ids()
+                ))
+            })?,
+        };
+        let start = if path.is_dir() {
+            path.clone()
+        } else {
+            path.parent().unwrap_or(self.workspace.root()).to_path_buf()
+        };
+        let resolved = self.resolve_adapter(&spec, &start).await?;
+        if spec.kind == AdapterKind::Lldb && !crate::catalog::is_native_executable(&path) {
+            return Err(ToolError::bad_args(format!(
+                "`{program}` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog {program}` or `cargo build`) and launch the executable"
+            )));
+        }
+        let request = adapters::launch_arguments(&LaunchInput {
+            adapter: &resolved,
+            program: &path,
+            args: args.args.clone().unwrap_or_default(),
+            search_path: catalog.search_path(),
+        })?;
+        Ok(self.plan(resolved, "launch", self.rel(&path), request))
+    }
+
+    async fn attach_plan(&self, args: &DebugArgs) -> Result<LaunchPlan, ToolError> {
+        let port = args.port.ok_or_else(|| {
+            ToolError::bad_args("attach needs `port`: the TCP port at 127.0.0.1 the debuggee (or its debug server) listens on")
+        })?;
+        let catalog = self.supervisor.catalog();
+        let root = self.workspace.root().to_path_buf();
+        let spec = match args.adapter.as_deref() {
+            Some(id) => self.named_adapter(id)?,
+            None => {
+                let usable: Vec<_> = catalog
+                    .specs()
+                    .iter()
+                    .filter(|s| crate::catalog::find_marker(&s.markers, &root, &root).is_some())
+                    .cloned()
+                    .collect();
+                match usable.as_slice() {
+                    [one] => one.clone(),
+                    _ => {
+                        return Err(ToolError::bad_args(format!(
+                            "attach needs `adapter` here (one of {}): the workspace root does not name exactly one",
+                            catalog.ids()
+                        )))
+                    }
+                }
+            }
+        };
+        let resolved = self.resolve_adapter(&spec, &root).await?;
+        let request = adapters::attach_arguments(&resolved, port);
+        Ok(self.plan(resolved, "attach", format!("port {port}"), request))
+    }
+
+    fn named_adapter(&self, id: &str) -> Result<AdapterSpec, ToolError> {
+        let catalog = self.supervisor.catalog();
+        catalog.spec(id).cloned().ok_or_else(|| {
+            ToolError::bad_args(format!("unknown adapter `{id}`; known: {}", catalog.ids()))
+        })
+    }
+
+    fn plan(
+        &self,
+        adapter: ResolvedAdapter,
+        request: &'static str,
+        label: String,
+        arguments: RequestArguments,
+    ) -> LaunchPlan {
+        LaunchPlan {
+            label,
+            adapter,
+            request,
+            arguments: arguments.arguments,
+            breakpoints: self.conversation.breakpoints.clone(),
+            connect_to: arguments.connect_to,
+            scratch_dir: arguments.scratch_dir,
+            env: self.supervisor.config().env.clone(),
+            search_path: self.supervisor.catalog().search_path().clone(),
+        }
+    }
+
+    async fn resolve_adapter(
+        &self,
+        spec: &AdapterSpec,
+        start: &Path,
+    ) -> Result<ResolvedAdapter, ToolError> {
+        let catalog = self.supervisor.catalog().clone();
+        let (spec2, start2, root) = (
+            spec.clone(),
+            start.to_path_buf(),
+            self.workspace.root().to_path_buf(),
+        );
+        tokio::task::spawn_blocking(move || catalog.resolve(&spec2, &start2, &root))
+            .await
+            .map_err(|e| ToolError::failed(format!("checking the adapter failed: {e}")))?
+            .map_err(|n| {
+                ToolError::unavailable(format!(
+                    "the {} adapter cannot start for this program: {}; call debug adapters to see what is usable here",
+                    spec.id, n.why
+                ))
+            })
+    }
+
+    /// One line saying what a live session is doing, for refusals.
+    async fn describe_state(&self, s: &Session) -> String {
+        let state = match s.snapshot().state {
+            RunState::Stopped(stop) => {
+                let place = self.stop_place(s, &stop).await;
+                super::results::stop_headline(&stop, place.as_deref())
+            }
+            RunState::Ended(e) => e.describe(),
+            _ => "running".into(),
+        };
+        format!(
+            "{} under {}, {} (launched {} ago)",
+            s.label(),
+            s.adapter_id(),
+            state,
+            format::duration(s.age())
+        )
+    }
+
+    /// Where a wait ended, with the latest output when that helps.
+    async fn outcome(&self, s: &Session, settled: Settled, wait: Duration) -> Outcome {
+        match settled {
+            Settled::Stopped(stop) => {
+                let frame = match stop.thread_id {
+                    Some(t) => self.top_frame(s, t).await,
+                    None => None,
+                };
+                let (place, at) = frame
+                    .as_ref()
+                    .map(|f| format::frame_place(self.workspace, f))
+                    .map(|(p, at)| (Some(p), at))
+                    .unwrap_or((None, None));
+                Outcome::Stopped {
+                    stop: stop.stop_id,
+                    reason: stop.reason.clone(),
+                    thread_id: stop.thread_id,
+                    function: frame.as_ref().map(|f| f.name.clone()),
+                    file: at.as_ref().map(|(p, _)| self.rel(p)),
+                    line: at.as_ref().map(|(_, l)| *l),
+                    source: at.as_ref().and_then(|(p, l)| format::source_line(p, *l)),
+                    info: stop,
+                    place,
+                }
+            }
+            Settled::Ended(end) => {
+                // An ended session keeps nothing alive: the adapter goes now,
+                // not when the next call comes. This also lets the last
+                // output events land before the tail is read.
+                s.shutdown(end.clone()).await;
+                let end = match s.snapshot().state {
+                    RunState::Ended(e) => e,
+                    _ => end,
+                };
+                Outcome::Ended {
+                    exit_code: match &end {
+                        Ending::Exited { code } => *code,
+                        _ => None,
+                    },
+                    why: end.describe(),
+                    output: s.output_tail(OUTPUT_IN_ANSWER * 2),
+                }
+            }
+            Settled::StillRunning => Outcome::Running {
+                waited: wait,
+                output: s.output_tail(OUTPUT_IN_ANSWER * 2),
+            },
+        }
+    }
+
+    pub(super) async fn resume(&self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {
+        let op = args.op;
+        let wait = wait_bound(args, self.default_wait())?;
+        let s = self.live()?;
+        let snap = s.snapshot();
+        let RunState::Stopped(stop) = snap.state else {
+            return Err(ToolError::refused(format!(
+                "{} is already running; `{}` needs it stopped: call pause to stop it where it is",
+                s.label(),
+                op.name()
+            )));
+        };
+        let thread = self.pick_thread(&s, args.thread_id, stop.thread_id).await?;
+        let sent = match op {
+            Op::Continue => s
+                .typed::<req::Continue>(&dap_types::ContinueArguments {
+                    thread_id: thread,
+                    single_thread: None,
+                })
+                .await
+                .map(drop),
+            Op::StepOver => {
+                s.typed::<req::Next>(&dap_types::NextArguments {
+                    thread_id: thread,
+                    single_thread: None,
+                    granularity: None,
+                })
+                .await
+            }
+            Op::StepIn => {
+                s.typed::<req::StepIn>(&dap_types::StepInArguments {
+                    thread_id: thread,
+                    single_thread: None,
+                    target_id: None,
+                    granularity: None,
+                })
+                .await
+            }
+            _ => {
+                s.typed::<req::StepOut>(&dap_types::StepOutArguments {
+                    thread_id: thread,
+                    single_thread: None,
+                    granularity: None,
+                })
+                .await
+            }
+        };
+        let head = format!("{}  thread {thread}", op.name());
+        if let Err(e) = sent {
+            return self.died_during(&s, snap.generation, e, head).await;
+        }
+        s.mark_running(stop.stop_id);
+        let settled = s.wait_settled(snap.generation, wait).await;
+        done(self.run_result(head, self.outcome(&s, settled, wait).await))
+    }
+
+    fn run_result(&self, head: String, outcome: Outcome) -> RunResult {
+        RunResult {
+            head,
+            previous_ending: None,
+            notes: Vec::new(),
+            breakpoints: Vec::new(),
+            outcome,
+        }
+    }
+
+    /// A request failed: if the adapter died under it, answer how the
+    /// session ended (as a wait would have); otherwise the error.
+    async fn died_during(
+        &self,
+        s: &Session,
+        since: u64,
+        e: ToolError,
+        head: String,
+    ) -> Result<ToolOutput, ToolError> {
+        if !s.connection_closed() {
+            return Err(e);
+        }
+        match s.wait_settled(since, Duration::from_secs(2)).await {
+            Settled::Ended(end) => {
+                let outcome = self.outcome(s, Settled::Ended(end), Duration::ZERO).await;
+                done(self.run_result(head, outcome))
+            }
+            _ => Err(e),
+        }
+    }
+
+    pub(super) async fn pause(&self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {
+        let wait = wait_bound(args, self.default_wait())?;
+        let s = self.live()?;
+        let snap = s.snapshot();
+        if let RunState::Stopped(stop) = &snap.state {
+            return done(AlreadyStopped {
+                state: "stopped",
+                already: true,
+                thread_id: stop.thread_id,
+                place: self.stop_place(&s, stop).await,
+                info: stop.clone(),
+            });
+        }
+        let thread = self.pick_thread(&s, args.thread_id, None).await?;
+        let head = format!("pause  thread {thread}");
+        let sent = s
+            .typed::<req::Pause>(&dap_types::PauseArguments { thread_id: thread })
+            .await;
+        if let Err(e) = sent {
+            return self.died_during(&s, snap.generation, e, head).await;
+        }
+        let settled = s.wait_settled(snap.generation, wait).await;
+        done(self.run_result(head, self.outcome(&s, settled, wait).await))
+    }
+
+    pub(super) async fn terminate(&mut self) -> Result<ToolOutput, ToolError> {
+        let Some(s) = self.conversation.session.clone() else {
+            return Err(ToolError::refused("no debug session to terminate"));
+        };
+        let before = s.snapshot().state;
+        s.shutdown(Ending::Terminated).await;
+        done(TerminateResult {
+            left: s.live_processes(),
+            label: s.label().to_string(),
+            had_ended: match before {
+                RunState::Ended(e) => Some(e.describe()),
+                _ => None,
+            },
+        })
+    }
+}

@@ -1,0 +1,486 @@
+//! One live debug session: the adapter process, its DAP connection, what
+//! the debuggee is doing, and everything it started.
+//!
+//! The parts, one concern each: [`connect`] (reaching the adapter),
+//! [`handshake`] (starting a session), [`state`] (the run state and bounded
+//! waits on it), [`handles`] (our ids for frames and references), [`pump`]
+//! (applying the adapter's events) and [`owned`] (the processes and files it
+//! must end). This module holds them together
+//! and answers the requests the ops make.
+//!
+//! Invariants kept here:
+//! - every wait is bounded, and a dead stream ends the session instead of
+//!   leaving a waiter behind;
+//! - when the session ends (exit, adapter death, TTL, terminate) the adapter,
+//!   the debuggee and everything they started are killed, and the scratch
+//!   folder is removed; a session dropped without ending does the same.
+
+mod connect;
+mod handles;
+mod handshake;
+mod owned;
+mod pump;
+mod state;
+
+pub use connect::listen_address;
+pub use handles::{HandleKind, Resolved};
+pub use state::{Ending, RunState, Settled, Snapshot, StopInfo};
+
+use crate::catalog::ResolvedAdapter;
+use crate::transport::{DapClient, DapError};
+use handles::HandleTable;
+use owned::Owned;
+use serde_json::Value;
+use state::RunStateCell;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tool_core::process::{OutputRing, SharedOutput};
+use tool_core::ToolError;
+
+/// Bytes of debuggee output kept.
+const OUTPUT_CAPACITY: usize = 256 * 1024;
+
+/// Bytes of the adapter's own log kept.
+const ADAPTER_LOG_CAPACITY: usize = 16 * 1024;
+
+/// How long the adapter may take to say goodbye before it is killed.
+const DISCONNECT_GRACE: Duration = Duration::from_millis(1500);
+
+/// Bounds of one session.
+#[derive(Debug, Clone)]
+pub struct SessionLimits {
+    pub ttl: Duration,
+    /// initialize → the launch reply (delve compiles the program in there).
+    pub handshake: Duration,
+    /// Any other request.
+    pub request: Duration,
+}
+
+/// A breakpoint as the adapter answered it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BreakpointStatus {
+    pub requested: u32,
+    pub id: Option<u64>,
+    pub verified: bool,
+    /// Where the adapter put it (differs from `requested` when moved).
+    pub line: Option<u32>,
+    pub message: Option<String>,
+}
+
+/// Everything `start` needs.
+#[derive(Debug, Clone)]
+pub struct LaunchPlan {
+    pub adapter: ResolvedAdapter,
+    /// `launch` or `attach`.
+    pub request: &'static str,
+    pub arguments: Value,
+    /// What the model called it: a relative program path, or "port N".
+    pub label: String,
+    pub breakpoints: BTreeMap<PathBuf, Vec<u32>>,
+    /// Connect to this port instead of starting the adapter (delve attach:
+    /// a headless `dlv` speaks DAP itself).
+    pub connect_to: Option<u16>,
+    /// Removed when the session ends (delve's build output).
+    pub scratch_dir: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    pub search_path: std::ffi::OsString,
+}
+
+/// What the handshake reports besides the session.
+#[derive(Debug, Clone, Default)]
+pub struct StartReport {
+    pub breakpoints: BTreeMap<PathBuf, Vec<BreakpointStatus>>,
+}
+
+/// What a session is, fixed at its start.
+struct SessionInfo {
+    adapter_id: String,
+    label: String,
+    adapter_command: String,
+    evaluate_context: String,
+    started: Instant,
+    limits: SessionLimits,
+}
+
+/// The debuggee's output and the adapter's log.
+struct OutputBuffers {
+    output: SharedOutput,
+    adapter_log: SharedOutput,
+    /// Where the last `output` call stopped reading.
+    output_cursor: Mutex<u64>,
+}
+
+impl OutputBuffers {
+    fn new() -> Self {
+        OutputBuffers {
+            output: Arc::new(Mutex::new(OutputRing::new(OUTPUT_CAPACITY))),
+            adapter_log: Arc::new(Mutex::new(OutputRing::new(ADAPTER_LOG_CAPACITY))),
+            output_cursor: Mutex::new(0),
+        }
+    }
+
+    fn push_output(&self, bytes: &[u8]) {
+        self.output.lock().expect("output lock").push(bytes);
+    }
+
+    fn push_log(&self, bytes: &[u8]) {
+        self.adapter_log.lock().expect("log lock").push(bytes);
+    }
+}
+
+/// The session's background tasks.
+#[derive(Default)]
+struct Background {
+    /// Output capture, the adapter watch and the TTL timer.
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// The event pump, awaited at shutdown so the last events are applied.
+    pump: Mutex<Option<JoinHandle<()>>>,
+    /// Serializes shutdown, and is set once it finished.
+    shut: tokio::sync::Mutex<bool>,
+}
+
+struct Inner {
+    info: SessionInfo,
+    client: DapClient,
+    run: RunStateCell,
+    /// Set by the adapter's `initialized` event.
+    initialized: watch::Sender<bool>,
+    io: OutputBuffers,
+    handles: Mutex<HandleTable>,
+    owned: Owned,
+    breakpoints: Mutex<BTreeMap<PathBuf, Vec<BreakpointStatus>>>,
+    capabilities: Mutex<Value>,
+    background: Background,
+}
+
+/// A live (or ended) session. Cheap to clone.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("adapter", &self.inner.info.adapter_id)
+            .field("label", &self.inner.info.label)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A DAP error in the model's words, with the adapter's log when it has one.
+fn dap_to_tool(e: DapError, log_tail: String) -> ToolError {
+    let tail = if log_tail.trim().is_empty() {
+        String::new()
+    } else {
+        format!("; adapter log: {}", log_tail.trim())
+    };
+    match e {
+        DapError::Refused { .. } => ToolError::failed(format!("{e}{tail}")),
+        DapError::Timeout { .. } => ToolError::timed_out(format!(
+            "{e}; the session is still alive: call status, or terminate{tail}"
+        )),
+        DapError::Closed(_) => ToolError::failed(format!("{e}; the session has ended{tail}")),
+        DapError::BadBody { .. } => ToolError::failed(format!("{e}{tail}")),
+    }
+}
+
+impl Session {
+    /// Send one file's breakpoints; the adapter's answer per line.
+    pub async fn set_breakpoints(
+        &self,
+        file: &std::path::Path,
+        lines: &[u32],
+    ) -> Result<Vec<BreakpointStatus>, ToolError> {
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+        let answered = self
+            .typed::<dap_types::requests::SetBreakpoints>(&dap_types::SetBreakpointsArguments {
+                source: dap_types::Source {
+                    name,
+                    path: Some(file.to_string_lossy().into_owned()),
+                    source_reference: None,
+                    presentation_hint: None,
+                    origin: None,
+                    sources: None,
+                    adapter_data: None,
+                    checksums: None,
+                },
+                breakpoints: Some(
+                    lines
+                        .iter()
+                        .map(|&l| dap_types::SourceBreakpoint {
+                            line: l as u64,
+                            column: None,
+                            condition: None,
+                            hit_condition: None,
+                            log_message: None,
+                            mode: None,
+                        })
+                        .collect(),
+                ),
+                lines: None,
+                source_modified: Some(false),
+            })
+            .await?;
+        let statuses: Vec<BreakpointStatus> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, &requested)| {
+                let b = answered.breakpoints.get(i);
+                BreakpointStatus {
+                    requested,
+                    id: b.and_then(|b| b.id),
+                    verified: b.map(|b| b.verified).unwrap_or(false),
+                    line: b.and_then(|b| b.line).map(|l| l as u32),
+                    message: b.and_then(|b| b.message.clone()),
+                }
+            })
+            .collect();
+        let mut all = self.inner.breakpoints.lock().expect("bp lock");
+        if statuses.is_empty() {
+            all.remove(file);
+        } else {
+            all.insert(file.to_path_buf(), statuses.clone());
+        }
+        Ok(statuses)
+    }
+
+    /// The adapter's latest word on every breakpoint (events update it).
+    pub fn breakpoint_statuses(&self) -> BTreeMap<PathBuf, Vec<BreakpointStatus>> {
+        self.inner.breakpoints.lock().expect("bp lock").clone()
+    }
+
+    /// A typed request with the session's bound, errors in the model's words.
+    pub async fn typed<R: dap_types::requests::Request>(
+        &self,
+        arguments: &R::Arguments,
+    ) -> Result<R::Response, ToolError> {
+        self.inner
+            .client
+            .typed::<R>(arguments, self.inner.info.limits.request)
+            .await
+            .map_err(|e| self.request_error(e))
+    }
+
+    /// An untyped request with the session's bound.
+    pub async fn request(&self, command: &str, args: Value) -> Result<Value, ToolError> {
+        self.request_within(command, args, self.inner.info.limits.request)
+            .await
+    }
+
+    pub async fn request_within(
+        &self,
+        command: &str,
+        args: Value,
+        within: Duration,
+    ) -> Result<Value, ToolError> {
+        self.inner
+            .client
+            .request(command, args, within)
+            .await
+            .map_err(|e| self.request_error(e))
+    }
+
+    fn request_error(&self, e: DapError) -> ToolError {
+        match e {
+            DapError::Closed(_) => match self.snapshot().state {
+                RunState::Ended(end) => ToolError::failed(format!(
+                    "the session has ended: {}; launch again",
+                    end.describe()
+                )),
+                _ => dap_to_tool(e, self.adapter_log_tail()),
+            },
+            other => dap_to_tool(other, self.adapter_log_tail()),
+        }
+    }
+
+    /// Whether the connection to the adapter is gone.
+    pub fn connection_closed(&self) -> bool {
+        self.inner.client.closed().is_some()
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner.run.snapshot()
+    }
+
+    pub fn is_ended(&self) -> bool {
+        matches!(self.snapshot().state, RunState::Ended(_))
+    }
+
+    /// Mark the debuggee running after a continue/step reply, unless a new
+    /// stop already arrived (adapters may send it before the reply).
+    pub fn mark_running(&self, from_stop: u64) {
+        self.inner.run.update(|s| match s {
+            RunState::Stopped(info) if info.stop_id == from_stop => Some(RunState::Running),
+            _ => None,
+        });
+    }
+
+    /// Wait until the debuggee stops or ends after `since` (a generation),
+    /// at most `within`.
+    pub async fn wait_settled(&self, since: u64, within: Duration) -> Settled {
+        self.inner.run.wait_settled(since, within).await
+    }
+
+    /// End the session: ask the adapter to end the debuggee, then kill the
+    /// adapter's group and every process it was seen to start. Idempotent.
+    pub async fn shutdown(&self, ending: Ending) {
+        let mut shut = self.inner.background.shut.lock().await;
+        if *shut {
+            return;
+        }
+        self.record_processes();
+        let alive = self.inner.client.closed().is_none();
+        // Mark it ended first, so a concurrent reader sees why.
+        self.inner.run.set_ended(ending);
+        if alive {
+            let _ = self
+                .inner
+                .client
+                .typed::<dap_types::requests::Disconnect>(
+                    &dap_types::DisconnectArguments {
+                        restart: Some(false),
+                        terminate_debuggee: Some(true),
+                        suspend_debuggee: None,
+                    },
+                    DISCONNECT_GRACE,
+                )
+                .await;
+        }
+        self.inner.owned.end().await;
+        // The stream is closed now; let the pump apply what was still queued
+        // (delve reports the exit status after `terminated`).
+        let pump = self.inner.background.pump.lock().expect("pump lock").take();
+        if let Some(mut pump) = pump {
+            if tokio::time::timeout(Duration::from_secs(1), &mut pump)
+                .await
+                .is_err()
+            {
+                pump.abort();
+            }
+        }
+        // Capture tasks end with their streams; the TTL timer would fire
+        // into an ended session, so stop it.
+        for t in self
+            .inner
+            .background
+            .tasks
+            .lock()
+            .expect("tasks lock")
+            .iter()
+        {
+            t.abort();
+        }
+        *shut = true;
+    }
+
+    /// Remember the adapter's process tree as it is now.
+    pub fn record_processes(&self) {
+        self.inner.owned.record_tree();
+    }
+
+    /// Every process this session started that is still alive.
+    pub fn live_processes(&self) -> Vec<u32> {
+        self.inner.owned.alive()
+    }
+
+    pub fn adapter_pid(&self) -> Option<u32> {
+        self.inner.owned.adapter_pid
+    }
+
+    pub fn adapter_id(&self) -> &str {
+        &self.inner.info.adapter_id
+    }
+
+    pub fn adapter_command(&self) -> &str {
+        &self.inner.info.adapter_command
+    }
+
+    pub fn label(&self) -> &str {
+        &self.inner.info.label
+    }
+
+    pub fn age(&self) -> Duration {
+        self.inner.info.started.elapsed()
+    }
+
+    pub fn ttl_left(&self) -> Duration {
+        self.inner.info.limits.ttl.saturating_sub(self.age())
+    }
+
+    pub fn evaluate_context(&self) -> &str {
+        &self.inner.info.evaluate_context
+    }
+
+    pub fn adapter_log_tail(&self) -> String {
+        self.inner
+            .io
+            .adapter_log
+            .lock()
+            .expect("log lock")
+            .tail(1500)
+    }
+
+    /// Output since the last call (and the bytes lost in between).
+    pub fn take_new_output(&self) -> tool_core::process::OutputChunk {
+        let io = &self.inner.io;
+        let mut cursor = io.output_cursor.lock().expect("cursor lock");
+        let chunk = io.output.lock().expect("output lock").read_since(*cursor);
+        *cursor = chunk.cursor;
+        chunk
+    }
+
+    pub fn output_tail(&self, bytes: usize) -> String {
+        self.inner
+            .io
+            .output
+            .lock()
+            .expect("output lock")
+            .tail(bytes)
+    }
+
+    /// Hand out a new handle for something of the current stop.
+    pub fn issue(
+        &self,
+        stop_id: u64,
+        kind: HandleKind,
+        dap_id: u64,
+        thread_id: Option<u64>,
+    ) -> u64 {
+        self.inner
+            .handles
+            .lock()
+            .expect("handles lock")
+            .issue(stop_id, kind, dap_id, thread_id)
+    }
+
+    /// Look a handle up for the current stop, or say why it cannot be used.
+    pub fn resolve_handle(&self, id: u64, kind: HandleKind) -> Result<Resolved, ToolError> {
+        let state = self.snapshot().state;
+        self.inner
+            .handles
+            .lock()
+            .expect("handles lock")
+            .resolve(id, kind, &state)
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // A session dropped without shutdown (the run ended): the adapter's
+        // group dies with its ChildProcess; kill what escaped the group.
+        self.owned.end_now();
+        if let Ok(tasks) = self.background.tasks.lock() {
+            for t in tasks.iter() {
+                t.abort();
+            }
+        }
+        if let Ok(Some(pump)) = self.background.pump.lock().map(|mut p| p.take()) {
+            pump.abort();
+        }
+    }
+}
