@@ -186,7 +186,7 @@ impl Catalog {
         {
             return Some(spec);
         }
-        if program.is_dir() && program.join("go.mod").is_file() {
+        if is_go_package(program) || is_go_executable(program) {
             return self.spec("delve");
         }
         if is_native_executable(program) {
@@ -314,6 +314,41 @@ pub fn is_native_executable(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// A folder holding a Go module's `go.mod` or `.go` files: a package
+/// delve builds.
+pub fn is_go_package(path: &Path) -> bool {
+    path.is_dir()
+        && (path.join("go.mod").is_file()
+            || std::fs::read_dir(path).is_ok_and(|entries| {
+                entries
+                    .flatten()
+                    .any(|e| e.path().is_file() && e.path().extension().is_some_and(|x| x == "go"))
+            }))
+}
+
+/// The marker the Go linker writes into every executable it builds (the
+/// start of its build info, `go version -m` reads it).
+const GO_BUILD_INFO_MAGIC: &[u8] = b"\xff Go buildinf:";
+
+/// A compiled program whose build info says Go built it: delve runs it.
+pub fn is_go_executable(path: &Path) -> bool {
+    use std::io::Read;
+    if !path.is_file() || !is_native_executable(path) {
+        return false;
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    // The build info sits near the start of the data; a bounded read finds
+    // it in any Go binary without reading a huge C++ one whole.
+    let mut head = Vec::new();
+    if file.take(64 << 20).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    head.windows(GO_BUILD_INFO_MAGIC.len())
+        .any(|w| w == GO_BUILD_INFO_MAGIC)
+}
+
 pub(crate) fn rel(path: &Path, root: &Path) -> String {
     match path.strip_prefix(root) {
         Ok(p) if p.as_os_str().is_empty() => ".".into(),
@@ -402,9 +437,22 @@ mod tests {
         let cat = catalog_with_path(&[]);
         assert_eq!(cat.route(Path::new("a/b.py")).unwrap().id, "debugpy");
         assert_eq!(cat.route(Path::new("main.go")).unwrap().id, "delve");
+        // A source lldb cannot run goes to lldb, which says how to build it.
+        assert_eq!(cat.route(Path::new("prog.c")).unwrap().id, "lldb");
         let exe = root.path().join("prog");
         std::fs::write(&exe, b"\x7fELF....").unwrap();
         assert_eq!(cat.route(&exe).unwrap().id, "lldb");
+        // A Go package folder (no go.mod of its own), and an executable
+        // the Go linker built (its build info), go to delve.
+        std::fs::create_dir_all(root.path().join("cmd/tool")).unwrap();
+        std::fs::write(root.path().join("cmd/tool/main.go"), "package main\n").unwrap();
+        assert_eq!(
+            cat.route(&root.path().join("cmd/tool")).unwrap().id,
+            "delve"
+        );
+        std::fs::write(&exe, b"\x7fELF....\xff Go buildinf:\x08\x02").unwrap();
+        assert_eq!(cat.route(&exe).unwrap().id, "delve");
+        assert!(cat.route(&root.path().join("cmd")).is_none());
         std::fs::write(root.path().join("notes.txt"), "x").unwrap();
         assert!(cat.route(&root.path().join("notes.txt")).is_none());
     }

@@ -6,7 +6,7 @@
 //! JSON instead of failing the whole stream. Known events whose body does not
 //! fit the schema (lldb and delve both bend it) also fall back to raw.
 
-use dap_types::{BreakpointEvent, OutputEvent, ProcessEvent, StoppedEvent, ThreadEvent};
+use dap_types::{BreakpointEvent, OutputEvent, ProcessEvent, ThreadEvent};
 use serde_json::Value;
 
 /// One message from the adapter.
@@ -33,11 +33,43 @@ pub struct Response {
     pub body: Value,
 }
 
+/// A `stopped` event, read leniently: a stop is never dropped because its
+/// body bends the schema (delve reports a panic with `hitBreakpointIds:
+/// [-1]`, and may name its placeholder thread `-1`; an adapter may invent
+/// a reason).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stopped {
+    /// The adapter's reason word (`breakpoint`, `exception`, …); `other`
+    /// when it gave none.
+    pub reason: String,
+    pub description: Option<String>,
+    pub text: Option<String>,
+    /// `None` when absent or not a real thread id (negative).
+    pub thread_id: Option<u64>,
+}
+
+impl Stopped {
+    fn from_body(body: &Value) -> Stopped {
+        let text = |k: &str| {
+            body.get(k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+        };
+        Stopped {
+            reason: text("reason").unwrap_or_else(|| "other".into()),
+            description: text("description"),
+            text: text("text"),
+            thread_id: body.get("threadId").and_then(Value::as_u64),
+        }
+    }
+}
+
 /// The events this client acts on, and everything else as `Other`.
 #[derive(Debug, Clone)]
 pub enum AdapterEvent {
     Initialized,
-    Stopped(StoppedEvent),
+    Stopped(Stopped),
     Continued {
         thread_id: Option<u64>,
     },
@@ -99,7 +131,7 @@ impl AdapterEvent {
         }
         let decoded = match event.as_str() {
             "initialized" => Some(AdapterEvent::Initialized),
-            "stopped" => typed(&body).map(AdapterEvent::Stopped),
+            "stopped" => Some(AdapterEvent::Stopped(Stopped::from_body(&body))),
             "continued" => Some(AdapterEvent::Continued {
                 thread_id: body.get("threadId").and_then(Value::as_u64),
             }),
@@ -130,11 +162,21 @@ mod tests {
         assert!(
             matches!(m, Incoming::Event(ref e) if matches!(**e, AdapterEvent::Other { ref event, .. } if event == "debugpySockets"))
         );
-        // A stopped event without its required reason is not dropped.
+        // A stopped event that bends the schema is still a stop: without
+        // its reason, or with delve's placeholder thread.
         let m = Incoming::from_value(json!({"seq": 0, "type": "event", "event": "stopped",
             "body": {"threadId": 1}}))
         .unwrap();
-        assert!(matches!(m, Incoming::Event(ref e) if matches!(**e, AdapterEvent::Other { .. })));
+        assert!(
+            matches!(m, Incoming::Event(ref e) if matches!(**e, AdapterEvent::Stopped(ref s) if s.reason == "other" && s.thread_id == Some(1)))
+        );
+        let m = Incoming::from_value(json!({"seq": 0, "type": "event", "event": "stopped",
+            "body": {"reason": "exception", "threadId": -1, "description": "panic",
+                "text": "assignment to entry in nil map", "hitBreakpointIds": [-1]}}))
+        .unwrap();
+        assert!(
+            matches!(m, Incoming::Event(ref e) if matches!(**e, AdapterEvent::Stopped(ref s) if s.reason == "exception" && s.thread_id.is_none() && s.text.as_deref() == Some("assignment to entry in nil map")))
+        );
         let m = Incoming::from_value(json!({"type": "event", "event": "exited",
             "body": {"exitCode": -9}}))
         .unwrap();

@@ -40,7 +40,9 @@ pub fn spec() -> AdapterSpec {
             "*.c".into(),
             "*.cpp".into(),
         ],
-        extensions: vec![],
+        // Sources are routed here only so that launching one says how to
+        // build it: lldb runs executables.
+        extensions: vec!["c".into(), "cc".into(), "cpp".into(), "rs".into()],
         connect: Connect::Stdio,
         launch_template: json!({}),
         // lldb's `repl` context runs lldb commands, not expressions.
@@ -184,4 +186,35 @@ fn dir_version(env: &[(String, String)]) -> String {
 fn system_python_home(version: &str) -> Option<String> {
     (!version.is_empty() && Path::new("/usr/lib").join(version).join("os.py").is_file())
         .then(|| "/usr".to_string())
+}
+
+/// The lldb command whose answer says why the thread stopped, for an
+/// lldb-vscode that sends a bare `exception` stop with no description
+/// (Debian's lldb-vscode-14 does, for signals and for a pause alike).
+pub const STOP_QUESTION: &str = "thread info";
+
+/// `… stop reason = signal SIGSEGV: invalid address (fault address: 0x0)`
+/// → `signal SIGSEGV: invalid address (fault address: 0x0)`.
+pub fn stop_reason_in(thread_info: &str) -> Option<String> {
+    let at = thread_info.find("stop reason = ")?;
+    let reason = thread_info[at + "stop reason = ".len()..]
+        .lines()
+        .next()?
+        .trim();
+    (!reason.is_empty()).then(|| reason.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stop_reason_is_read_from_thread_info() {
+        let info = "thread #1: tid = 31333, 0x0000555555555141 crash`store(p=0x0000000000000000, v=42) at crash.c:5:8, name = 'crash', stop reason = signal SIGSEGV: invalid address (fault address: 0x0)\n";
+        assert_eq!(
+            stop_reason_in(info).as_deref(),
+            Some("signal SIGSEGV: invalid address (fault address: 0x0)")
+        );
+        assert_eq!(stop_reason_in("thread #1: tid = 3"), None);
+    }
 }

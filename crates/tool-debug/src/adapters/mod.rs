@@ -187,6 +187,26 @@ pub fn attach_arguments(adapter: &ResolvedAdapter, port: u16) -> RequestArgument
     out
 }
 
+/// A question to ask the adapter about a stop that came without a
+/// description: an expression for its `repl` context, and how to read the
+/// answer.
+#[derive(Debug, Clone, Copy)]
+pub struct StopQuestion {
+    pub expression: &'static str,
+    pub read: fn(&str) -> Option<String>,
+}
+
+/// The adapter's [`StopQuestion`], if it needs one.
+pub fn stop_question(kind: AdapterKind) -> Option<StopQuestion> {
+    match kind {
+        AdapterKind::Lldb => Some(StopQuestion {
+            expression: lldb::STOP_QUESTION,
+            read: lldb::stop_reason_in,
+        }),
+        _ => None,
+    }
+}
+
 /// Shallow merge of `extra`'s keys over `base`.
 fn merge(base: &mut Value, extra: &Value) {
     if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {

@@ -10,6 +10,7 @@
 //! [`run`] (launch, attach, continue, steps, pause, terminate) and
 //! [`inspect`] (threads, stack, scopes, variables, evaluate).
 
+mod explain;
 mod info;
 mod inspect;
 mod results;
@@ -179,7 +180,57 @@ impl OpContext<'_> {
         }
     }
 
-    async fn thread_list(&self, s: &Session) -> Result<Vec<dap_types::Thread>, ToolError> {
-        Ok(s.typed::<req::Threads>(&()).await?.threads)
+    /// The program's threads. Read leniently: while a Go program runs,
+    /// delve lists a placeholder thread with id -1, which is no thread to
+    /// act on and is left out.
+    async fn thread_list(&self, s: &Session) -> Result<Vec<ThreadInfo>, ToolError> {
+        let body = s.request("threads", json!({})).await?;
+        Ok(read_threads(&body))
+    }
+}
+
+/// A thread as the adapter listed it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ThreadInfo {
+    pub id: u64,
+    pub name: String,
+}
+
+/// The real threads of a `threads` answer (ids that are not negative).
+fn read_threads(body: &Value) -> Vec<ThreadInfo> {
+    body.get("threads")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            Some(ThreadInfo {
+                id: t.get("id")?.as_u64()?,
+                name: t
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delves_placeholder_thread_is_no_thread() {
+        let body = json!({"threads": [
+            {"id": -1, "name": "Current"},
+            {"id": 1, "name": "main.main"},
+        ]});
+        assert_eq!(
+            read_threads(&body),
+            vec![ThreadInfo {
+                id: 1,
+                name: "main.main".into()
+            }]
+        );
     }
 }

@@ -11,6 +11,7 @@ use crate::catalog::{AdapterKind, AdapterSpec, ResolvedAdapter};
 use crate::format;
 use crate::session::{Ending, LaunchPlan, RunState, Session, Settled};
 use dap_types::requests as req;
+use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
 use tool_core::{ToolError, ToolOutput};
@@ -58,7 +59,13 @@ impl OpContext<'_> {
             .iter()
             .map(|n| relative_to(n, self.workspace.root()))
             .collect();
-        let (session, report) = Session::start(plan, self.limits()).await?;
+        let mut limits = self.limits();
+        if op == Op::Attach {
+            // Attaching waits for the debuggee, not for a build: the wait
+            // bound is the handshake's too.
+            limits.handshake = limits.handshake.min(wait);
+        }
+        let (session, report) = Session::start(plan, limits).await?;
         self.conversation.session = Some(session.clone());
         let mut breakpoints = Vec::new();
         for (file, statuses) in &report.breakpoints {
@@ -71,7 +78,7 @@ impl OpContext<'_> {
             previous_ending,
             notes,
             breakpoints,
-            outcome: self.outcome(&session, settled, wait).await,
+            outcome: self.outcome(&session, settled, wait, false).await,
         })
     }
 
@@ -102,12 +109,12 @@ impl OpContext<'_> {
         } else {
             path.parent().unwrap_or(self.workspace.root()).to_path_buf()
         };
-        let resolved = self.resolve_adapter(&spec, &start).await?;
         if spec.kind == AdapterKind::Lldb && !crate::catalog::is_native_executable(&path) {
             return Err(ToolError::bad_args(format!(
                 "`{program}` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog {program}` or `cargo build`) and launch the executable"
             )));
         }
+        let resolved = self.resolve_adapter(&spec, &start).await?;
         let request = adapters::launch_arguments(&LaunchInput {
             adapter: &resolved,
             program: &path,
@@ -143,6 +150,7 @@ impl OpContext<'_> {
                 }
             }
         };
+        crate::session::refuse_closed_port(port).await?;
         let resolved = self.resolve_adapter(&spec, &root).await?;
         let request = adapters::attach_arguments(&resolved, port);
         Ok(self.plan(resolved, "attach", format!("port {port}"), request))
@@ -217,17 +225,46 @@ impl OpContext<'_> {
     }
 
     /// Where a wait ended, with the latest output when that helps.
-    async fn outcome(&self, s: &Session, settled: Settled, wait: Duration) -> Outcome {
+    async fn outcome(
+        &self,
+        s: &Session,
+        settled: Settled,
+        wait: Duration,
+        after_pause: bool,
+    ) -> Outcome {
         match settled {
             Settled::Stopped(stop) => {
-                let frame = match stop.thread_id {
-                    Some(t) => self.top_frame(s, t).await,
-                    None => None,
+                let mut stop = self.explain(s, &stop, after_pause).await;
+                if stop.thread_id.is_none() {
+                    // delve names no thread in a pause: the first real one
+                    // is where the program is.
+                    stop.thread_id = self
+                        .thread_list(s)
+                        .await
+                        .ok()
+                        .and_then(|l| l.first().map(|t| t.id));
+                }
+                let (frame, outside) = match stop.thread_id {
+                    Some(t) if stop.reason == "exception" => self.first_user_frame(s, t).await,
+                    Some(t) => (self.top_frame(s, t).await, 0),
+                    None => (None, 0),
                 };
                 let (place, at) = frame
                     .as_ref()
                     .map(|f| format::frame_place(self.workspace, f))
-                    .map(|(p, at)| (Some(p), at))
+                    .map(|(mut p, at)| {
+                        if outside > 0 {
+                            p.push_str(&format!(
+                                " (below {}; stack shows all)",
+                                tool_core::format::plural(
+                                    outside,
+                                    "frame outside the workspace",
+                                    "frames outside the workspace"
+                                )
+                            ));
+                        }
+                        (Some(p), at)
+                    })
                     .unwrap_or((None, None));
                 Outcome::Stopped {
                     stop: stop.stop_id,
@@ -237,7 +274,8 @@ impl OpContext<'_> {
                     file: at.as_ref().map(|(p, _)| self.rel(p)),
                     line: at.as_ref().map(|(_, l)| *l),
                     source: at.as_ref().and_then(|(p, l)| format::source_line(p, *l)),
-                    info: stop,
+                    what: stop.words.clone(),
+                    info: Box::new(stop),
                     place,
                 }
             }
@@ -263,6 +301,41 @@ impl OpContext<'_> {
                 waited: wait,
                 output: s.output_tail(OUTPUT_IN_ANSWER * 2),
             },
+        }
+    }
+
+    /// Where an exception, panic or signal hit the program's own code: the
+    /// first frame whose source is in the workspace (the top one when none
+    /// is), and how many frames above it are not (the runtime's, a
+    /// library's).
+    async fn first_user_frame(
+        &self,
+        s: &Session,
+        thread: u64,
+    ) -> (Option<dap_types::StackFrame>, usize) {
+        const LOOK_AT: u64 = 30;
+        let frames = match s
+            .typed::<req::StackTrace>(&dap_types::StackTraceArguments {
+                thread_id: thread,
+                start_frame: Some(0),
+                levels: Some(LOOK_AT),
+                format: None,
+            })
+            .await
+        {
+            Ok(st) => st.stack_frames,
+            Err(_) => return (None, 0),
+        };
+        let in_workspace = |f: &dap_types::StackFrame| {
+            f.source
+                .as_ref()
+                .and_then(|src| src.path.as_deref())
+                .and_then(|p| std::path::Path::new(p).canonicalize().ok())
+                .is_some_and(|p| self.workspace.contains(&p))
+        };
+        match frames.iter().position(in_workspace) {
+            Some(i) => (frames.into_iter().nth(i), i),
+            None => (frames.into_iter().next(), 0),
         }
     }
 
@@ -319,7 +392,7 @@ impl OpContext<'_> {
         }
         s.mark_running(stop.stop_id);
         let settled = s.wait_settled(snap.generation, wait).await;
-        done(self.run_result(head, self.outcome(&s, settled, wait).await))
+        done(self.run_result(head, self.outcome(&s, settled, wait, false).await))
     }
 
     fn run_result(&self, head: String, outcome: Outcome) -> RunResult {
@@ -346,7 +419,9 @@ impl OpContext<'_> {
         }
         match s.wait_settled(since, Duration::from_secs(2)).await {
             Settled::Ended(end) => {
-                let outcome = self.outcome(s, Settled::Ended(end), Duration::ZERO).await;
+                let outcome = self
+                    .outcome(s, Settled::Ended(end), Duration::ZERO, false)
+                    .await;
                 done(self.run_result(head, outcome))
             }
             _ => Err(e),
@@ -366,16 +441,40 @@ impl OpContext<'_> {
                 info: stop.clone(),
             });
         }
-        let thread = self.pick_thread(&s, args.thread_id, None).await?;
+        let thread = self.pause_thread(&s, args.thread_id).await?;
         let head = format!("pause  thread {thread}");
-        let sent = s
-            .typed::<req::Pause>(&dap_types::PauseArguments { thread_id: thread })
-            .await;
+        let sent = s.request("pause", json!({ "threadId": thread })).await;
         if let Err(e) = sent {
             return self.died_during(&s, snap.generation, e, head).await;
         }
         let settled = s.wait_settled(snap.generation, wait).await;
-        done(self.run_result(head, self.outcome(&s, settled, wait).await))
+        done(self.run_result(head, self.outcome(&s, settled, wait, true).await))
+    }
+
+    /// The thread `pause` names: the given one, else the first real one.
+    /// While a Go program runs delve lists only its placeholder thread -1,
+    /// and pauses the whole program whatever thread is named: then the
+    /// placeholder is what it is sent.
+    async fn pause_thread(&self, s: &Session, given: Option<u64>) -> Result<i64, ToolError> {
+        if given.is_some() {
+            return Ok(self.pick_thread(s, given, None).await? as i64);
+        }
+        let body = s.request("threads", json!({})).await?;
+        let listed: Vec<i64> = body
+            .get("threads")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.get("id").and_then(Value::as_i64))
+            .collect();
+        listed
+            .iter()
+            .find(|id| **id >= 0)
+            .or(listed.first())
+            .copied()
+            .ok_or_else(|| {
+                ToolError::failed("the program has no threads (it may be exiting); call status")
+            })
     }
 
     pub(super) async fn terminate(&mut self) -> Result<ToolOutput, ToolError> {

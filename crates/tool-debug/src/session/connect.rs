@@ -174,6 +174,58 @@ fn adapter_path(plan: &LaunchPlan) -> std::ffi::OsString {
     }
 }
 
+/// Whether a TCP socket of this machine listens on `port` (any address), by
+/// the kernel's socket tables; `None` where they cannot be read. Asking
+/// this instead of connecting leaves a debug server alone: a headless `dlv`
+/// or an `lldb-server` ends when its first client goes away.
+pub fn port_listened_on(port: u16) -> Option<bool> {
+    let mut readable = false;
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        readable = true;
+        // `sl local_address rem_address st …`: `0100007F:1F90 00000000:0000 0A`
+        let listening = text.lines().skip(1).any(|line| {
+            let mut cols = line.split_whitespace().skip(1);
+            let local = cols.next().unwrap_or_default();
+            let state = cols.nth(1).unwrap_or_default();
+            state == "0A"
+                && local
+                    .rsplit_once(':')
+                    .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
+                    == Some(port)
+        });
+        if listening {
+            return Some(true);
+        }
+    }
+    readable.then_some(false)
+}
+
+/// Refuse at once when nothing listens on `port`, with the error a
+/// connection gets (a connection to a port nobody listens on disturbs no
+/// one). Where the socket tables cannot be read, the attach itself tells.
+pub async fn refuse_closed_port(port: u16) -> Result<(), ToolError> {
+    if port_listened_on(port) != Some(false) {
+        return Ok(());
+    }
+    let tried = tokio::time::timeout(
+        std::time::Duration::from_millis(500),
+        tokio::net::TcpStream::connect(("127.0.0.1", port)),
+    )
+    .await;
+    let why = match tried {
+        Ok(Err(e)) => e.to_string(),
+        // It started listening in between: let the attach go on.
+        Ok(Ok(_)) => return Ok(()),
+        Err(_) => "no answer within 500 ms".to_string(),
+    };
+    Err(ToolError::failed(format!(
+        "cannot connect to 127.0.0.1:{port}: {why}; nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:{port} --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:{port} debug`)"
+    )))
+}
+
 /// `DAP server listening at: 127.0.0.1:40123` → `127.0.0.1:40123`.
 pub fn listen_address(line: &str) -> Option<String> {
     let lower = line.to_ascii_lowercase();
@@ -200,5 +252,14 @@ mod tests {
             Some("[::1]:40000")
         );
         assert!(listen_address("hello").is_none());
+    }
+
+    #[test]
+    fn a_listening_port_is_told_from_a_closed_one() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        assert_eq!(port_listened_on(port), Some(true));
+        drop(l);
+        assert_eq!(port_listened_on(port), Some(false));
     }
 }

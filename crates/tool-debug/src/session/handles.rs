@@ -143,6 +143,7 @@ mod tests {
             description: None,
             text: None,
             thread_id: Some(1),
+            words: None,
         })
     }
 

@@ -69,6 +69,7 @@ impl Session {
         let inner = Arc::new(Inner {
             info: SessionInfo {
                 adapter_id: plan.adapter.spec.id.clone(),
+                adapter_kind: plan.adapter.spec.kind,
                 label: plan.label.clone(),
                 adapter_command,
                 evaluate_context: plan.adapter.spec.evaluate_context.clone(),

@@ -22,7 +22,7 @@ mod owned;
 mod pump;
 mod state;
 
-pub use connect::listen_address;
+pub use connect::{listen_address, port_listened_on, refuse_closed_port};
 pub use handles::{HandleKind, Resolved};
 pub use state::{Ending, RunState, Settled, Snapshot, StopInfo};
 
@@ -99,6 +99,7 @@ pub struct StartReport {
 /// What a session is, fixed at its start.
 struct SessionInfo {
     adapter_id: String,
+    adapter_kind: crate::catalog::AdapterKind,
     label: String,
     adapter_command: String,
     evaluate_context: String,
@@ -305,6 +306,26 @@ impl Session {
 
     pub fn snapshot(&self) -> Snapshot {
         self.inner.run.snapshot()
+    }
+
+    /// Record what the current stop is, in words (see [`StopInfo::words`]).
+    pub fn explain_stop(&self, stop_id: u64, reason: &str, words: &str) {
+        self.inner.run.explain(stop_id, reason, words);
+    }
+
+    /// Whether the adapter announced `capability` in its `initialize` answer.
+    pub fn supports(&self, capability: &str) -> bool {
+        self.inner
+            .capabilities
+            .lock()
+            .expect("caps lock")
+            .get(capability)
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+
+    pub fn adapter_kind(&self) -> crate::catalog::AdapterKind {
+        self.inner.info.adapter_kind
     }
 
     pub fn is_ended(&self) -> bool {

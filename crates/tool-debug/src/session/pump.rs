@@ -34,10 +34,11 @@ pub(super) async fn pump_events(
                 inner.owned.record_tree();
                 inner.run.set(RunState::Stopped(StopInfo {
                     stop_id: stops,
-                    reason: stop_reason(&s),
-                    description: s.description.clone(),
-                    text: s.text.clone(),
+                    reason: s.reason,
+                    description: s.description,
+                    text: s.text,
                     thread_id: s.thread_id,
+                    words: None,
                 }));
             }
             AdapterEvent::Continued { .. } => {
@@ -163,21 +164,4 @@ fn adapter_died(inner: Arc<Inner>) {
     // Mark it now so the call that is waiting sees why at once.
     s.inner.run.set_ended(ending.clone());
     tokio::spawn(async move { s.shutdown(ending).await });
-}
-
-fn stop_reason(s: &dap_types::StoppedEvent) -> String {
-    use dap_types::StoppedEventReason as R;
-    match &s.reason {
-        R::Step => "step",
-        R::Breakpoint => "breakpoint",
-        R::Exception => "exception",
-        R::Pause => "pause",
-        R::Entry => "entry",
-        R::Goto => "goto",
-        R::FunctionBreakpoint => "function breakpoint",
-        R::DataBreakpoint => "data breakpoint",
-        R::InstructionBreakpoint => "instruction breakpoint",
-        _ => "other",
-    }
-    .to_string()
 }

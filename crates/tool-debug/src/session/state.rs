@@ -21,6 +21,9 @@ pub struct StopInfo {
     pub description: Option<String>,
     pub text: Option<String>,
     pub thread_id: Option<u64>,
+    /// What the stop is, in words, once the ops asked the adapter
+    /// (`paused`, `stopped: signal SIGSEGV: …`, `stopped: panic: …`).
+    pub words: Option<String>,
 }
 
 /// How a session ended.
@@ -116,6 +119,20 @@ impl RunStateCell {
                 true
             }
             None => false,
+        });
+    }
+
+    /// Say what the current stop is (its reason word and its words),
+    /// if it is still `stop_id`. Waiters are not woken: nothing moved.
+    pub(crate) fn explain(&self, stop_id: u64, reason: &str, words: &str) {
+        self.tx.send_if_modified(|s| {
+            if let RunState::Stopped(info) = &mut s.state {
+                if info.stop_id == stop_id {
+                    info.reason = reason.to_string();
+                    info.words = Some(words.to_string());
+                }
+            }
+            false
         });
     }
 

@@ -28,6 +28,21 @@ pub(in crate::ops) trait Answer: Serialize {
 
 /// The first line of a stop: `stopped (breakpoint) thread 1 in mean at avg.py:6`.
 pub(in crate::ops) fn stop_headline(stop: &StopInfo, place: Option<&str>) -> String {
+    if let Some(words) = &stop.words {
+        // `paused — thread 1 in main at spin.c:9`
+        let mut line = cap_chars(words, 600).into_owned();
+        let mut at = Vec::new();
+        if let Some(t) = stop.thread_id {
+            at.push(format!("thread {t}"));
+        }
+        if let Some(p) = place {
+            at.push(format!("in {p}"));
+        }
+        if !at.is_empty() {
+            line.push_str(&format!(" — {}", at.join(" ")));
+        }
+        return line;
+    }
     let mut why = stop.reason.clone();
     if let Some(d) = stop
         .description

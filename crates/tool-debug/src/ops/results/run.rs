@@ -19,8 +19,10 @@ pub(in crate::ops) enum Outcome {
         function: Option<String>,
         file: Option<String>,
         line: Option<u64>,
+        /// What the stop is, in words (`paused`, `stopped: panic: …`).
+        what: Option<String>,
         #[serde(skip)]
-        info: StopInfo,
+        info: Box<StopInfo>,
         /// `mean at avg.py:6`
         #[serde(skip)]
         place: Option<String>,

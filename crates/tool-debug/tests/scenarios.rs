@@ -1,0 +1,255 @@
+//! One scenario table, a row per adapter (debugpy on Python, lldb on C,
+//! delve on Go), driven by one test body: what a program that crashes, a
+//! program that spins and an attach to a closed port look like under each.
+//! Every row names its own programs and its expected answers; the body is
+//! the same for all.
+
+mod common;
+
+use common::*;
+use expect_test::{expect, Expect};
+use serde_json::json;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// One adapter's programs and what the model must read for them.
+struct Row {
+    adapter: &'static str,
+    /// Tools the row needs (each inner list: any one of them).
+    needs: &'static [&'static [&'static str]],
+    fixture: &'static str,
+    /// Run in the workspace copy before anything (compiling C).
+    build: Option<fn(&Path)>,
+    /// A program that crashes (uncaught exception, segfault, panic),
+    /// launched without naming the adapter.
+    crash: &'static str,
+    /// The same crash as a compiled program the adapter must be routed to
+    /// by its content (a Go executable by its build info), built by `build`.
+    crash_built: Option<&'static str>,
+    /// The first lines of the crash's stop.
+    crash_stop: Expect,
+    /// A source file launched without naming the adapter, and the refusal.
+    source: Option<(&'static str, Expect)>,
+    /// A program that spins forever after printing "spinning".
+    spin: &'static str,
+    /// The answer of `pause` on it (the stop line).
+    pause_stop: Expect,
+    /// `attach` to a port where nothing listens.
+    closed_port: Expect,
+}
+
+fn gcc(dir: &Path) {
+    for name in ["crash", "spin"] {
+        let built = std::process::Command::new("gcc")
+            .args(["-g", "-O0", "-o", name, &format!("{name}.c")])
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(built.success(), "gcc {name}.c");
+    }
+}
+
+fn go_build(dir: &Path) {
+    let built = std::process::Command::new("go")
+        .args([
+            "build",
+            "-gcflags=all=-N -l",
+            "-o",
+            "crash-bin",
+            "./cmd/crash",
+        ])
+        .env("GOPROXY", "off")
+        .env("GOTOOLCHAIN", "local")
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(built.success(), "go build ./cmd/crash");
+}
+
+fn debugpy_row() -> Row {
+    Row {
+        adapter: "debugpy",
+        needs: &[],
+        fixture: "python",
+        build: None,
+        crash: "crash.py",
+        crash_built: None,
+        source: None,
+        crash_stop: expect![[r#"
+            stopped: uncaught ValueError: invalid literal for int() with base 10: 'forty-two' — thread N in parse at crash.py:5
+                5 |     return int(text)"#]],
+        spin: "spin.py",
+        pause_stop: expect!["paused — thread N"],
+        closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
+    }
+}
+
+fn lldb_row() -> Row {
+    Row {
+        adapter: "lldb",
+        needs: &[&["lldb-dap", "lldb-vscode-14", "lldb-vscode"], &["gcc"]],
+        fixture: "c",
+        build: Some(gcc),
+        crash: "crash",
+        crash_built: None,
+        source: Some(("crash.c", expect!["bad arguments: `crash.c` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog crash.c` or `cargo build`) and launch the executable"])),
+        crash_stop: expect![[r#"
+            stopped: signal SIGSEGV: invalid address (fault address: 0x0) — thread N in store at crash.c:5
+                5 |     *p = v;"#]],
+        spin: "spin",
+        pause_stop: expect!["paused — thread N"],
+        closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
+    }
+}
+
+fn delve_row() -> Row {
+    Row {
+        adapter: "delve",
+        needs: &[&["dlv"], &["go"]],
+        fixture: "go",
+        build: Some(go_build),
+        crash: "cmd/crash",
+        crash_built: Some("crash-bin"),
+        source: None,
+        crash_stop: expect![[r#"
+            stopped: panic: assignment to entry in nil map — thread N in main.store at cmd/crash/main.go:7 (below 3 frames outside the workspace; stack shows all)
+                7 | 	m[k] = 42"#]],
+        spin: "cmd/spin",
+        pause_stop: expect!["paused — thread N"],
+        closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
+    }
+}
+
+/// Machine-dependent numbers out of a stop line: lldb's thread ids are the
+/// OS's, a closed port is whatever the OS handed out.
+fn stable(text: &str, port: Option<u16>) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(" thread ") {
+        let (head, tail) = rest.split_at(at + " thread ".len());
+        out.push_str(head);
+        let digits = tail.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 {
+            out.push('N');
+        }
+        rest = &tail[digits..];
+    }
+    out.push_str(rest);
+    match port {
+        Some(p) => out.replace(&p.to_string(), "PORT"),
+        None => out,
+    }
+}
+
+/// The lines of an answer after its `debug …` head and its notes, up to `n`.
+fn after_head(text: &str, n: usize) -> String {
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.starts_with("note: ") && !l.starts_with("(the previous"))
+        .take(n)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Wait (bounded) until the program has printed `what`.
+async fn wait_for_output(b: &Bench, what: &str) -> String {
+    let mut seen = String::new();
+    for _ in 0..200 {
+        let (text, _) = b.call(json!({"op": "output"})).await;
+        seen.push_str(&text);
+        if seen.contains(what) {
+            return seen;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the program never printed {what:?}; output calls said:\n{seen}");
+}
+
+/// A port nothing listens on: bound, then closed.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+async fn scenario(row: Row) {
+    for any in row.needs {
+        if tool_core::fixtures::require(any).is_none() {
+            return;
+        }
+    }
+    if row.adapter == "debugpy" && tool_core::fixtures::require(&["python3"]).is_none() {
+        return;
+    }
+    let dir = copy_fixture(row.fixture);
+    if let Some(build) = row.build {
+        build(dir.path());
+    }
+    let b = bench(dir.path(), config());
+
+    // A source lldb cannot run says how to build it.
+    if let Some((source, refusal)) = &row.source {
+        let err = b.err(json!({"op": "launch", "program": source})).await;
+        refusal.assert_eq(&err.to_string());
+    }
+
+    // A crash stops where it happened and says what happened, without
+    // naming the adapter.
+    for program in std::iter::once(row.crash).chain(row.crash_built) {
+        let (text, s) = b
+            .call(json!({"op": "launch", "program": program, "timeout_seconds": 60}))
+            .await;
+        assert!(text.contains(&format!("under {}", row.adapter)), "{text}");
+        assert_eq!(s["state"], "stopped", "{text}");
+        row.crash_stop
+            .assert_eq(&stable(&after_head(&text, 2), None));
+        let recorded = b.processes().await;
+        b.call(json!({"op": "terminate"})).await;
+        assert_no_orphans(&b, &recorded).await;
+    }
+
+    // An endless loop is still running at the bound; pause stops it.
+    let (text, s) = b
+        .call(json!({"op": "launch", "program": row.spin, "timeout_seconds": 2}))
+        .await;
+    assert_eq!(s["state"], "running", "{text}");
+    wait_for_output(&b, "spinning").await;
+    let (text, s) = b.call(json!({"op": "pause"})).await;
+    assert_eq!(
+        (s["state"].as_str(), s["reason"].as_str()),
+        (Some("stopped"), Some("pause")),
+        "{text}"
+    );
+    let first = text.lines().nth(1).unwrap_or_default();
+    let upto_in = first.split(" in ").next().unwrap_or_default();
+    row.pause_stop.assert_eq(&stable(upto_in, None));
+    let recorded = b.processes().await;
+    b.call(json!({"op": "terminate"})).await;
+    assert_no_orphans(&b, &recorded).await;
+
+    // Nothing listens: refused at once, with the connection error.
+    let port = closed_port();
+    let started = Instant::now();
+    let err = b
+        .err(json!({"op": "attach", "port": port, "adapter": row.adapter, "timeout_seconds": 5}))
+        .await;
+    let took = started.elapsed();
+    row.closed_port
+        .assert_eq(&stable(&normalized(&b, &err.to_string()), Some(port)));
+    assert!(took < Duration::from_secs(1), "refused after {took:?}");
+    assert!(b.processes().await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scenario_debugpy() {
+    scenario(debugpy_row()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scenario_lldb_on_c() {
+    scenario(lldb_row()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scenario_delve() {
+    scenario(delve_row()).await;
+}
