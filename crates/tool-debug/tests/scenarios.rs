@@ -36,6 +36,42 @@ struct Row {
     pause_stop: Expect,
     /// `attach` to a port where nothing listens.
     closed_port: Expect,
+    /// Starts the spinning program under a debug server listening on the
+    /// port; `terminate` after attaching to it, and its answer.
+    listening: Option<(fn(&Path, u16) -> std::process::Child, Expect)>,
+}
+
+/// `lldb-server gdbserver 127.0.0.1:PORT ./spin`.
+fn lldb_server(dir: &Path, port: u16) -> std::process::Child {
+    let server = ["lldb-server", "lldb-server-14"]
+        .into_iter()
+        .find(|n| tool_core::fixtures::require(&[n]).is_some())
+        .expect("lldb-server");
+    std::process::Command::new(server)
+        .args(["gdbserver", &format!("127.0.0.1:{port}"), "./spin"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let after = s.rsplit_once(')')?.1.to_string();
+                    after.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
 }
 
 fn gcc(dir: &Path) {
@@ -80,6 +116,7 @@ fn debugpy_row() -> Row {
                 5 |     return int(text)"#]],
         spin: "spin.py",
         pause_stop: expect!["paused — thread N"],
+        listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -98,6 +135,9 @@ fn lldb_row() -> Row {
                 5 |     *p = v;"#]],
         spin: "spin",
         pause_stop: expect!["paused — thread N"],
+        listening: Some((lldb_server, expect![[r#"
+            debug terminate  port PORT
+            disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]])),
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -116,6 +156,7 @@ fn delve_row() -> Row {
                 7 | 	m[k] = 42"#]],
         spin: "cmd/spin",
         pause_stop: expect!["paused — thread N"],
+        listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -237,6 +278,37 @@ async fn scenario(row: Row) {
         .assert_eq(&stable(&normalized(&b, &err.to_string()), Some(port)));
     assert!(took < Duration::from_secs(1), "refused after {took:?}");
     assert!(b.processes().await.is_empty());
+
+    // Attached to a debuggee started outside the run, `terminate`
+    // disconnects and leaves it running.
+    if let Some((start, said)) = &row.listening {
+        let port = closed_port();
+        let mut server = start(dir.path(), port);
+        for _ in 0..100 {
+            if tool_debug::session::port_listened_on(port) == Some(true) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let (text, _) = b
+            .call(json!({"op": "attach", "port": port, "adapter": row.adapter, "timeout_seconds": 30}))
+            .await;
+        assert!(text.contains(&format!("attach  port {port}")), "{text}");
+        let debuggees = children_of(server.id());
+        assert_eq!(debuggees.len(), 1, "the debug server's debuggee");
+        let (text, _) = b.call(json!({"op": "terminate"})).await;
+        let text = text.replace(&debuggees[0].to_string(), "DEBUGGEE");
+        said.assert_eq(&stable(&text, Some(port)));
+        assert!(
+            tool_core::process::pid_alive(debuggees[0]),
+            "the debuggee was killed"
+        );
+        unsafe {
+            libc::kill(debuggees[0] as i32, libc::SIGKILL);
+        }
+        let _ = server.kill();
+        let _ = server.wait();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,9 @@
 //! with where the program settled ([`Outcome`]).
 
 use super::info::breakpoint_line;
-use super::results::{AlreadyStopped, Outcome, RunResult, TerminateResult, OUTPUT_IN_ANSWER};
+use super::results::{
+    AlreadyStopped, Detached, Outcome, RunResult, TerminateResult, OUTPUT_IN_ANSWER,
+};
 use super::{done, relative_to, wait_bound, OpContext};
 use crate::adapters::{self, LaunchInput, RequestArguments};
 use crate::args::{DebugArgs, Op};
@@ -482,8 +484,19 @@ impl OpContext<'_> {
             return Err(ToolError::refused("no debug session to terminate"));
         };
         let before = s.snapshot().state;
-        s.shutdown(Ending::Terminated).await;
+        let attached = s.attached();
+        s.shutdown(if attached {
+            Ending::Detached
+        } else {
+            Ending::Terminated
+        })
+        .await;
+        let debuggee = s.debuggee_pid();
         done(TerminateResult {
+            detached: attached.then(|| Detached {
+                pid: debuggee,
+                alive: debuggee.map(tool_core::process::pid_alive),
+            }),
             left: s.live_processes(),
             label: s.label().to_string(),
             had_ended: match before {

@@ -68,6 +68,7 @@ impl Session {
         let (initialized, _) = watch::channel(false);
         let inner = Arc::new(Inner {
             info: SessionInfo {
+                attached: plan.request == "attach",
                 adapter_id: plan.adapter.spec.id.clone(),
                 adapter_kind: plan.adapter.spec.kind,
                 label: plan.label.clone(),
@@ -84,6 +85,7 @@ impl Session {
             owned: Owned::new(conn.child, adapter_pid, plan.scratch_dir.clone()),
             breakpoints: Mutex::new(BTreeMap::new()),
             capabilities: Mutex::new(Value::Null),
+            debuggee_pid: Mutex::new(None),
             background: Background::default(),
         });
         let mut tasks = conn.tasks;

@@ -98,6 +98,9 @@ pub struct StartReport {
 
 /// What a session is, fixed at its start.
 struct SessionInfo {
+    /// An attach: the debuggee was started outside this run, and ending
+    /// the session disconnects from it instead of ending it.
+    attached: bool,
     adapter_id: String,
     adapter_kind: crate::catalog::AdapterKind,
     label: String,
@@ -155,6 +158,8 @@ struct Inner {
     owned: Owned,
     breakpoints: Mutex<BTreeMap<PathBuf, Vec<BreakpointStatus>>>,
     capabilities: Mutex<Value>,
+    /// From the adapter's `process` event.
+    debuggee_pid: Mutex<Option<u32>>,
     background: Background,
 }
 
@@ -324,6 +329,16 @@ impl Session {
             == Some(true)
     }
 
+    /// Whether the session attached to a debuggee started outside this run.
+    pub fn attached(&self) -> bool {
+        self.inner.info.attached
+    }
+
+    /// The debuggee's pid, when the adapter reported it (`process` event).
+    pub fn debuggee_pid(&self) -> Option<u32> {
+        *self.inner.debuggee_pid.lock().expect("pid lock")
+    }
+
     pub fn adapter_kind(&self) -> crate::catalog::AdapterKind {
         self.inner.info.adapter_kind
     }
@@ -365,7 +380,8 @@ impl Session {
                 .typed::<dap_types::requests::Disconnect>(
                     &dap_types::DisconnectArguments {
                         restart: Some(false),
-                        terminate_debuggee: Some(true),
+                        // A debuggee we did not start is left running.
+                        terminate_debuggee: Some(!self.inner.info.attached),
                         suspend_debuggee: None,
                     },
                     DISCONNECT_GRACE,

@@ -79,7 +79,11 @@ pub(super) async fn pump_events(
             },
             AdapterEvent::Process(p) => {
                 if let Some(pid) = p.system_process_id {
-                    inner.owned.add(pid as u32);
+                    *inner.debuggee_pid.lock().expect("pid lock") = Some(pid as u32);
+                    // A debuggee someone else started is not ours to kill.
+                    if !inner.info.attached {
+                        inner.owned.add(pid as u32);
+                    }
                 }
             }
             AdapterEvent::Breakpoint(b) => {

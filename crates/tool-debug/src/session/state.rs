@@ -29,11 +29,21 @@ pub struct StopInfo {
 /// How a session ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ending {
-    Exited { code: Option<i64> },
-    AdapterDied { why: String },
-    Expired { ttl: Duration },
+    Exited {
+        code: Option<i64>,
+    },
+    AdapterDied {
+        why: String,
+    },
+    Expired {
+        ttl: Duration,
+    },
     Terminated,
-    Failed { why: String },
+    /// An attached session let go of a debuggee it did not start.
+    Detached,
+    Failed {
+        why: String,
+    },
 }
 
 impl Ending {
@@ -47,6 +57,9 @@ impl Ending {
                 crate::format::duration(*ttl)
             ),
             Ending::Terminated => "terminated on request".into(),
+            Ending::Detached => {
+                "disconnected on request; the debuggee was started outside this run and was left running".into()
+            }
             Ending::Failed { why } => format!("the launch failed: {why}"),
         }
     }

@@ -136,10 +136,21 @@ impl Answer for AlreadyStopped {
     }
 }
 
+/// What `terminate` did to a debuggee it had attached to.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct Detached {
+    /// The debuggee's pid, when the adapter reported it.
+    pub pid: Option<u32>,
+    /// Whether it is still alive after the disconnect.
+    pub alive: Option<bool>,
+}
+
 /// `terminate`.
 #[derive(Debug, Serialize)]
 pub(in crate::ops) struct TerminateResult {
     pub left: Vec<u32>,
+    /// Set after an `attach`: the session disconnected instead.
+    pub detached: Option<Detached>,
     #[serde(skip)]
     pub label: String,
     /// How it had ended before, if it had.
@@ -150,11 +161,25 @@ pub(in crate::ops) struct TerminateResult {
 impl Answer for TerminateResult {
     fn text(&self) -> String {
         let mut out = vec![format!("debug terminate  {}", self.label)];
-        match &self.had_ended {
-            Some(why) => out.push(format!(
+        match (&self.had_ended, &self.detached) {
+            (Some(why), _) => out.push(format!(
                 "the session had already ended ({why}); its processes are gone"
             )),
-            None => out.push(
+            (None, Some(d)) => {
+                let who = match d.pid {
+                    Some(pid) => format!("the debuggee (pid {pid})"),
+                    None => "the debuggee".to_string(),
+                };
+                let fate = match d.alive {
+                    Some(true) => "is still running",
+                    Some(false) => "has ended since",
+                    None => "was left running",
+                };
+                out.push(format!(
+                    "disconnected; {who} was started outside this run and {fate}; the adapter is gone"
+                ));
+            }
+            (None, None) => out.push(
                 "terminated: the program, the adapter and every process they started are gone"
                     .into(),
             ),
