@@ -12,6 +12,9 @@ use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// Starts a debug server with the spinning program on a port.
+type DebugServer = fn(&Path, u16) -> std::process::Child;
+
 /// One adapter's programs and what the model must read for them.
 struct Row {
     adapter: &'static str,
@@ -38,7 +41,7 @@ struct Row {
     closed_port: Expect,
     /// Starts the spinning program under a debug server listening on the
     /// port; `terminate` after attaching to it, and its answer.
-    listening: Option<(fn(&Path, u16) -> std::process::Child, Expect)>,
+    listening: Option<(DebugServer, Expect)>,
 }
 
 /// `lldb-server gdbserver 127.0.0.1:PORT ./spin`.
