@@ -114,3 +114,61 @@ pub fn debugpy_version(catalog: &Catalog, python: &Path) -> Option<String> {
         &["-c", "import debugpy; print(debugpy.__version__)"],
     )
 }
+
+/// A traceback in the program's output, from its first user frame: the
+/// frames of debugpy and of `runpy` that run the program are left out, and
+/// a line says how many were.
+pub fn hide_adapter_frames(text: &str) -> String {
+    fn adapter_frame(line: &str) -> bool {
+        let Some(rest) = line.trim_start().strip_prefix("File \"") else {
+            return false;
+        };
+        let path = rest.split('"').next().unwrap_or_default();
+        path.contains("/debugpy/") || path.contains("/_pydevd") || path.ends_with("/runpy.py")
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < lines.len() {
+        if !(lines[i].starts_with("  File \"") && adapter_frame(lines[i])) {
+            out.push_str(lines[i]);
+            i += 1;
+            continue;
+        }
+        // A run of adapter frames, each with its indented detail lines.
+        let mut hidden = 0;
+        while i < lines.len() && lines[i].starts_with("  File \"") && adapter_frame(lines[i]) {
+            hidden += 1;
+            i += 1;
+            while i < lines.len() && lines[i].starts_with("    ") {
+                i += 1;
+            }
+        }
+        out.push_str(&format!(
+            "  ({} of the debugger hidden)\n",
+            tool_core::format::plural(hidden, "frame", "frames")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_traceback_starts_at_the_first_user_frame() {
+        let text = "parsing\nTraceback (most recent call last):\n  File \"/usr/lib/python3.11/runpy.py\", line 198, in _run_module_as_main\n    return _run_code(code, main_globals, None,\n           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File \"/v/lib/python3.11/site-packages/debugpy/__main__.py\", line 71, in <module>\n    cli.main()\n  File \"/w/crash.py\", line 13, in <module>\n    main()\n  File \"/w/crash.py\", line 10, in main\n    return parse(\"forty-two\")\nValueError: invalid literal\n";
+        expect_test::expect![[r#"
+            parsing
+            Traceback (most recent call last):
+              (2 frames of the debugger hidden)
+              File "/w/crash.py", line 13, in <module>
+                main()
+              File "/w/crash.py", line 10, in main
+                return parse("forty-two")
+            ValueError: invalid literal
+        "#]]
+        .assert_eq(&hide_adapter_frames(text));
+    }
+}

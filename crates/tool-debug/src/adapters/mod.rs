@@ -207,6 +207,15 @@ pub fn stop_question(kind: AdapterKind) -> Option<StopQuestion> {
     }
 }
 
+/// The program's output as the model reads it: an adapter's own frames
+/// left out of tracebacks (debugpy).
+pub fn tidy_output(kind: AdapterKind, text: String) -> String {
+    match kind {
+        AdapterKind::Debugpy => debugpy::hide_adapter_frames(&text),
+        _ => text,
+    }
+}
+
 /// Shallow merge of `extra`'s keys over `base`.
 fn merge(base: &mut Value, extra: &Value) {
     if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {

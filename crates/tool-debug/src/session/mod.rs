@@ -466,18 +466,21 @@ impl Session {
     pub fn take_new_output(&self) -> tool_core::process::OutputChunk {
         let io = &self.inner.io;
         let mut cursor = io.output_cursor.lock().expect("cursor lock");
-        let chunk = io.output.lock().expect("output lock").read_since(*cursor);
+        let mut chunk = io.output.lock().expect("output lock").read_since(*cursor);
         *cursor = chunk.cursor;
+        chunk.text = crate::adapters::tidy_output(self.adapter_kind(), chunk.text);
         chunk
     }
 
     pub fn output_tail(&self, bytes: usize) -> String {
-        self.inner
+        let tail = self
+            .inner
             .io
             .output
             .lock()
             .expect("output lock")
-            .tail(bytes)
+            .tail(bytes);
+        crate::adapters::tidy_output(self.adapter_kind(), tail)
     }
 
     /// Hand out a new handle for something of the current stop.
