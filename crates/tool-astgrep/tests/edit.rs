@@ -33,7 +33,7 @@ fn run_with<S: AsRef<str>>(files: &[(S, String)]) -> Run {
     }
     let journal = dir.path().join("journal");
     let ws = Workspace::new(&root).unwrap();
-    let store = EditStore::open(Journal::at(&journal));
+    let store = EditStore::open(Journal::at(&journal, &ws));
     Run {
         _dir: dir,
         root: ws.root().to_path_buf(),
@@ -415,7 +415,7 @@ fn crash_child_helper() {
     };
     let dir = PathBuf::from(dir);
     let ws = Workspace::new(dir.join("ws")).unwrap();
-    let store = EditStore::open(Journal::at(dir.join("journal")));
+    let store = EditStore::open(Journal::at(dir.join("journal"), &ws));
     ops::stage(
         &ws,
         &store,
@@ -476,7 +476,7 @@ fn a_crash_in_the_middle_is_recovered_on_the_next_start() {
     assert_eq!(run.read("a.py"), "bar(1)\n");
     assert_eq!(run.read("b.py"), "foo(2)\n");
     assert_eq!(run.read("c.py"), "foo(3)\n");
-    let journal = Journal::at(&run.journal);
+    let journal = Journal::at(&run.journal, &run.ws);
     assert_eq!(journal.pending().len(), 1);
 
     // The next start of the store restores the whole tree.

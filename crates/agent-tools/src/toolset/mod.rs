@@ -43,9 +43,13 @@ pub struct ToolsetBuilder {
 impl ToolsetBuilder {
     /// A run rooted at `workdir`, which must exist.
     pub fn new(workdir: impl AsRef<Path>) -> std::io::Result<Self> {
+        let workspace = Workspace::new(workdir)?;
+        // Temporary files a killed run of ours left mid-write go first
+        // (a bounded walk; each folder is swept again on our first write).
+        workspace.sweep_stale_temps();
         Ok(ToolsetBuilder {
             run: RunContext {
-                workspace: Workspace::new(workdir)?,
+                workspace,
                 conversation_id: None,
             },
             approver: None,
