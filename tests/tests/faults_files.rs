@@ -234,7 +234,10 @@ fn a_symlink_swap_race_never_escapes() {
         }
         // Stage (retrying while the link is in the way), then accept while
         // the swapping goes on.
-        for _ in 0..200 {
+        // (Bounded by time, not tries: under load the swapping thread may
+        // sleep long in the link state.)
+        let give_up = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < give_up {
             let answer = host.call(
                 "ast_edit",
                 json!({"pattern": from, "rewrite": to, "path": "d"}),
@@ -429,6 +432,11 @@ fn stale_temp_files_of_ours_are_swept_at_start() {
     }
     let mut host = Host::start(ws.path(), PLAIN_PATH.as_ref());
     host.call("read", json!({"path": "."}));
+    // The start-up sweep runs beside the first calls.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stale.iter().any(|f| ws.path().join(f).exists()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     for f in &stale {
         assert!(!ws.path().join(f).exists(), "{f} was not swept");
     }
