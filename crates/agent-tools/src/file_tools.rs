@@ -14,8 +14,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;
-use tool_core::files::{atomic_write, FileTransaction};
+use tool_core::files::{FileTransaction, TransactionError};
 use tool_core::format::{cap_chars, plural};
+use tool_core::fs::{DirHandle, FileKind, FsError, Opened, RegularFile};
 use tool_core::schemars::JsonSchema;
 use tool_core::{
     async_trait, parse_args, schema_for, Binding, CallContext, Registry, RegistryError, RunContext,
@@ -124,19 +125,29 @@ impl EditTool {
     }
 }
 
-/// Read a text file the tools may work on: not too large, not binary, UTF-8.
-fn read_text(ws: &Workspace, user: &str, path: &Path) -> Result<String, ToolError> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| ToolError::failed(format!("cannot read `{user}`: {e}")))?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(ToolError::bad_args(format!(
-            "`{user}` is {} bytes, over the {} MiB these tools handle; look at it with a search tool or a script instead",
-            meta.len(),
-            MAX_FILE_BYTES / (1024 * 1024)
-        )));
+/// The "too large" refusal, decided from the handle's size.
+fn too_large(user: &str, len: u64) -> ToolError {
+    ToolError::bad_args(format!(
+        "`{user}` is {len} bytes, over the {} MiB these tools handle; look at it with a search tool or a script instead",
+        MAX_FILE_BYTES / (1024 * 1024)
+    ))
+}
+
+/// Read an opened text file the tools may work on: not too large (decided
+/// before a byte is read), not binary, UTF-8.
+fn read_text(
+    ws: &Workspace,
+    user: &str,
+    path: &Path,
+    file: RegularFile,
+) -> Result<String, ToolError> {
+    if file.len() > MAX_FILE_BYTES {
+        return Err(too_large(user, file.len()));
     }
-    let bytes =
-        std::fs::read(path).map_err(|e| ToolError::failed(format!("cannot read `{user}`: {e}")))?;
+    let bytes = file.read_capped(MAX_FILE_BYTES).map_err(|e| match e {
+        FsError::TooLarge { len, .. } => too_large(user, len),
+        other => other.into(),
+    })?;
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err(ToolError::bad_args(format!(
             "`{}` is a binary file; these tools read and edit text only",
@@ -152,16 +163,17 @@ fn read_text(ws: &Workspace, user: &str, path: &Path) -> Result<String, ToolErro
     })
 }
 
-fn list_dir(ws: &Workspace, path: &Path) -> Result<ToolOutput, ToolError> {
+fn list_dir(ws: &Workspace, path: &Path, dir: DirHandle) -> Result<ToolOutput, ToolError> {
     let rel = ws.relative(path);
-    let mut entries: Vec<String> = std::fs::read_dir(path)
-        .map_err(|e| ToolError::failed(format!("cannot list `{rel}`: {e}")))?
-        .flatten()
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            match e.file_type() {
-                Ok(t) if t.is_dir() => format!("{name}/"),
-                _ => name,
+    let mut entries: Vec<String> = dir
+        .entries()?
+        .into_iter()
+        .map(|(name, kind)| {
+            let name = name.to_string_lossy().into_owned();
+            if kind == FileKind::Directory {
+                format!("{name}/")
+            } else {
+                name
             }
         })
         .collect();
@@ -203,11 +215,12 @@ impl Tool for ReadTool {
     async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: ReadArgs = parse_args(args)?;
         let path = self.ws.resolve_existing(&args.path)?;
-        if path.is_dir() {
-            return list_dir(&self.ws, &path);
-        }
+        let file = match self.ws.dir().open(&path)? {
+            Opened::Dir(dir) => return list_dir(&self.ws, &path, dir),
+            Opened::File(file) => file,
+        };
         let rel = self.ws.relative(&path);
-        let text = read_text(&self.ws, &args.path, &path)?;
+        let text = read_text(&self.ws, &args.path, &path, file)?;
         let offset = args.offset.unwrap_or(1);
         if offset == 0 {
             return Err(ToolError::bad_args(
@@ -290,7 +303,7 @@ impl Tool for WriteTool {
 
     async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: WriteArgs = parse_args(args)?;
-        let path = self.ws.resolve(&args.path)?;
+        let path = self.ws.resolve_file(&args.path)?;
         if path.is_dir() {
             return Err(ToolError::bad_args(format!(
                 "`{}` is a directory; give the path of a file",
@@ -298,21 +311,46 @@ impl Tool for WriteTool {
             )));
         }
         let rel = self.ws.relative(&path);
-        let before = std::fs::read(&path).ok();
-        atomic_write(&path, args.content.as_bytes()).map_err(|e| {
-            ToolError::failed(format!("writing {rel} failed: {e}; nothing changed"))
-        })?;
+        let (dir, name) = self.ws.dir().parent(&path, true)?;
+        // What it replaces, for the answer: its lines when it is small enough
+        // to read, its size otherwise (never read whole).
+        let before = match dir.child_kind(&name)? {
+            None => None,
+            Some((FileKind::Regular, _)) => {
+                let file = dir.open_file(&name)?;
+                let len = file.len();
+                Some(if len <= MAX_FILE_BYTES {
+                    Ok(file.read_capped(MAX_FILE_BYTES).unwrap_or_default())
+                } else {
+                    Err(len)
+                })
+            }
+            Some((kind, _)) => return Err(FsError::NotRegular { path: rel, kind }.into()),
+        };
+        dir.replace_child(&name, args.content.as_bytes())
+            .map_err(|e| match e {
+                e @ FsError::Io { .. } => {
+                    ToolError::failed(format!("writing {rel} failed: {e}; nothing changed"))
+                }
+                other => other.into(),
+            })?;
         let lines = args.content.lines().count();
         let what = match &before {
             None => "created".to_string(),
-            Some(old) if old == args.content.as_bytes() => "unchanged: same content".to_string(),
-            Some(old) => format!(
+            Some(Ok(old)) if old == args.content.as_bytes() => {
+                "unchanged: same content".to_string()
+            }
+            Some(Ok(old)) => format!(
                 "replaced; it had {}",
                 plural(
                     String::from_utf8_lossy(old).lines().count(),
                     "line",
                     "lines"
                 )
+            ),
+            Some(Err(len)) => format!(
+                "replaced; it had {}",
+                plural(*len as usize, "byte", "bytes")
             ),
         };
         Ok(ToolOutput::text(format!(
@@ -380,7 +418,13 @@ impl Tool for EditTool {
                 "`old_string` and `new_string` are the same; nothing would change",
             ));
         }
-        let path = self.ws.resolve_existing(&args.path)?;
+        let path = self.ws.resolve_file(&args.path)?;
+        if !path.exists() {
+            return Err(ToolError::bad_args(format!(
+                "`{}` does not exist in the workspace; check the path (relative to the workspace root)",
+                args.path
+            )));
+        }
         if path.is_dir() {
             return Err(ToolError::bad_args(format!(
                 "`{}` is a directory; give the path of a file",
@@ -388,7 +432,8 @@ impl Tool for EditTool {
             )));
         }
         let rel = self.ws.relative(&path);
-        let text = read_text(&self.ws, &args.path, &path)?;
+        let file = self.ws.dir().open_file(&path)?;
+        let text = read_text(&self.ws, &args.path, &path, file)?;
         let starts: Vec<usize> = text
             .match_indices(&args.old_string)
             .map(|(i, _)| i)
@@ -427,16 +472,17 @@ impl Tool for EditTool {
         } else {
             text.replacen(&args.old_string, &args.new_string, 1)
         };
-        let mut tx = FileTransaction::new();
+        let mut tx = FileTransaction::new(self.ws.dir());
         tx.replace(
             path.clone(),
             text.clone().into_bytes(),
             new_text.clone().into_bytes(),
         );
         tx.commit().map_err(|e| match e {
-            tool_core::files::TransactionError::Drifted(_) => ToolError::refused(format!(
+            TransactionError::Drifted(_) => ToolError::refused(format!(
                 "{rel} changed while the edit was prepared; nothing was written — read it again and retry"
             )),
+            e @ TransactionError::NotAFile { .. } => ToolError::refused(e.to_string()),
             other => ToolError::failed(other.to_string()),
         })?;
 

@@ -31,7 +31,7 @@ impl Tool for Touch {
         _cx: &CallContext,
         _a: serde_json::Value,
     ) -> Result<ToolOutput, ToolError> {
-        tool_core::files::atomic_write(&self.0.join("DONE"), b"")?;
+        tool_core::fs::write_own_file(&self.0.join("DONE"), b"")?;
         Ok(ToolOutput::text("created DONE"))
     }
     fn describe_call(&self, _a: &serde_json::Value) -> String {

@@ -122,7 +122,7 @@ fn defaults_bind_the_parser_and_doctor_reports_recovery() {
     std::fs::create_dir_all(root.join(".git")).unwrap();
     std::fs::write(root.join("a.py"), "new\n").unwrap();
     // A record as a crashed run leaves it: a.py already rewritten.
-    let journal = Journal::for_root(&root.canonicalize().unwrap());
+    let journal = Journal::for_root(&tool_core::Workspace::new(&root).unwrap());
     let rec = journal
         .begin(
             "edit_3",

@@ -330,7 +330,7 @@ impl Tool for WriteNote {
     async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: NoteArgs = tool_core::parse_args(args)?;
         let path = self.workspace.resolve("NOTE.txt")?;
-        tool_core::files::atomic_write(&path, args.text.as_bytes())?;
+        tool_core::fs::write_own_file(&path, args.text.as_bytes())?;
         self.writes.fetch_add(1, Ordering::SeqCst);
         Ok(ToolOutput::text("wrote NOTE.txt"))
     }

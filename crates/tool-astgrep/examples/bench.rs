@@ -91,7 +91,7 @@ fn run_ours(corpus: &Path, case: &Case) -> Ours {
     }
     let outcome = search::run(
         &scope.plan,
-        ws.root(),
+        ws.dir(),
         &scope.target,
         &CancellationToken::new(),
     );

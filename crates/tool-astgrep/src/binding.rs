@@ -8,7 +8,7 @@ use crate::store::EditStore;
 use crate::tools::{AstEditTool, AstGrepTool, ResolveTool};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tool_core::{Binding, Registry, RegistryError, RunContext};
+use tool_core::{Binding, Registry, RegistryError, RunContext, Workspace};
 
 /// The tree-sitter parser resource of one run.
 #[derive(Debug, Default)]
@@ -31,8 +31,8 @@ impl AstGrepBinding {
 
     fn journal(&self, run: &RunContext) -> Journal {
         match &self.journal_dir {
-            Some(d) => Journal::at(d),
-            None => Journal::for_root(run.workspace.root()),
+            Some(d) => Journal::at(d, &run.workspace),
+            None => Journal::for_root(&run.workspace),
         }
     }
 
@@ -83,7 +83,11 @@ impl Binding for AstGrepBinding {
 /// Recover interrupted applies under a workspace root (for `agent-tools
 /// doctor` and hosts without a binding): one line per record acted on.
 pub fn recover_interrupted(root: &Path) -> Vec<String> {
-    Journal::for_root(root)
+    let ws = match Workspace::new(root) {
+        Ok(ws) => ws,
+        Err(e) => return vec![format!("cannot open {}: {e}", root.display())],
+    };
+    Journal::for_root(&ws)
         .recover()
         .iter()
         .map(Recovery::describe)

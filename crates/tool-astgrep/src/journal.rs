@@ -22,7 +22,9 @@ use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use tool_core::files::{atomic_write, FileTransaction};
+use tool_core::files::FileTransaction;
+use tool_core::fs::{write_own_file, Root};
+use tool_core::Workspace;
 
 /// Records this process is applying right now: recovery leaves them alone.
 static OPEN_RECORDS: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
@@ -33,10 +35,16 @@ pub fn fingerprint(bytes: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The journal folder of one workspace root.
+/// Files larger than this are never restored from a record (the tools
+/// stage none this large).
+const MAX_RECORDED_FILE: u64 = 64 * 1024 * 1024;
+
+/// The journal folder of one workspace root, and that root's handle (the
+/// files it restores are written through it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Journal {
     dir: PathBuf,
+    root: Root,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -122,10 +130,11 @@ impl Recovery {
 
 impl Journal {
     /// The journal of a workspace root (see the module docs for where).
-    pub fn for_root(root: &Path) -> Journal {
+    pub fn for_root(ws: &Workspace) -> Journal {
+        let root = ws.root();
         let git = root.join(".git");
         if git.is_dir() {
-            return Journal::at(git.join("agent-tools").join("astgrep-journal"));
+            return Journal::at(git.join("agent-tools").join("astgrep-journal"), ws);
         }
         let state = std::env::var_os("XDG_STATE_HOME")
             .map(PathBuf::from)
@@ -133,11 +142,23 @@ impl Journal {
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
             .unwrap_or_else(|| std::env::temp_dir().join("agent-tools-state"));
         let key = &fingerprint(root.as_os_str().as_encoded_bytes())[..16];
-        Journal::at(state.join("agent-tools").join("astgrep-journal").join(key))
+        Journal::at(
+            state.join("agent-tools").join("astgrep-journal").join(key),
+            ws,
+        )
     }
 
-    pub fn at(dir: impl Into<PathBuf>) -> Journal {
-        Journal { dir: dir.into() }
+    /// A journal kept in `dir` for the files of `ws`.
+    pub fn at(dir: impl Into<PathBuf>, ws: &Workspace) -> Journal {
+        Journal {
+            dir: dir.into(),
+            root: ws.dir().clone(),
+        }
+    }
+
+    /// The workspace root's handle the journal's files are reached through.
+    pub fn root(&self) -> &Root {
+        &self.root
     }
 
     pub fn dir(&self) -> &Path {
@@ -169,7 +190,7 @@ impl Journal {
             .dir
             .join(format!("{edit_id}-{}-{nanos}.json", std::process::id()));
         let bytes = serde_json::to_vec(&record).map_err(io::Error::other)?;
-        atomic_write(&path, &bytes)?;
+        write_own_file(&path, &bytes)?;
         OPEN_RECORDS
             .lock()
             .expect("open records")
@@ -252,7 +273,11 @@ impl Journal {
         }
         let mut states = Vec::new();
         for f in &record.files {
-            let current = std::fs::read(&f.path).ok();
+            let current = self
+                .root
+                .read_if_exists(&f.path, MAX_RECORDED_FILE)
+                .ok()
+                .flatten();
             let sha = current.as_deref().map(fingerprint);
             let state = match sha.as_deref() {
                 Some(s) if s == f.new_sha => State::New,
@@ -273,7 +298,7 @@ impl Journal {
                 },
             };
         }
-        let mut tx = FileTransaction::new();
+        let mut tx = FileTransaction::new(&self.root);
         let mut restored = Vec::new();
         let mut untouched = Vec::new();
         for (f, s) in record.files.iter().zip(&states) {
@@ -333,7 +358,7 @@ mod tests {
         for f in &files {
             std::fs::write(f, "old\n").unwrap();
         }
-        let j = Journal::at(d.path().join("journal"));
+        let j = Journal::at(d.path().join("journal"), &Workspace::new(d.path()).unwrap());
         (d, j, files)
     }
 
@@ -410,11 +435,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir(d.path().join(".git")).unwrap();
         assert_eq!(
-            Journal::for_root(d.path()).dir(),
+            Journal::for_root(&Workspace::new(d.path()).unwrap()).dir(),
             d.path().join(".git/agent-tools/astgrep-journal")
         );
         let plain = tempfile::tempdir().unwrap();
-        let j = Journal::for_root(plain.path());
+        let j = Journal::for_root(&Workspace::new(plain.path()).unwrap());
         assert!(!j.dir().starts_with(plain.path()), "{:?}", j.dir());
         assert!(j
             .dir()

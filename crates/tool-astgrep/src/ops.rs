@@ -11,6 +11,7 @@ use crate::search::{self, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
 use crate::store::{EditStore, NewEdit, StagedFile};
 use serde_json::json;
 use std::path::PathBuf;
+use tool_core::fs::FileKind;
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 /// The largest `max_results` accepted.
@@ -52,11 +53,27 @@ pub fn scope(
         Some(p) => ws.resolve_existing(p)?,
     };
     let shown = ws.relative(&target);
+    // Decided on a handle, not followed through a link: only a regular file
+    // or a directory is searched.
+    let is_file = match ws.dir().kind(&target)? {
+        Some(FileKind::Regular) => true,
+        Some(FileKind::Directory) => false,
+        Some(kind) => {
+            return Err(ToolError::bad_args(format!(
+                "`{shown}` is {}, not a regular file or a directory; give a source file or a folder",
+                kind.a()
+            )))
+        }
+        None => {
+            return Err(ToolError::bad_args(format!(
+                "`{shown}` does not exist in the workspace; check the path (relative to the workspace root)"
+            )))
+        }
+    };
     let explicit = match language {
         Some(l) if !l.trim().is_empty() => Some(Lang::from_id(l).map_err(ToolError::bad_args)?),
         _ => None,
     };
-    let is_file = target.is_file();
     let (patterns, uncompiled, explicit_flag) = match (explicit, is_file) {
         (Some(lang), _) => (
             vec![compile(lang, pattern).map_err(pattern_error)?],
@@ -167,7 +184,7 @@ pub fn find(
 ) -> Result<ToolOutput, ToolError> {
     let max = check_max_results(max_results)?;
     let scope = scope(ws, pattern, path, language)?;
-    let outcome = search::run(&scope.plan, ws.root(), &scope.target, cancel);
+    let outcome = search::run(&scope.plan, ws.dir(), &scope.target, cancel);
     cancelled(&outcome)?;
     unparseable_in_scope(&outcome, pattern)?;
     let text = format::find_text(pattern.trim(), &scope, &outcome, max);
@@ -199,7 +216,7 @@ pub fn stage(
         .map(|p| Rewriter::new(rewrite, p))
         .collect();
     scope.plan.rewriters = Some(rewriters);
-    let outcome = search::run(&scope.plan, ws.root(), &scope.target, cancel);
+    let outcome = search::run(&scope.plan, ws.dir(), &scope.target, cancel);
     cancelled(&outcome)?;
     unparseable_in_scope(&outcome, pattern)?;
 

@@ -19,6 +19,7 @@ use memchr::memmem::Finder;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use tool_core::fs::{FsError, Root};
 use tool_core::CancellationToken;
 
 type Doc = StrDoc<SupportLang>;
@@ -137,9 +138,11 @@ struct Counters {
 }
 
 /// Run the search over `target` (a file or a directory inside `root`).
+/// Files are read through the root's handle (`tool_core::fs`): no link is
+/// followed, only regular files are read, sizes are checked first.
 pub fn run(
     plan: &SearchPlan,
-    root: &Path,
+    root: &Root,
     target: &Path,
     cancel: &CancellationToken,
 ) -> SearchOutcome {
@@ -266,17 +269,20 @@ fn search_file(
     p: &Prepared<'_>,
     path: &Path,
     len: Option<u64>,
-    root: &Path,
+    root: &Root,
     max_bytes: u64,
     counters: &Counters,
 ) -> Option<FileResult> {
-    let len = len.or_else(|| std::fs::metadata(path).ok().map(|m| m.len()));
     if len.is_some_and(|l| l > max_bytes) {
         counters.too_large.fetch_add(1, Ordering::Relaxed);
         return None;
     }
-    let bytes = match std::fs::read(path) {
+    let bytes = match root.read(path, max_bytes) {
         Ok(b) => b,
+        Err(FsError::TooLarge { .. }) => {
+            counters.too_large.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
         Err(_) => {
             counters.unreadable.fetch_add(1, Ordering::Relaxed);
             return None;
@@ -305,7 +311,7 @@ fn search_file(
     let result = match_source(p.pattern, p.rewriter, &source)?;
     Some(FileResult {
         path: path.to_path_buf(),
-        rel: relative(root, path),
+        rel: relative(root.path(), path),
         lang: p.pattern.lang,
         matches: result.0,
         rewrite: result.1,

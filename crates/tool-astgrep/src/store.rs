@@ -207,7 +207,9 @@ impl EditStore {
             .files
             .iter()
             .filter(|f| {
-                std::fs::read(&f.path)
+                self.journal
+                    .root()
+                    .read(&f.path, f.old.len() as u64)
                     .map(|b| fingerprint(&b) != f.fingerprint)
                     .unwrap_or(true)
             })
@@ -227,7 +229,7 @@ impl EditStore {
             )));
         }
 
-        let mut tx = FileTransaction::new();
+        let mut tx = FileTransaction::new(self.journal.root());
         for f in &edit.files {
             tx.replace(
                 f.path.clone(),
@@ -285,6 +287,23 @@ impl EditStore {
                     })
                     .collect();
                 let why = format!("changed while applying: {}", rels.join(", "));
+                inner
+                    .edits
+                    .insert(id.to_string(), EditState::Rejected { why: why.clone() });
+                Err(ToolError::refused(format!(
+                    "{id} rejected: {why}; nothing was written. Call ast_edit again"
+                )))
+            }
+            Err(TransactionError::NotAFile { path, source }) => {
+                // A target became a link, a directory or a special file.
+                let _ = self.journal.finish(record);
+                let shown = edit
+                    .files
+                    .iter()
+                    .find(|f| f.path == path)
+                    .map_or_else(|| path.display().to_string(), |f| f.rel.clone());
+                let why =
+                    format!("{shown} is no longer the regular file it was at staging ({source})");
                 inner
                     .edits
                     .insert(id.to_string(), EditState::Rejected { why: why.clone() });

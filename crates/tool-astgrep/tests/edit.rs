@@ -33,7 +33,7 @@ fn run_with<S: AsRef<str>>(files: &[(S, String)]) -> Run {
     }
     let journal = dir.path().join("journal");
     let ws = Workspace::new(&root).unwrap();
-    let store = EditStore::open(Journal::at(&journal));
+    let store = EditStore::open(Journal::at(&journal, &ws));
     Run {
         _dir: dir,
         root: ws.root().to_path_buf(),
@@ -316,6 +316,30 @@ fn drift_rejects_the_whole_change_and_names_the_files() {
     );
 }
 
+/// A staged file replaced by a symlink (to a file with the very content it
+/// was staged against) is refused, not replaced by a regular file; the
+/// link and its target are left as they were.
+#[test]
+fn a_file_that_became_a_symlink_rejects_the_change() {
+    let run = run_with(&[("a.py", "foo(1)\n".into()), ("b.py", "foo(2)\n".into())]);
+    run.stage("foo($X)", "bar($X)", None).unwrap();
+    let b = run.root.join("b.py");
+    std::fs::rename(&b, run.root.join("b.orig")).unwrap();
+    std::os::unix::fs::symlink(run.root.join("b.orig"), &b).unwrap();
+    let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    assert!(matches!(err, ToolError::Refused(_)), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "refused: edit_1 rejected: 1 file changed since staging: b.py; nothing was written. Call ast_edit again to stage the change against the current content"
+    );
+    assert_eq!(run.read("a.py"), "foo(1)\n");
+    assert!(std::fs::symlink_metadata(&b)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(run.read("b.orig"), "foo(2)\n");
+}
+
 /// Makes one file unwritable for as long as it lives: `chattr +i` as root
 /// (root ignores permission bits), read-only permissions otherwise.
 struct Unwritable {
@@ -415,7 +439,7 @@ fn crash_child_helper() {
     };
     let dir = PathBuf::from(dir);
     let ws = Workspace::new(dir.join("ws")).unwrap();
-    let store = EditStore::open(Journal::at(dir.join("journal")));
+    let store = EditStore::open(Journal::at(dir.join("journal"), &ws));
     ops::stage(
         &ws,
         &store,
@@ -476,7 +500,7 @@ fn a_crash_in_the_middle_is_recovered_on_the_next_start() {
     assert_eq!(run.read("a.py"), "bar(1)\n");
     assert_eq!(run.read("b.py"), "foo(2)\n");
     assert_eq!(run.read("c.py"), "foo(3)\n");
-    let journal = Journal::at(&run.journal);
+    let journal = Journal::at(&run.journal, &run.ws);
     assert_eq!(journal.pending().len(), 1);
 
     // The next start of the store restores the whole tree.

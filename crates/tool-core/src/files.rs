@@ -1,85 +1,24 @@
-//! Every file write of every tool: atomic single writes, and a transaction
-//! over several files that applies to all of them or to none.
+//! Every change of workspace files: a transaction over one or more files
+//! that applies to all of them or to none.
 //!
-//! Invariants: a file is never seen half-written (temporary file beside the
-//! target, fsync, rename); its permissions survive; a transaction checks every
-//! file still holds the content it was prepared against before touching any,
-//! and puts back the ones it already wrote if a later write fails.
+//! Invariants: every file is reached through the workspace root's handle
+//! (see [`crate::fs`]: no link followed, only regular files), and written
+//! atomically there (temporary file in the same directory handle, fsync,
+//! `renameat`), permissions kept. A transaction opens every target's
+//! directory once, checks through those handles that every file still holds
+//! the content it was prepared against and is still a regular file (one that
+//! became a link or a directory is refused), writes through the same
+//! handles, and puts back the ones it already wrote if a later write fails.
 
-use std::fs;
-use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
+use crate::fs::{DirHandle, FileKind, FsError, Root};
+use std::ffi::OsString;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-fn temp_path_for(target: &Path) -> io::Result<PathBuf> {
-    let dir = target
-        .parent()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
-    let name = target
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
-    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    Ok(dir.join(format!(
-        ".{}.{}.{n}.agent-tools.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    )))
-}
-
-/// Write `contents` to `path` atomically, keeping the permissions of the file
-/// it replaces (new files get the process default). Parent directories are
-/// created.
-pub fn atomic_write(path: &Path, contents: &[u8]) -> io::Result<()> {
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent)?;
-    }
-    // Refuse to replace something we cannot write, as a plain write would.
-    let old_perms = match fs::metadata(path) {
-        Ok(m) => {
-            if m.is_dir() {
-                return Err(io::Error::new(
-                    io::ErrorKind::IsADirectory,
-                    format!("{} is a directory", path.display()),
-                ));
-            }
-            fs::OpenOptions::new().write(true).open(path)?;
-            Some(m.permissions())
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
-    let tmp = temp_path_for(path)?;
-    let result = (|| {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(contents)?;
-        if let Some(p) = &old_perms {
-            f.set_permissions(fs::Permissions::from_mode(p.mode()))?;
-        }
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        if let Some(parent) = path.parent() {
-            if let Ok(d) = fs::File::open(parent) {
-                let _ = d.sync_all();
-            }
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
 
 /// One file's part in a [`FileTransaction`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
+    /// Inside the transaction's root.
     pub path: PathBuf,
     /// What the file held when the change was prepared; `None`: it did not
     /// exist.
@@ -93,6 +32,10 @@ pub struct FileChange {
 pub enum TransactionError {
     #[error("{} changed since the edit was prepared: {}; nothing was written", if .0.len() == 1 { "a file" } else { "files" }, .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     Drifted(Vec<PathBuf>),
+    /// A target is no longer a regular file (or no longer reachable without
+    /// following a link); nothing was written.
+    #[error("{source}; it changed since the edit was prepared, so nothing was written")]
+    NotAFile { path: PathBuf, source: FsError },
     #[error("writing {path} failed ({source}); every file already written was restored, nothing changed")]
     WriteFailed { path: PathBuf, source: io::Error },
     #[error("writing {path} failed ({source}) and restoring {} failed too: {restore_errors}", .unrestored.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
@@ -104,41 +47,99 @@ pub enum TransactionError {
     },
 }
 
-/// A change to several files that applies to all or none.
-#[derive(Debug, Default, Clone)]
+/// A change to several files beneath one root that applies to all or none.
+#[derive(Debug, Clone)]
 pub struct FileTransaction {
+    root: Root,
     changes: Vec<FileChange>,
 }
 
-fn current(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    match fs::read(path) {
-        Ok(b) => Ok(Some(b)),
-        // A path under a non-directory does not exist either.
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-            ) =>
-        {
-            Ok(None)
-        }
-        Err(e) => Err(e),
+/// A target's directory handle (none while a parent folder is missing) and
+/// its name there.
+struct Target {
+    dir: Option<DirHandle>,
+    name: OsString,
+}
+
+fn io_error(e: FsError) -> io::Error {
+    match e {
+        FsError::Io { source, .. } => source,
+        other => io::Error::other(other.to_string()),
     }
 }
 
-fn apply(path: &Path, content: &Option<Vec<u8>>) -> io::Result<()> {
-    match content {
-        Some(bytes) => atomic_write(path, bytes),
-        None => match fs::remove_file(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            other => other,
-        },
+impl Target {
+    fn open(root: &Root, path: &Path) -> Result<Target, FsError> {
+        match root.parent(path, false) {
+            Ok((dir, name)) => Ok(Target {
+                dir: Some(dir),
+                name,
+            }),
+            // A missing parent folder, or one that is a file: the target does
+            // not exist either.
+            Err(FsError::NotFound { .. }) => Ok(Target::absent(path)),
+            Err(FsError::Io { source, .. }) if source.kind() == io::ErrorKind::NotADirectory => {
+                Ok(Target::absent(path))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn absent(path: &Path) -> Target {
+        Target {
+            dir: None,
+            name: path.file_name().unwrap_or_default().to_os_string(),
+        }
+    }
+
+    /// Whether the file still holds `expected`; a target that is not a
+    /// regular file is an error.
+    fn holds(&self, expected: &Option<Vec<u8>>) -> Result<bool, FsError> {
+        let Some(dir) = &self.dir else {
+            return Ok(expected.is_none());
+        };
+        match expected {
+            None => match dir.child_kind(&self.name)? {
+                None => Ok(true),
+                Some((FileKind::Regular, _)) => Ok(false),
+                Some((kind, _)) => Err(FsError::NotRegular {
+                    path: dir.shown_child(&self.name),
+                    kind,
+                }),
+            },
+            Some(bytes) => match dir.read_child(&self.name, bytes.len() as u64) {
+                Ok(Some(now)) => Ok(&now == bytes),
+                Ok(None) | Err(FsError::TooLarge { .. }) => Ok(false),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    fn apply(&mut self, root: &Root, path: &Path, content: &Option<Vec<u8>>) -> io::Result<()> {
+        match content {
+            Some(bytes) => {
+                if self.dir.is_none() {
+                    let (dir, _) = root.parent(path, true).map_err(io_error)?;
+                    self.dir = Some(dir);
+                }
+                let dir = self.dir.as_ref().expect("opened above");
+                dir.replace_child(&self.name, bytes).map_err(io_error)
+            }
+            None => match &self.dir {
+                None => Ok(()),
+                Some(dir) => dir.remove_child(&self.name).map_err(io_error),
+            },
+        }
     }
 }
 
 impl FileTransaction {
-    pub fn new() -> Self {
-        Self::default()
+    /// An empty transaction over files beneath `root`.
+    pub fn new(root: &Root) -> Self {
+        FileTransaction {
+            root: root.clone(),
+            changes: Vec::new(),
+        }
     }
 
     pub fn push(&mut self, change: FileChange) {
@@ -162,15 +163,28 @@ impl FileTransaction {
         self.changes.is_empty()
     }
 
-    /// The files whose content is no longer what the change expects.
-    pub fn drifted(&self) -> io::Result<Vec<PathBuf>> {
-        let mut out = Vec::new();
+    /// Open every target and check it: the files whose content is no longer
+    /// what the change expects, or the first that is not a regular file.
+    fn check(&self) -> Result<(Vec<Target>, Vec<PathBuf>), TransactionError> {
+        let mut targets = Vec::new();
+        let mut drifted = Vec::new();
         for c in &self.changes {
-            if current(&c.path)? != c.expected {
-                out.push(c.path.clone());
+            let not_a_file = |source| TransactionError::NotAFile {
+                path: c.path.clone(),
+                source,
+            };
+            let t = Target::open(&self.root, &c.path).map_err(not_a_file)?;
+            if !t.holds(&c.expected).map_err(not_a_file)? {
+                drifted.push(c.path.clone());
             }
+            targets.push(t);
         }
-        Ok(out)
+        Ok((targets, drifted))
+    }
+
+    /// The files whose content is no longer what the change expects.
+    pub fn drifted(&self) -> Result<Vec<PathBuf>, TransactionError> {
+        self.check().map(|(_, d)| d)
     }
 
     /// Check every file, then write them in order; on a failed write, put back
@@ -187,21 +201,20 @@ impl FileTransaction {
         &self,
         mut before_write: impl FnMut(usize, &FileChange) -> io::Result<()>,
     ) -> Result<(), TransactionError> {
-        let drifted = self
-            .drifted()
-            .map_err(|source| TransactionError::WriteFailed {
-                path: PathBuf::from("(reading)"),
-                source,
-            })?;
+        let (mut targets, drifted) = self.check()?;
         if !drifted.is_empty() {
             return Err(TransactionError::Drifted(drifted));
         }
-        for (i, c) in self.changes.iter().enumerate() {
-            if let Err(source) = before_write(i, c).and_then(|()| apply(&c.path, &c.new)) {
+        for i in 0..self.changes.len() {
+            let c = &self.changes[i];
+            let result =
+                before_write(i, c).and_then(|()| targets[i].apply(&self.root, &c.path, &c.new));
+            if let Err(source) = result {
                 let mut unrestored = Vec::new();
                 let mut errors = Vec::new();
-                for done in self.changes[..i].iter().rev() {
-                    if let Err(e) = apply(&done.path, &done.expected) {
+                for j in (0..i).rev() {
+                    let done = &self.changes[j];
+                    if let Err(e) = targets[j].apply(&self.root, &done.path, &done.expected) {
                         unrestored.push(done.path.clone());
                         errors.push(e.to_string());
                     }
@@ -228,14 +241,21 @@ impl FileTransaction {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn root(d: &tempfile::TempDir) -> Root {
+        Root::new(&d.path().canonicalize().unwrap()).unwrap()
+    }
 
     #[test]
-    fn atomic_write_keeps_permissions_and_leaves_no_temp() {
+    fn a_write_keeps_permissions_and_leaves_no_temp() {
         let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("run.sh");
+        let r = root(&d);
+        let p = r.path().join("run.sh");
         fs::write(&p, "old").unwrap();
         fs::set_permissions(&p, fs::Permissions::from_mode(0o751)).unwrap();
-        atomic_write(&p, b"new").unwrap();
+        r.write(&p, b"new").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"new");
         assert_eq!(
             fs::metadata(&p).unwrap().permissions().mode() & 0o777,
@@ -246,7 +266,7 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["run.sh"]);
-        atomic_write(&d.path().join("sub/new.txt"), b"x").unwrap();
+        r.write(&r.path().join("sub/new.txt"), b"x").unwrap();
         assert_eq!(fs::read(d.path().join("sub/new.txt")).unwrap(), b"x");
     }
 
@@ -256,7 +276,7 @@ mod tests {
         let (a, b) = (d.path().join("a"), d.path().join("b"));
         fs::write(&a, "a0").unwrap();
         fs::write(&b, "b0").unwrap();
-        let mut tx = FileTransaction::new();
+        let mut tx = FileTransaction::new(&root(&d));
         tx.replace(a.clone(), b"a0".to_vec(), b"a1".to_vec());
         tx.replace(b.clone(), b"b0".to_vec(), b"b1".to_vec());
         fs::write(&b, "b-changed").unwrap();
@@ -282,7 +302,7 @@ mod tests {
         fs::write(d.path().join("blocker"), "not a directory").unwrap();
         let unwritable = d.path().join("blocker/b.txt");
         let created = d.path().join("created.txt");
-        let mut tx = FileTransaction::new();
+        let mut tx = FileTransaction::new(&root(&d));
         tx.replace(a.clone(), b"a0".to_vec(), b"a1".to_vec());
         tx.push(FileChange {
             path: created.clone(),
@@ -317,7 +337,7 @@ mod tests {
         let old = d.path().join("old.rs");
         let new = d.path().join("new.rs");
         fs::write(&old, "fn a() {}").unwrap();
-        let mut tx = FileTransaction::new();
+        let mut tx = FileTransaction::new(&root(&d));
         tx.push(FileChange {
             path: old.clone(),
             expected: Some(b"fn a() {}".to_vec()),
@@ -331,5 +351,40 @@ mod tests {
         tx.commit().unwrap();
         assert!(!old.exists());
         assert_eq!(fs::read(&new).unwrap(), b"fn a() {}");
+    }
+
+    /// A target replaced by a link (even to a file with the expected
+    /// content) or by a folder after the change was prepared: refused, and
+    /// nothing written.
+    #[test]
+    fn a_target_that_changed_kind_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a.py"), d.path().join("b.py"));
+        fs::write(&a, "a0").unwrap();
+        fs::write(&b, "b0").unwrap();
+        let mut tx = FileTransaction::new(&root(&d));
+        tx.replace(a.clone(), b"a0".to_vec(), b"a1".to_vec());
+        tx.replace(b.clone(), b"b0".to_vec(), b"b1".to_vec());
+        fs::rename(&b, d.path().join("b.orig")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("b.orig"), &b).unwrap();
+        let err = tx.commit().unwrap_err();
+        assert!(
+            matches!(&err, TransactionError::NotAFile { path, .. } if path == &b),
+            "{err}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "`b.py` is a symbolic link, not a regular file; it changed since the edit was prepared, so nothing was written"
+        );
+        fs::remove_file(&b).unwrap();
+        fs::create_dir(&b).unwrap();
+        let err = tx.commit().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`b.py` is a directory, not a regular file; it changed since the edit was prepared, so nothing was written"
+        );
+        assert_eq!(fs::read(&a).unwrap(), b"a0");
+        assert_eq!(fs::read(d.path().join("b.orig")).unwrap(), b"b0");
+        assert!(b.is_dir());
     }
 }

@@ -4,12 +4,13 @@
 //! [`Tool`] trait and its [`ToolSpec`], approval [`Tier`]s and the
 //! [`Surface`]s they gate, the [`Registry`] that lists and dispatches one run's
 //! tools, [`ToolOutput`] and [`ToolError`], the [`Workspace`] that keeps every
-//! path inside the run's root, atomic and all-or-nothing file writes, and the
+//! path inside the run's root, the handle-based file access every tool opens
+//! workspace files with ([`fs`]), all-or-nothing file writes ([`files`]), the
 //! one child-process helper every crate starts processes with, and the
 //! `Content-Length` [`framing`] the LSP and DAP clients share.
 //!
 //! This crate must never depend on a `tool-*` crate, and never start a process
-//! or write a file other than through [`process`] and [`files`].
+//! or write a file other than through [`process`], [`fs`] and [`files`].
 
 pub mod args;
 pub mod binding;
@@ -18,6 +19,7 @@ pub mod files;
 pub mod fixtures;
 pub mod format;
 pub mod framing;
+pub mod fs;
 pub mod output;
 pub mod process;
 pub mod registry;

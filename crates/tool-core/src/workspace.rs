@@ -3,24 +3,60 @@
 //! Invariant: every path this returns is inside the root after symlinks are
 //! followed. `..` that climbs out, absolute paths elsewhere, and symlinks whose
 //! target leaves the root are refused with an error that says so.
+//!
+//! This is the check by name, and the source of the messages; a resolved path
+//! is never opened by name afterwards. Files are opened through
+//! [`Workspace::dir`], the root's directory handle (see [`crate::fs`]), which
+//! refuses any symlink met on the way, so one swapped in after the check
+//! leads nowhere.
 
+use crate::fs::Root;
 use crate::ToolError;
 use std::path::{Component, Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workspace {
     root: PathBuf,
+    dir: Root,
 }
 
+/// Folders the start-up sweep of stale temporary files visits at most.
+pub const SWEEP_MAX_DIRS: usize = 2000;
+
 impl Workspace {
-    /// `root` must exist; it is canonicalized once.
+    /// `root` must exist; it is canonicalized once and its directory handle
+    /// opened.
     pub fn new(root: impl AsRef<Path>) -> std::io::Result<Self> {
         let root = root.as_ref().canonicalize()?;
-        Ok(Workspace { root })
+        let dir = Root::new(&root)?;
+        Ok(Workspace { root, dir })
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The root's directory handle: every file of the workspace is opened
+    /// and written through it.
+    pub fn dir(&self) -> &Root {
+        &self.dir
+    }
+
+    /// Remove temporary files that runs of ours killed mid-write left
+    /// behind (a bounded walk; see [`Root::sweep_stale_temps`]).
+    pub fn sweep_stale_temps(&self) -> usize {
+        self.dir.sweep_stale_temps(SWEEP_MAX_DIRS)
+    }
+
+    /// [`resolve`](Self::resolve) a path that must name a file: one ending
+    /// in `/` names a directory and is refused.
+    pub fn resolve_file(&self, user: &str) -> Result<PathBuf, ToolError> {
+        if user.ends_with('/') || user.ends_with("/.") || user == "." {
+            return Err(ToolError::bad_args(format!(
+                "`{user}` is a directory path; give a file (without the trailing `/`)"
+            )));
+        }
+        self.resolve(user)
     }
 
     /// Resolve a path the user (or model) gave, relative to the root or

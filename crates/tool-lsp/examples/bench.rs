@@ -38,7 +38,7 @@ impl Tool for PlainWrite {
     }
     async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let p = self.0.resolve(args["path"].as_str().unwrap_or(""))?;
-        tool_core::files::atomic_write(&p, args["content"].as_str().unwrap_or("").as_bytes())?;
+        tool_core::fs::write_own_file(&p, args["content"].as_str().unwrap_or("").as_bytes())?;
         Ok(ToolOutput::text("wrote"))
     }
 }

@@ -21,7 +21,9 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, watch};
+use tool_core::fs::FsError;
 use tool_core::process::{ChildSpec, Io, OutputRing, SharedOutput};
+use tool_core::Workspace;
 use url::Url;
 
 /// Why a request produced no result.
@@ -178,6 +180,8 @@ pub struct StartSpec {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub root: PathBuf,
+    /// The run's workspace: documents are read through its root handle.
+    pub workspace: Workspace,
     pub path_env: Option<OsString>,
     pub initialization_options: Option<Value>,
     pub settings: Option<Value>,
@@ -196,6 +200,7 @@ pub struct LspClient {
     kill: Mutex<Option<oneshot::Sender<()>>>,
     pub name: String,
     pub root: PathBuf,
+    workspace: Workspace,
     pub capabilities: Value,
     pub encoding: PositionEncoding,
     pub started: Instant,
@@ -214,6 +219,28 @@ impl std::fmt::Debug for LspClient {
             .field("pid", &self.pgid)
             .finish_non_exhaustive()
     }
+}
+
+/// Documents larger than this are not sent to a server.
+pub const MAX_DOCUMENT_BYTES: u64 = 20 * 1024 * 1024;
+
+/// A workspace document's text, read through the root's handle: a regular
+/// file (a FIFO or device is refused without blocking), at most
+/// [`MAX_DOCUMENT_BYTES`], UTF-8. A plain read on this thread: source files
+/// are small, and a blocking-pool hop per open document costs more than the
+/// read itself (measured).
+pub fn read_document(ws: &Workspace, path: &Path) -> std::io::Result<String> {
+    let bytes = ws
+        .dir()
+        .read(path, MAX_DOCUMENT_BYTES)
+        .map_err(|e| match e {
+            FsError::NotFound { .. } => {
+                std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string())
+            }
+            other => std::io::Error::other(other.to_string()),
+        })?;
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "the file is not UTF-8"))
 }
 
 pub fn file_uri(path: &Path) -> String {
@@ -374,6 +401,7 @@ impl LspClient {
             kill: Mutex::new(Some(kill_tx)),
             name: spec.name.clone(),
             root: spec.root.clone(),
+            workspace: spec.workspace.clone(),
             capabilities: Value::Null,
             encoding: PositionEncoding::Utf16,
             started: Instant::now(),
@@ -597,12 +625,13 @@ impl LspClient {
     /// Bring the server's copy of `path` in line with the disk: open it, or
     /// send the new text as a new version. Returns the document's state.
     pub async fn sync_file(&self, path: &Path, language_id: &str) -> std::io::Result<OpenDoc> {
-        // A plain read: source files are small, and a blocking-pool hop per
-        // open document costs more than the read itself (measured).
-        let text = std::fs::read(path)?;
-        let text = String::from_utf8(text).map_err(|_| {
-            std::io::Error::new(std::io::ErrorKind::InvalidData, "the file is not UTF-8")
-        })?;
+        let text = read_document(&self.workspace, path)?;
+        Ok(self.sync_text(path, language_id, text).await)
+    }
+
+    /// Bring the server's copy of `path` to `text` (which need not be on
+    /// disk: the diagnostics-on-write baseline is the text before a write).
+    pub async fn sync_text(&self, path: &Path, language_id: &str, text: String) -> OpenDoc {
         let uri = file_uri(path);
         let mut docs = self.docs.lock().await;
         let seq = self.diag_seq();
@@ -623,7 +652,7 @@ impl LspClient {
                     sent_at_seq: seq,
                 };
                 docs.insert(uri, doc.clone());
-                Ok(doc)
+                doc
             }
             Some(doc) if doc.text != text => {
                 doc.version += 1;
@@ -634,9 +663,9 @@ impl LspClient {
                     json!({"textDocument": {"uri": uri, "version": doc.version},
                            "contentChanges": [{"text": doc.text}]}),
                 );
-                Ok(doc.clone())
+                doc.clone()
             }
-            Some(doc) => Ok(doc.clone()),
+            Some(doc) => doc.clone(),
         }
     }
 

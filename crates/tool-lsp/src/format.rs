@@ -74,12 +74,17 @@ pub struct SourceLines {
 impl SourceLines {
     pub fn line(&mut self, path: &Path, line: u32) -> Option<String> {
         let lines = self.files.entry(path.to_path_buf()).or_insert_with(|| {
-            std::fs::read_to_string(path).ok().map(|t| {
-                crate::position::lines(&t)
-                    .into_iter()
-                    .map(String::from)
-                    .collect()
-            })
+            // Possibly outside the workspace (a library source the server
+            // pointed at): read by name, but only a regular file, bounded.
+            tool_core::fs::read_own_file(path, crate::client::MAX_DOCUMENT_BYTES)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .map(|t| {
+                    crate::position::lines(&t)
+                        .into_iter()
+                        .map(String::from)
+                        .collect()
+                })
         });
         lines
             .as_ref()?

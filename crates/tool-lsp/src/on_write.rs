@@ -5,6 +5,12 @@
 //! version are awaited (bounded), and only the ones the run's ledger has not
 //! seen are folded into the tool's result. The agent learns it broke the
 //! build when it broke it, without having to ask.
+//!
+//! The inner tool runs first: a call it refuses (bad path, a FIFO, a file
+//! too large, an `old_string` not found) returns at once and never starts or
+//! waits for a language server. The baseline of a file the run has not
+//! written before is the text read just before the call, sent to the server
+//! after the write succeeded.
 
 use crate::client::file_uri;
 use crate::diagnostics::{self, DiagLine, DiagnosticLedger, NotReady};
@@ -86,15 +92,24 @@ impl DiagnosticsOnWrite {
         out
     }
 
-    /// The file's diagnostics now (for the baseline and after the write).
-    async fn current(&self, path: &Path, save: bool) -> Result<Vec<DiagLine>, String> {
+    /// The file's diagnostics: of `text` when given (the baseline, the
+    /// content before the write), else of the file on disk (after it).
+    async fn current(
+        &self,
+        path: &Path,
+        save: bool,
+        text: Option<String>,
+    ) -> Result<Vec<DiagLine>, String> {
         let target = self.sup.target_for(path).await.map_err(|e| e.to_string())?;
         let client = &target.client;
         client.resync_open().await;
-        let doc = client
-            .sync_file(path, &target.language_id)
-            .await
-            .map_err(|e| format!("cannot read it: {e}"))?;
+        let doc = match text {
+            Some(text) => client.sync_text(path, &target.language_id, text).await,
+            None => client
+                .sync_file(path, &target.language_id)
+                .await
+                .map_err(|e| format!("cannot read it: {e}"))?,
+        };
         let uri = file_uri(path);
         if save {
             client.did_save(&uri, &doc.text);
@@ -127,7 +142,7 @@ impl DiagnosticsOnWrite {
             }
             return (None, Vec::new());
         }
-        match self.current(path, true).await {
+        match self.current(path, true, None).await {
             Ok(diags) => {
                 let new = self
                     .ledger
@@ -183,25 +198,34 @@ impl Tool for DiagnosticsOnWrite {
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let paths = self.paths(&args);
         // The state before the run's first write to a file is its baseline,
-        // so errors it already had are not blamed on this write.
+        // so errors it already had are not blamed on this write. Its text is
+        // read now (no server involved); `None`: it did not exist.
+        let mut unknown: Vec<(PathBuf, Option<String>)> = Vec::new();
         for p in &paths {
             let known = self.ledger.ledger.lock().expect("ledger").knows(p);
             if !known {
-                let before = if p.exists() {
-                    self.current(p, false).await.ok()
-                } else {
-                    Some(Vec::new())
-                };
-                if let Some(before) = before {
-                    self.ledger
-                        .ledger
-                        .lock()
-                        .expect("ledger")
-                        .baseline(p, &before);
+                match crate::client::read_document(self.sup.workspace(), p) {
+                    Ok(text) => unknown.push((p.clone(), Some(text))),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        unknown.push((p.clone(), None))
+                    }
+                    // Unreadable: the inner tool says why, or no baseline.
+                    Err(_) => {}
                 }
             }
         }
+        // The inner tool first: a refused call returns before any server is
+        // started or waited for.
         let mut out = self.inner.call(cx, args).await?;
+        for (p, before) in unknown {
+            let baseline = match before {
+                None => Some(Vec::new()),
+                Some(text) => self.current(&p, false, Some(text)).await.ok(),
+            };
+            if let Some(b) = baseline {
+                self.ledger.ledger.lock().expect("ledger").baseline(&p, &b);
+            }
+        }
         let mut all_new = Vec::new();
         for p in &paths {
             let (text, new) = self.report(p).await;

@@ -119,6 +119,9 @@ pub fn file_arg(sup: &LspSupervisor, file: Option<&str>, op: &str) -> Result<Fil
             "`{file}` is a directory; op `{op}` needs a source file"
         )));
     }
+    // Decided on a handle before any server starts: a FIFO, socket or device
+    // is refused here, never handed to a server or read.
+    sup.workspace().dir().open_file(&path)?;
     Ok(FileArg {
         shown: sup.rel(&path),
         path,
@@ -180,7 +183,7 @@ pub async fn position(sup: &LspSupervisor, args: &LspArgs) -> Result<Positioned,
         )));
     };
     // Check the position against the disk before starting any server.
-    let text = std::fs::read_to_string(&file.path)
+    let text = crate::client::read_document(sup.workspace(), &file.path)
         .map_err(|e| ToolError::bad_args(format!("cannot read {}: {e}", file.shown)))?;
     position::locate(&text, &file.shown, line, &symbol, args.occurrence)?;
     let (target, doc) = synced(sup, &file).await?;

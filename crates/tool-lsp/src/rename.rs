@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use tool_core::files::{FileChange, FileTransaction};
+use tool_core::files::{FileChange, FileTransaction, TransactionError};
 use tool_core::{ToolError, ToolOutput, Workspace};
 
 /// Arguments of `lsp_rename`.
@@ -54,11 +54,10 @@ impl PlannedEdit {
             ));
         }
         if !self.files.contains_key(path) {
-            let before = match std::fs::read(path) {
-                Ok(b) => Some(b),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(format!("cannot read {}: {e}", ws.relative(path))),
-            };
+            let before = ws
+                .dir()
+                .read_if_exists(path, crate::client::MAX_DOCUMENT_BYTES)
+                .map_err(|e| format!("cannot read {}: {e}", ws.relative(path)))?;
             let text = match &before {
                 Some(b) => Some(
                     String::from_utf8(b.clone())
@@ -218,27 +217,35 @@ impl PlannedEdit {
         self.edits.values().sum()
     }
 
-    /// The transaction that writes the plan (files whose content changes).
-    pub fn transaction(&self) -> FileTransaction {
-        let mut tx = FileTransaction::new();
+    /// The files whose content changes.
+    fn file_changes(&self) -> Vec<FileChange> {
+        let mut out = Vec::new();
         for (path, (before, after)) in &self.files {
             let after_bytes = after.as_ref().map(|s| s.as_bytes().to_vec());
             if before == &after_bytes {
                 continue;
             }
-            tx.push(FileChange {
+            out.push(FileChange {
                 path: path.clone(),
                 expected: before.clone(),
                 new: after_bytes,
             });
+        }
+        out
+    }
+
+    /// The transaction that writes the plan beneath the workspace root.
+    pub fn transaction(&self, ws: &Workspace) -> FileTransaction {
+        let mut tx = FileTransaction::new(ws.dir());
+        for c in self.file_changes() {
+            tx.push(c);
         }
         tx
     }
 
     /// (path, exists after) for every file whose content changes.
     pub fn changed(&self) -> Vec<(PathBuf, bool)> {
-        self.transaction()
-            .changes()
+        self.file_changes()
             .iter()
             .map(|c| (c.path.clone(), c.new.is_some()))
             .collect()
@@ -353,15 +360,16 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
             "the server's rename cannot be applied: {why}; nothing was written"
         ))
     })?;
-    let tx = plan.transaction();
+    let tx = plan.transaction(ws);
     if tx.is_empty() {
         return Ok(ToolOutput::text(format!(
             "lsp_rename  `{}` → `{}`: the server's edit changes nothing",
             p.symbol, args.new_name
         )));
     }
-    tx.commit().map_err(|e| {
-        ToolError::failed(format!("{e}; re-run lsp_rename once the files are settled"))
+    tx.commit().map_err(|e| match e {
+        e @ TransactionError::NotAFile { .. } => ToolError::refused(e.to_string()),
+        e => ToolError::failed(format!("{e}; re-run lsp_rename once the files are settled")),
     })?;
 
     // Tell the server what changed: open documents get the new text and a
@@ -451,7 +459,7 @@ mod tests {
         ]});
         let plan = PlannedEdit::play(&ws, &edit, PositionEncoding::Utf16).unwrap();
         assert_eq!(plan.edit_count(), 3);
-        plan.transaction().commit().unwrap();
+        plan.transaction(&ws).commit().unwrap();
         assert!(!a.exists());
         assert_eq!(
             std::fs::read_to_string(ws.root().join("b.py")).unwrap(),

@@ -256,6 +256,7 @@ impl LspSupervisor {
             program: slot.program.clone(),
             args: slot.command[1..].to_vec(),
             root: slot.root.clone(),
+            workspace: self.workspace.clone(),
             path_env: self.path_env.clone(),
             initialization_options: slot.entry.initialization_options.clone(),
             settings: slot.entry.settings.clone(),

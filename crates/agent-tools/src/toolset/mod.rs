@@ -43,9 +43,18 @@ pub struct ToolsetBuilder {
 impl ToolsetBuilder {
     /// A run rooted at `workdir`, which must exist.
     pub fn new(workdir: impl AsRef<Path>) -> std::io::Result<Self> {
+        let workspace = Workspace::new(workdir)?;
+        // Temporary files a killed run of ours left mid-write are removed
+        // (a bounded walk, on its own thread: it can take a few hundred ms
+        // in a large tree). Each folder is also swept, before the write, the
+        // first time this process writes into it.
+        let sweeper = workspace.clone();
+        let _ = std::thread::Builder::new()
+            .name("sweep-stale-temps".into())
+            .spawn(move || sweeper.sweep_stale_temps());
         Ok(ToolsetBuilder {
             run: RunContext {
-                workspace: Workspace::new(workdir)?,
+                workspace,
                 conversation_id: None,
             },
             approver: None,

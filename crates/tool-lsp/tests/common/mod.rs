@@ -71,7 +71,7 @@ impl Tool for PlainWriteTool {
     async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let a: WriteArgs = tool_core::parse_args(args)?;
         let p = self.ws.resolve(&a.path)?;
-        tool_core::files::atomic_write(&p, a.content.as_bytes())?;
+        tool_core::fs::write_own_file(&p, a.content.as_bytes())?;
         Ok(ToolOutput::text(format!("wrote {}", a.path)).with_structured(json!({"path": a.path})))
     }
 }
