@@ -14,6 +14,11 @@ pub enum Answer {
     },
     /// The human chose not to answer.
     Skipped,
+    /// The human declined the question (an MCP elicitation's "decline").
+    Declined,
+    /// The human dismissed the question without answering (an MCP
+    /// elicitation's "cancel").
+    Cancelled,
     /// Nobody answered before the card expired.
     Expired,
     /// No human can see this card (no terminal, the UI is gone); `why` says

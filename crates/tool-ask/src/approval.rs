@@ -60,6 +60,14 @@ impl Approver for CardApprover {
                     "the operator skipped approval card #{}, which is not a yes",
                     card.number
                 )),
+                Answer::Declined => denied(format!(
+                    "the operator declined approval card #{}",
+                    card.number
+                )),
+                Answer::Cancelled => denied(format!(
+                    "approval card #{} was cancelled by the user",
+                    card.number
+                )),
                 Answer::Expired => denied(format!(
                     "approval card #{} got no answer within {} s",
                     card.number,

@@ -138,6 +138,13 @@ fn outcome((card, answer): (Card, Answer)) -> Result<ToolOutput, ToolError> {
             "ask_user #{n} skipped: the operator chose not to answer; {PROCEED}."
         ))
         .with_structured(json!({"card": n, "outcome": "skipped"}))),
+        Answer::Declined => Ok(ToolOutput::text(format!(
+            "ask_user #{n} declined: the operator declined to answer; {PROCEED}."
+        ))
+        .with_structured(json!({"card": n, "outcome": "declined"}))),
+        Answer::Cancelled => Err(ToolError::Cancelled(format!(
+            "question #{n} was cancelled by the user, who dismissed it without an answer; {PROCEED}"
+        ))),
         Answer::Expired => Err(ToolError::TimedOut(format!(
             "question #{n} got no answer within {} s and expired; {PROCEED}",
             card.expires_in.as_secs()

@@ -172,6 +172,22 @@ async fn skipping_is_success_with_the_instruction_to_proceed() {
 }
 
 #[tokio::test]
+async fn declined_and_cancelled_say_so_not_expired() {
+    let mut r = run();
+    let (_, result) = ask_and_answer(&mut r, colours(), |_| Answer::Declined).await;
+    let out = result.expect("a declined card is a success");
+    expect_test::expect![[r#"ask_user #1 declined: the operator declined to answer; proceed on an assumption you state in your reply, and do not ask this question again."#]]
+        .assert_eq(&out.joined_text());
+    assert_eq!(out.structured.unwrap()["outcome"], "declined");
+
+    let (_, result) = ask_and_answer(&mut r, colours(), |_| Answer::Cancelled).await;
+    let err = result.expect_err("a cancelled card is an error");
+    assert_eq!(err.kind(), "cancelled");
+    expect_test::expect![[r#"cancelled: question #2 was cancelled by the user, who dismissed it without an answer; proceed on an assumption you state in your reply, and do not ask this question again"#]]
+        .assert_eq(&err.to_string());
+}
+
+#[tokio::test]
 async fn an_unanswered_card_expires_as_an_error_and_the_ui_sees_it_abandoned() {
     let mut r = run_with(Duration::from_millis(300), false);
     let registry = r.registry.clone();
@@ -391,6 +407,11 @@ async fn an_approval_card_gates_a_write_tool() {
     for (answer, words) in [
         (Answer::choose(["deny"]), "chose deny on card #2"),
         (Answer::Skipped, "skipped approval card #3"),
+        (Answer::Declined, "the operator declined approval card #4"),
+        (
+            Answer::Cancelled,
+            "approval card #5 was cancelled by the user",
+        ),
     ] {
         let pending_call = call(r.registry.clone());
         let pending = r.cards.recv().await.unwrap();
@@ -401,7 +422,7 @@ async fn an_approval_card_gates_a_write_tool() {
     }
     // ask_user shares the numbering.
     let (card, _) = ask_and_answer(&mut r, colours(), |_| Answer::Skipped).await;
-    assert_eq!(card.number, 4);
+    assert_eq!(card.number, 6);
 
     // No human: denied at once.
     drop(r.cards);

@@ -75,6 +75,20 @@ async fn python_cells_call_registered_tools() {
     );
     assert!(started.elapsed().as_secs() < 10);
 
+    // The exception's own text says "refused" once, uncaught as well.
+    let t = text(
+        &run.py("try:
+    tool('eval', {'code': '1', 'description': 'nested cell inside a cell'})
+except ToolError as e:
+    print(str(e))")
+            .await
+            .unwrap(),
+    );
+    expect_test::expect![[r#"
+        eval python  a test cell in python here
+        refused: a cell cannot call `eval` through the bridge: the cell is itself an eval call, and eval runs one cell at a time, so the call would wait for itself forever; run the code directly in this cell instead"#]]
+        .assert_eq(t.trim());
+
     run.finish().await;
 }
 
@@ -110,15 +124,18 @@ async fn javascript_cells_await_registered_tools() {
             .unwrap(),
     );
     assert!(
-        t.contains("ToolError unknown_tool unknown_tool: unknown tool `secret_tool`"),
+        t.contains("ToolError unknown_tool unknown tool `secret_tool`"),
         "{t}"
     );
     let t = text(
-        &run.js("try { await tool('eval', { code: '1', description: 'nested' }) } catch (e) { console.log(e.kind) }")
+        &run.js("try { await tool('eval', { code: '1', description: 'nested' }) } catch (e) { console.log(e.kind, '|', String(e)) }")
             .await
             .unwrap(),
     );
-    assert!(t.contains("refused"), "{t}");
+    expect_test::expect![[r#"
+        eval javascript  a test cell in javascript here
+        refused | ToolError: refused: a cell cannot call `eval` through the bridge: the cell is itself an eval call, and eval runs one cell at a time, so the call would wait for itself forever; run the code directly in this cell instead"#]]
+        .assert_eq(t.trim());
 
     run.finish().await;
 }

@@ -121,11 +121,12 @@ impl Binding for LspBinding {
                         },
                         _,
                     ) => format!(
-                        "lsp {}: can start at {} ({} → {})",
+                        "lsp {}: can start at {} ({} → {}{})",
                         e.id,
                         run.workspace.relative(root),
                         command.join(" "),
-                        program.display()
+                        program.display(),
+                        catalog::project_local_note(program, run.workspace.root())
                     ),
                     (_, Some(why)) => {
                         format!("lsp {}: cannot start at the workspace root: {why}", e.id)

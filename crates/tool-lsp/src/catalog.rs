@@ -408,6 +408,17 @@ pub fn local_bin_dirs(root: &Path, workspace_root: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `", project-local binary .venv/bin/x"` when `program` was taken from the
+/// checkout itself (inside the workspace root: `.venv/bin`, `node_modules/.bin`
+/// or a path in the project): it is the project's own code, run as the
+/// server. Empty for a binary from elsewhere on `$PATH`.
+pub fn project_local_note(program: &Path, workspace_root: &Path) -> String {
+    match program.strip_prefix(workspace_root) {
+        Ok(rel) => format!(", project-local binary {}", rel.display()),
+        Err(_) => String::new(),
+    }
+}
+
 /// Resolve a program name: a path (relative to `root`), else the first
 /// executable in `local` then `path`.
 pub fn resolve_program(

@@ -2,6 +2,12 @@
 //! workspace root (basedpyright/pyright, tsc, cargo check, go vet, dart
 //! analyze, clangd --check), its output parsed into the same lines as a
 //! server's diagnostics.
+//!
+//! A checker runs the project's own code (cargo check runs build scripts
+//! and proc macros, go vet builds cgo, tsc and pyright may be the
+//! checkout's own binaries), so project-wide checking is an exec-tier act:
+//! [`allowed_on`] refuses it on any surface without exec tools, before
+//! anything starts.
 
 use crate::catalog::{self, CheckerFormat, ServerEntry};
 use crate::diagnostics::DiagLine;
@@ -11,7 +17,22 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tool_core::process::{ChildSpec, Io};
-use tool_core::{ToolError, ToolOutput};
+use tool_core::{Surface, Tier, ToolError, ToolOutput};
+
+/// Project-wide checking runs the project's own code: only a surface that
+/// may start processes (exec) may ask for it.
+pub fn allowed_on(surface: Surface) -> Result<(), ToolError> {
+    if surface.allows(Tier::Exec) {
+        return Ok(());
+    }
+    Err(ToolError::refused(format!(
+        "project-wide checking (`diagnostics` with file \"*\") runs the project's own build \
+         (cargo check runs build scripts and proc macros, go vet compiles cgo, tsc and pyright may \
+         be the checkout's own binaries); it runs on the exec surface — this call came from the {} \
+         surface. Ask `diagnostics` for one file instead (its language server answers)",
+        surface.max_tier
+    )))
+}
 
 /// Stdout beyond this is not read (a checker this chatty is capped anyway).
 const MAX_OUTPUT: usize = 32 * 1024 * 1024;

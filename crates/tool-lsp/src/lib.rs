@@ -16,7 +16,8 @@
 //! (framing), [`client`] (one server session), [`supervisor`] (lifecycles),
 //! [`position`] (line + symbol ↔ LSP positions), [`ops`] (the ten
 //! operations), [`format`] (output), [`diagnostics`] (freshness and the
-//! ledger), [`checker`] (project checkers), [`rename`], [`on_write`],
+//! ledger), [`checker`] (project checkers), [`rename`] (with
+//! [`identifier`], the new name's check), [`on_write`],
 //! [`tools`] and [`binding`].
 
 pub mod binding;
@@ -25,6 +26,7 @@ pub mod checker;
 pub mod client;
 pub mod diagnostics;
 pub mod format;
+pub mod identifier;
 pub mod on_write;
 pub mod ops;
 pub mod position;

@@ -277,6 +277,27 @@ pub fn edit_summary(ws: &Workspace, edit: &Value) -> String {
     }
 }
 
+/// The new name is an identifier of the file's language (when the language
+/// has a rule), and not the old name: checked before any server is asked.
+fn check_new_name(sup: &LspSupervisor, args: &RenameArgs) -> Result<(), ToolError> {
+    if args.new_name == args.symbol {
+        return Err(ToolError::bad_args(format!(
+            "`new_name` is `{}`, the symbol's own name: there is nothing to rename; nothing was written",
+            args.symbol
+        )));
+    }
+    let language = sup
+        .catalog()
+        .for_file(Path::new(&args.file))
+        .map(|(_, l)| l);
+    if let Some(rule) = language.as_deref().and_then(crate::identifier::rule_for) {
+        crate::identifier::check(rule, &args.new_name).map_err(|why| {
+            ToolError::bad_args(format!("{why}; nothing was asked of the server or written"))
+        })?;
+    }
+    Ok(())
+}
+
 /// Run one `lsp_rename` call.
 pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, ToolError> {
     if args.new_name.trim().is_empty() {
@@ -284,6 +305,7 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
             "`new_name` is empty; give the new identifier",
         ));
     }
+    check_new_name(sup, &args)?;
     let largs = LspArgs {
         op: Op::Definition,
         file: Some(args.file.clone()),
@@ -362,9 +384,11 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
     })?;
     let tx = plan.transaction(ws);
     if tx.is_empty() {
-        return Ok(ToolOutput::text(format!(
-            "lsp_rename  `{}` → `{}`: the server's edit changes nothing",
-            p.symbol, args.new_name
+        return Err(ToolError::refused(format!(
+            "{} answered the rename of `{}` at {}:{} to `{}` with no edits: \
+             servers answer so when the symbol is not theirs to rename (a builtin, a name defined \
+             outside the workspace) or when they reject the new name; nothing was written",
+            client.name, p.symbol, p.file.shown, args.line, args.new_name
         )));
     }
     tx.commit().map_err(|e| match e {

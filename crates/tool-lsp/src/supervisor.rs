@@ -349,10 +349,11 @@ impl LspSupervisor {
         let slots = self.slots();
         for slot in &slots {
             let head = format!(
-                "{} at {} ({})",
+                "{} at {} ({}{})",
                 slot.entry.id,
                 self.rel(&slot.root),
-                slot.display()
+                slot.display(),
+                catalog::project_local_note(&slot.program, self.workspace.root())
             );
             let Ok(mut state) = slot.state.try_lock() else {
                 lines.push(format!("{head}: starting"));
@@ -421,11 +422,19 @@ impl LspSupervisor {
                 self.path_env.as_ref(),
             );
             lines.push(match (&r, r.why_not(entry, &|p| self.rel(p))) {
-                (Resolution::Ready { root, command, .. }, _) => format!(
-                    "{} at {} ({}): not started (starts on the first call for one of its files)",
+                (
+                    Resolution::Ready {
+                        root,
+                        command,
+                        program,
+                    },
+                    _,
+                ) => format!(
+                    "{} at {} ({}{}): not started (starts on the first call for one of its files)",
                     entry.id,
                     self.rel(root),
-                    command.join(" ")
+                    command.join(" "),
+                    catalog::project_local_note(program, self.workspace.root())
                 ),
                 (_, Some(why)) => format!("{}: cannot start ({why})", entry.id),
                 (_, None) => unreachable!("only Ready has no reason"),

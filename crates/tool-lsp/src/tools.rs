@@ -11,7 +11,8 @@ use tracing::Instrument;
 
 const LSP_DESCRIPTION: &str = "Ask the project's language server. Positions are `line` (1-based) plus `symbol` \
 (the identifier on that line), never a column; if the symbol occurs twice on the line pass `occurrence`. \
-Ops: diagnostics (file, or \"*\" for the project checker), definition, type_definition, implementation, \
+Ops: diagnostics (file, or \"*\" for the project checker — it runs the project's build, so only on a \
+surface with exec tools), definition, type_definition, implementation, \
 references (capped at 50), hover, symbols (`query` for a workspace search capped at 100, or `file` for its symbols \
 capped at 200), code_actions (quick fixes at the position, listed not applied), status (which servers run, \
 for which roots, and why others cannot start), reload (restart the server for `file`'s root, or all).";
@@ -56,6 +57,9 @@ impl Tool for LspTool {
 
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: LspArgs = tool_core::parse_args(args)?;
+        if args.op == ops::Op::Diagnostics && args.file.as_deref() == Some("*") {
+            crate::checker::allowed_on(cx.surface())?;
+        }
         let span = tracing::info_span!("lsp", op = args.op.name());
         cancellable(cx, ops::run(&self.sup, args))
             .instrument(span)

@@ -189,3 +189,83 @@ async fn rename_is_write_tier_and_hidden_from_read_only_surfaces() {
     );
     run.finish().await;
 }
+
+#[tokio::test]
+async fn a_new_name_that_is_no_identifier_is_refused_before_any_server_starts() {
+    let run = Run::new(project("python"));
+    let before = run.read("app.py");
+    let mut said = Vec::new();
+    for new_name in ["1bad name", "class", "greet"] {
+        let e = run
+            .call(
+                "lsp_rename",
+                json!({"file": "app.py", "line": 5, "symbol": "greet", "new_name": new_name}),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), "bad_arguments");
+        said.push(e.to_string());
+    }
+    expect_test::expect![[r#"
+        bad arguments: `1bad name` is not a Python identifier: it starts with `1`; an identifier starts with a letter or `_`; nothing was asked of the server or written
+        bad arguments: `class` is not a Python identifier: it is a reserved word in Python; nothing was asked of the server or written
+        bad arguments: `new_name` is `greet`, the symbol's own name: there is nothing to rename; nothing was written"#]].assert_eq(&said.join("\n"));
+    assert!(run.pids().await.is_empty());
+    assert_eq!(run.read("app.py"), before);
+    run.finish().await;
+}
+
+#[tokio::test]
+async fn project_wide_checking_is_refused_below_the_exec_surface() {
+    let run = Run::new(project("python"));
+    let mut said = Vec::new();
+    for surface in [Surface::READ_ONLY, Surface::WRITE] {
+        let e = run
+            .registry
+            .call(
+                surface,
+                "lsp",
+                json!({"op": "diagnostics", "file": "*"}),
+                Default::default(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), "refused");
+        said.push(e.to_string());
+    }
+    expect_test::expect![[r#"
+        refused: project-wide checking (`diagnostics` with file "*") runs the project's own build (cargo check runs build scripts and proc macros, go vet compiles cgo, tsc and pyright may be the checkout's own binaries); it runs on the exec surface — this call came from the read surface. Ask `diagnostics` for one file instead (its language server answers)
+        refused: project-wide checking (`diagnostics` with file "*") runs the project's own build (cargo check runs build scripts and proc macros, go vet compiles cgo, tsc and pyright may be the checkout's own binaries); it runs on the exec surface — this call came from the write surface. Ask `diagnostics` for one file instead (its language server answers)"#]].assert_eq(&said.join("\n"));
+    // No checker ran and no server started.
+    assert!(run.pids().await.is_empty());
+    run.finish().await;
+}
+
+#[tokio::test]
+async fn status_and_doctor_name_a_project_local_server_binary() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "").unwrap();
+    let bin = dir.path().join(".venv/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let server = bin.join("basedpyright-langserver");
+    std::fs::write(&server, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = Run::new(dir);
+    let status = run.lsp(json!({"op": "status"})).await;
+    let python: Vec<&str> = status.lines().filter(|l| l.starts_with("python")).collect();
+    expect_test::expect!["python at . (basedpyright-langserver --stdio, project-local binary .venv/bin/basedpyright-langserver): not started (starts on the first call for one of its files)"].assert_eq(&python.join("\n"));
+    let ctx = tool_core::RunContext {
+        workspace: tool_core::Workspace::new(&run.root).unwrap(),
+        conversation_id: None,
+    };
+    let doctor = tool_core::Binding::doctor(&*run.binding, &ctx);
+    let python: Vec<String> = doctor
+        .into_iter()
+        .filter(|l| l.starts_with("lsp python"))
+        .map(|l| l.replace(&run.root.display().to_string(), "<root>"))
+        .collect();
+    expect_test::expect!["lsp python: can start at . (basedpyright-langserver --stdio → <root>/.venv/bin/basedpyright-langserver, project-local binary .venv/bin/basedpyright-langserver)"].assert_eq(&python.join("\n"));
+    assert!(run.pids().await.is_empty());
+    run.finish().await;
+}

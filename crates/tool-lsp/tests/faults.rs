@@ -209,3 +209,21 @@ async fn repeated_crashes_stop_restarts_until_reload() {
     assert_all_dead(&all_pids).await;
     run.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_the_server_answers_with_no_edits_is_an_error_that_says_so() {
+    let run = Run::with_binding(project(), binding(5_000, 2_000));
+    let before = run.read("a.fault");
+    let err = run
+        .call(
+            "lsp_rename",
+            json!({"file": "a.fault", "line": 1, "symbol": "fine", "new_name": "good"}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "refused");
+    expect_test::expect!["refused: faulty (<fault-injecting-lsp>) answered the rename of `fine` at a.fault:1 to `good` with no edits: servers answer so when the symbol is not theirs to rename (a builtin, a name defined outside the workspace) or when they reject the new name; nothing was written"]
+        .assert_eq(&err.to_string().replace(FAULTY, "<fault-injecting-lsp>"));
+    assert_eq!(run.read("a.fault"), before);
+    run.finish().await;
+}

@@ -5,13 +5,14 @@
 //!
 //! A card becomes one form: a `choice` field (`choices` when several may be
 //! chosen) holding the options, and an `answer` text field when free text is
-//! allowed. "accept" is an answer, "decline" is a skip (the model proceeds on
-//! a stated assumption), "cancel" — the dialog dismissed — is treated like an
-//! expired card, an error with the same instruction.
+//! allowed. "accept" is an answer; "decline" is reported as declined (the
+//! model proceeds on a stated assumption); "cancel" — the dialog dismissed —
+//! is reported as cancelled by the user, an error with the same instruction.
+//! Only a form that got no reaction at all within its time is expired.
 
 use super::client::{ClientLink, ElicitFailure};
 use crate::RunOptions;
-use rmcp::model::{ElicitationAction, JsonObject};
+use rmcp::model::{ElicitResult, ElicitationAction, JsonObject};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -116,24 +117,30 @@ pub fn accepted_answer(content: Option<&Value>) -> Answer {
     Answer::Answered { choices, text }
 }
 
+/// The answer an elicitation's outcome stands for.
+pub fn elicited_answer(outcome: Result<ElicitResult, ElicitFailure>) -> Answer {
+    match outcome {
+        Ok(r) => match r.action {
+            ElicitationAction::Accept => accepted_answer(r.content.as_ref()),
+            ElicitationAction::Decline => Answer::Declined,
+            // Cancel, and any action newer than this host: not an answer.
+            _ => Answer::Cancelled,
+        },
+        Err(ElicitFailure::Unsupported) => {
+            Answer::no_human("the MCP client does not support elicitation")
+        }
+        Err(ElicitFailure::TimedOut(_)) => Answer::Expired,
+        Err(ElicitFailure::Failed(e)) => {
+            Answer::no_human(format!("the MCP client did not show the question: {e}"))
+        }
+    }
+}
+
 #[async_trait]
 impl QuestionPort for ElicitationPort {
     async fn ask(&self, card: &Card) -> Answer {
         let (message, schema) = card_form(card);
-        match self.link.elicit(message, schema, card.expires_in).await {
-            Ok(r) => match r.action {
-                ElicitationAction::Accept => accepted_answer(r.content.as_ref()),
-                ElicitationAction::Decline => Answer::Skipped,
-                _ => Answer::Expired,
-            },
-            Err(ElicitFailure::Unsupported) => {
-                Answer::no_human("the MCP client does not support elicitation")
-            }
-            Err(ElicitFailure::TimedOut(_)) => Answer::Expired,
-            Err(ElicitFailure::Failed(e)) => {
-                Answer::no_human(format!("the MCP client did not show the question: {e}"))
-            }
-        }
+        elicited_answer(self.link.elicit(message, schema, card.expires_in).await)
     }
 
     fn human_attached(&self) -> bool {
@@ -237,6 +244,17 @@ mod tests {
         let (_, schema) = card_form(&card(&[], true, false));
         assert_eq!(schema["required"], json!(["answer"]));
         rmcp::model::ElicitationSchema::from_json_schema(schema).unwrap();
+    }
+
+    #[test]
+    fn decline_and_cancel_are_said_as_such_and_only_silence_expires() {
+        let outcome = |action| elicited_answer(Ok(ElicitResult::new(action)));
+        assert_eq!(outcome(ElicitationAction::Decline), Answer::Declined);
+        assert_eq!(outcome(ElicitationAction::Cancel), Answer::Cancelled);
+        assert_eq!(
+            elicited_answer(Err(ElicitFailure::TimedOut(Duration::from_secs(3)))),
+            Answer::Expired
+        );
     }
 
     #[test]

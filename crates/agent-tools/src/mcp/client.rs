@@ -107,7 +107,7 @@ impl Approver for ElicitationApprover {
                     reason: "the person declined it".into(),
                 },
                 _ => Approval::Denied {
-                    reason: "the person dismissed the approval request".into(),
+                    reason: "the user cancelled the approval request".into(),
                 },
             },
             Err(ElicitFailure::Unsupported) => Approval::Denied {

@@ -11,6 +11,9 @@
 //! - [`client`]: the connected client, elicitation, the elicitation approver;
 //! - [`host`]: the server handler;
 //! - [`shutdown`]: noticing the client left, and the final child sweep;
+//! - [`framing`]: input lines with a cap, judged before rmcp sees them;
+//! - [`stdio`]: the line filter between stdio and rmcp, and the one writer
+//!   of stdout;
 //! - [`config`]: the `[mcp]` config section;
 //! - `ask` (with the `ask` feature): `ask_user` over elicitation.
 //!
@@ -21,10 +24,12 @@ pub mod ask;
 pub mod catalog;
 pub mod client;
 pub mod config;
+pub mod framing;
 pub mod host;
 pub mod progress;
 pub mod results;
 pub mod shutdown;
+pub mod stdio;
 
 pub use client::{ClientLink, ElicitationApprover};
 pub use config::{ApprovalPolicy, McpConfig};
@@ -49,9 +54,34 @@ pub enum SessionEnd {
 /// ([`shutdown::sweep_children`]).
 pub async fn serve_stdio(host: McpHost, stop: CancellationToken) -> Result<SessionEnd, String> {
     shutdown::become_subreaper();
-    let run = host.run_token();
     let (reader, writer) = rmcp::transport::stdio_pipes();
-    let reader = shutdown::EofSignal::new(reader, run.clone());
+    serve_on(host, reader, writer, stop).await
+}
+
+/// [`serve_stdio`] on any pair of streams (tests use in-memory pipes).
+pub async fn serve_on<R, W>(
+    host: McpHost,
+    input: R,
+    output: W,
+    stop: CancellationToken,
+) -> Result<SessionEnd, String>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let run = host.run_token();
+    let (transport, pumps) = stdio::filter(input, output, run.clone());
+    let end = serve_filtered(host, transport, stop).await;
+    pumps.finish(Duration::from_millis(500)).await;
+    end
+}
+
+async fn serve_filtered(
+    host: McpHost,
+    transport: stdio::FilteredTransport,
+    stop: CancellationToken,
+) -> Result<SessionEnd, String> {
+    let run = host.run_token();
     let stop_for_run = {
         let run = run.clone();
         let stop = stop.clone();
@@ -60,7 +90,7 @@ pub async fn serve_stdio(host: McpHost, stop: CancellationToken) -> Result<Sessi
             run.cancel();
         })
     };
-    let served = host.serve_with_ct((reader, writer), run.clone()).await;
+    let served = host.serve_with_ct(transport, run.clone()).await;
     let service = match served {
         Ok(s) => s,
         Err(e) => {

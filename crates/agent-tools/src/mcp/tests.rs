@@ -276,3 +276,68 @@ async fn a_tool_error_is_a_result_and_images_are_image_items() {
         "not available here: no server here; run doctor"
     );
 }
+
+/// The host as `serve_stdio` runs it (the line filter in front of rmcp),
+/// over an in-memory pipe; the task ends with the session.
+async fn start_filtered(
+    registry: Registry,
+) -> (Wire, tokio::task::JoinHandle<Result<SessionEnd, String>>) {
+    let (client, server) = tokio::io::duplex(1 << 16);
+    let config = fast_config();
+    let link = ClientLink::new(config.elicitation_timeout());
+    let host = McpHost::new(registry, Surface::FULL, config, link);
+    let (sr, sw) = tokio::io::split(server);
+    let task = tokio::spawn(serve_on(host, sr, sw, CancellationToken::new()));
+    let (cr, cw) = tokio::io::split(client);
+    let mut wire = Wire {
+        tx: cw,
+        rx: BufReader::new(cr).lines(),
+    };
+    wire.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "wire", "version": "0"}}}),
+    )
+    .await;
+    let init = wire.recv().await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    (wire, task)
+}
+
+#[tokio::test]
+async fn garbage_and_oversize_lines_are_answered_and_the_host_keeps_serving() {
+    let (mut wire, task) = start_filtered(registry_with_fakes(Arc::default())).await;
+    wire.tx.write_all(b"this is not json\n").await.unwrap();
+    expect_test::expect![[r#"{"error":{"code":-32700,"message":"Parse error: the line is not JSON (expected ident at line 1 column 2); send one JSON-RPC message per line"},"id":null,"jsonrpc":"2.0"}"#]]
+        .assert_eq(&wire.recv().await.to_string());
+
+    // 20 MiB in one line, written in pieces as a client would stream it.
+    let piece = vec![b'x'; 1 << 20];
+    for _ in 0..20 {
+        wire.tx.write_all(&piece).await.unwrap();
+    }
+    wire.tx.write_all(b"\n").await.unwrap();
+    expect_test::expect![[r#"{"error":{"code":-32600,"message":"Invalid Request: a line of 20971520 bytes is over the limit of 16777216 bytes (16 MiB) for one message; it was discarded unread"},"id":null,"jsonrpc":"2.0"}"#]]
+        .assert_eq(&wire.recv().await.to_string());
+
+    // Blank lines are no messages; JSON that is no JSON-RPC message is
+    // rmcp's to answer; then the host still serves.
+    wire.tx.write_all(b"\r\n  \n[1, 2]\n").await.unwrap();
+    let m = wire.recv().await;
+    assert_eq!(m["error"]["code"], -32600, "{m}");
+    wire.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}))
+        .await;
+    let m = wire.recv().await;
+    assert_eq!(m["id"], 7, "{m}");
+    assert_eq!(m["result"]["tools"].as_array().unwrap().len(), 2, "{m}");
+
+    // Closing stdin still ends the session.
+    wire.tx.shutdown().await.unwrap();
+    let end = tokio::time::timeout(std::time::Duration::from_secs(5), task)
+        .await
+        .expect("the session ends when the client closes its end")
+        .unwrap();
+    assert_eq!(end, Ok(SessionEnd::ClientClosed));
+}

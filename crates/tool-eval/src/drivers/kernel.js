@@ -145,9 +145,11 @@
       return this.text;
     }
   }
+  // The message already starts with the kind in words ("refused: …"): the
+  // kind is said once.
   class ToolError extends Error {
     constructor(kind, message) {
-      super(kind + ': ' + message);
+      super(message);
       this.name = 'ToolError';
       this.kind = kind;
     }
@@ -320,7 +322,7 @@
       if (!p) return;
       pending.delete(msg.id);
       if (msg.ok) p.resolve(new ToolResult(msg));
-      else p.reject(new ToolError(msg.kind || 'failed', msg.message || 'the tool call failed'));
+      else p.reject(new ToolError(msg.kind || 'failed', msg.message || 'failed: the tool call failed'));
     }
   }
 

@@ -381,7 +381,7 @@ class _Kernel:
         reply = slot[1]
         if reply.get("ok"):
             return ToolResult(reply)
-        raise ToolError(reply.get("kind", "failed"), reply.get("message", "the tool call failed"))
+        raise ToolError(reply.get("kind", "failed"), reply.get("message", "failed: the tool call failed"))
 
     # ---- IPython idioms ----------------------------------------------------
 
@@ -797,10 +797,13 @@ def html_to_text(html):
 
 
 class ToolError(Exception):
-    """A bridged tool call failed; `kind` is bad_arguments, refused, unknown_tool, …"""
+    """A bridged tool call failed; `kind` is bad_arguments, refused, unknown_tool, …
+
+    The message already starts with the kind in words ("refused: …"), so it is
+    the whole text of the exception: the kind is said once."""
 
     def __init__(self, kind, message):
-        super().__init__("%s: %s" % (kind, message))
+        super().__init__(message)
         self.kind = kind
         self.message = message
 

@@ -9,6 +9,9 @@
 //! - `garbage` — a malformed frame is written to stdout, then nothing;
 //! - anything else — a normal hover answer.
 //!
+//! Every rename is answered with an edit that changes nothing (a server
+//! that finds nothing it may rename).
+//!
 //! Diagnostics: every line containing `ERROR` gets an error, published with
 //! the document version after the delay a `delay_ms=N` line asks for.
 
@@ -66,6 +69,7 @@ impl LanguageServer for FaultServer {
                     TextDocumentSyncKind::FULL,
                 )),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
+                rename_provider: Some(OneOf::Left(true)),
                 ..Default::default()
             },
             server_info: Some(ServerInfo {
@@ -91,6 +95,10 @@ impl LanguageServer for FaultServer {
             self.docs.lock().await.insert(uri.clone(), c.text.clone());
             self.publish(uri, c.text, p.text_document.version).await;
         }
+    }
+
+    async fn rename(&self, _: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        Ok(Some(WorkspaceEdit::default()))
     }
 
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
