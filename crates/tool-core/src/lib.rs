@@ -18,6 +18,7 @@ pub mod fixtures;
 pub mod format;
 pub mod output;
 pub mod process;
+pub mod programs;
 pub mod registry;
 pub mod tier;
 pub mod tool;
