@@ -291,9 +291,10 @@ async fn kill_reaps_a_worker_and_every_process_it_started() {
     let out = run.ok("vibe_kill", json!({"worker_id": id})).await;
     assert_eq!(
         without_elapsed(&out.joined_text()),
-        "killed w1 \"spawner\" (fast, run 1) after …: 4 processes stopped (the worker command and every process it started)"
+        "killed w1 \"spawner\" (fast, run 1) after …: 5 processes stopped (the worker command and every process it started)"
     );
-    assert_eq!(out.structured.as_ref().unwrap()["processes_killed"], 4);
+    // The `sh -c` of the command line, and the four above.
+    assert_eq!(out.structured.as_ref().unwrap()["processes_killed"], 5);
     // vibe_kill returns once the run is stopped: nothing of it is left.
     assert!(all_gone(&pids).await, "{pids:?} survived the kill");
     assert!(group_members(group).is_empty());
@@ -317,7 +318,8 @@ async fn kill_reaches_processes_that_left_the_group_and_says_how_many() {
     let id = run
         .spawn("escaper", &format!("escape {}", pidfile.display()))
         .await;
-    // The shell, a `setsid` sleeper, and a double-forked `setsid` sleeper.
+    // The shell, a `setsid` sleeper, and a double-forked `setsid` sleeper
+    // (and the `sh -c` of the command line above them).
     let pids = read_pids(&pidfile, 3).await;
     assert!(pids.iter().all(|p| pid_alive(*p)), "{pids:?} all running");
     let shell_group = pgid_of(pids[0]);
@@ -329,7 +331,7 @@ async fn kill_reaches_processes_that_left_the_group_and_says_how_many() {
     let out = run.ok("vibe_kill", json!({"worker_id": id})).await;
     assert_eq!(
         without_elapsed(&out.joined_text()),
-        "killed w1 \"escaper\" (fast, run 1) after …: 3 processes stopped (the worker command and every process it started)"
+        "killed w1 \"escaper\" (fast, run 1) after …: 4 processes stopped (the worker command and every process it started)"
     );
     assert_eq!(out.structured.as_ref().unwrap()["survivors"], json!([]));
     let alive: Vec<u32> = pids.iter().copied().filter(|p| pid_alive(*p)).collect();
