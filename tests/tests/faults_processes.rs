@@ -78,6 +78,8 @@ fn project() -> tempfile::TempDir {
         .tempdir()
         .unwrap();
     std::fs::write(dir.path().join("escape.py"), DEBUGGEE).unwrap();
+    // debugpy's root marker.
+    std::fs::write(dir.path().join("requirements.txt"), "").unwrap();
     dir
 }
 
@@ -103,9 +105,20 @@ fn host(mode: &str, root: &Path, marker: &str) -> Child {
         .current_dir(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(root.join("host.log")).unwrap())
+        .env("RUST_LOG", "info")
         .spawn()
         .expect("start agent-tools")
+}
+
+/// Kills the host (and so, with keepers, its processes) if a test fails
+/// before it did.
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = signals::send(self.0, Signal::Kill);
+    }
 }
 
 /// The host's stdout, line by line, from a thread.
@@ -178,6 +191,7 @@ fn nothing_survives_kill_9_of_the_mcp_host() {
     let dir = project();
     let marker = unique_marker();
     let mut child = host("mcp", dir.path(), &marker);
+    let _guard = KillOnDrop(child.id());
     let rx = lines_of(&mut child);
     let mut stdin = child.stdin.take().unwrap();
     let deadline = Instant::now() + Duration::from_secs(40);
@@ -240,6 +254,7 @@ fn nothing_survives_sigterm_of_batch_and_it_exits_143() {
     let dir = project();
     let marker = unique_marker();
     let mut child = host("batch", dir.path(), &marker);
+    let _guard = KillOnDrop(child.id());
     let rx = lines_of(&mut child);
     let mut stdin = child.stdin.take().unwrap();
     let deadline = Instant::now() + Duration::from_secs(40);
@@ -254,13 +269,14 @@ fn nothing_survives_sigterm_of_batch_and_it_exits_143() {
     // Standard input stays open: only the signal ends the run.
     signals::send(child.id(), Signal::Terminate).unwrap();
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(128 + 15), "{status}");
     let left = survivors_after_two_seconds(&marker);
     assert!(
         left.is_empty(),
-        "{} of {} processes survived SIGTERM of batch: {left:#?}",
+        "{} of {} processes survived SIGTERM of batch (which ended with {status}): {left:#?}",
         left.len(),
         before.len()
     );
+    let log = std::fs::read_to_string(dir.path().join("host.log")).unwrap_or_default();
+    assert_eq!(status.code(), Some(128 + 15), "{status}; its log:\n{log}");
     drop(stdin);
 }
