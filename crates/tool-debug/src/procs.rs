@@ -1,8 +1,10 @@
 //! Every process a session started, found and killed.
 //!
-//! The adapter leads its own process group (tool-core's one helper), but
-//! debuggees escape it: delve starts its target in a new group, and a
-//! debuggee outlives an adapter that crashed. So the session records the
+//! The adapter leads its own process group under tool-core's keeper, which
+//! kills everything descended from it when the adapter's owner goes. Within
+//! a session's life, though, debuggees escape the group and the adapter:
+//! delve starts its target in a new group, and a debuggee outlives an adapter
+//! that crashed. So the session records the
 //! adapter's descendants while they are still its children — each with its
 //! start time, so a recycled pid is never killed by mistake — and kills the
 //! recorded set as well as the group when it ends.

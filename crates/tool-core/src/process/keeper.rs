@@ -181,7 +181,8 @@ unsafe fn reap(program: libc::pid_t, status: &mut Option<libc::c_int>) -> bool {
 unsafe fn kill_tree(program: libc::pid_t, status: &mut Option<libc::c_int>) {
     // SAFETY (whole function): plain system calls.
     unsafe {
-        loop {
+        // Most often the program exited alone: no child left, no scan.
+        while reap(program, status) {
             if kill_children() == 0 {
                 // Cannot scan /proc: at least the program's group.
                 libc::kill(-program, libc::SIGKILL);
