@@ -730,33 +730,9 @@ fn debug_session_stops_at_a_breakpoint() {
     // adapter and the debuggee (checked by run_session).
 }
 
-/// Every descendant of `pid`, by walking parent links in /proc.
+/// Every live descendant of `pid`.
 fn descendants(pid: u32) -> Vec<u32> {
-    let mut table = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
-            if let Some((_, rest)) = stat.rsplit_once(')') {
-                let f: Vec<&str> = rest.split_whitespace().collect();
-                if let Some(ppid) = f.get(1).and_then(|x| x.parse::<u32>().ok()) {
-                    table.push((p, ppid));
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let mut frontier = vec![pid];
-    while let Some(parent) = frontier.pop() {
-        for &(p, pp) in &table {
-            if pp == parent {
-                out.push(p);
-                frontier.push(p);
-            }
-        }
-    }
-    out
+    tool_core::process::descendants(pid)
 }
 
 fn all_dead_within(pids: &[u32], limit: Duration) -> Vec<u32> {

@@ -48,18 +48,10 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// `$PATH` with the fixture folders first, for everything the tests start.
+/// `$PATH` with the fixture folders first, for everything the tests start
+/// (built by tool-core, as the tests build it).
 pub fn fixture_path(root: &Path) -> std::ffi::OsString {
-    let f = fixtures::dir(root);
-    let mut dirs = vec![
-        f.join("venv/bin"),
-        f.join("npm/node_modules/.bin"),
-        f.join("bin"),
-    ];
-    if let Some(p) = std::env::var_os("PATH") {
-        dirs.extend(std::env::split_paths(&p));
-    }
-    std::env::join_paths(dirs).expect("PATH entries are valid")
+    tool_core::fixtures::path_env_in(&fixtures::dir(root))
 }
 
 pub fn run(cmd: &mut Command) -> Result<()> {

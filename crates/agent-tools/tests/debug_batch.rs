@@ -50,18 +50,12 @@ fn text(v: &Value) -> String {
 
 /// Live processes whose command line mentions `needle`.
 fn processes_mentioning(needle: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains(needle) && tool_core::process::pid_alive(pid)
-        {
-            out.push(pid);
-        }
-    }
-    out
+    use tool_core::process::procfs;
+    procfs::live_processes()
+        .into_iter()
+        .filter(|s| procfs::cmdline(s.pid).is_some_and(|c| c.contains(needle)))
+        .map(|s| s.pid)
+        .collect()
 }
 
 fn python_project() -> tempfile::TempDir {

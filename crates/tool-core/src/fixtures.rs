@@ -26,17 +26,28 @@ pub fn workspace_root() -> PathBuf {
 
 /// The fixture folders holding executables, most specific first.
 pub fn bin_dirs() -> Vec<PathBuf> {
-    let d = dir();
+    bin_dirs_in(&dir())
+}
+
+/// The folders holding executables in the fixture folder `fixtures`, most
+/// specific first (also used by `cargo xtask`, which may be given another
+/// fixture folder).
+pub fn bin_dirs_in(fixtures: &Path) -> Vec<PathBuf> {
     vec![
-        d.join("venv").join("bin"),
-        d.join("npm").join("node_modules").join(".bin"),
-        d.join("bin"),
+        fixtures.join("venv").join("bin"),
+        fixtures.join("npm").join("node_modules").join(".bin"),
+        fixtures.join("bin"),
     ]
 }
 
 /// `$PATH` with the fixture folders in front, for child processes of tests.
 pub fn path_env() -> std::ffi::OsString {
-    let mut dirs = bin_dirs();
+    path_env_in(&dir())
+}
+
+/// `$PATH` with the executables of the fixture folder `fixtures` in front.
+pub fn path_env_in(fixtures: &Path) -> std::ffi::OsString {
+    let mut dirs = bin_dirs_in(fixtures);
     if let Some(p) = std::env::var_os("PATH") {
         dirs.extend(std::env::split_paths(&p));
     }
@@ -45,20 +56,7 @@ pub fn path_env() -> std::ffi::OsString {
 
 /// Find an executable in the fixture folders, then on `$PATH`.
 pub fn find(name: &str) -> Option<PathBuf> {
-    let mut dirs = bin_dirs();
-    if let Some(p) = std::env::var_os("PATH") {
-        dirs.extend(std::env::split_paths(&p));
-    }
-    dirs.into_iter()
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
-}
-
-pub fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    p.metadata()
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    crate::programs::find_program(name, Path::new(""), &bin_dirs(), None)
 }
 
 /// Whether this is a CI run, where nothing may be skipped.

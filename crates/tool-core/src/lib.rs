@@ -22,6 +22,7 @@ pub mod framing;
 pub mod fs;
 pub mod output;
 pub mod process;
+pub mod programs;
 pub mod registry;
 pub mod tier;
 pub mod tool;

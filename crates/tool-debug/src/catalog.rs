@@ -167,13 +167,7 @@ impl Catalog {
 
     /// An executable by name on the search path, or an absolute path.
     pub fn which(&self, name: &str) -> Option<PathBuf> {
-        if name.contains('/') {
-            let p = PathBuf::from(name);
-            return tool_core::fixtures::is_executable(&p).then_some(p);
-        }
-        std::env::split_paths(&self.search_path)
-            .map(|d| d.join(name))
-            .find(|p| tool_core::fixtures::is_executable(p))
+        tool_core::programs::find_program(name, Path::new(""), &[], Some(&self.search_path))
     }
 
     /// The adapter a program is routed to when none is named.
@@ -201,7 +195,7 @@ impl Catalog {
         for dir in [project, root] {
             for venv in [".venv", "venv"] {
                 let p = dir.join(venv).join("bin").join("python");
-                if tool_core::fixtures::is_executable(&p) {
+                if tool_core::programs::is_executable(&p) {
                     return Some((p, format!("project {venv}")));
                 }
             }

@@ -1,13 +1,19 @@
 //! Every process a session started, found and killed.
 //!
-//! The adapter leads its own process group (tool-core's one helper), but
-//! debuggees escape it: delve starts its target in a new group, and a
-//! debuggee outlives an adapter that crashed. So the session records the
+//! The adapter leads its own process group under tool-core's keeper, which
+//! kills everything descended from it when the adapter's owner goes. Within
+//! a session's life, though, debuggees escape the group and the adapter:
+//! delve starts its target in a new group, and a debuggee outlives an adapter
+//! that crashed. So the session records the
 //! adapter's descendants while they are still its children — each with its
 //! start time, so a recycled pid is never killed by mistake — and kills the
 //! recorded set as well as the group when it ends.
 
 use std::collections::BTreeMap;
+use tool_core::process::procfs;
+use tool_core::process::signals::{self, Signal};
+
+pub use tool_core::process::descendants;
 
 /// (pid → start time in clock ticks since boot).
 #[derive(Debug, Default, Clone)]
@@ -15,48 +21,15 @@ pub struct ProcessSet {
     known: BTreeMap<u32, u64>,
 }
 
-/// The parent pid and start time of a live process.
-fn stat(pid: u32) -> Option<(u32, u64)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // fields[0] is the state (field 3 of stat), so field N is fields[N - 3].
-    if matches!(fields.first(), Some(&"Z") | Some(&"X")) {
-        return None;
-    }
-    let ppid = fields.get(1)?.parse().ok()?;
-    let start = fields.get(19)?.parse().ok()?;
-    Some((ppid, start))
-}
-
-/// Every live descendant of `root` (not `root` itself).
-pub fn descendants(root: u32) -> Vec<u32> {
-    let mut children: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for e in dir.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
-            if let Some((ppid, _)) = stat(pid) {
-                children.entry(ppid).or_default().push(pid);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let mut todo = vec![root];
-    while let Some(p) = todo.pop() {
-        for &c in children.get(&p).into_iter().flatten() {
-            out.push(c);
-            todo.push(c);
-        }
-    }
-    out
+/// The start time of a live process.
+fn started(pid: u32) -> Option<u64> {
+    procfs::live_stat(pid).map(|s| s.start_time)
 }
 
 impl ProcessSet {
     /// Remember `pid` (and its start time) if it is alive.
     pub fn add(&mut self, pid: u32) {
-        if let Some((_, start)) = stat(pid) {
+        if let Some(start) = started(pid) {
             self.known.insert(pid, start);
         }
     }
@@ -75,7 +48,7 @@ impl ProcessSet {
         let mut out: Vec<u32> = self
             .known
             .iter()
-            .filter(|(pid, start)| stat(**pid).map(|(_, s)| s) == Some(**start))
+            .filter(|(pid, start)| started(**pid) == Some(**start))
             .map(|(pid, _)| *pid)
             .collect();
         let extra: Vec<u32> = out.iter().flat_map(|p| descendants(*p)).collect();
@@ -89,11 +62,8 @@ impl ProcessSet {
     pub fn kill_all(&self) -> Vec<u32> {
         let pids = self.alive();
         for &pid in &pids {
-            // SAFETY: plain syscall on a pid we verified is the process we
-            // recorded (same start time).
-            unsafe {
-                libc::kill(pid as i32, libc::SIGKILL);
-            }
+            // A pid we verified is the process we recorded (same start time).
+            let _ = signals::send(pid, Signal::Kill);
         }
         pids
     }

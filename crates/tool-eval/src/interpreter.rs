@@ -38,15 +38,11 @@ pub fn resolve(
         Language::Javascript => config.node.as_ref(),
     };
     if let Some(p) = configured {
-        let p = if p.is_relative() && p.components().count() > 1 {
+        let found = tool_core::programs::find_program(p, root, &[], path_var);
+        let p = if p.components().count() > 1 {
             root.join(p)
         } else {
             p.clone()
-        };
-        let found = if p.components().count() == 1 {
-            which(p.as_os_str(), path_var)
-        } else {
-            is_executable(&p).then_some(p.clone())
         };
         return found
             .map(|program| Interpreter {
@@ -69,7 +65,7 @@ pub fn resolve(
         Language::Python => {
             for (dir, origin) in [(".venv", ".venv"), ("venv", "venv")] {
                 let p = root.join(dir).join("bin").join("python");
-                if is_executable(&p) {
+                if tool_core::programs::is_executable(&p) {
                     return Ok(Interpreter { program: p, origin });
                 }
             }
@@ -98,21 +94,7 @@ pub fn resolve(
 
 /// The first executable called `name` in `path_var` (default `$PATH`).
 pub fn which(name: &std::ffi::OsStr, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    let owned;
-    let path_var = match path_var {
-        Some(p) => p,
-        None => {
-            owned = std::env::var_os("PATH")?;
-            owned.as_os_str()
-        }
-    };
-    std::env::split_paths(path_var)
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    tool_core::fixtures::is_executable(p)
+    tool_core::programs::find_program(name, Path::new(""), &[], path_var)
 }
 
 #[cfg(test)]

@@ -266,7 +266,9 @@ impl KernelProcess {
     /// Ctrl-C would, so a subprocess the cell waits on stops too), plus a byte
     /// on the interrupt pipe for a driver that cannot take signals mid-script.
     pub(crate) async fn interrupt(&mut self) {
-        let _ = self.child.signal_group(libc::SIGINT);
+        let _ = self
+            .child
+            .signal_group(tool_core::process::Signal::Interrupt);
         if let Some(w) = &mut self.interrupts {
             if self.language == Language::Javascript {
                 let _ = w.write_all(b"i").await;

@@ -278,6 +278,36 @@ async fn reset_cancel_and_no_survivors() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_stops_what_cells_started_in_other_sessions() {
+    let Some(run) = quick_run() else { return };
+    // A `setsid` child of the kernel, and a double-forked `setsid` one whose
+    // parent has exited.
+    let out = run
+        .py("import subprocess\n\
+             a = subprocess.Popen(['setsid', 'sleep', '300'])\n\
+             b = subprocess.run(['sh', '-c', 'setsid sleep 300 >/dev/null 2>&1 & echo $!'], \
+             capture_output=True, text=True).stdout.strip()\n\
+             print(a.pid, b)")
+        .await
+        .unwrap();
+    let t = text(&out);
+    let escaped: Vec<u32> = t
+        .lines()
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(escaped.len(), 2, "{t}");
+    assert!(escaped.iter().all(|p| pid_alive(*p)), "{escaped:?} running");
+    run.call(json!({"code": "1", "reset": true, "description": "reset the kernel"}))
+        .await
+        .unwrap();
+    assert_no_survivors(&escaped).await;
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_budgets_are_refused() {
     let Some(run) = quick_run() else { return };
     let e = run.call(cell("1", "python", 100_000.0)).await.unwrap_err();

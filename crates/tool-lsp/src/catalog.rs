@@ -396,16 +396,7 @@ pub fn find_root(entry: &ServerEntry, start: &Path, workspace_root: &Path) -> Op
 /// Project-local binary folders for a root: `.venv/bin`, `venv/bin`,
 /// `node_modules/.bin` of the root and each folder up to the workspace root.
 pub fn local_bin_dirs(root: &Path, workspace_root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for d in root.ancestors() {
-        if !d.starts_with(workspace_root) {
-            break;
-        }
-        for sub in [".venv/bin", "venv/bin", "node_modules/.bin"] {
-            out.push(d.join(sub));
-        }
-    }
-    out
+    tool_core::programs::project_bin_dirs(root, workspace_root)
 }
 
 /// `", project-local binary .venv/bin/x"` when `program` was taken from the
@@ -427,16 +418,9 @@ pub fn resolve_program(
     local: &[PathBuf],
     path: Option<&OsString>,
 ) -> Option<PathBuf> {
-    if name.contains('/') {
-        let p = root.join(name);
-        return tool_core::fixtures::is_executable(&p).then_some(p);
-    }
-    local
-        .iter()
-        .cloned()
-        .chain(path.map(std::env::split_paths).into_iter().flatten())
-        .map(|d| d.join(name))
-        .find(|p| tool_core::fixtures::is_executable(p))
+    // No search path given means none, not `$PATH`.
+    let empty = OsString::new();
+    tool_core::programs::find_program(name, root, local, Some(path.unwrap_or(&empty)))
 }
 
 /// Resolve `entry` for `start`: root marker AND binary, or which is missing.

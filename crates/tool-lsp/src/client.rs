@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, watch};
 use tool_core::fs::FsError;
+use tool_core::process::signals::{self, Signal};
 use tool_core::process::{ChildSpec, Io, OutputRing, SharedOutput};
 use tool_core::Workspace;
 use url::Url;
@@ -380,11 +381,9 @@ impl LspClient {
                             tracing::warn!(server = %shared.name, %error, %excerpt, "skipped a frame that is not JSON");
                         }
                         Err(e) => {
-                            // The stream cannot be resynchronized: drop the server.
-                            // SAFETY: plain syscall on the server's own group.
-                            unsafe {
-                                libc::killpg(pgid as i32, libc::SIGKILL);
-                            }
+                            // The stream cannot be resynchronized: drop the server
+                            // (its keeper then ends what it started).
+                            let _ = signals::send_group(pgid, Signal::Kill);
                             shared.mark_gone(format!("it broke the protocol ({e}) and was killed"));
                             break;
                         }
@@ -735,11 +734,8 @@ impl LspClient {
 impl Drop for LspClient {
     fn drop(&mut self) {
         // The waiter task may outlive us; the group must not.
-        if self.gone().is_none() && self.pgid > 0 {
-            // SAFETY: plain syscall on the server's own group, still running.
-            unsafe {
-                libc::killpg(self.pgid as i32, libc::SIGKILL);
-            }
+        if self.gone().is_none() {
+            let _ = signals::send_group(self.pgid, Signal::Kill);
         }
     }
 }

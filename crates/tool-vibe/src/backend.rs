@@ -22,8 +22,16 @@ pub enum RunOutcome {
     Done { output: String },
     /// Finished badly: `why` says how (exit status, stderr tail).
     Failed { why: String, output: String },
-    /// Stopped because the cancellation token fired; what it had written.
-    Cancelled { output: String },
+    /// Stopped because the cancellation token fired; what it had written,
+    /// and what stopping it took.
+    Cancelled {
+        output: String,
+        /// Processes of the run that were running and are gone now, when
+        /// the backend can tell.
+        killed: Option<usize>,
+        /// Processes of the run that are still running (should be none).
+        survivors: Vec<u32>,
+    },
 }
 
 /// Runs worker runs.

@@ -27,8 +27,8 @@ const DRAIN: Duration = Duration::from_millis(500);
 /// The command sees the brief on stdin and `VIBE_WORKER_ID`,
 /// `VIBE_WORKER_LABEL`, `VIBE_WORKER_TIER` and `VIBE_WORKER_RUN` in its
 /// environment. A non-zero exit is a failed run, with the stderr tail.
-/// Whatever the command leaves running when it exits is killed with its
-/// process group.
+/// Whatever the command leaves running when it exits is killed, wherever it
+/// moved (another process group or session).
 #[derive(Debug, Clone)]
 pub struct CommandBackend {
     workdir: PathBuf,
@@ -146,11 +146,15 @@ impl WorkerBackend for CommandBackend {
         let status = tokio::select! {
             s = child.wait() => s,
             _ = cancel.cancelled() => {
-                child.terminate(STOP_GRACE).await;
+                let stopped = child.terminate(STOP_GRACE).await;
                 if let Some(w) = writer { w.abort(); }
                 let _ = tokio::time::timeout(DRAIN, join_readers(&mut readers)).await;
                 for r in &readers { r.abort(); }
-                return RunOutcome::Cancelled { output: kept(&stdout) };
+                return RunOutcome::Cancelled {
+                    output: kept(&stdout),
+                    killed: Some(stopped.killed),
+                    survivors: stopped.survivors,
+                };
             }
         };
         // The command is gone; drain what it wrote, then make sure nothing it

@@ -113,6 +113,11 @@ pub(crate) fn worker_name(id: u32) -> String {
 pub(crate) struct Stopped {
     pub(crate) was_running: bool,
     pub(crate) snapshot: WorkerSnapshot,
+    /// Processes of the run that were running and are gone now, when the
+    /// backend said.
+    pub(crate) killed: Option<usize>,
+    /// Processes of the run still running.
+    pub(crate) survivors: Vec<u32>,
 }
 
 impl Roster {
@@ -364,7 +369,7 @@ impl RosterInner {
             RunOutcome::Failed { why, output } => {
                 (WorkerState::Failed, output.clone(), Some(why.clone()))
             }
-            RunOutcome::Cancelled { output } => (WorkerState::Killed, output.clone(), None),
+            RunOutcome::Cancelled { output, .. } => (WorkerState::Killed, output.clone(), None),
         };
         worker.state = new_state;
         worker.last_result = Some(result);
@@ -393,20 +398,27 @@ impl RosterInner {
             return Stopped {
                 was_running: false,
                 snapshot: self.snapshot_of(id),
+                killed: None,
+                survivors: Vec::new(),
             };
         };
         cancel.cancel();
         let abort = task.abort_handle();
-        let output = match tokio::time::timeout(STOP_WAIT, task).await {
-            Ok(Ok(RunOutcome::Cancelled { output }))
-            | Ok(Ok(RunOutcome::Done { output }))
-            | Ok(Ok(RunOutcome::Failed { output, .. })) => Some(output),
-            Ok(Err(_)) => None,
+        let (output, killed, survivors) = match tokio::time::timeout(STOP_WAIT, task).await {
+            Ok(Ok(RunOutcome::Cancelled {
+                output,
+                killed,
+                survivors,
+            })) => (Some(output), killed, survivors),
+            Ok(Ok(RunOutcome::Done { output })) | Ok(Ok(RunOutcome::Failed { output, .. })) => {
+                (Some(output), None, Vec::new())
+            }
+            Ok(Err(_)) => (None, None, Vec::new()),
             Err(_) => {
                 // The backend ignored the token; dropping its future kills
-                // its process group.
+                // its processes.
                 abort.abort();
-                None
+                (None, None, Vec::new())
             }
         };
         let mut state = self.lock();
@@ -422,6 +434,8 @@ impl RosterInner {
         Stopped {
             was_running: true,
             snapshot: worker.snapshot(),
+            killed,
+            survivors,
         }
     }
 }

@@ -301,18 +301,33 @@ async fn kill(roster: &Arc<RosterInner>, args: KillArgs) -> Result<ToolOutput, T
     let _control = roster.control().await;
     let id = roster.resolve(&args.worker_id)?;
     let stopped = roster.stop(id, WorkerState::Killed).await;
-    let w = stopped.snapshot;
+    let w = &stopped.snapshot;
     let text = if stopped.was_running {
-        format!(
-            "killed {} and every process it started, after {}",
-            format::who(&w),
+        let mut text = format!(
+            "killed {} after {}",
+            format::who(w),
             format::elapsed(w.elapsed)
-        )
+        );
+        if let Some(n) = stopped.killed {
+            text.push_str(&format!(
+                ": {n} process{} stopped (the worker command and every process it started)",
+                if n == 1 { "" } else { "es" }
+            ));
+        }
+        if !stopped.survivors.is_empty() {
+            text.push_str(&format!(
+                "; still running despite the kill: {:?}",
+                stopped.survivors
+            ));
+        }
+        text
     } else {
         format!("{} was already {}; nothing to stop", w.id, w.state)
     };
     Ok(ToolOutput::text(text).with_structured(json!({
         "stopped_running_run": stopped.was_running,
-        "worker": structured(&w),
+        "processes_killed": stopped.killed,
+        "survivors": stopped.survivors,
+        "worker": structured(w),
     })))
 }

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tool_core::process::{group_members, pid_alive};
+use tool_core::process::{group_members, pid_alive, procfs};
 use tool_core::{CallContext, Registry, Surface, ToolError, ToolOutput};
 use tool_vibe::{CommandBackend, Roster, WorkerState, TOOL_NAMES};
 
@@ -97,9 +97,14 @@ async fn read_pids(file: &Path, n: usize) -> Vec<u32> {
 
 /// The process group of a process.
 fn pgid_of(pid: u32) -> u32 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let rest = stat.rsplit_once(')').unwrap().1;
-    rest.split_whitespace().nth(2).unwrap().parse().unwrap()
+    procfs::stat(pid).expect("a live process").pgrp
+}
+
+/// The text of a `vibe_kill` answer without its elapsed time.
+fn without_elapsed(text: &str) -> String {
+    let (head, rest) = text.split_once(" after ").expect("an elapsed time");
+    let (_, tail) = rest.split_once(':').expect("a count");
+    format!("{head} after …:{tail}")
 }
 
 /// Wait up to 3 s for every pid to be gone.
@@ -284,11 +289,12 @@ async fn kill_reaps_a_worker_and_every_process_it_started() {
     );
 
     let out = run.ok("vibe_kill", json!({"worker_id": id})).await;
-    let text = out.joined_text();
-    assert!(
-        text.starts_with("killed w1 \"spawner\" (fast, run 1) and every process it started"),
-        "{text}"
+    assert_eq!(
+        without_elapsed(&out.joined_text()),
+        "killed w1 \"spawner\" (fast, run 1) after …: 5 processes stopped (the worker command and every process it started)"
     );
+    // The `sh -c` of the command line, and the four above.
+    assert_eq!(out.structured.as_ref().unwrap()["processes_killed"], 5);
     // vibe_kill returns once the run is stopped: nothing of it is left.
     assert!(all_gone(&pids).await, "{pids:?} survived the kill");
     assert!(group_members(group).is_empty());
@@ -303,6 +309,33 @@ async fn kill_reaps_a_worker_and_every_process_it_started() {
     assert!(out
         .joined_text()
         .starts_with("w1 \"spawner\" (fast, run 1) killed after"));
+}
+
+#[tokio::test]
+async fn kill_reaches_processes_that_left_the_group_and_says_how_many() {
+    let run = Run::new();
+    let pidfile = run.dir.path().join("escaped.pids");
+    let id = run
+        .spawn("escaper", &format!("escape {}", pidfile.display()))
+        .await;
+    // The shell, a `setsid` sleeper, and a double-forked `setsid` sleeper
+    // (and the `sh -c` of the command line above them).
+    let pids = read_pids(&pidfile, 3).await;
+    assert!(pids.iter().all(|p| pid_alive(*p)), "{pids:?} all running");
+    let shell_group = pgid_of(pids[0]);
+    assert!(
+        pids[1..].iter().all(|p| pgid_of(*p) != shell_group),
+        "{pids:?} the sleepers left the worker's group"
+    );
+
+    let out = run.ok("vibe_kill", json!({"worker_id": id})).await;
+    assert_eq!(
+        without_elapsed(&out.joined_text()),
+        "killed w1 \"escaper\" (fast, run 1) after …: 4 processes stopped (the worker command and every process it started)"
+    );
+    assert_eq!(out.structured.as_ref().unwrap()["survivors"], json!([]));
+    let alive: Vec<u32> = pids.iter().copied().filter(|p| pid_alive(*p)).collect();
+    assert!(alive.is_empty(), "{alive:?} survived vibe_kill");
 }
 
 #[tokio::test]

@@ -1,17 +1,19 @@
 //! The end of a run: noticing that the client is gone, and making sure no
 //! child process outlives the server.
 //!
-//! Every resource's own `Drop` kills its process group; the sweep here is the
-//! last line behind them. The server makes itself a child subreaper, so a
-//! process whose parent died is re-parented to it instead of to init, and
-//! the sweep finds every descendant among its direct children.
+//! Every child runs under a keeper (tool-core's `process`) that kills its
+//! whole tree when its owner is dropped or this process dies, however; the
+//! sweep here is the last line behind them. The server makes itself a child
+//! subreaper, so a process whose parent died is re-parented to it instead of
+//! to init, and the sweep finds every descendant among its direct children.
 
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, ReadBuf};
-use tool_core::process::pid_alive;
+use tool_core::process::signals::{self, Signal};
+use tool_core::process::{pid_alive, procfs};
 use tool_core::CancellationToken;
 
 /// A reader that cancels a token when it reaches end of input: the client
@@ -53,52 +55,26 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofSignal<R> {
 /// Re-parent orphaned descendants to this process (Linux), so the final
 /// sweep can find them.
 pub fn become_subreaper() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain prctl with integer arguments.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    if let Err(e) = signals::become_subreaper() {
+        tracing::warn!(error = %e, "cannot become a child subreaper");
     }
 }
 
 /// `(pid, pgid)` of every live direct child of this process.
 pub fn live_children() -> Vec<(u32, u32)> {
-    let me = std::process::id();
-    let mut out = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        // f[0] state, f[1] ppid, f[2] pgrp
-        let ppid = f.get(1).and_then(|p| p.parse::<u32>().ok());
-        let pgid = f.get(2).and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(me) && !matches!(f.first(), Some(&"Z") | Some(&"X")) {
-            out.push((pid, pgid.unwrap_or(pid)));
-        }
-    }
-    out.sort_unstable();
-    out
+    procfs::children(std::process::id())
+        .into_iter()
+        .map(|s| (s.pid, s.pgrp))
+        .collect()
 }
 
-fn signal_all(children: &[(u32, u32)], sig: i32) {
-    // SAFETY: plain syscalls.
-    let own_group = unsafe { libc::getpgrp() } as u32;
+fn signal_all(children: &[(u32, u32)], sig: Signal) {
+    let own_group = signals::own_group();
     for &(pid, pgid) in children {
-        unsafe {
-            if pgid != own_group && pgid > 1 {
-                libc::killpg(pgid as i32, sig);
-            }
-            libc::kill(pid as i32, sig);
+        if pgid != own_group {
+            let _ = signals::send_group(pgid, sig);
         }
+        let _ = signals::send(pid, sig);
     }
 }
 
@@ -113,7 +89,7 @@ pub async fn sweep_children(grace: Duration) -> usize {
         count = first.len(),
         "stopping child processes left at shutdown"
     );
-    signal_all(&first, libc::SIGTERM);
+    signal_all(&first, Signal::Terminate);
     let deadline = tokio::time::Instant::now() + grace;
     while tokio::time::Instant::now() < deadline {
         if first.iter().all(|(pid, _)| !pid_alive(*pid)) {
@@ -125,7 +101,7 @@ pub async fn sweep_children(grace: Duration) -> usize {
     let mut left = live_children();
     left.extend(first.iter().filter(|(pid, _)| pid_alive(*pid)));
     if !left.is_empty() {
-        signal_all(&left, libc::SIGKILL);
+        signal_all(&left, Signal::Kill);
     }
     first.len()
 }

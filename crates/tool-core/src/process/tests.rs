@@ -1,5 +1,8 @@
 use super::*;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use std::os::unix::process::ExitStatusExt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 /// Start `sh -c` that forks a sleeping grandchild and prints both pids.
 async fn family() -> (ChildProcess, u32, u32) {
@@ -15,6 +18,13 @@ async fn family() -> (ChildProcess, u32, u32) {
     assert_eq!(parent, child.pid());
     assert!(pid_alive(parent) && pid_alive(grandchild));
     (child, parent, grandchild)
+}
+
+async fn all_stdout(child: &mut ChildProcess) -> String {
+    let mut out = String::new();
+    let mut stdout = child.stdout.take().unwrap();
+    stdout.read_to_string(&mut out).await.unwrap();
+    out
 }
 
 async fn gone(pids: &[u32]) -> bool {
@@ -41,12 +51,200 @@ async fn dropping_the_owner_kills_child_and_grandchild() {
 #[tokio::test]
 async fn kill_and_terminate_reach_the_whole_group() {
     let (mut child, parent, grandchild) = family().await;
-    child.kill().await;
+    let stopped = child.kill().await;
+    assert_eq!((stopped.killed, stopped.survivors), (2, vec![]));
+    assert_eq!(stopped.status.and_then(|s| s.signal()), Some(libc::SIGKILL));
     assert!(gone(&[parent, grandchild]).await);
 
     let (mut child, parent, grandchild) = family().await;
-    child.terminate(Duration::from_millis(500)).await;
+    let stopped = child.terminate(Duration::from_millis(500)).await;
+    assert_eq!((stopped.killed, stopped.survivors), (2, vec![]));
+    assert_eq!(stopped.status.and_then(|s| s.signal()), Some(libc::SIGTERM));
     assert!(gone(&[parent, grandchild]).await);
+}
+
+/// Start `sh` with three escapees, and return their pids: a `setsid`
+/// child, a double-forked grandchild, and a double-forked `setsid` one.
+async fn escapees() -> (ChildProcess, Vec<u32>) {
+    let mut child = ChildSpec::new("sh")
+        .arg("-c")
+        .arg(
+            "setsid sleep 300 & echo $!; (sleep 300 & echo $!); (setsid sleep 300 & echo $!); wait",
+        )
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut pids = vec![child.pid()];
+    for _ in 0..3 {
+        pids.push(lines.next_line().await.unwrap().unwrap().parse().unwrap());
+    }
+    // The double-forked ones were orphaned: they belong to the keeper now,
+    // not to init.
+    for &p in &pids[2..] {
+        for _ in 0..100 {
+            if procfs::stat(p).map(|s| s.ppid) == Some(child.keeper_pid()) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(procfs::stat(p).unwrap().ppid, child.keeper_pid());
+    }
+    assert!(pids.iter().all(|p| pid_alive(*p)));
+    let mut tree: Vec<u32> = child.tree().iter().map(|s| s.pid).collect();
+    tree.sort_unstable();
+    let mut want = pids.clone();
+    want.sort_unstable();
+    assert_eq!(tree, want);
+    (child, pids)
+}
+
+#[tokio::test]
+async fn setsid_and_double_forked_descendants_die_with_the_owner() {
+    let (child, pids) = escapees().await;
+    let keeper = child.keeper_pid();
+    drop(child);
+    assert!(gone(&pids).await, "survivors: {:?}", alive(&pids));
+    assert!(gone(&[keeper]).await, "the keeper outlived its tree");
+}
+
+#[tokio::test]
+async fn kill_reaches_setsid_and_double_forked_descendants_and_counts_them() {
+    let (mut child, pids) = escapees().await;
+    let stopped = child.kill().await;
+    assert_eq!((stopped.killed, stopped.survivors), (4, vec![]));
+    assert!(alive(&pids).is_empty(), "survivors: {:?}", alive(&pids));
+    // Nothing left to kill the second time.
+    assert_eq!(child.kill().await.killed, 0);
+}
+
+#[tokio::test]
+async fn what_the_program_leaves_behind_dies_when_it_exits() {
+    let mut child = ChildSpec::new("sh")
+        .arg("-c")
+        .arg("setsid sleep 300 & echo $!")
+        .spawn()
+        .unwrap();
+    let out = all_stdout(&mut child).await;
+    let status = child.wait().await.unwrap();
+    assert_eq!(status.code(), Some(0));
+    // wait() returns once the tree is gone.
+    assert!(!pid_alive(out.trim().parse().unwrap()));
+}
+
+#[tokio::test]
+async fn the_programs_exit_status_is_reported_as_its_own() {
+    let code = ChildSpec::new("sh")
+        .arg("-c")
+        .arg("exit 3")
+        .spawn()
+        .unwrap();
+    let signalled = ChildSpec::new("sh")
+        .arg("-c")
+        .arg("kill -TERM $$")
+        .spawn()
+        .unwrap();
+    for (mut child, code, signal) in [
+        (code, Some(3), None),
+        (signalled, None, Some(libc::SIGTERM)),
+    ] {
+        let status = child.wait().await.unwrap();
+        assert_eq!((status.code(), status.signal()), (code, signal), "{status}");
+    }
+}
+
+#[tokio::test]
+async fn an_interrupt_sent_to_the_pid_reaches_the_program() {
+    let mut child = ChildSpec::new("sh")
+        .arg("-c")
+        .arg("trap 'echo interrupted; exit 7' INT; echo ready; while :; do sleep 0.02; done")
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next_line().await.unwrap().unwrap(), "ready");
+    child.signal(Signal::Interrupt).unwrap();
+    assert_eq!(lines.next_line().await.unwrap().unwrap(), "interrupted");
+    assert_eq!(child.wait().await.unwrap().code(), Some(7));
+}
+
+#[tokio::test]
+async fn a_signal_to_the_keeper_ends_the_tree() {
+    // As the MCP host's final sweep does: SIGTERM to each direct child.
+    let (mut child, pids) = escapees().await;
+    signals::send(child.keeper_pid(), Signal::Terminate).unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+        .await
+        .expect("the keeper ended the tree")
+        .unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGKILL));
+    assert!(alive(&pids).is_empty(), "survivors: {:?}", alive(&pids));
+}
+
+fn alive(pids: &[u32]) -> Vec<u32> {
+    pids.iter().copied().filter(|p| pid_alive(*p)).collect()
+}
+
+/// The variable that turns this test binary into a host that starts a tree
+/// and waits to be killed (see [`host_helper`]).
+const HOST_MARKER: &str = "AGENT_TOOLS_PROCESS_TEST_MARKER";
+
+/// Not a test of its own: run by [`no_process_survives_a_sigkilled_host`]
+/// as a separate process, with the marker set.
+#[test]
+#[ignore = "a helper process for no_process_survives_a_sigkilled_host"]
+fn host_helper() {
+    if std::env::var_os(HOST_MARKER).is_none() {
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (_child, pids) = escapees().await;
+        println!("ready {}", pids.len());
+        tokio::time::sleep(Duration::from_secs(600)).await;
+    });
+}
+
+#[test]
+fn no_process_survives_a_sigkilled_host() {
+    use std::io::BufRead;
+    let marker = format!("{}-{:?}", std::process::id(), std::time::SystemTime::now());
+    let mut host = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "process::tests::host_helper",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(HOST_MARKER, &marker)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(host.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("ready") {
+        line.clear();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the helper host ended early"
+        );
+    }
+    // The host, its keeper and the four processes of the tree.
+    assert_eq!(procfs::with_environment(HOST_MARKER, &marker).len(), 6);
+    signals::send(host.id(), Signal::Kill).unwrap();
+    host.wait().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    let mut survivors = procfs::with_environment(HOST_MARKER, &marker);
+    while !survivors.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        survivors = procfs::with_environment(HOST_MARKER, &marker);
+    }
+    let described: Vec<String> = survivors
+        .iter()
+        .map(|p| format!("{p}: {}", procfs::cmdline(*p).unwrap_or_default()))
+        .collect();
+    assert!(
+        survivors.is_empty(),
+        "survivors of a SIGKILLed host: {described:?}"
+    );
 }
 
 #[tokio::test]
@@ -67,14 +265,7 @@ async fn extra_pipes_carry_data_both_ways_apart_from_stdout() {
     let mut got = String::new();
     BufReader::new(from).read_line(&mut got).await.unwrap();
     assert_eq!(got, "HELLO\n");
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .await
-        .unwrap();
+    let out = all_stdout(&mut child).await;
     assert_eq!(out, "on-stdout\n");
     assert!(child.wait().await.unwrap().success());
 }

@@ -8,6 +8,7 @@ mod doctor;
 mod mcp;
 mod render;
 mod run;
+mod stop;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -77,6 +78,8 @@ enum Command {
     /// One run, many calls: reads newline-delimited `{"tool": …, "args": …}`
     /// and prints one JSON result per line, so sessions, kernels and staged
     /// edits live across the calls. You are the approver, as with `call`.
+    /// SIGTERM, SIGINT or SIGHUP stops every call and child process; the
+    /// exit status is then 128 + the signal's number.
     Batch {
         /// The file of calls, or `-` for standard input.
         #[arg(default_value = "-")]

@@ -7,6 +7,7 @@
 //! process gets SIGTERM or SIGINT.
 
 use crate::run::load_config;
+use crate::stop::StopSignals;
 use crate::RunArgs;
 use agent_tools::mcp::{
     serve_stdio, shutdown, ApprovalPolicy, ClientLink, ElicitationApprover, McpConfig, McpHost,
@@ -15,7 +16,6 @@ use agent_tools::mcp::{
 use agent_tools::{RunOptions, ToolsetBuilder};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::signal::unix::{signal, SignalKind};
 use tool_core::{AllowAll, Approver, CancellationToken, Surface, Tier};
 
 const USAGE: u8 = 2;
@@ -92,15 +92,10 @@ async fn serve_inner(args: RunArgs) -> Result<(), String> {
     let stop = CancellationToken::new();
     let signals = {
         let stop = stop.clone();
-        let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
-        let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
-        let mut hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
+        let mut signals = StopSignals::install()?;
         tokio::spawn(async move {
-            tokio::select! {
-                _ = term.recv() => tracing::info!("SIGTERM: ending the run"),
-                _ = int.recv() => tracing::info!("SIGINT: ending the run"),
-                _ = hup.recv() => tracing::info!("SIGHUP: ending the run"),
-            }
+            let (_, name) = signals.recv().await;
+            tracing::info!("{name}: ending the run");
             stop.cancel();
         })
     };

@@ -2,6 +2,7 @@
 //! through its Registry.
 
 use crate::render;
+use crate::stop::StopSignals;
 use crate::RunArgs;
 use agent_tools::{RunConfig, RunOptions, Toolset, ToolsetBuilder};
 use serde::Deserialize;
@@ -115,6 +116,13 @@ struct BatchCall {
 }
 
 pub async fn batch(file: String, run: RunArgs) -> u8 {
+    let mut signals = match StopSignals::install() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("agent-tools batch: cannot listen for signals: {e}");
+            return USAGE;
+        }
+    };
     let bound = match bind(&run) {
         Ok(b) => b,
         Err(e) => {
@@ -122,6 +130,20 @@ pub async fn batch(file: String, run: RunArgs) -> u8 {
             return USAGE;
         }
     };
+    let code = tokio::select! {
+        code = batch_calls(file, &bound) => code,
+        (number, name) = signals.recv() => {
+            eprintln!("agent-tools batch: {name}: stopping every call and child process");
+            128 + number as u8
+        }
+    };
+    // The calls in flight were dropped above; dropping the toolset kills
+    // every child process of the run with its whole tree.
+    drop(bound);
+    code
+}
+
+async fn batch_calls(file: String, bound: &BoundRun) -> u8 {
     let reader: Box<dyn BufRead + Send> = if file == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {

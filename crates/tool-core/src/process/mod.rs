@@ -1,0 +1,30 @@
+//! The one owner of every child process: starting it, watching it, stopping
+//! it and everything it started, and reading `/proc` about it.
+//!
+//! - [`spawn`]: [`ChildSpec`] (how to start a program) and [`ChildProcess`]
+//!   (the running program, owned; dropping it kills its whole tree);
+//! - `keeper`: the process between us and each program that kills the tree
+//!   when the program ends, when its owner is dropped, or when the host
+//!   dies, even by SIGKILL;
+//! - [`procfs`]: parsing `/proc` (stat, liveness, groups, descendants,
+//!   environment markers);
+//! - [`signals`]: the only place signals are sent;
+//! - [`output`]: bounded capture of a child's output.
+//!
+//! Invariant: no process started through this module outlives its owner or
+//! the run, whatever ends it (drop, kill, panic, SIGTERM or SIGKILL of the
+//! host), including descendants that call `setsid()` or double-fork.
+
+mod keeper;
+pub mod output;
+pub mod procfs;
+pub mod signals;
+pub mod spawn;
+
+pub use output::{capture_into, OutputChunk, OutputRing, SharedOutput};
+pub use procfs::{descendants, group_members, pid_alive, Stat};
+pub use signals::Signal;
+pub use spawn::{ChildProcess, ChildSpec, ExtraPipe, ExtraPipeEnd, Io, Stopped};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,144 @@
+//! Reading `/proc`: the one place that parses it, for every crate and test.
+//!
+//! Invariants: a process that is gone or a zombie counts as not alive; a
+//! pid is identified together with its start time ([`Stat::start_time`]),
+//! so a recycled pid is never taken for the process that was recorded.
+//! Nothing here allocates per field: `stat` is parsed after the last `)`,
+//! because the command name in parentheses may itself hold spaces and `)`.
+
+use std::collections::BTreeMap;
+
+/// The fields of `/proc/<pid>/stat` this project uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub pid: u32,
+    /// `R`, `S`, `D`, `Z`, `T`, ...
+    pub state: char,
+    pub ppid: u32,
+    /// The process group.
+    pub pgrp: u32,
+    pub session: u32,
+    /// Clock ticks since boot when it started.
+    pub start_time: u64,
+}
+
+impl Stat {
+    /// Parse the text of `/proc/<pid>/stat`.
+    pub fn parse(pid: u32, text: &str) -> Option<Stat> {
+        let (_, rest) = text.rsplit_once(')')?;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // f[0] is field 3 of stat(5) (the state), so field N is f[N - 3].
+        Some(Stat {
+            pid,
+            state: f.first()?.chars().next()?,
+            ppid: f.get(1)?.parse().ok()?,
+            pgrp: f.get(2)?.parse().ok()?,
+            session: f.get(3)?.parse().ok()?,
+            start_time: f.get(19)?.parse().ok()?,
+        })
+    }
+
+    /// Not a zombie, not dead.
+    pub fn is_live(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+/// The stat of `pid`, alive or zombie; `None` when there is no such process.
+pub fn stat(pid: u32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Stat::parse(pid, &text)
+}
+
+/// The stat of `pid` if it is alive (not a zombie).
+pub fn live_stat(pid: u32) -> Option<Stat> {
+    stat(pid).filter(Stat::is_live)
+}
+
+/// Whether a process exists and is not a zombie.
+pub fn pid_alive(pid: u32) -> bool {
+    live_stat(pid).is_some()
+}
+
+/// Every pid in `/proc` right now.
+pub fn pids() -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()))
+        .collect()
+}
+
+/// Every live process (not zombies), sorted by pid.
+pub fn live_processes() -> Vec<Stat> {
+    let mut out: Vec<Stat> = pids().into_iter().filter_map(live_stat).collect();
+    out.sort_unstable_by_key(|s| s.pid);
+    out
+}
+
+/// The pids of every live process in a process group.
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    live_processes()
+        .into_iter()
+        .filter(|s| s.pgrp == pgid)
+        .map(|s| s.pid)
+        .collect()
+}
+
+/// Every live direct child of `parent`.
+pub fn children(parent: u32) -> Vec<Stat> {
+    live_processes()
+        .into_iter()
+        .filter(|s| s.ppid == parent)
+        .collect()
+}
+
+/// Every live descendant of `root` (not `root` itself), parents before
+/// their children.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let mut by_parent: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for s in live_processes() {
+        by_parent.entry(s.ppid).or_default().push(s.pid);
+    }
+    let mut out = Vec::new();
+    let mut todo = vec![root];
+    while let Some(p) = todo.pop() {
+        for &c in by_parent.get(&p).into_iter().flatten() {
+            out.push(c);
+            todo.push(c);
+        }
+    }
+    out
+}
+
+/// The command line of `pid`, arguments joined by spaces.
+pub fn cmdline(pid: u32) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let parts: Vec<String> = raw
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    Some(parts.join(" "))
+}
+
+/// Whether the environment `pid` started with holds `entry` (`NAME=value`)
+/// exactly. A process whose environment cannot be read does not.
+pub fn environ_contains(pid: u32, entry: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .map(|raw| raw.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
+        .unwrap_or(false)
+}
+
+/// Every live process whose environment holds `NAME=value`: a test puts a
+/// marker variable in the environment of what it starts, and everything
+/// those processes start inherits it.
+pub fn with_environment(name: &str, value: &str) -> Vec<u32> {
+    let entry = format!("{name}={value}");
+    live_processes()
+        .into_iter()
+        .filter(|s| environ_contains(s.pid, &entry))
+        .map(|s| s.pid)
+        .collect()
+}
