@@ -289,9 +289,10 @@ async fn scenario(row: Row) {
             tool_core::process::pid_alive(debuggees[0]),
             "the debuggee was killed"
         );
-        unsafe {
-            libc::kill(debuggees[0] as i32, libc::SIGKILL);
-        }
+        let _ = tool_core::process::signals::send(
+            debuggees[0],
+            tool_core::process::signals::Signal::Kill,
+        );
         let _ = server.kill();
         let _ = server.wait();
     }
