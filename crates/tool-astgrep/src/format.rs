@@ -1,23 +1,8 @@
-//! Text shaping for results the model reads: one-line excerpts, match lines,
+//! Text shaping for results the model reads: match lines, scope notes,
 //! diff previews.
 
-use tool_core::format::cap_chars;
-
-/// The first line of `s`, at most `max` characters; `…` marks a cut (also
-/// when later lines were dropped).
-pub fn one_line(s: &str, max: usize) -> String {
-    let mut lines = s.lines();
-    let first = lines.next().unwrap_or("");
-    let capped = cap_chars(first, max).into_owned();
-    if lines.next().is_some() && !capped.ends_with('…') {
-        format!("{capped} …")
-    } else {
-        capped
-    }
-}
-
-use crate::ops::Scope;
-use crate::search::{MatchRecord, SearchOutcome, Skipped};
+use crate::excerpt::one_line;
+use crate::search::{MatchRecord, Scope, SearchOutcome, Skipped};
 use crate::store::StagedFile;
 use serde_json::{json, Value};
 use tool_core::format::plural;

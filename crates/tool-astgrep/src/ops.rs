@@ -4,26 +4,18 @@
 //! it on a blocking thread) and returns the [`ToolOutput`] the model reads.
 
 use crate::catalog::Lang;
+use crate::excerpt::one_line;
 use crate::format;
 use crate::pattern::{compile, CompiledPattern, PatternError};
 use crate::rewrite::{check_template, Rewriter};
-use crate::search::{self, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
+use crate::search::{self, Scope, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
 use crate::store::{EditStore, NewEdit, StagedFile};
 use serde_json::json;
-use std::path::PathBuf;
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 /// The largest `max_results` accepted.
 pub const MAX_RESULTS_LIMIT: usize = 1000;
 pub const DEFAULT_MAX_RESULTS: usize = 50;
-
-/// Where and in what languages to search, after checking the arguments.
-pub struct Scope {
-    pub target: PathBuf,
-    /// The target as the user should read it.
-    pub shown: String,
-    pub plan: SearchPlan,
-}
 
 fn threads() -> usize {
     std::thread::available_parallelism()
@@ -89,7 +81,7 @@ pub fn scope(
             if ok.is_empty() {
                 return Err(ToolError::bad_args(format!(
                     "unparseable pattern: `{}` parses in none of the {} languages; pass `language` to see where it breaks in yours",
-                    format::one_line(pattern.trim(), 80),
+                    one_line(pattern.trim(), 80),
                     Lang::all().count()
                 )));
             }
@@ -151,7 +143,7 @@ fn unparseable_in_scope(outcome: &SearchOutcome, pattern: &str) -> Result<(), To
         .collect();
     Err(ToolError::bad_args(format!(
         "unparseable pattern: `{}` does not parse in the languages of the files in scope: {}; pass `language` to see where it breaks",
-        format::one_line(pattern.trim(), 80),
+        one_line(pattern.trim(), 80),
         langs.join(", ")
     )))
 }

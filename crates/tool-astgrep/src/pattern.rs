@@ -11,6 +11,7 @@
 //! a search must never run with a pattern that silently finds nothing.
 
 use crate::catalog::Lang;
+use crate::excerpt::one_line;
 use crate::skeleton::{ladder, ContextKind, Skeleton};
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::meta_var::MetaVariable;
@@ -130,7 +131,7 @@ pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError
     }
     let mut msg = format!(
         "unparseable pattern for {lang}: `{}` is not one complete piece of {lang} code in any context tried:",
-        crate::format::one_line(trimmed, 80)
+        one_line(trimmed, 80)
     );
     for a in &attempts {
         msg.push_str(&format!("\n  - as {}: {}", a.context.with_article(), a.why));
@@ -251,7 +252,7 @@ fn describe_break(
         } else {
             text.replace(expando, "$")
         };
-        format!("unexpected `{}`", crate::format::one_line(shown.trim(), 40))
+        format!("unexpected `{}`", one_line(shown.trim(), 40))
     };
     let offset = bad.range().start;
     if offset < start {

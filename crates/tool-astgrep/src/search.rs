@@ -9,8 +9,9 @@
 //! unreadable) are counted, never silently dropped.
 
 use crate::catalog::Lang;
+use crate::excerpt::one_line;
 use crate::pattern::CompiledPattern;
-use crate::rewrite::Rewriter;
+use crate::rewrite::{apply_edits, FileRewrite, Rewriter};
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Matcher};
 use ast_grep_language::SupportLang;
@@ -38,16 +39,6 @@ pub struct MatchRecord {
     pub text: String,
     /// Metavariable name → captured text (first line, capped), by name.
     pub captures: Vec<(String, String)>,
-}
-
-/// A file's staged rewrite.
-#[derive(Debug, Clone)]
-pub struct FileRewrite {
-    pub old: String,
-    pub new: String,
-    pub replacements: usize,
-    /// Matches inside (or overlapping) another match, left for a rerun.
-    pub nested: usize,
 }
 
 /// Everything found in one file.
@@ -103,6 +94,14 @@ impl SearchOutcome {
     pub fn total_matches(&self) -> usize {
         self.files.iter().map(|f| f.matches.len()).sum()
     }
+}
+
+/// Where and in what languages to search, after checking the arguments.
+pub struct Scope {
+    pub target: PathBuf,
+    /// The target as the user should read it.
+    pub shown: String,
+    pub plan: SearchPlan,
 }
 
 /// What to search and how.
@@ -330,7 +329,7 @@ pub fn match_source(
         let mut captures = Vec::new();
         for v in &pattern.single_vars {
             if let Some(n) = env.get_match(v) {
-                captures.push((v.clone(), crate::format::one_line(&n.text(), 60)));
+                captures.push((v.clone(), one_line(&n.text(), 60)));
             }
         }
         for v in &pattern.multi_vars {
@@ -339,7 +338,7 @@ pub fn match_source(
                 (Some(a), Some(b)) => &source[a.range().start..b.range().end],
                 _ => "",
             };
-            captures.push((v.clone(), crate::format::one_line(text, 60)));
+            captures.push((v.clone(), one_line(text, 60)));
         }
         captures.sort();
         if let Some(rw) = rewriter {
@@ -354,7 +353,7 @@ pub fn match_source(
             end: range.end,
             line: start.line() + 1,
             column: start.column(node) + 1,
-            text: crate::format::one_line(&node.text(), 120),
+            text: one_line(&node.text(), 120),
             captures,
         });
     }
@@ -364,6 +363,42 @@ pub fn match_source(
     records.sort_by(|a, b| {
         (a.start, std::cmp::Reverse(a.end)).cmp(&(b.start, std::cmp::Reverse(b.end)))
     });
-    let rewrite = rewriter.map(|_| crate::rewrite::apply_edits(source, edits));
+    let rewrite = rewriter.map(|_| apply_edits(source, edits));
     Some((records, rewrite))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::compile;
+    use crate::rewrite::check_template;
+
+    fn rewrite(lang: &str, pattern: &str, template: &str, source: &str) -> FileRewrite {
+        let p = compile(Lang::from_id(lang).unwrap(), pattern).unwrap();
+        check_template(template, &p).unwrap();
+        let rw = Rewriter::new(template, &p);
+        match_source(&p, Some(&rw), source).unwrap().1.unwrap()
+    }
+
+    #[test]
+    fn multi_line_replacements_keep_indentation() {
+        let src = "def f():\n    if x:\n        old(a, b)\n";
+        let out = rewrite("python", "old($A, $B)", "new(\n    $A,\n    $B,\n)", src);
+        assert_eq!(
+            out.new,
+            "def f():\n    if x:\n        new(\n            a,\n            b,\n        )\n"
+        );
+    }
+
+    #[test]
+    fn sequences_and_nesting() {
+        let out = rewrite(
+            "python",
+            "foo($$$A)",
+            "bar($$$A)",
+            "foo(foo(1), 2)\nfoo()\n",
+        );
+        assert_eq!(out.new, "bar(foo(1), 2)\nbar()\n");
+        assert_eq!((out.replacements, out.nested), (2, 1));
+    }
 }
