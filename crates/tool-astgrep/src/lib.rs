@@ -11,13 +11,13 @@
 //! Module order: a module uses only modules before it, so there is no import
 //! circle (check with `grep -n "crate::" src/*.rs`):
 //!
-//! 1. [`catalog`], [`excerpt`], [`journal`] — no crate imports;
+//! 1. [`catalog`], [`excerpt`], [`journal`], [`nesting`] — no crate imports;
 //! 2. [`skeleton`] — catalog;
-//! 3. [`pattern`] — catalog, excerpt, skeleton;
+//! 3. [`pattern`] — catalog, excerpt, nesting, skeleton;
 //! 4. [`rewrite`] — pattern;
-//! 5. [`search`] — catalog, excerpt, pattern, rewrite;
+//! 5. [`search`] — catalog, excerpt, nesting, pattern, rewrite;
 //! 6. [`store`] — journal;
-//! 7. [`format`] — excerpt, search, store;
+//! 7. [`format`] — excerpt, nesting, search, store;
 //! 8. [`ops`] — catalog, excerpt, format, pattern, rewrite, search, store;
 //! 9. [`tools`] — format, ops, store;
 //! 10. [`binding`] — catalog, journal, store, tools.
@@ -30,6 +30,7 @@ pub mod catalog;
 pub mod excerpt;
 pub mod format;
 pub mod journal;
+pub mod nesting;
 pub mod ops;
 pub mod pattern;
 pub mod rewrite;

@@ -6,8 +6,8 @@
 use crate::catalog::Lang;
 use crate::excerpt::one_line;
 use crate::format;
-use crate::pattern::{compile, CompiledPattern, PatternError};
-use crate::rewrite::{check_template, Rewriter};
+use crate::pattern::{check_text, compile, CompiledPattern, PatternError};
+use crate::rewrite::{check_size, check_template, Rewriter};
 use crate::search::{self, Scope, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
 use crate::store::{EditStore, NewEdit, StagedFile};
 use serde_json::json;
@@ -35,9 +35,9 @@ pub fn scope(
     path: Option<&str>,
     language: Option<&str>,
 ) -> Result<Scope, ToolError> {
-    if pattern.trim().is_empty() {
-        return Err(pattern_error(PatternError::Empty));
-    }
+    // Size and nesting first: a 10 MB pattern is refused before it is read
+    // by 29 grammars.
+    check_text(pattern).map_err(pattern_error)?;
     let target = match path {
         None => ws.root().to_path_buf(),
         Some(p) if p.trim().is_empty() || p.trim() == "." => ws.root().to_path_buf(),
@@ -102,6 +102,18 @@ pub fn scope(
     })
 }
 
+fn run_search(
+    scope: &Scope,
+    ws: &Workspace,
+    cancel: &CancellationToken,
+) -> Result<SearchOutcome, ToolError> {
+    search::run(&scope.plan, ws.root(), &scope.target, cancel).map_err(|e| {
+        ToolError::failed(format!(
+            "cannot start the search threads ({e}); nothing was searched — try again when the system has resources to spare"
+        ))
+    })
+}
+
 fn check_max_results(n: Option<u64>) -> Result<usize, ToolError> {
     match n {
         None => Ok(DEFAULT_MAX_RESULTS),
@@ -159,7 +171,7 @@ pub fn find(
 ) -> Result<ToolOutput, ToolError> {
     let max = check_max_results(max_results)?;
     let scope = scope(ws, pattern, path, language)?;
-    let outcome = search::run(&scope.plan, ws.root(), &scope.target, cancel);
+    let outcome = run_search(&scope, ws, cancel)?;
     cancelled(&outcome)?;
     unparseable_in_scope(&outcome, pattern)?;
     let text = format::find_text(pattern.trim(), &scope, &outcome, max);
@@ -177,6 +189,8 @@ pub fn stage(
     language: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
+    check_text(pattern).map_err(pattern_error)?;
+    check_size(rewrite).map_err(ToolError::bad_args)?;
     let mut scope = scope(ws, pattern, path, language)?;
     // A template naming an unknown metavariable is an error before anything
     // is searched or staged. With an inferred language every compiled
@@ -191,7 +205,7 @@ pub fn stage(
         .map(|p| Rewriter::new(rewrite, p))
         .collect();
     scope.plan.rewriters = Some(rewriters);
-    let outcome = search::run(&scope.plan, ws.root(), &scope.target, cancel);
+    let outcome = run_search(&scope, ws, cancel)?;
     cancelled(&outcome)?;
     unparseable_in_scope(&outcome, pattern)?;
 

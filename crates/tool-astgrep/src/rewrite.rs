@@ -7,11 +7,12 @@
 //! same pass — their text is part of the outer replacement — and are counted
 //! so the result can say to rerun.
 
-use crate::pattern::CompiledPattern;
+use crate::pattern::{CompiledPattern, MAX_TEXT_BYTES};
 use ast_grep_core::replacer::{Replacer, TemplateFix};
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::NodeMatch;
 use ast_grep_language::SupportLang;
+use tool_core::format::thousands;
 
 type Doc = StrDoc<SupportLang>;
 
@@ -80,6 +81,19 @@ pub fn template_vars(template: &str) -> Vec<TemplateVar> {
         i = j.max(i + 1);
     }
     out
+}
+
+/// Refuse a rewrite text larger than [`MAX_TEXT_BYTES`], before anything is
+/// parsed or searched.
+pub fn check_size(template: &str) -> Result<(), String> {
+    if template.len() <= MAX_TEXT_BYTES {
+        return Ok(());
+    }
+    Err(format!(
+        "rewrite is {} bytes; the limit is {} — stage a smaller replacement; nothing was staged",
+        thousands(template.len()),
+        thousands(MAX_TEXT_BYTES)
+    ))
 }
 
 /// Refuse a template that names a metavariable the pattern does not bind,

@@ -6,10 +6,17 @@
 //! filters after). Whatever order the threads finish in, results are sorted
 //! by path and then position, so a capped answer always shows the same first
 //! N. Files that cannot be searched (binary, not UTF-8, too large,
-//! unreadable) are counted, never silently dropped.
+//! unreadable) are counted, never silently dropped; files nested too deeply
+//! to match safely are named.
+//!
+//! Threads: the `ignore` walker's threads only find files; each file is read,
+//! parsed and matched on one of our own matching threads, which have a
+//! [`MATCH_STACK_BYTES`] stack, and only after its tree depth was checked
+//! (see [`crate::nesting`]). No input can overflow a stack here.
 
 use crate::catalog::Lang;
 use crate::excerpt::one_line;
+use crate::nesting::{tree_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH};
 use crate::pattern::CompiledPattern;
 use crate::rewrite::{apply_edits, FileRewrite, Rewriter};
 use ast_grep_core::tree_sitter::StrDoc;
@@ -19,7 +26,7 @@ use ignore::{WalkBuilder, WalkState};
 use memchr::memmem::Finder;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 use tool_core::CancellationToken;
 
 type Doc = StrDoc<SupportLang>;
@@ -52,6 +59,16 @@ pub struct FileResult {
     pub rewrite: Option<FileRewrite>,
 }
 
+/// A file whose syntax tree is deeper than [`MAX_FILE_TREE_DEPTH`]: parsed,
+/// never matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeepFile {
+    /// Relative to the workspace root, with `/`.
+    pub rel: String,
+    /// Levels of its syntax tree.
+    pub depth: usize,
+}
+
 /// Why files were not searched, with counts.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Skipped {
@@ -59,11 +76,13 @@ pub struct Skipped {
     pub not_utf8: usize,
     pub too_large: usize,
     pub unreadable: usize,
+    /// Named, sorted by path.
+    pub too_deep: Vec<DeepFile>,
 }
 
 impl Skipped {
     pub fn total(&self) -> usize {
-        self.binary + self.not_utf8 + self.too_large + self.unreadable
+        self.binary + self.not_utf8 + self.too_large + self.unreadable + self.too_deep.len()
     }
 }
 
@@ -133,15 +152,21 @@ struct Counters {
     not_utf8: AtomicUsize,
     too_large: AtomicUsize,
     unreadable: AtomicUsize,
+    too_deep: Mutex<Vec<DeepFile>>,
 }
 
+/// A file the walk found, for a matching thread: its path, its size if the
+/// walk knew it, and which prepared pattern to use.
+type Work = (PathBuf, Option<u64>, usize);
+
 /// Run the search over `target` (a file or a directory inside `root`).
+/// Fails only when not one matching thread could be started.
 pub fn run(
     plan: &SearchPlan,
     root: &Path,
     target: &Path,
     cancel: &CancellationToken,
-) -> SearchOutcome {
+) -> std::io::Result<SearchOutcome> {
     let prepared: Vec<Prepared<'_>> = plan
         .patterns
         .iter()
@@ -168,6 +193,7 @@ pub fn run(
         not_utf8: AtomicUsize::new(0),
         too_large: AtomicUsize::new(0),
         unreadable: AtomicUsize::new(0),
+        too_deep: Mutex::new(Vec::new()),
     };
     let results: Mutex<Vec<FileResult>> = Mutex::new(Vec::new());
     let pick = |path: &Path, is_target: bool| -> Option<usize> {
@@ -192,33 +218,72 @@ pub fn run(
         }
     };
 
-    if target.is_file() {
-        if let Some(which) = pick(target, true) {
-            visit(target, None, which);
+    let pick = &pick;
+    let threads = plan.threads.max(1);
+    // Bounded, so the walk cannot run far ahead of the matching.
+    let (work_tx, work_rx) = mpsc::sync_channel::<Work>(threads * 4);
+    let work_rx = Mutex::new(work_rx);
+    std::thread::scope(|s| -> std::io::Result<()> {
+        let matcher = || loop {
+            let next = work_rx.lock().expect("work lock").recv();
+            let Ok((path, len, which)) = next else {
+                return;
+            };
+            // After a cancel the queue is drained without work.
+            if !cancel.is_cancelled() {
+                visit(&path, len, which);
+            }
+        };
+        let mut started = 0;
+        let mut spawn_error = None;
+        for i in 0..threads {
+            let spawned = std::thread::Builder::new()
+                .name(format!("ast-match-{i}"))
+                .stack_size(MATCH_STACK_BYTES)
+                .spawn_scoped(s, matcher);
+            match spawned {
+                Ok(_) => started += 1,
+                Err(e) => spawn_error = Some(e),
+            }
         }
-    } else {
-        let walker = WalkBuilder::new(target)
-            .threads(plan.threads.max(1))
-            .build_parallel();
-        walker.run(|| {
-            Box::new(|entry| {
-                if cancel.is_cancelled() {
-                    return WalkState::Quit;
-                }
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    return WalkState::Continue;
-                }
-                if let Some(which) = pick(entry.path(), false) {
-                    let len = entry.metadata().ok().map(|m| m.len());
-                    visit(entry.path(), len, which);
-                }
-                WalkState::Continue
-            })
-        });
-    }
+        if started == 0 {
+            return Err(spawn_error.unwrap_or_else(|| std::io::Error::other("no thread")));
+        }
+        if target.is_file() {
+            if let Some(which) = pick(target, true) {
+                let _ = work_tx.send((target.to_path_buf(), None, which));
+            }
+        } else {
+            let walker = WalkBuilder::new(target).threads(threads).build_parallel();
+            walker.run(|| {
+                let work_tx = work_tx.clone();
+                Box::new(move |entry| {
+                    if cancel.is_cancelled() {
+                        return WalkState::Quit;
+                    }
+                    let Ok(entry) = entry else {
+                        return WalkState::Continue;
+                    };
+                    if !entry.file_type().is_some_and(|t| t.is_file()) {
+                        return WalkState::Continue;
+                    }
+                    if let Some(which) = pick(entry.path(), false) {
+                        let len = entry.metadata().ok().map(|m| m.len());
+                        if work_tx
+                            .send((entry.path().to_path_buf(), len, which))
+                            .is_err()
+                        {
+                            return WalkState::Quit;
+                        }
+                    }
+                    WalkState::Continue
+                })
+            });
+        }
+        // Closing the queue ends the matching threads once it is empty.
+        drop(work_tx);
+        Ok(())
+    })?;
 
     let mut files = results.into_inner().expect("results lock");
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
@@ -240,7 +305,9 @@ pub fn run(
         .filter(|c| c.files > 0)
         .collect();
     not_searched.sort_by_key(|c| c.lang.id());
-    SearchOutcome {
+    let mut too_deep = counters.too_deep.into_inner().expect("too_deep lock");
+    too_deep.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(SearchOutcome {
         files,
         files_searched: counters.files_searched.load(Ordering::Relaxed),
         prefiltered: counters.prefiltered.load(Ordering::Relaxed),
@@ -251,9 +318,10 @@ pub fn run(
             not_utf8: counters.not_utf8.load(Ordering::Relaxed),
             too_large: counters.too_large.load(Ordering::Relaxed),
             unreadable: counters.unreadable.load(Ordering::Relaxed),
+            too_deep,
         },
         cancelled: cancel.is_cancelled(),
-    }
+    })
 }
 
 fn relative(root: &Path, path: &Path) -> String {
@@ -301,7 +369,23 @@ fn search_file(
             return None;
         }
     }
-    let result = match_source(p.pattern, p.rewriter, &source)?;
+    let result = match match_source(p.pattern, p.rewriter, &source) {
+        Ok(found) => found?,
+        Err(TooDeep { depth }) => {
+            // Skipped, so not searched after all.
+            counters.files_searched.fetch_sub(1, Ordering::Relaxed);
+            p.searched.fetch_sub(1, Ordering::Relaxed);
+            counters
+                .too_deep
+                .lock()
+                .expect("too_deep lock")
+                .push(DeepFile {
+                    rel: relative(root, path),
+                    depth,
+                });
+            return None;
+        }
+    };
     Some(FileResult {
         path: path.to_path_buf(),
         rel: relative(root, path),
@@ -311,14 +395,31 @@ fn search_file(
     })
 }
 
-/// Match one source text; `None` when nothing matched.
+/// What matched in one source, and its rewrite when rewriting.
+pub type FileMatches = (Vec<MatchRecord>, Option<FileRewrite>);
+
+/// A source whose tree is deeper than [`MAX_FILE_TREE_DEPTH`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooDeep {
+    pub depth: usize,
+}
+
+/// Match one source text; `Ok(None)` when nothing matched (or it does not
+/// parse), `Err` when its tree is too deep to match safely.
 pub fn match_source(
     pattern: &CompiledPattern,
     rewriter: Option<&Rewriter>,
     source: &str,
-) -> Option<(Vec<MatchRecord>, Option<FileRewrite>)> {
-    let root = AstGrep::<Doc>::try_new(source, pattern.lang.engine()).ok()?;
+) -> Result<Option<FileMatches>, TooDeep> {
+    let Ok(root) = AstGrep::<Doc>::try_new(source, pattern.lang.engine()) else {
+        return Ok(None);
+    };
     let top = root.root();
+    // The matcher recurses over captured subtrees: measure first.
+    let depth = tree_depth(&top);
+    if depth > MAX_FILE_TREE_DEPTH {
+        return Err(TooDeep { depth });
+    }
     let mut records = Vec::new();
     let mut edits = Vec::new();
     for m in top.find_all(&pattern.pattern) {
@@ -358,13 +459,13 @@ pub fn match_source(
         });
     }
     if records.is_empty() {
-        return None;
+        return Ok(None);
     }
     records.sort_by(|a, b| {
         (a.start, std::cmp::Reverse(a.end)).cmp(&(b.start, std::cmp::Reverse(b.end)))
     });
     let rewrite = rewriter.map(|_| apply_edits(source, edits));
-    Some((records, rewrite))
+    Ok(Some((records, rewrite)))
 }
 
 #[cfg(test)]
@@ -377,7 +478,11 @@ mod tests {
         let p = compile(Lang::from_id(lang).unwrap(), pattern).unwrap();
         check_template(template, &p).unwrap();
         let rw = Rewriter::new(template, &p);
-        match_source(&p, Some(&rw), source).unwrap().1.unwrap()
+        match_source(&p, Some(&rw), source)
+            .unwrap()
+            .unwrap()
+            .1
+            .unwrap()
     }
 
     #[test]
