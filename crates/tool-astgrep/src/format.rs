@@ -2,7 +2,6 @@
 //! diff previews.
 
 use crate::excerpt::one_line;
-use crate::nesting::MAX_FILE_TREE_DEPTH;
 use crate::search::{MatchRecord, Scope, SearchOutcome, Skipped};
 use crate::store::StagedFile;
 use serde_json::{json, Value};
@@ -98,7 +97,7 @@ fn too_deep_lines(s: &Skipped, out: &mut Vec<String>) {
             "skipped {}: too deeply nested: {} levels, limit {}",
             f.rel,
             thousands(f.depth),
-            thousands(MAX_FILE_TREE_DEPTH)
+            thousands(f.limit)
         ));
     }
     if s.too_deep.len() > DEEP_FILES_SHOWN {

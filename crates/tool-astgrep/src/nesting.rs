@@ -13,7 +13,10 @@
 //!   deeper than [`MAX_PATTERN_TREE_DEPTH`] before it is converted;
 //! - a source file whose tree is deeper than [`MAX_FILE_TREE_DEPTH`] is
 //!   skipped and named in the result, never matched ([`tree_depth`]);
-//! - matching runs on threads with a [`MATCH_STACK_BYTES`] stack.
+//! - matching runs on threads with a [`MATCH_STACK_BYTES`] stack;
+//! - YAML, pattern or file, deeper than [`MAX_YAML_BLOCK_DEPTH`] is never
+//!   parsed at all ([`yaml_block_depth`]): the YAML grammar's own scanner
+//!   aborts the process on deep block nesting.
 //!
 //! Invariant: every function here uses constant stack, whatever its input.
 
@@ -54,6 +57,42 @@ pub const MAX_FILE_TREE_DEPTH: usize = 5_000;
 /// The stack of each thread that parses and matches files: twice the 8 MiB
 /// the limits above were measured on. Only the pages used are committed.
 pub const MATCH_STACK_BYTES: usize = 16 * 1024 * 1024;
+
+/// The deepest YAML block nesting parsed. tree-sitter-yaml 0.7.2's scanner
+/// writes its indentation stack, 4 bytes an entry after 10 bytes of state,
+/// into tree-sitter's 1,024-byte buffer and checks the room only before each
+/// entry: with 254 entries it writes 1,026 bytes and tree-sitter's
+/// `assert(length <= 1024)` aborts the process (release builds too). Found
+/// by `tests/pattern_props.rs` with the pattern `- - - … b`. 200 keeps the
+/// stack at most 202 entries (818 bytes).
+pub const MAX_YAML_BLOCK_DEPTH: usize = 200;
+
+/// A bound on the YAML scanner's indentation stack for `s`: over its lines,
+/// the most of leading spaces and tabs plus `-`, `?` and `:` indicators
+/// (followed by a space, a tab or the line's end). Each stack entry is a
+/// block nested at a deeper column, opened by indentation or by such an
+/// indicator, so the stack never has more entries than this plus one.
+/// Generous for real YAML: it counts indicators anywhere on the line.
+pub fn yaml_block_depth(s: &str) -> usize {
+    let mut deepest = 0;
+    for line in s.lines() {
+        let bytes = line.as_bytes();
+        let indent = bytes
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        let indicators = bytes
+            .iter()
+            .enumerate()
+            .filter(|(i, b)| {
+                matches!(b, b'-' | b'?' | b':')
+                    && matches!(bytes.get(i + 1), None | Some(b' ' | b'\t'))
+            })
+            .count();
+        deepest = deepest.max(indent + indicators);
+    }
+    deepest
+}
 
 /// The deepest nesting of `(`, `[` and `{` in `s`. Brackets in strings and
 /// comments count too: this is a cheap bound, not a parse.
@@ -108,6 +147,32 @@ mod tests {
         assert_eq!(bracket_depth("a[b[c]] + f({x: (1)})"), 3);
         assert_eq!(bracket_depth(")))((("), 3);
         assert_eq!(bracket_depth(&"[".repeat(5000)), 5000);
+    }
+
+    #[test]
+    fn yaml_depth_counts_indentation_and_indicators() {
+        assert_eq!(yaml_block_depth("a: 1\nb:\n  - c\n"), 3);
+        assert_eq!(yaml_block_depth(&format!("{}b", "- ".repeat(300))), 300);
+        assert_eq!(yaml_block_depth("url: http://x/a-b\n"), 1);
+    }
+
+    /// Just under the limit the YAML grammar parses whatever the shape: a
+    /// ladder of keys, a run of `- ` and a ladder of sequences.
+    #[test]
+    fn yaml_at_the_limit_parses() {
+        let n = MAX_YAML_BLOCK_DEPTH;
+        let keys: String = (0..n)
+            .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+            .collect();
+        let dashes = format!("{}b\n", "- ".repeat(n));
+        let seqs: String = (0..n / 2)
+            .map(|i| format!("{}- \n", "  ".repeat(i)))
+            .collect();
+        for src in [keys, dashes, seqs] {
+            assert!(yaml_block_depth(&src) <= n);
+            let root = AstGrep::<Doc>::try_new(&src, SupportLang::Yaml).unwrap();
+            assert!(tree_depth(&root.root()) > 10);
+        }
     }
 
     #[test]

@@ -12,7 +12,10 @@
 
 use crate::catalog::Lang;
 use crate::excerpt::one_line;
-use crate::nesting::{bracket_depth, tree_depth, MAX_PATTERN_BRACKETS, MAX_PATTERN_TREE_DEPTH};
+use crate::nesting::{
+    bracket_depth, tree_depth, yaml_block_depth, MAX_PATTERN_BRACKETS, MAX_PATTERN_TREE_DEPTH,
+    MAX_YAML_BLOCK_DEPTH,
+};
 use crate::skeleton::{ladder, ContextKind, Skeleton};
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::meta_var::MetaVariable;
@@ -92,6 +95,8 @@ pub enum PatternError {
     TooManyBrackets(usize),
     #[error("pattern nested too deeply: its syntax tree for {lang} is {} levels deep; the limit is {} — match a smaller piece of the code", thousands(*.depth), MAX_PATTERN_TREE_DEPTH)]
     TooDeep { lang: Lang, depth: usize },
+    #[error("pattern nested too deeply: {} levels of YAML blocks; the limit is {} — match a smaller piece of the document", thousands(*.0), MAX_YAML_BLOCK_DEPTH)]
+    TooDeepYaml(usize),
 }
 
 /// The longest pattern or rewrite text accepted, in bytes: a pattern is a
@@ -142,6 +147,13 @@ pub fn check_text(source: &str) -> Result<(), PatternError> {
 pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError> {
     check_text(source)?;
     let trimmed = source.trim();
+    if lang.engine() == SupportLang::Yaml {
+        // The YAML grammar aborts on deep blocks: never parse them.
+        let depth = yaml_block_depth(trimmed);
+        if depth > MAX_YAML_BLOCK_DEPTH {
+            return Err(PatternError::TooDeepYaml(depth));
+        }
+    }
     let engine = lang.engine();
     let mut processed = engine.pre_process_pattern(trimmed).into_owned();
     if engine == SupportLang::Json {

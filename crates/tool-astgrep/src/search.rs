@@ -16,7 +16,9 @@
 
 use crate::catalog::Lang;
 use crate::excerpt::one_line;
-use crate::nesting::{tree_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH};
+use crate::nesting::{
+    tree_depth, yaml_block_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH,
+};
 use crate::pattern::CompiledPattern;
 use crate::rewrite::{apply_edits, FileRewrite, Rewriter};
 use ast_grep_core::tree_sitter::StrDoc;
@@ -65,8 +67,10 @@ pub struct FileResult {
 pub struct DeepFile {
     /// Relative to the workspace root, with `/`.
     pub rel: String,
-    /// Levels of its syntax tree.
+    /// Levels of its syntax tree (of YAML blocks, for YAML).
     pub depth: usize,
+    /// The limit it passed.
+    pub limit: usize,
 }
 
 /// Why files were not searched, with counts.
@@ -371,7 +375,7 @@ fn search_file(
     }
     let result = match match_source(p.pattern, p.rewriter, &source) {
         Ok(found) => found?,
-        Err(TooDeep { depth }) => {
+        Err(TooDeep { depth, limit }) => {
             // Skipped, so not searched after all.
             counters.files_searched.fetch_sub(1, Ordering::Relaxed);
             p.searched.fetch_sub(1, Ordering::Relaxed);
@@ -382,6 +386,7 @@ fn search_file(
                 .push(DeepFile {
                     rel: relative(root, path),
                     depth,
+                    limit,
                 });
             return None;
         }
@@ -398,10 +403,12 @@ fn search_file(
 /// What matched in one source, and its rewrite when rewriting.
 pub type FileMatches = (Vec<MatchRecord>, Option<FileRewrite>);
 
-/// A source whose tree is deeper than [`MAX_FILE_TREE_DEPTH`].
+/// A source whose tree is deeper than [`MAX_FILE_TREE_DEPTH`], or YAML
+/// whose blocks nest deeper than [`MAX_YAML_BLOCK_DEPTH`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TooDeep {
     pub depth: usize,
+    pub limit: usize,
 }
 
 /// Match one source text; `Ok(None)` when nothing matched (or it does not
@@ -411,6 +418,16 @@ pub fn match_source(
     rewriter: Option<&Rewriter>,
     source: &str,
 ) -> Result<Option<FileMatches>, TooDeep> {
+    if pattern.lang.engine() == SupportLang::Yaml {
+        // The YAML grammar aborts on deep blocks: never parse them.
+        let depth = yaml_block_depth(source);
+        if depth > MAX_YAML_BLOCK_DEPTH {
+            return Err(TooDeep {
+                depth,
+                limit: MAX_YAML_BLOCK_DEPTH,
+            });
+        }
+    }
     let Ok(root) = AstGrep::<Doc>::try_new(source, pattern.lang.engine()) else {
         return Ok(None);
     };
@@ -418,7 +435,10 @@ pub fn match_source(
     // The matcher recurses over captured subtrees: measure first.
     let depth = tree_depth(&top);
     if depth > MAX_FILE_TREE_DEPTH {
-        return Err(TooDeep { depth });
+        return Err(TooDeep {
+            depth,
+            limit: MAX_FILE_TREE_DEPTH,
+        });
     }
     let mut records = Vec::new();
     let mut edits = Vec::new();

@@ -192,3 +192,25 @@ fn the_diff_preview_cuts_long_lines_and_says_how_much() {
     let files = run.store.staged_files("edit_1").unwrap();
     assert_eq!(files[0].new.len(), 200_006);
 }
+
+/// The YAML grammar's scanner aborts the process on blocks nested about 254
+/// deep (found by tests/pattern_props.rs), so deep YAML is never parsed:
+/// the pattern is refused, the file skipped and named.
+#[test]
+fn deep_yaml_is_never_parsed() {
+    let run = run_with(&[
+        ("deep.yaml", format!("{}a: b\n", "- ".repeat(300))),
+        ("ok.yaml", "a: c\n".into()),
+    ]);
+    let out = run.find("a: $X", Some("yaml")).unwrap();
+    expect![[r#"
+        ast_grep  a: $X  [yaml] in . — 1 match in 1 file (1 file searched)
+        ok.yaml:1:1  a: c  X=c
+        (1 file skipped: 1 too deeply nested)
+        skipped deep.yaml: too deeply nested: 301 levels, limit 200"#]]
+    .assert_eq(&out.joined_text());
+    let err = run
+        .find(&format!("{}$X", "- ".repeat(300)), Some("yaml"))
+        .unwrap_err();
+    expect!["bad arguments: pattern nested too deeply: 300 levels of YAML blocks; the limit is 200 — match a smaller piece of the document"].assert_eq(&err.to_string());
+}
