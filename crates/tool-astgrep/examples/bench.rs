@@ -94,7 +94,8 @@ fn run_ours(corpus: &Path, case: &Case) -> Ours {
         ws.dir(),
         &scope.target,
         &CancellationToken::new(),
-    );
+    )
+    .expect("search threads start");
     let time = started.elapsed();
     let mut matches = MatchSet::new();
     let mut rewritten = BTreeMap::new();

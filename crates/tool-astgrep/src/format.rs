@@ -1,29 +1,31 @@
-//! Text shaping for results the model reads: one-line excerpts, match lines,
+//! Text shaping for results the model reads: match lines, scope notes,
 //! diff previews.
 
-use tool_core::format::cap_chars;
-
-/// The first line of `s`, at most `max` characters; `…` marks a cut (also
-/// when later lines were dropped).
-pub fn one_line(s: &str, max: usize) -> String {
-    let mut lines = s.lines();
-    let first = lines.next().unwrap_or("");
-    let capped = cap_chars(first, max).into_owned();
-    if lines.next().is_some() && !capped.ends_with('…') {
-        format!("{capped} …")
-    } else {
-        capped
-    }
-}
-
-use crate::ops::Scope;
-use crate::search::{MatchRecord, SearchOutcome, Skipped};
+use crate::excerpt::one_line;
+use crate::search::{MatchRecord, Scope, SearchOutcome, Skipped};
 use crate::store::StagedFile;
 use serde_json::{json, Value};
-use tool_core::format::plural;
+use tool_core::format::{plural, thousands};
 
 /// Diff lines shown in an ast_edit preview.
 pub const PREVIEW_LINES: usize = 200;
+
+/// Characters shown of one diff line; the rest is counted. With
+/// [`PREVIEW_LINES`] this bounds a preview to about 50,000 characters
+/// whatever was rewritten (a minified file is one long line).
+pub const PREVIEW_LINE_CHARS: usize = 240;
+
+/// `line` cut to `max` characters, with how many were left out.
+fn cap_line(line: &str, max: usize) -> String {
+    match line.char_indices().nth(max) {
+        None => line.to_string(),
+        Some((cut, _)) => format!(
+            "{}… ({} more characters)",
+            &line[..cut],
+            thousands(line[cut..].chars().count())
+        ),
+    }
+}
 
 const NARROW: &str = "narrow with path or a more specific pattern";
 
@@ -74,11 +76,42 @@ fn skipped_line(s: &Skipped) -> Option<String> {
     if s.unreadable > 0 {
         parts.push(format!("{} unreadable", s.unreadable));
     }
+    if !s.too_deep.is_empty() {
+        parts.push(format!("{} too deeply nested", s.too_deep.len()));
+    }
     Some(format!(
         "({} skipped: {})",
         plural(s.total(), "file", "files"),
         parts.join(", ")
     ))
+}
+
+/// Deep files named in the text, at most.
+const DEEP_FILES_SHOWN: usize = 5;
+
+/// One line per file skipped for its nesting, so the model knows which
+/// files were not searched and why.
+fn too_deep_lines(s: &Skipped, out: &mut Vec<String>) {
+    for f in s.too_deep.iter().take(DEEP_FILES_SHOWN) {
+        out.push(format!(
+            "skipped {}: too deeply nested: {} levels, limit {}",
+            f.rel,
+            thousands(f.depth),
+            thousands(f.limit)
+        ));
+    }
+    if s.too_deep.len() > DEEP_FILES_SHOWN {
+        out.push(format!(
+            "… and {} more too deeply nested",
+            plural(s.too_deep.len() - DEEP_FILES_SHOWN, "file", "files")
+        ));
+    }
+}
+
+/// The skipped-files summary and the deep files by name.
+fn skipped_lines(s: &Skipped, out: &mut Vec<String>) {
+    out.extend(skipped_line(s));
+    too_deep_lines(s, out);
 }
 
 /// Lines about how the pattern was read and which languages were searched.
@@ -162,7 +195,7 @@ pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, max: usi
             languages_label(outcome)
         ));
     }
-    out.extend(skipped_line(&outcome.skipped));
+    skipped_lines(&outcome.skipped, &mut out);
     out.join("\n")
 }
 
@@ -208,6 +241,12 @@ pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Va
             "not_utf8": outcome.skipped.not_utf8,
             "too_large": outcome.skipped.too_large,
             "unreadable": outcome.skipped.unreadable,
+            "too_deep": outcome
+                .skipped
+                .too_deep
+                .iter()
+                .map(|f| json!({"path": f.rel, "depth": f.depth}))
+                .collect::<Vec<_>>(),
         },
         "matches": matches,
     })
@@ -240,7 +279,7 @@ pub fn no_edit_text(
             plural(outcome.files_searched, "file", "files")
         ));
     }
-    out.extend(skipped_line(&outcome.skipped));
+    skipped_lines(&outcome.skipped, &mut out);
     out.join("\n")
 }
 
@@ -284,13 +323,13 @@ pub fn staged_text(
             s.nested
         ));
     }
-    out.extend(skipped_line(&outcome.skipped));
+    skipped_lines(&outcome.skipped, &mut out);
     out.push(preview.to_string());
     out.join("\n")
 }
 
-/// A unified diff of the staged files, at most `max_lines` lines, ending
-/// with what was left out.
+/// A unified diff of the staged files, at most `max_lines` lines of at most
+/// [`PREVIEW_LINE_CHARS`] characters each, ending with what was left out.
 pub fn diff_preview(files: &[StagedFile], max_lines: usize) -> String {
     let mut lines: Vec<String> = Vec::new();
     let mut left_lines = 0;
@@ -310,11 +349,15 @@ pub fn diff_preview(files: &[StagedFile], max_lines: usize) -> String {
         }
         let room = max_lines - lines.len();
         if file_lines.len() > room {
-            lines.extend(file_lines[..room].iter().map(|l| l.to_string()));
+            lines.extend(
+                file_lines[..room]
+                    .iter()
+                    .map(|l| cap_line(l, PREVIEW_LINE_CHARS)),
+            );
             left_lines += file_lines.len() - room;
             left_files += 1;
         } else {
-            lines.extend(file_lines.iter().map(|l| l.to_string()));
+            lines.extend(file_lines.iter().map(|l| cap_line(l, PREVIEW_LINE_CHARS)));
         }
     }
     if left_lines > 0 {

@@ -6,14 +6,31 @@
 //! [`rewrite`] (templates and replacements), [`store`] and [`journal`]
 //! (staged edits and crash-safe apply), [`format`] (what the model reads),
 //! [`tools`] and [`binding`] (the three tools and how a run binds them).
+//! The model-facing tool descriptions are prose in `descriptions/<tool>.md`.
+//!
+//! Module order: a module uses only modules before it, so there is no import
+//! circle (check with `grep -n "crate::" src/*.rs`):
+//!
+//! 1. [`catalog`], [`excerpt`], [`journal`], [`nesting`] — no crate imports;
+//! 2. [`skeleton`] — catalog;
+//! 3. [`pattern`] — catalog, excerpt, nesting, skeleton;
+//! 4. [`rewrite`] — pattern;
+//! 5. [`search`] — catalog, excerpt, nesting, pattern, rewrite;
+//! 6. [`store`] — journal;
+//! 7. [`format`] — excerpt, nesting, search, store;
+//! 8. [`ops`] — catalog, excerpt, format, pattern, rewrite, search, store;
+//! 9. [`tools`] — format, ops, store;
+//! 10. [`binding`] — catalog, journal, store, tools.
 //!
 //! This crate never writes a file except through tool-core's
 //! `FileTransaction`, and never writes one that `resolve` did not accept.
 
 pub mod binding;
 pub mod catalog;
+pub mod excerpt;
 pub mod format;
 pub mod journal;
+pub mod nesting;
 pub mod ops;
 pub mod pattern;
 pub mod rewrite;

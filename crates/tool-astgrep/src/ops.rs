@@ -4,27 +4,19 @@
 //! it on a blocking thread) and returns the [`ToolOutput`] the model reads.
 
 use crate::catalog::Lang;
+use crate::excerpt::one_line;
 use crate::format;
-use crate::pattern::{compile, CompiledPattern, PatternError};
-use crate::rewrite::{check_template, Rewriter};
-use crate::search::{self, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
+use crate::pattern::{check_text, compile, CompiledPattern, PatternError};
+use crate::rewrite::{check_size, check_template, Rewriter};
+use crate::search::{self, Scope, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
 use crate::store::{EditStore, NewEdit, StagedFile};
 use serde_json::json;
-use std::path::PathBuf;
 use tool_core::fs::FileKind;
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 /// The largest `max_results` accepted.
 pub const MAX_RESULTS_LIMIT: usize = 1000;
 pub const DEFAULT_MAX_RESULTS: usize = 50;
-
-/// Where and in what languages to search, after checking the arguments.
-pub struct Scope {
-    pub target: PathBuf,
-    /// The target as the user should read it.
-    pub shown: String,
-    pub plan: SearchPlan,
-}
 
 fn threads() -> usize {
     std::thread::available_parallelism()
@@ -44,9 +36,9 @@ pub fn scope(
     path: Option<&str>,
     language: Option<&str>,
 ) -> Result<Scope, ToolError> {
-    if pattern.trim().is_empty() {
-        return Err(pattern_error(PatternError::Empty));
-    }
+    // Size and nesting first: a 10 MB pattern is refused before it is read
+    // by 29 grammars.
+    check_text(pattern).map_err(pattern_error)?;
     let target = match path {
         None => ws.root().to_path_buf(),
         Some(p) if p.trim().is_empty() || p.trim() == "." => ws.root().to_path_buf(),
@@ -106,7 +98,7 @@ pub fn scope(
             if ok.is_empty() {
                 return Err(ToolError::bad_args(format!(
                     "unparseable pattern: `{}` parses in none of the {} languages; pass `language` to see where it breaks in yours",
-                    format::one_line(pattern.trim(), 80),
+                    one_line(pattern.trim(), 80),
                     Lang::all().count()
                 )));
             }
@@ -124,6 +116,18 @@ pub fn scope(
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             threads: threads(),
         },
+    })
+}
+
+fn run_search(
+    scope: &Scope,
+    ws: &Workspace,
+    cancel: &CancellationToken,
+) -> Result<SearchOutcome, ToolError> {
+    search::run(&scope.plan, ws.dir(), &scope.target, cancel).map_err(|e| {
+        ToolError::failed(format!(
+            "cannot start the search threads ({e}); nothing was searched — try again when the system has resources to spare"
+        ))
     })
 }
 
@@ -168,7 +172,7 @@ fn unparseable_in_scope(outcome: &SearchOutcome, pattern: &str) -> Result<(), To
         .collect();
     Err(ToolError::bad_args(format!(
         "unparseable pattern: `{}` does not parse in the languages of the files in scope: {}; pass `language` to see where it breaks",
-        format::one_line(pattern.trim(), 80),
+        one_line(pattern.trim(), 80),
         langs.join(", ")
     )))
 }
@@ -184,7 +188,7 @@ pub fn find(
 ) -> Result<ToolOutput, ToolError> {
     let max = check_max_results(max_results)?;
     let scope = scope(ws, pattern, path, language)?;
-    let outcome = search::run(&scope.plan, ws.dir(), &scope.target, cancel);
+    let outcome = run_search(&scope, ws, cancel)?;
     cancelled(&outcome)?;
     unparseable_in_scope(&outcome, pattern)?;
     let text = format::find_text(pattern.trim(), &scope, &outcome, max);
@@ -202,6 +206,8 @@ pub fn stage(
     language: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
+    check_text(pattern).map_err(pattern_error)?;
+    check_size(rewrite).map_err(ToolError::bad_args)?;
     let mut scope = scope(ws, pattern, path, language)?;
     // A template naming an unknown metavariable is an error before anything
     // is searched or staged. With an inferred language every compiled
@@ -216,7 +222,7 @@ pub fn stage(
         .map(|p| Rewriter::new(rewrite, p))
         .collect();
     scope.plan.rewriters = Some(rewriters);
-    let outcome = search::run(&scope.plan, ws.dir(), &scope.target, cancel);
+    let outcome = run_search(&scope, ws, cancel)?;
     cancelled(&outcome)?;
     unparseable_in_scope(&outcome, pattern)?;
 

@@ -11,6 +11,11 @@
 //! a search must never run with a pattern that silently finds nothing.
 
 use crate::catalog::Lang;
+use crate::excerpt::one_line;
+use crate::nesting::{
+    bracket_depth, tree_depth, yaml_block_depth, MAX_PATTERN_BRACKETS, MAX_PATTERN_TREE_DEPTH,
+    MAX_YAML_BLOCK_DEPTH,
+};
 use crate::skeleton::{ladder, ContextKind, Skeleton};
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::meta_var::MetaVariable;
@@ -18,6 +23,7 @@ use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Language, Node, Pattern};
 use ast_grep_language::SupportLang;
 use std::collections::BTreeSet;
+use tool_core::format::thousands;
 
 type Doc = StrDoc<SupportLang>;
 
@@ -83,7 +89,19 @@ pub enum PatternError {
     OnlySequence(String),
     #[error("{0}")]
     Unparseable(String),
+    #[error("pattern is {} bytes; the limit is {} — a pattern is one code fragment, so match a smaller piece of the code", thousands(*.0), thousands(MAX_TEXT_BYTES))]
+    TooLarge(usize),
+    #[error("pattern nested too deeply: {} levels of brackets; the limit is {} — match an inner piece with fewer levels, using `$_` for what it contains", thousands(*.0), MAX_PATTERN_BRACKETS)]
+    TooManyBrackets(usize),
+    #[error("pattern nested too deeply: its syntax tree for {lang} is {} levels deep; the limit is {} — match a smaller piece of the code", thousands(*.depth), MAX_PATTERN_TREE_DEPTH)]
+    TooDeep { lang: Lang, depth: usize },
+    #[error("pattern nested too deeply: {} levels of YAML blocks; the limit is {} — match a smaller piece of the document", thousands(*.0), MAX_YAML_BLOCK_DEPTH)]
+    TooDeepYaml(usize),
 }
+
+/// The longest pattern or rewrite text accepted, in bytes: a pattern is a
+/// fragment someone types, and every byte of it is parsed once per language.
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 
 /// One failed rung, for the error message.
 struct Attempt {
@@ -91,14 +109,50 @@ struct Attempt {
     why: String,
 }
 
-/// Compile `source` for `lang`.
-pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError> {
+/// Why one rung did not take the fragment.
+enum RungFailure {
+    /// It does not parse cleanly there; the reason, for the error message.
+    Broken(String),
+    /// Its tree is deeper than [`MAX_PATTERN_TREE_DEPTH`]: no rung will do.
+    TooDeep(usize),
+}
+
+impl From<String> for RungFailure {
+    fn from(why: String) -> Self {
+        RungFailure::Broken(why)
+    }
+}
+
+/// The checks that need no parse: empty, too large, only a sequence,
+/// nested too deeply. Cheap enough to run before anything else.
+pub fn check_text(source: &str) -> Result<(), PatternError> {
+    if source.len() > MAX_TEXT_BYTES {
+        return Err(PatternError::TooLarge(source.len()));
+    }
     let trimmed = source.trim();
     if trimmed.is_empty() {
         return Err(PatternError::Empty);
     }
     if is_only_sequence(trimmed) {
         return Err(PatternError::OnlySequence(trimmed.to_string()));
+    }
+    let brackets = bracket_depth(trimmed);
+    if brackets > MAX_PATTERN_BRACKETS {
+        return Err(PatternError::TooManyBrackets(brackets));
+    }
+    Ok(())
+}
+
+/// Compile `source` for `lang`.
+pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError> {
+    check_text(source)?;
+    let trimmed = source.trim();
+    if lang.engine() == SupportLang::Yaml {
+        // The YAML grammar aborts on deep blocks: never parse them.
+        let depth = yaml_block_depth(trimmed);
+        if depth > MAX_YAML_BLOCK_DEPTH {
+            return Err(PatternError::TooDeepYaml(depth));
+        }
     }
     let engine = lang.engine();
     let mut processed = engine.pre_process_pattern(trimmed).into_owned();
@@ -116,7 +170,10 @@ pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError
                     compiled.context_index = index;
                     return Ok(compiled);
                 }
-                Err(why) => {
+                Err(RungFailure::TooDeep(depth)) => {
+                    return Err(PatternError::TooDeep { lang, depth });
+                }
+                Err(RungFailure::Broken(why)) => {
                     // The bare attempt says more about the fragment than one
                     // with glue the user never typed.
                     first_failure.get_or_insert(why);
@@ -130,7 +187,7 @@ pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError
     }
     let mut msg = format!(
         "unparseable pattern for {lang}: `{}` is not one complete piece of {lang} code in any context tried:",
-        crate::format::one_line(trimmed, 80)
+        one_line(trimmed, 80)
     );
     for a in &attempts {
         msg.push_str(&format!("\n  - as {}: {}", a.context.with_article(), a.why));
@@ -155,7 +212,7 @@ fn try_rung(
     processed: &str,
     glue: &'static str,
     expando: char,
-) -> Result<CompiledPattern, String> {
+) -> Result<CompiledPattern, RungFailure> {
     let engine = lang.engine();
     let fragment = if rung.indent.is_empty() {
         processed.to_string()
@@ -170,12 +227,18 @@ fn try_rung(
 
     let root = AstGrep::<Doc>::try_new(&wrapped, engine).map_err(|e| format!("parser: {e}"))?;
     let top = root.root();
+    // Everything below walks the tree, some of it recursively: measure it
+    // first, without recursion.
+    let depth = tree_depth(&top);
+    if depth > MAX_PATTERN_TREE_DEPTH {
+        return Err(RungFailure::TooDeep(depth));
+    }
     // A metavariable may stand where the grammar wants a node it cannot
     // spell (a Java parameter list `($$$P)`): an ERROR node that is exactly
     // one metavariable is accepted, and becomes that metavariable.
     let broken = |n: &Node<'_, Doc>| n.is_missing() || (n.is_error() && metavar_of(n).is_none());
     if let Some(bad) = top.dfs().find(broken) {
-        return Err(describe_break(&bad, rung, &fragment, start, end, expando));
+        return Err(describe_break(&bad, rung, &fragment, start, end, expando).into());
     }
     // The node that is exactly the fragment, the deepest of equal ones (a
     // call rather than the statement around it); else the one that is the
@@ -198,13 +261,13 @@ fn try_rung(
         }
     }
     let Some(node) = exact.or(glued) else {
-        return Err(
+        return Err(RungFailure::Broken(
             "the fragment is not one syntax node here (it reads as several siblings); match one statement or expression at a time, or wrap them, e.g. in a block"
                 .into(),
-        );
+        ));
     };
     if node.is_extra() {
-        return Err("the fragment is only a comment".into());
+        return Err(RungFailure::Broken("the fragment is only a comment".into()));
     }
     let mut pattern = Pattern::from(node.clone());
     pattern.node = to_pattern_node(&node);
@@ -214,7 +277,9 @@ fn try_rung(
             meta_var: MetaVariable::MultiCapture(_) | MetaVariable::Multiple
         }
     ) {
-        return Err("the fragment is only a sequence metavariable".into());
+        return Err(RungFailure::Broken(
+            "the fragment is only a sequence metavariable".into(),
+        ));
     }
     let mut single_vars = BTreeSet::new();
     let mut multi_vars = BTreeSet::new();
@@ -251,7 +316,7 @@ fn describe_break(
         } else {
             text.replace(expando, "$")
         };
-        format!("unexpected `{}`", crate::format::one_line(shown.trim(), 40))
+        format!("unexpected `{}`", one_line(shown.trim(), 40))
     };
     let offset = bad.range().start;
     if offset < start {

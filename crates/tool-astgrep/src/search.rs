@@ -6,11 +6,21 @@
 //! filters after). Whatever order the threads finish in, results are sorted
 //! by path and then position, so a capped answer always shows the same first
 //! N. Files that cannot be searched (binary, not UTF-8, too large,
-//! unreadable) are counted, never silently dropped.
+//! unreadable) are counted, never silently dropped; files nested too deeply
+//! to match safely are named.
+//!
+//! Threads: the `ignore` walker's threads only find files; each file is read,
+//! parsed and matched on one of our own matching threads, which have a
+//! [`MATCH_STACK_BYTES`] stack, and only after its tree depth was checked
+//! (see [`crate::nesting`]). No input can overflow a stack here.
 
 use crate::catalog::Lang;
+use crate::excerpt::one_line;
+use crate::nesting::{
+    tree_depth, yaml_block_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH,
+};
 use crate::pattern::CompiledPattern;
-use crate::rewrite::Rewriter;
+use crate::rewrite::{apply_edits, FileRewrite, Rewriter};
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Matcher};
 use ast_grep_language::SupportLang;
@@ -18,7 +28,7 @@ use ignore::{WalkBuilder, WalkState};
 use memchr::memmem::Finder;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 use tool_core::fs::{FsError, Root};
 use tool_core::CancellationToken;
 
@@ -41,16 +51,6 @@ pub struct MatchRecord {
     pub captures: Vec<(String, String)>,
 }
 
-/// A file's staged rewrite.
-#[derive(Debug, Clone)]
-pub struct FileRewrite {
-    pub old: String,
-    pub new: String,
-    pub replacements: usize,
-    /// Matches inside (or overlapping) another match, left for a rerun.
-    pub nested: usize,
-}
-
 /// Everything found in one file.
 #[derive(Debug, Clone)]
 pub struct FileResult {
@@ -62,6 +62,18 @@ pub struct FileResult {
     pub rewrite: Option<FileRewrite>,
 }
 
+/// A file whose syntax tree is deeper than [`MAX_FILE_TREE_DEPTH`]: parsed,
+/// never matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeepFile {
+    /// Relative to the workspace root, with `/`.
+    pub rel: String,
+    /// Levels of its syntax tree (of YAML blocks, for YAML).
+    pub depth: usize,
+    /// The limit it passed.
+    pub limit: usize,
+}
+
 /// Why files were not searched, with counts.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Skipped {
@@ -69,11 +81,13 @@ pub struct Skipped {
     pub not_utf8: usize,
     pub too_large: usize,
     pub unreadable: usize,
+    /// Named, sorted by path.
+    pub too_deep: Vec<DeepFile>,
 }
 
 impl Skipped {
     pub fn total(&self) -> usize {
-        self.binary + self.not_utf8 + self.too_large + self.unreadable
+        self.binary + self.not_utf8 + self.too_large + self.unreadable + self.too_deep.len()
     }
 }
 
@@ -106,6 +120,14 @@ impl SearchOutcome {
     }
 }
 
+/// Where and in what languages to search, after checking the arguments.
+pub struct Scope {
+    pub target: PathBuf,
+    /// The target as the user should read it.
+    pub shown: String,
+    pub plan: SearchPlan,
+}
+
 /// What to search and how.
 pub struct SearchPlan {
     /// One compiled pattern per language searched.
@@ -135,17 +157,23 @@ struct Counters {
     not_utf8: AtomicUsize,
     too_large: AtomicUsize,
     unreadable: AtomicUsize,
+    too_deep: Mutex<Vec<DeepFile>>,
 }
+
+/// A file the walk found, for a matching thread: its path, its size if the
+/// walk knew it, and which prepared pattern to use.
+type Work = (PathBuf, Option<u64>, usize);
 
 /// Run the search over `target` (a file or a directory inside `root`).
 /// Files are read through the root's handle (`tool_core::fs`): no link is
 /// followed, only regular files are read, sizes are checked first.
+/// Fails only when not one matching thread could be started.
 pub fn run(
     plan: &SearchPlan,
     root: &Root,
     target: &Path,
     cancel: &CancellationToken,
-) -> SearchOutcome {
+) -> std::io::Result<SearchOutcome> {
     let prepared: Vec<Prepared<'_>> = plan
         .patterns
         .iter()
@@ -172,6 +200,7 @@ pub fn run(
         not_utf8: AtomicUsize::new(0),
         too_large: AtomicUsize::new(0),
         unreadable: AtomicUsize::new(0),
+        too_deep: Mutex::new(Vec::new()),
     };
     let results: Mutex<Vec<FileResult>> = Mutex::new(Vec::new());
     let pick = |path: &Path, is_target: bool| -> Option<usize> {
@@ -196,33 +225,72 @@ pub fn run(
         }
     };
 
-    if target.is_file() {
-        if let Some(which) = pick(target, true) {
-            visit(target, None, which);
+    let pick = &pick;
+    let threads = plan.threads.max(1);
+    // Bounded, so the walk cannot run far ahead of the matching.
+    let (work_tx, work_rx) = mpsc::sync_channel::<Work>(threads * 4);
+    let work_rx = Mutex::new(work_rx);
+    std::thread::scope(|s| -> std::io::Result<()> {
+        let matcher = || loop {
+            let next = work_rx.lock().expect("work lock").recv();
+            let Ok((path, len, which)) = next else {
+                return;
+            };
+            // After a cancel the queue is drained without work.
+            if !cancel.is_cancelled() {
+                visit(&path, len, which);
+            }
+        };
+        let mut started = 0;
+        let mut spawn_error = None;
+        for i in 0..threads {
+            let spawned = std::thread::Builder::new()
+                .name(format!("ast-match-{i}"))
+                .stack_size(MATCH_STACK_BYTES)
+                .spawn_scoped(s, matcher);
+            match spawned {
+                Ok(_) => started += 1,
+                Err(e) => spawn_error = Some(e),
+            }
         }
-    } else {
-        let walker = WalkBuilder::new(target)
-            .threads(plan.threads.max(1))
-            .build_parallel();
-        walker.run(|| {
-            Box::new(|entry| {
-                if cancel.is_cancelled() {
-                    return WalkState::Quit;
-                }
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    return WalkState::Continue;
-                }
-                if let Some(which) = pick(entry.path(), false) {
-                    let len = entry.metadata().ok().map(|m| m.len());
-                    visit(entry.path(), len, which);
-                }
-                WalkState::Continue
-            })
-        });
-    }
+        if started == 0 {
+            return Err(spawn_error.unwrap_or_else(|| std::io::Error::other("no thread")));
+        }
+        if target.is_file() {
+            if let Some(which) = pick(target, true) {
+                let _ = work_tx.send((target.to_path_buf(), None, which));
+            }
+        } else {
+            let walker = WalkBuilder::new(target).threads(threads).build_parallel();
+            walker.run(|| {
+                let work_tx = work_tx.clone();
+                Box::new(move |entry| {
+                    if cancel.is_cancelled() {
+                        return WalkState::Quit;
+                    }
+                    let Ok(entry) = entry else {
+                        return WalkState::Continue;
+                    };
+                    if !entry.file_type().is_some_and(|t| t.is_file()) {
+                        return WalkState::Continue;
+                    }
+                    if let Some(which) = pick(entry.path(), false) {
+                        let len = entry.metadata().ok().map(|m| m.len());
+                        if work_tx
+                            .send((entry.path().to_path_buf(), len, which))
+                            .is_err()
+                        {
+                            return WalkState::Quit;
+                        }
+                    }
+                    WalkState::Continue
+                })
+            });
+        }
+        // Closing the queue ends the matching threads once it is empty.
+        drop(work_tx);
+        Ok(())
+    })?;
 
     let mut files = results.into_inner().expect("results lock");
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
@@ -244,7 +312,9 @@ pub fn run(
         .filter(|c| c.files > 0)
         .collect();
     not_searched.sort_by_key(|c| c.lang.id());
-    SearchOutcome {
+    let mut too_deep = counters.too_deep.into_inner().expect("too_deep lock");
+    too_deep.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(SearchOutcome {
         files,
         files_searched: counters.files_searched.load(Ordering::Relaxed),
         prefiltered: counters.prefiltered.load(Ordering::Relaxed),
@@ -255,9 +325,10 @@ pub fn run(
             not_utf8: counters.not_utf8.load(Ordering::Relaxed),
             too_large: counters.too_large.load(Ordering::Relaxed),
             unreadable: counters.unreadable.load(Ordering::Relaxed),
+            too_deep,
         },
         cancelled: cancel.is_cancelled(),
-    }
+    })
 }
 
 fn relative(root: &Path, path: &Path) -> String {
@@ -308,7 +379,24 @@ fn search_file(
             return None;
         }
     }
-    let result = match_source(p.pattern, p.rewriter, &source)?;
+    let result = match match_source(p.pattern, p.rewriter, &source) {
+        Ok(found) => found?,
+        Err(TooDeep { depth, limit }) => {
+            // Skipped, so not searched after all.
+            counters.files_searched.fetch_sub(1, Ordering::Relaxed);
+            p.searched.fetch_sub(1, Ordering::Relaxed);
+            counters
+                .too_deep
+                .lock()
+                .expect("too_deep lock")
+                .push(DeepFile {
+                    rel: relative(root.path(), path),
+                    depth,
+                    limit,
+                });
+            return None;
+        }
+    };
     Some(FileResult {
         path: path.to_path_buf(),
         rel: relative(root.path(), path),
@@ -318,14 +406,46 @@ fn search_file(
     })
 }
 
-/// Match one source text; `None` when nothing matched.
+/// What matched in one source, and its rewrite when rewriting.
+pub type FileMatches = (Vec<MatchRecord>, Option<FileRewrite>);
+
+/// A source whose tree is deeper than [`MAX_FILE_TREE_DEPTH`], or YAML
+/// whose blocks nest deeper than [`MAX_YAML_BLOCK_DEPTH`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooDeep {
+    pub depth: usize,
+    pub limit: usize,
+}
+
+/// Match one source text; `Ok(None)` when nothing matched (or it does not
+/// parse), `Err` when its tree is too deep to match safely.
 pub fn match_source(
     pattern: &CompiledPattern,
     rewriter: Option<&Rewriter>,
     source: &str,
-) -> Option<(Vec<MatchRecord>, Option<FileRewrite>)> {
-    let root = AstGrep::<Doc>::try_new(source, pattern.lang.engine()).ok()?;
+) -> Result<Option<FileMatches>, TooDeep> {
+    if pattern.lang.engine() == SupportLang::Yaml {
+        // The YAML grammar aborts on deep blocks: never parse them.
+        let depth = yaml_block_depth(source);
+        if depth > MAX_YAML_BLOCK_DEPTH {
+            return Err(TooDeep {
+                depth,
+                limit: MAX_YAML_BLOCK_DEPTH,
+            });
+        }
+    }
+    let Ok(root) = AstGrep::<Doc>::try_new(source, pattern.lang.engine()) else {
+        return Ok(None);
+    };
     let top = root.root();
+    // The matcher recurses over captured subtrees: measure first.
+    let depth = tree_depth(&top);
+    if depth > MAX_FILE_TREE_DEPTH {
+        return Err(TooDeep {
+            depth,
+            limit: MAX_FILE_TREE_DEPTH,
+        });
+    }
     let mut records = Vec::new();
     let mut edits = Vec::new();
     for m in top.find_all(&pattern.pattern) {
@@ -336,7 +456,7 @@ pub fn match_source(
         let mut captures = Vec::new();
         for v in &pattern.single_vars {
             if let Some(n) = env.get_match(v) {
-                captures.push((v.clone(), crate::format::one_line(&n.text(), 60)));
+                captures.push((v.clone(), one_line(&n.text(), 60)));
             }
         }
         for v in &pattern.multi_vars {
@@ -345,7 +465,7 @@ pub fn match_source(
                 (Some(a), Some(b)) => &source[a.range().start..b.range().end],
                 _ => "",
             };
-            captures.push((v.clone(), crate::format::one_line(text, 60)));
+            captures.push((v.clone(), one_line(text, 60)));
         }
         captures.sort();
         if let Some(rw) = rewriter {
@@ -360,16 +480,56 @@ pub fn match_source(
             end: range.end,
             line: start.line() + 1,
             column: start.column(node) + 1,
-            text: crate::format::one_line(&node.text(), 120),
+            text: one_line(&node.text(), 120),
             captures,
         });
     }
     if records.is_empty() {
-        return None;
+        return Ok(None);
     }
     records.sort_by(|a, b| {
         (a.start, std::cmp::Reverse(a.end)).cmp(&(b.start, std::cmp::Reverse(b.end)))
     });
-    let rewrite = rewriter.map(|_| crate::rewrite::apply_edits(source, edits));
-    Some((records, rewrite))
+    let rewrite = rewriter.map(|_| apply_edits(source, edits));
+    Ok(Some((records, rewrite)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::compile;
+    use crate::rewrite::check_template;
+
+    fn rewrite(lang: &str, pattern: &str, template: &str, source: &str) -> FileRewrite {
+        let p = compile(Lang::from_id(lang).unwrap(), pattern).unwrap();
+        check_template(template, &p).unwrap();
+        let rw = Rewriter::new(template, &p);
+        match_source(&p, Some(&rw), source)
+            .unwrap()
+            .unwrap()
+            .1
+            .unwrap()
+    }
+
+    #[test]
+    fn multi_line_replacements_keep_indentation() {
+        let src = "def f():\n    if x:\n        old(a, b)\n";
+        let out = rewrite("python", "old($A, $B)", "new(\n    $A,\n    $B,\n)", src);
+        assert_eq!(
+            out.new,
+            "def f():\n    if x:\n        new(\n            a,\n            b,\n        )\n"
+        );
+    }
+
+    #[test]
+    fn sequences_and_nesting() {
+        let out = rewrite(
+            "python",
+            "foo($$$A)",
+            "bar($$$A)",
+            "foo(foo(1), 2)\nfoo()\n",
+        );
+        assert_eq!(out.new, "bar(foo(1), 2)\nbar()\n");
+        assert_eq!((out.replacements, out.nested), (2, 1));
+    }
 }

@@ -73,6 +73,12 @@ pub struct ResolveArgs {
     pub action: ResolveAction,
 }
 
+/// A description file's text: the prose as reviewed, without the trailing
+/// newline an editor adds.
+fn description(text: &'static str) -> &'static str {
+    text.trim_end()
+}
+
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
 ) -> Result<T, ToolError> {
@@ -97,7 +103,7 @@ impl Tool for AstGrepTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "ast_grep",
-            "Find code by its syntax tree, not its text. The pattern is parsed by the same grammar as the files, so `dispose($X)` finds the call however it is spaced, wrapped or commented, and never inside a string or a comment. `$NAME` matches one node, `$$$NAME` a run of siblings (arguments, statements), `$_` anything without binding; a name used twice must match the same code (`$X == $X`). Results are `path:line:col  text  captures`, by path then position.",
+            description(include_str!("../descriptions/ast_grep.md")),
             Tier::Read,
             schema_for::<AstGrepArgs>(),
         )
@@ -138,7 +144,7 @@ impl Tool for AstEditTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "ast_edit",
-            "Rewrite every match of a structural pattern (as in ast_grep) with `rewrite`, its metavariables filled in. Nothing is written: the change is staged and the result names an edit_id with a diff preview; call resolve with it to accept (all files or none) or discard.",
+            description(include_str!("../descriptions/ast_edit.md")),
             Tier::Write,
             schema_for::<AstEditArgs>(),
         )
@@ -180,7 +186,7 @@ impl Tool for ResolveTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "resolve",
-            "Apply (`accept`) or drop (`discard`) a change staged by ast_edit. Accept compares every file with its content at staging: if any changed, the whole change is rejected and nothing is written; otherwise all files are written, or none.",
+            description(include_str!("../descriptions/resolve.md")),
             Tier::Write,
             schema_for::<ResolveArgs>(),
         )

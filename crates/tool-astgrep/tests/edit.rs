@@ -2,8 +2,11 @@
 //! stage, preview, accept, and compare the files byte for byte; drift; a
 //! failed write in the middle; a crash in the middle and its recovery.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use support::{run_with, Run};
 use tool_astgrep::journal::{Journal, Recovery};
 use tool_astgrep::ops;
 use tool_astgrep::store::{EditStore, InjectedFault};
@@ -11,36 +14,6 @@ use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 fn fixtures() -> PathBuf {
     tool_core::fixtures::workspace_root().join("tests/fixtures/astgrep")
-}
-
-/// A temporary workspace holding a copy of fixture folder `sub`, and a
-/// store whose journal lives beside it (not inside the tree).
-struct Run {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    ws: Workspace,
-    store: EditStore,
-    journal: PathBuf,
-}
-
-fn run_with<S: AsRef<str>>(files: &[(S, String)]) -> Run {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("ws");
-    for (rel, text) in files {
-        let p = root.join(rel.as_ref());
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    let journal = dir.path().join("journal");
-    let ws = Workspace::new(&root).unwrap();
-    let store = EditStore::open(Journal::at(&journal, &ws));
-    Run {
-        _dir: dir,
-        root: ws.root().to_path_buf(),
-        ws,
-        store,
-        journal,
-    }
 }
 
 fn fixture_run(sub: &str) -> Run {
@@ -57,22 +30,6 @@ fn fixture_run(sub: &str) -> Run {
 }
 
 impl Run {
-    fn stage(
-        &self,
-        pattern: &str,
-        rewrite: &str,
-        lang: Option<&str>,
-    ) -> Result<ToolOutput, ToolError> {
-        ops::stage(
-            &self.ws,
-            &self.store,
-            pattern,
-            rewrite,
-            None,
-            lang,
-            &CancellationToken::new(),
-        )
-    }
     fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.root.join(rel)).unwrap()
     }

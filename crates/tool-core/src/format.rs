@@ -59,6 +59,19 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
     }
 }
 
+/// `n` with a comma between groups of three digits: `10,485,760`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +96,14 @@ mod tests {
         assert_eq!(cap_bytes("aé", 2), ("a", 2));
         assert_eq!(plural(1, "file", "files"), "1 file");
         assert_eq!(plural(3, "file", "files"), "3 files");
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        let shown: Vec<String> = [0, 999, 1000, 65_536, 10_485_760]
+            .into_iter()
+            .map(thousands)
+            .collect();
+        assert_eq!(shown, ["0", "999", "1,000", "65,536", "10,485,760"]);
     }
 }
