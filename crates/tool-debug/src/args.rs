@@ -1,5 +1,6 @@
 //! The `debug` tool's arguments: one `op` and the fields it uses.
 
+use crate::breakpoint::LineBreakpoint;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -11,7 +12,7 @@ pub enum Op {
     Adapters,
     /// Whether a session is running, and where it stopped.
     Status,
-    /// Set the breakpoints of `file` to `lines` (empty clears the file); works before launch.
+    /// Set the breakpoints of `file` to `lines` (numbers, or objects with a condition, hit count or log message; empty clears the file); works before launch.
     Breakpoints,
     /// Start `program` with `args`, stopped at your breakpoints.
     Launch,
@@ -76,9 +77,10 @@ pub struct DebugArgs {
     /// breakpoints: the source file, relative to the workspace root.
     #[serde(default)]
     pub file: Option<String>,
-    /// breakpoints: 1-based line numbers; an empty list clears the file.
+    /// breakpoints: 1-based line numbers, or objects `{"line": 12, "condition": "x > 3", "hit_condition": "5", "log_message": "x={x}"}`; an empty list clears the file.
     #[serde(default)]
-    pub lines: Option<Vec<u32>>,
+    #[schemars(with = "Option<Vec<crate::breakpoint::LineEntry>>")]
+    pub lines: Option<Vec<LineBreakpoint>>,
     /// launch: the program (a .py or .go file, a Go package directory, or a compiled executable), relative to the workspace root.
     #[serde(default)]
     pub program: Option<String>,
@@ -94,7 +96,7 @@ pub struct DebugArgs {
     /// continue/pause/step_*/stack: the thread; default the thread that stopped.
     #[serde(default)]
     pub thread_id: Option<u64>,
-    /// scopes/evaluate: a frame id from stack (valid for the current stop only).
+    /// scopes/evaluate/locals: a frame id from stack (valid for the current stop only).
     #[serde(default)]
     pub frame_id: Option<u64>,
     /// variables: a reference from scopes, variables or evaluate (current stop only).

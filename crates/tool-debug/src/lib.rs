@@ -17,6 +17,7 @@
 
 pub mod adapters;
 pub mod args;
+pub mod breakpoint;
 pub mod catalog;
 pub mod format;
 mod ops;
@@ -79,7 +80,7 @@ impl Default for DebugConfig {
 #[derive(Debug, Default)]
 struct Conversation {
     session: Option<Session>,
-    breakpoints: BTreeMap<PathBuf, Vec<u32>>,
+    breakpoints: BTreeMap<PathBuf, Vec<breakpoint::LineBreakpoint>>,
 }
 
 /// The debug-session supervisor: the resource the `debug` tool is bound to.

@@ -15,6 +15,13 @@ use std::time::{Duration, Instant};
 /// Starts a debug server with the spinning program on a port.
 type DebugServer = fn(&Path, u16) -> std::process::Child;
 
+/// A program with a loop, for the breakpoint kinds.
+struct Looping {
+    file: &'static str,
+    line: u32,
+    program: &'static str,
+}
+
 /// One adapter's programs and what the model must read for them.
 struct Row {
     adapter: &'static str,
@@ -37,6 +44,11 @@ struct Row {
     spin: &'static str,
     /// The answer of `pause` on it (the stop line).
     pause_stop: Expect,
+    /// A loop: the file, the line inside it, the program that runs it, and
+    /// the loop variable's name (it counts 1, 2, 3, …).
+    looping: Looping,
+    /// The adapter's refusal of a logpoint, where it lacks them.
+    logpoint_refused: Option<Expect>,
     /// `attach` to a port where nothing listens.
     closed_port: Expect,
     /// Starts the spinning program under a debug server listening on the
@@ -63,7 +75,7 @@ fn children_of(pid: u32) -> Vec<u32> {
 }
 
 fn gcc(dir: &Path) {
-    for name in ["crash", "spin"] {
+    for name in ["crash", "spin", "avg"] {
         let built = std::process::Command::new("gcc")
             .args(["-g", "-O0", "-o", name, &format!("{name}.c")])
             .current_dir(dir)
@@ -103,6 +115,12 @@ fn debugpy_row() -> Row {
             stopped: uncaught ValueError: invalid literal for int() with base 10: 'forty-two' — thread N in parse at crash.py:5
                 5 |     return int(text)"#]],
         spin: "spin.py",
+        looping: Looping {
+            file: "avg.py",
+            line: 8,
+            program: "avg.py",
+        },
+        logpoint_refused: None,
         pause_stop: expect!["paused — thread N"],
         listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
@@ -122,6 +140,12 @@ fn lldb_row() -> Row {
             stopped: signal SIGSEGV: invalid address (fault address: 0x0) — thread N in store at crash.c:5
                 5 |     *p = v;"#]],
         spin: "spin",
+        looping: Looping {
+            file: "avg.c",
+            line: 7,
+            program: "avg",
+        },
+        logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of avg.c: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
         pause_stop: expect!["paused — thread N"],
         listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
@@ -141,6 +165,12 @@ fn delve_row() -> Row {
             stopped: panic: assignment to entry in nil map — thread N in main.store at cmd/crash/main.go:7 (below 3 frames outside the workspace; stack shows all)
                 7 | 	m[k] = 42"#]],
         spin: "cmd/spin",
+        looping: Looping {
+            file: "main.go",
+            line: 9,
+            program: ".",
+        },
+        logpoint_refused: None,
         pause_stop: expect!["paused — thread N"],
         listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
@@ -198,6 +228,90 @@ fn closed_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
+/// Launch the loop with one breakpoint of a kind; the answer.
+async fn launch_with(
+    b: &Bench,
+    row: &Row,
+    breakpoint: serde_json::Value,
+) -> (String, serde_json::Value) {
+    let l = &row.looping;
+    b.call(json!({"op": "breakpoints", "file": l.file, "lines": [breakpoint]}))
+        .await;
+    b.call(json!({"op": "launch", "program": l.program, "timeout_seconds": 60}))
+        .await
+}
+
+/// The loop variable `i` where the program stopped.
+async fn loop_variable(b: &Bench) -> String {
+    let (_, s) = b.call(json!({"op": "evaluate", "expression": "i"})).await;
+    s["result"].as_str().unwrap().to_string()
+}
+
+async fn end(b: &Bench) {
+    let recorded = b.processes().await;
+    b.call(json!({"op": "terminate"})).await;
+    assert_no_orphans(b, &recorded).await;
+}
+
+/// A condition stops on the right iteration, a hit count on the right hit,
+/// and a logpoint prints without stopping (or is refused by name).
+async fn breakpoint_kinds(b: &Bench, row: &Row) {
+    let line = row.looping.line;
+    let (text, s) = launch_with(b, row, json!({"line": line, "condition": "i == 3"})).await;
+    assert_eq!(
+        (s["state"].as_str(), s["line"].as_u64()),
+        (Some("stopped"), Some(line as u64)),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(":{line} verified, if `i == 3`")),
+        "{text}"
+    );
+    assert_eq!(loop_variable(b).await, "3");
+    end(b).await;
+
+    let (text, s) = launch_with(b, row, json!({"line": line, "hit_condition": "4"})).await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    assert_eq!(loop_variable(b).await, "4");
+    end(b).await;
+
+    let logpoint = json!({"line": line, "log_message": "total={total}"});
+    match &row.logpoint_refused {
+        None => {
+            let (text, s) = launch_with(b, row, logpoint).await;
+            assert_eq!(s["state"], "ended", "{text}");
+            let (out, _) = b.call(json!({"op": "output"})).await;
+            // The messages, whatever the adapter puts around them (delve:
+            // `> [Go 1]: `) and however they interleave with the program's.
+            let logged: Vec<String> = out
+                .split("total=")
+                .skip(1)
+                .map(|rest| {
+                    let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    format!("total={n}")
+                })
+                .collect();
+            assert_eq!(
+                logged.join(" "),
+                "total=0 total=8 total=23 total=39 total=62",
+                "{out}"
+            );
+        }
+        Some(refusal) => {
+            let l = &row.looping;
+            b.call(json!({"op": "breakpoints", "file": l.file, "lines": [logpoint]}))
+                .await;
+            let err = b
+                .err(json!({"op": "launch", "program": l.program, "timeout_seconds": 60}))
+                .await;
+            refusal.assert_eq(&normalized(b, &err.to_string()));
+            assert!(b.processes().await.is_empty());
+        }
+    }
+    b.call(json!({"op": "breakpoints", "file": row.looping.file, "lines": []}))
+        .await;
+}
+
 async fn scenario(row: Row) {
     for any in row.needs {
         if tool_core::fixtures::require(any).is_none() {
@@ -218,6 +332,8 @@ async fn scenario(row: Row) {
         let err = b.err(json!({"op": "launch", "program": source})).await;
         refusal.assert_eq(&err.to_string());
     }
+
+    breakpoint_kinds(&b, &row).await;
 
     // A crash stops where it happened and says what happened, without
     // naming the adapter.

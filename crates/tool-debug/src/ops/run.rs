@@ -67,7 +67,10 @@ impl OpContext<'_> {
             // bound is the handshake's too.
             limits.handshake = limits.handshake.min(wait);
         }
-        let (session, report) = Session::start(plan, limits).await?;
+        let (session, report) = Session::start(plan, limits).await.map_err(|e| match e {
+            ToolError::Refused(m) => ToolError::refused(relative_to(&m, self.workspace.root())),
+            other => other,
+        })?;
         self.conversation.session = Some(session.clone());
         let mut breakpoints = Vec::new();
         for (file, statuses) in &report.breakpoints {
