@@ -36,6 +36,8 @@ pub enum Op {
     Scopes,
     /// Children of `reference` (capped at 50, values at 400 characters).
     Variables,
+    /// The local variables of `frame_id` (default: the top frame of the stopped thread) in one call, capped as `variables` is.
+    Locals,
     /// Evaluate `expression` in `frame_id` (default: the top frame).
     Evaluate,
     /// The program's stdout/stderr since the last `output` call.
@@ -61,6 +63,7 @@ impl Op {
             Op::Stack => "stack",
             Op::Scopes => "scopes",
             Op::Variables => "variables",
+            Op::Locals => "locals",
             Op::Evaluate => "evaluate",
             Op::Output => "output",
             Op::Terminate => "terminate",

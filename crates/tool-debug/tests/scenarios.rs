@@ -47,6 +47,8 @@ struct Row {
     /// A loop: the file, the line inside it, the program that runs it, and
     /// the loop variable's name (it counts 1, 2, 3, …).
     looping: Looping,
+    /// The locals line of the conditional stop (addresses masked).
+    condition_locals: Expect,
     /// The adapter's refusal of a logpoint, where it lacks them.
     logpoint_refused: Option<Expect>,
     /// `attach` to a port where nothing listens.
@@ -121,6 +123,7 @@ fn debugpy_row() -> Row {
             program: "avg.py",
         },
         logpoint_refused: None,
+        condition_locals: expect!["locals: i = 3, total = 23, xs = [4, 8, 15, 16, 23, 42]"],
         pause_stop: expect!["paused — thread N"],
         listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
@@ -145,6 +148,7 @@ fn lldb_row() -> Row {
             line: 7,
             program: "avg",
         },
+        condition_locals: expect!["locals: xs = 0xADDR, n = 6, total = 23, i = 3"],
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of avg.c: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
         pause_stop: expect!["paused — thread N"],
         listening: None,
@@ -171,6 +175,7 @@ fn delve_row() -> Row {
             program: ".",
         },
         logpoint_refused: None,
+        condition_locals: expect!["locals: xs = []int len: 6, cap: 6, [4,8,15,16,23,42], ~r0 = 0, total = 23, i = 3"],
         pause_stop: expect!["paused — thread N"],
         listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
@@ -228,6 +233,23 @@ fn closed_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
+/// `0x7ffd5c1e` → `0xADDR`: stack addresses differ from run to run.
+fn masked_addresses(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("0x") {
+        out.push_str(&rest[..at]);
+        let hex = rest[at + 2..]
+            .chars()
+            .take_while(char::is_ascii_hexdigit)
+            .count();
+        out.push_str("0xADDR");
+        rest = &rest[at + 2 + hex..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Launch the loop with one breakpoint of a kind; the answer.
 async fn launch_with(
     b: &Bench,
@@ -268,6 +290,26 @@ async fn breakpoint_kinds(b: &Bench, row: &Row) {
         "{text}"
     );
     assert_eq!(loop_variable(b).await, "3");
+    let preview = text
+        .lines()
+        .find(|l| l.starts_with("locals: "))
+        .unwrap_or_default();
+    row.condition_locals.assert_eq(&masked_addresses(preview));
+    // `locals` reads the same frame in one call.
+    let (text, s) = b.call(json!({"op": "locals"})).await;
+    let value = |name: &str| {
+        s["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .map(|v| v["value"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        (value("i").as_deref(), value("total").as_deref()),
+        (Some("3"), Some("23")),
+        "{text}"
+    );
     end(b).await;
 
     let (text, s) = launch_with(b, row, json!({"line": line, "hit_condition": "4"})).await;

@@ -4,7 +4,7 @@
 
 use super::info::breakpoint_line;
 use super::results::{
-    AlreadyStopped, Detached, Outcome, RunResult, TerminateResult, OUTPUT_IN_ANSWER,
+    AlreadyStopped, Detached, LocalsPreview, Outcome, RunResult, TerminateResult, OUTPUT_IN_ANSWER,
 };
 use super::{done, relative_to, wait_bound, OpContext};
 use crate::adapters::{self, LaunchInput, RequestArguments};
@@ -271,7 +271,16 @@ impl OpContext<'_> {
                         (Some(p), at)
                     })
                     .unwrap_or((None, None));
+                let locals = match &frame {
+                    Some(f) => self
+                        .frame_locals(s, f.id)
+                        .await
+                        .map(|(vars, total)| LocalsPreview::new(&vars, total))
+                        .unwrap_or_default(),
+                    None => LocalsPreview::default(),
+                };
                 Outcome::Stopped {
+                    locals,
                     stop: stop.stop_id,
                     reason: stop.reason.clone(),
                     thread_id: stop.thread_id,
