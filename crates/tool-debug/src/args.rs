@@ -90,6 +90,15 @@ pub struct DebugArgs {
     /// launch: the program's command-line arguments.
     #[serde(default)]
     pub args: Option<Vec<String>>,
+    /// launch: text given to the program on its standard input, then end of file (lldb only).
+    #[serde(default)]
+    pub stdin: Option<String>,
+    /// launch: extra environment variables for the program.
+    #[serde(default)]
+    pub env: Option<std::collections::BTreeMap<String, String>>,
+    /// launch: the program's working directory, relative to the workspace root (default: its project folder).
+    #[serde(default)]
+    pub cwd: Option<String>,
     /// launch/attach: the adapter id (debugpy, lldb, delve, dart, …); default: chosen from the program.
     #[serde(default)]
     pub adapter: Option<String>,

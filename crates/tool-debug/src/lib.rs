@@ -25,6 +25,7 @@ pub mod procs;
 pub mod protocol;
 pub mod session;
 pub mod transport;
+pub mod waiting;
 
 pub use args::{DebugArgs, Op};
 pub use catalog::{AdapterKind, AdapterSpec, Catalog, Connect};

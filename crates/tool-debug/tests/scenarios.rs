@@ -49,6 +49,12 @@ struct Row {
     looping: Looping,
     /// The locals line of the conditional stop (addresses masked).
     condition_locals: Expect,
+    /// A program that greets the name it reads from stdin.
+    greet: &'static str,
+    /// How its launch without `stdin` settles (the first line).
+    greet_without_stdin: Expect,
+    /// The adapter's refusal of `stdin`, where it cannot give it.
+    stdin_refused: Option<Expect>,
     /// The adapter's refusal of a logpoint, where it lacks them.
     logpoint_refused: Option<Expect>,
     /// `attach` to a port where nothing listens.
@@ -77,7 +83,7 @@ fn children_of(pid: u32) -> Vec<u32> {
 }
 
 fn gcc(dir: &Path) {
-    for name in ["crash", "spin", "avg"] {
+    for name in ["crash", "spin", "avg", "greet"] {
         let built = std::process::Command::new("gcc")
             .args(["-g", "-O0", "-o", name, &format!("{name}.c")])
             .current_dir(dir)
@@ -124,6 +130,9 @@ fn debugpy_row() -> Row {
         },
         logpoint_refused: None,
         condition_locals: expect!["locals: i = 3, total = 23, xs = [4, 8, 15, 16, 23, 42]"],
+        greet: "greet.py",
+        greet_without_stdin: expect!["still running after 3 s: no breakpoint was hit and the program did not exit; call pause to stop it where it is, or continue to keep waiting"],
+        stdin_refused: Some(expect!["refused: the debugpy adapter cannot give the program standard input here (only lldb can); leave `stdin` out, or have the program read a file"]),
         pause_stop: expect!["paused — thread N"],
         listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
@@ -149,6 +158,9 @@ fn lldb_row() -> Row {
             program: "avg",
         },
         condition_locals: expect!["locals: xs = 0xADDR, n = 6, total = 23, i = 3"],
+        greet: "greet",
+        greet_without_stdin: expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"],
+        stdin_refused: None,
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of avg.c: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
         pause_stop: expect!["paused — thread N"],
         listening: None,
@@ -176,6 +188,9 @@ fn delve_row() -> Row {
         },
         logpoint_refused: None,
         condition_locals: expect!["locals: xs = []int len: 6, cap: 6, [4,8,15,16,23,42], ~r0 = 0, total = 23, i = 3"],
+        greet: "cmd/greet",
+        greet_without_stdin: expect!["the program exited with code 0"],
+        stdin_refused: Some(expect!["refused: the delve adapter cannot give the program standard input here (only lldb can); leave `stdin` out, or have the program read a file"]),
         pause_stop: expect!["paused — thread N"],
         listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
@@ -354,6 +369,30 @@ async fn breakpoint_kinds(b: &Bench, row: &Row) {
         .await;
 }
 
+/// A program that reads stdin: without input it waits (and is said to) or
+/// reads end of file at once; with `stdin` it reads the text.
+async fn standard_input(b: &Bench, row: &Row) {
+    let (text, _) = b
+        .call(json!({"op": "launch", "program": row.greet, "timeout_seconds": 3}))
+        .await;
+    row.greet_without_stdin.assert_eq(&after_head(&text, 1));
+    end(b).await;
+    let with =
+        json!({"op": "launch", "program": row.greet, "stdin": "Ada\n", "timeout_seconds": 60});
+    match &row.stdin_refused {
+        None => {
+            let (text, s) = b.call(with).await;
+            assert_eq!(s["state"], "ended", "{text}");
+            assert!(text.contains("hello Ada!"), "{text}");
+            end(b).await;
+        }
+        Some(refusal) => {
+            refusal.assert_eq(&b.err(with).await.to_string());
+            assert!(b.processes().await.is_empty());
+        }
+    }
+}
+
 async fn scenario(row: Row) {
     for any in row.needs {
         if tool_core::fixtures::require(any).is_none() {
@@ -376,6 +415,7 @@ async fn scenario(row: Row) {
     }
 
     breakpoint_kinds(&b, &row).await;
+    standard_input(&b, &row).await;
 
     // A crash stops where it happened and says what happened, without
     // naming the adapter.

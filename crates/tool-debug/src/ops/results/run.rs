@@ -99,6 +99,8 @@ pub(in crate::ops) enum Outcome {
     Running {
         #[serde(skip)]
         waited: Duration,
+        /// The program is blocked reading its standard input.
+        waiting_for_input: bool,
         #[serde(skip)]
         output: String,
     },
@@ -131,11 +133,17 @@ impl Outcome {
                     out.push(output_tail(output.trim_end(), OUTPUT_IN_ANSWER));
                 }
             }
-            Outcome::Running { waited, output } => {
-                out.push(format!(
-                    "still running after {}: no breakpoint was hit and the program did not exit; call pause to stop it where it is, or continue to keep waiting",
-                    format::duration(*waited)
-                ));
+            Outcome::Running {
+                waited,
+                output,
+                waiting_for_input,
+            } => {
+                let waited = format::duration(*waited);
+                out.push(if *waiting_for_input {
+                    format!("still running after {waited}: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads")
+                } else {
+                    format!("still running after {waited}: no breakpoint was hit and the program did not exit; call pause to stop it where it is, or continue to keep waiting")
+                });
                 if !output.trim().is_empty() {
                     out.push("latest output:".into());
                     out.push(output_tail(output.trim_end(), OUTPUT_IN_ANSWER));
