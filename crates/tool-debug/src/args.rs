@@ -1,5 +1,6 @@
 //! The `debug` tool's arguments: one `op` and the fields it uses.
 
+use crate::breakpoint::LineBreakpoint;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -11,7 +12,7 @@ pub enum Op {
     Adapters,
     /// Whether a session is running, and where it stopped.
     Status,
-    /// Set the breakpoints of `file` to `lines` (empty clears the file); works before launch.
+    /// Set the breakpoints of `file` to `lines` (numbers, or objects with a condition, hit count or log message; empty clears the file); works before launch.
     Breakpoints,
     /// Start `program` with `args`, stopped at your breakpoints.
     Launch,
@@ -35,6 +36,8 @@ pub enum Op {
     Scopes,
     /// Children of `reference` (capped at 50, values at 400 characters).
     Variables,
+    /// The local variables of `frame_id` (default: the top frame of the stopped thread) in one call, capped as `variables` is.
+    Locals,
     /// Evaluate `expression` in `frame_id` (default: the top frame).
     Evaluate,
     /// The program's stdout/stderr since the last `output` call.
@@ -60,6 +63,7 @@ impl Op {
             Op::Stack => "stack",
             Op::Scopes => "scopes",
             Op::Variables => "variables",
+            Op::Locals => "locals",
             Op::Evaluate => "evaluate",
             Op::Output => "output",
             Op::Terminate => "terminate",
@@ -76,15 +80,25 @@ pub struct DebugArgs {
     /// breakpoints: the source file, relative to the workspace root.
     #[serde(default)]
     pub file: Option<String>,
-    /// breakpoints: 1-based line numbers; an empty list clears the file.
+    /// breakpoints: 1-based line numbers, or objects `{"line": 12, "condition": "x > 3", "hit_condition": "5", "log_message": "x={x}"}`; an empty list clears the file.
     #[serde(default)]
-    pub lines: Option<Vec<u32>>,
+    #[schemars(with = "Option<Vec<crate::breakpoint::LineEntry>>")]
+    pub lines: Option<Vec<LineBreakpoint>>,
     /// launch: the program (a .py or .go file, a Go package directory, or a compiled executable), relative to the workspace root.
     #[serde(default)]
     pub program: Option<String>,
     /// launch: the program's command-line arguments.
     #[serde(default)]
     pub args: Option<Vec<String>>,
+    /// launch: text given to the program on its standard input, then end of file (lldb only).
+    #[serde(default)]
+    pub stdin: Option<String>,
+    /// launch: extra environment variables for the program.
+    #[serde(default)]
+    pub env: Option<std::collections::BTreeMap<String, String>>,
+    /// launch: the program's working directory, relative to the workspace root (default: its project folder).
+    #[serde(default)]
+    pub cwd: Option<String>,
     /// launch/attach: the adapter id (debugpy, lldb, delve, dart, …); default: chosen from the program.
     #[serde(default)]
     pub adapter: Option<String>,
@@ -94,7 +108,7 @@ pub struct DebugArgs {
     /// continue/pause/step_*/stack: the thread; default the thread that stopped.
     #[serde(default)]
     pub thread_id: Option<u64>,
-    /// scopes/evaluate: a frame id from stack (valid for the current stop only).
+    /// scopes/evaluate/locals: a frame id from stack (valid for the current stop only).
     #[serde(default)]
     pub frame_id: Option<u64>,
     /// variables: a reference from scopes, variables or evaluate (current stop only).

@@ -128,9 +128,10 @@ async fn a_python_bug_is_found_end_to_end_in_a_project_venv() {
         &b,
         &text,
         expect![[r#"
-        debug step_over  thread 1
-        stopped (step) thread 1 in mean at avg.py:7
-            7 |     for i in range(1, len(xs)):"#]],
+            debug step_over  thread 1
+            stopped (step) thread 1 in mean at avg.py:7
+                7 |     for i in range(1, len(xs)):
+            locals: total = 0, xs = [4, 8, 15, 16, 23, 42]"#]],
     );
 
     // The frame id of the previous stop is refused, never answered with
@@ -356,6 +357,10 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
         json!({"op": "breakpoints", "file": outside.path().join("x.py"), "lines": [1]}),
         json!({"op": "breakpoints", "file": "../x.py", "lines": [1]}),
         json!({"op": "breakpoints", "file": "avg.py", "lines": [0]}),
+        json!({"op": "breakpoints", "file": "avg.py", "lines": [{"line": 6, "when": "x"}]}),
+        json!({"op": "breakpoints", "file": "avg.py", "lines": ["6"]}),
+        json!({"op": "breakpoints", "file": "avg.py", "lines": [{"line": 6, "condition": " "}]}),
+        json!({"op": "breakpoints", "file": "avg.py", "lines": [6, {"line": 6, "hit_condition": "2"}]}),
         json!({"op": "stack"}),
         json!({"op": "launch", "program": "avg.py", "colour": 1}),
     ] {
@@ -365,7 +370,7 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
     }
     expect![[r#"
         [
-            "bad arguments: argument `op`: unknown variant `frobnicate`, expected one of `adapters`, `status`, `breakpoints`, `launch`, `attach`, `continue`, `pause`, `step_over`, `step_in`, `step_out`, `threads`, `stack`, `scopes`, `variables`, `evaluate`, `output`, `terminate`; check the tool's input schema",
+            "bad arguments: argument `op`: unknown variant `frobnicate`, expected one of `adapters`, `status`, `breakpoints`, `launch`, `attach`, `continue`, `pause`, `step_over`, `step_in`, `step_out`, `threads`, `stack`, `scopes`, `variables`, `locals`, `evaluate`, `output`, `terminate`; check the tool's input schema",
             "bad arguments: launch needs `program`: the file to run (a .py or .go file, a Go package folder, or a compiled executable), relative to the workspace root",
             "bad arguments: program `missing.py` does not exist in the workspace; check the path (relative to the workspace root), or build it first",
             "bad arguments: cannot tell which debugger runs `requirements.txt`: it is not a .py, .go or .dart file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart), or for C/C++ launch the executable built with -g",
@@ -373,8 +378,12 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
             "bad arguments: `<outside>/x.py` is outside the workspace; only paths inside <root> can be used (give them relative to it)",
             "bad arguments: `../x.py` is outside the workspace; only paths inside <root> can be used (give them relative to it)",
             "bad arguments: line 0 is not a line: lines are 1-based",
+            "bad arguments: argument `lines[0]`: unknown field `when`, expected one of `line`, `condition`, `hit_condition`, `log_message`; check the tool's input schema",
+            "bad arguments: argument `lines[0]`: a breakpoint is a line number or an object like {\"line\": 12, \"condition\": \"x > 3\"}, not \"6\"; check the tool's input schema",
+            "bad arguments: the breakpoint at line 6: `condition` is empty; leave it out, or give it text",
+            "bad arguments: line 6 is given twice, with different conditions; give each line once",
             "refused: no debug session is running; set breakpoints and launch a program first",
-            "bad arguments: argument `colour`: unknown field `colour`, expected one of `op`, `file`, `lines`, `program`, `args`, `adapter`, `port`, `thread_id`, `frame_id`, `reference`, `expression`, `timeout_seconds`; check the tool's input schema",
+            "bad arguments: argument `colour`: unknown field `colour`, expected one of `op`, `file`, `lines`, `program`, `args`, `stdin`, `env`, `cwd`, `adapter`, `port`, `thread_id`, `frame_id`, `reference`, `expression`, `timeout_seconds`; check the tool's input schema",
         ]
     "#]].assert_debug_eq(&errors);
     let (text, s) = b.call(json!({"op": "status"})).await;

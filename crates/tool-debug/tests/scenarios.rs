@@ -15,6 +15,13 @@ use std::time::{Duration, Instant};
 /// Starts a debug server with the spinning program on a port.
 type DebugServer = fn(&Path, u16) -> std::process::Child;
 
+/// A program with a loop, for the breakpoint kinds.
+struct Looping {
+    file: &'static str,
+    line: u32,
+    program: &'static str,
+}
+
 /// One adapter's programs and what the model must read for them.
 struct Row {
     adapter: &'static str,
@@ -37,6 +44,19 @@ struct Row {
     spin: &'static str,
     /// The answer of `pause` on it (the stop line).
     pause_stop: Expect,
+    /// A loop: the file, the line inside it, the program that runs it, and
+    /// the loop variable's name (it counts 1, 2, 3, …).
+    looping: Looping,
+    /// The locals line of the conditional stop (addresses masked).
+    condition_locals: Expect,
+    /// A program that greets the name it reads from stdin.
+    greet: &'static str,
+    /// How its launch without `stdin` settles (the first line).
+    greet_without_stdin: Expect,
+    /// The adapter's refusal of `stdin`, where it cannot give it.
+    stdin_refused: Option<Expect>,
+    /// The adapter's refusal of a logpoint, where it lacks them.
+    logpoint_refused: Option<Expect>,
     /// `attach` to a port where nothing listens.
     closed_port: Expect,
     /// Starts the spinning program under a debug server listening on the
@@ -63,7 +83,7 @@ fn children_of(pid: u32) -> Vec<u32> {
 }
 
 fn gcc(dir: &Path) {
-    for name in ["crash", "spin"] {
+    for name in ["crash", "spin", "avg", "greet"] {
         let built = std::process::Command::new("gcc")
             .args(["-g", "-O0", "-o", name, &format!("{name}.c")])
             .current_dir(dir)
@@ -103,6 +123,16 @@ fn debugpy_row() -> Row {
             stopped: uncaught ValueError: invalid literal for int() with base 10: 'forty-two' — thread N in parse at crash.py:5
                 5 |     return int(text)"#]],
         spin: "spin.py",
+        looping: Looping {
+            file: "avg.py",
+            line: 8,
+            program: "avg.py",
+        },
+        logpoint_refused: None,
+        condition_locals: expect!["locals: i = 3, total = 23, xs = [4, 8, 15, 16, 23, 42]"],
+        greet: "greet.py",
+        greet_without_stdin: expect!["still running after 3 s: no breakpoint was hit and the program did not exit; call pause to stop it where it is, or continue to keep waiting"],
+        stdin_refused: Some(expect!["refused: the debugpy adapter cannot give the program standard input here (only lldb can); leave `stdin` out, or have the program read a file"]),
         pause_stop: expect!["paused — thread N"],
         listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
@@ -122,6 +152,16 @@ fn lldb_row() -> Row {
             stopped: signal SIGSEGV: invalid address (fault address: 0x0) — thread N in store at crash.c:5
                 5 |     *p = v;"#]],
         spin: "spin",
+        looping: Looping {
+            file: "avg.c",
+            line: 7,
+            program: "avg",
+        },
+        condition_locals: expect!["locals: xs = 0xADDR, n = 6, total = 23, i = 3"],
+        greet: "greet",
+        greet_without_stdin: expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"],
+        stdin_refused: None,
+        logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of avg.c: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
         pause_stop: expect!["paused — thread N"],
         listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
@@ -141,6 +181,16 @@ fn delve_row() -> Row {
             stopped: panic: assignment to entry in nil map — thread N in main.store at cmd/crash/main.go:7 (below 3 frames outside the workspace; stack shows all)
                 7 | 	m[k] = 42"#]],
         spin: "cmd/spin",
+        looping: Looping {
+            file: "main.go",
+            line: 9,
+            program: ".",
+        },
+        logpoint_refused: None,
+        condition_locals: expect!["locals: xs = []int len: 6, cap: 6, [4,8,15,16,23,42], ~r0 = 0, total = 23, i = 3"],
+        greet: "cmd/greet",
+        greet_without_stdin: expect!["the program exited with code 0"],
+        stdin_refused: Some(expect!["refused: the delve adapter cannot give the program standard input here (only lldb can); leave `stdin` out, or have the program read a file"]),
         pause_stop: expect!["paused — thread N"],
         listening: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
@@ -198,6 +248,151 @@ fn closed_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
+/// `0x7ffd5c1e` → `0xADDR`: stack addresses differ from run to run.
+fn masked_addresses(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("0x") {
+        out.push_str(&rest[..at]);
+        let hex = rest[at + 2..]
+            .chars()
+            .take_while(char::is_ascii_hexdigit)
+            .count();
+        out.push_str("0xADDR");
+        rest = &rest[at + 2 + hex..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Launch the loop with one breakpoint of a kind; the answer.
+async fn launch_with(
+    b: &Bench,
+    row: &Row,
+    breakpoint: serde_json::Value,
+) -> (String, serde_json::Value) {
+    let l = &row.looping;
+    b.call(json!({"op": "breakpoints", "file": l.file, "lines": [breakpoint]}))
+        .await;
+    b.call(json!({"op": "launch", "program": l.program, "timeout_seconds": 60}))
+        .await
+}
+
+/// The loop variable `i` where the program stopped.
+async fn loop_variable(b: &Bench) -> String {
+    let (_, s) = b.call(json!({"op": "evaluate", "expression": "i"})).await;
+    s["result"].as_str().unwrap().to_string()
+}
+
+async fn end(b: &Bench) {
+    let recorded = b.processes().await;
+    b.call(json!({"op": "terminate"})).await;
+    assert_no_orphans(b, &recorded).await;
+}
+
+/// A condition stops on the right iteration, a hit count on the right hit,
+/// and a logpoint prints without stopping (or is refused by name).
+async fn breakpoint_kinds(b: &Bench, row: &Row) {
+    let line = row.looping.line;
+    let (text, s) = launch_with(b, row, json!({"line": line, "condition": "i == 3"})).await;
+    assert_eq!(
+        (s["state"].as_str(), s["line"].as_u64()),
+        (Some("stopped"), Some(line as u64)),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(":{line} verified, if `i == 3`")),
+        "{text}"
+    );
+    assert_eq!(loop_variable(b).await, "3");
+    let preview = text
+        .lines()
+        .find(|l| l.starts_with("locals: "))
+        .unwrap_or_default();
+    row.condition_locals.assert_eq(&masked_addresses(preview));
+    // `locals` reads the same frame in one call.
+    let (text, s) = b.call(json!({"op": "locals"})).await;
+    let value = |name: &str| {
+        s["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .map(|v| v["value"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        (value("i").as_deref(), value("total").as_deref()),
+        (Some("3"), Some("23")),
+        "{text}"
+    );
+    end(b).await;
+
+    let (text, s) = launch_with(b, row, json!({"line": line, "hit_condition": "4"})).await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    assert_eq!(loop_variable(b).await, "4");
+    end(b).await;
+
+    let logpoint = json!({"line": line, "log_message": "total={total}"});
+    match &row.logpoint_refused {
+        None => {
+            let (text, s) = launch_with(b, row, logpoint).await;
+            assert_eq!(s["state"], "ended", "{text}");
+            let (out, _) = b.call(json!({"op": "output"})).await;
+            // The messages, whatever the adapter puts around them (delve:
+            // `> [Go 1]: `) and however they interleave with the program's.
+            let logged: Vec<String> = out
+                .split("total=")
+                .skip(1)
+                .map(|rest| {
+                    let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    format!("total={n}")
+                })
+                .collect();
+            assert_eq!(
+                logged.join(" "),
+                "total=0 total=8 total=23 total=39 total=62",
+                "{out}"
+            );
+        }
+        Some(refusal) => {
+            let l = &row.looping;
+            b.call(json!({"op": "breakpoints", "file": l.file, "lines": [logpoint]}))
+                .await;
+            let err = b
+                .err(json!({"op": "launch", "program": l.program, "timeout_seconds": 60}))
+                .await;
+            refusal.assert_eq(&normalized(b, &err.to_string()));
+            assert!(b.processes().await.is_empty());
+        }
+    }
+    b.call(json!({"op": "breakpoints", "file": row.looping.file, "lines": []}))
+        .await;
+}
+
+/// A program that reads stdin: without input it waits (and is said to) or
+/// reads end of file at once; with `stdin` it reads the text.
+async fn standard_input(b: &Bench, row: &Row) {
+    let (text, _) = b
+        .call(json!({"op": "launch", "program": row.greet, "timeout_seconds": 3}))
+        .await;
+    row.greet_without_stdin.assert_eq(&after_head(&text, 1));
+    end(b).await;
+    let with =
+        json!({"op": "launch", "program": row.greet, "stdin": "Ada\n", "timeout_seconds": 60});
+    match &row.stdin_refused {
+        None => {
+            let (text, s) = b.call(with).await;
+            assert_eq!(s["state"], "ended", "{text}");
+            assert!(text.contains("hello Ada!"), "{text}");
+            end(b).await;
+        }
+        Some(refusal) => {
+            refusal.assert_eq(&b.err(with).await.to_string());
+            assert!(b.processes().await.is_empty());
+        }
+    }
+}
+
 async fn scenario(row: Row) {
     for any in row.needs {
         if tool_core::fixtures::require(any).is_none() {
@@ -218,6 +413,9 @@ async fn scenario(row: Row) {
         let err = b.err(json!({"op": "launch", "program": source})).await;
         refusal.assert_eq(&err.to_string());
     }
+
+    breakpoint_kinds(&b, &row).await;
+    standard_input(&b, &row).await;
 
     // A crash stops where it happened and says what happened, without
     // naming the adapter.

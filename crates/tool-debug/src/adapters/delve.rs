@@ -6,10 +6,6 @@
 use super::{LaunchInput, RequestArguments};
 use crate::catalog::{AdapterKind, AdapterSpec, Connect};
 use serde_json::json;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-/// Numbers the scratch folders of this process.
-static SCRATCH: AtomicU64 = AtomicU64::new(0);
 
 pub fn spec() -> AdapterSpec {
     AdapterSpec {
@@ -36,12 +32,7 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> std::io::Result<RequestArgument
         "debug"
     };
     // The build goes to a scratch folder, not into the workspace.
-    let dir = std::env::temp_dir().join(format!(
-        "agent-tools-debug-{}-{}",
-        std::process::id(),
-        SCRATCH.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir)?;
+    let dir = super::scratch_dir()?;
     let out = dir.join("__debug_bin");
     Ok(RequestArguments {
         arguments: json!({
@@ -49,7 +40,8 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> std::io::Result<RequestArgument
             "mode": mode,
             "program": input.program,
             "args": input.args,
-            "cwd": input.adapter.project_dir,
+            "cwd": input.cwd,
+            "env": input.env,
             "output": out,
             "stopOnEntry": false,
         }),

@@ -51,15 +51,24 @@ pub fn spec() -> AdapterSpec {
 }
 
 pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
+    // The program gets the run's PATH even when the adapter's was changed
+    // for its embedded Python.
+    let mut env = vec![format!("PATH={}", input.search_path.to_string_lossy())];
+    env.extend(input.env.iter().map(|(k, v)| format!("{k}={v}")));
+    // Standard input from a file: lldb's own setting, read at launch.
+    let pre_run: Vec<String> = input
+        .stdin_file
+        .map(|f| format!("settings set target.input-path \"{}\"", f.display()))
+        .into_iter()
+        .collect();
     json!({
         "program": input.program,
         "args": input.args,
-        "cwd": input.adapter.project_dir,
+        "cwd": input.cwd,
         "stopOnEntry": false,
         "initCommands": input.adapter.init_commands,
-        // The program gets the run's PATH even when the adapter's
-        // was changed for its embedded Python.
-        "env": [format!("PATH={}", input.search_path.to_string_lossy())],
+        "preRunCommands": pre_run,
+        "env": env,
     })
 }
 

@@ -16,8 +16,10 @@ use crate::catalog::{
     find_marker, rel, AdapterKind, AdapterSpec, Catalog, CommandLine, NotUsable, ResolvedAdapter,
 };
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The built-in catalog, in routing order.
 pub fn builtin() -> Vec<AdapterSpec> {
@@ -134,6 +136,34 @@ pub struct LaunchInput<'a> {
     pub args: Vec<String>,
     /// The run's search path: the debuggee's `PATH`.
     pub search_path: &'a OsString,
+    /// The program's working directory.
+    pub cwd: &'a Path,
+    /// Extra environment for the program.
+    pub env: &'a BTreeMap<String, String>,
+    /// A file whose text is the program's standard input.
+    pub stdin_file: Option<&'a Path>,
+}
+
+/// Numbers the scratch folders of this process.
+static SCRATCH: AtomicU64 = AtomicU64::new(0);
+
+/// A new scratch folder under the system temp dir, removed with the
+/// session (never in the workspace).
+pub fn scratch_dir() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!(
+        "agent-tools-debug-{}-{}",
+        std::process::id(),
+        SCRATCH.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// Whether the adapter can give a program its standard input (lldb, through
+/// its `target.input-path` setting; debugpy and delve have no launch option
+/// for it).
+pub fn takes_stdin(kind: AdapterKind) -> bool {
+    kind == AdapterKind::Lldb
 }
 
 /// The arguments of a launch or attach request, and what they imply.
@@ -166,7 +196,8 @@ pub fn launch_arguments(input: &LaunchInput<'_>) -> std::io::Result<RequestArgum
         AdapterKind::Dart | AdapterKind::Custom => RequestArguments::plain(json!({
             "program": input.program,
             "args": input.args,
-            "cwd": input.adapter.project_dir,
+            "cwd": input.cwd,
+            "env": input.env,
         })),
     };
     merge(&mut out.arguments, &spec.launch_template);

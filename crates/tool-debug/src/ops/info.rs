@@ -64,9 +64,10 @@ pub(crate) fn adapter_lines(catalog: &Catalog, root: &Path) -> Vec<String> {
 
 /// A breakpoint answer as the model reads it.
 pub(super) fn breakpoint_line(rel: &str, file: &Path, b: &BreakpointStatus) -> BreakpointLine {
-    let at = b.line.unwrap_or(b.requested);
+    let at = b.line.unwrap_or(b.asked.line);
     BreakpointLine {
-        requested: b.requested,
+        requested: b.asked.line,
+        kind: b.asked.kind.clone(),
         line: b.line,
         verified: b.verified,
         file: rel.to_string(),
@@ -98,7 +99,7 @@ impl OpContext<'_> {
             .conversation
             .breakpoints
             .iter()
-            .map(|(f, l)| (self.rel(f), l.clone()))
+            .map(|(f, l)| (self.rel(f), l.iter().map(|b| b.line).collect()))
             .collect();
         let Some(s) = &self.conversation.session else {
             return done(StatusResult {
@@ -144,15 +145,32 @@ impl OpContext<'_> {
                 "`{file}` is not a file; breakpoints go in source files"
             )));
         }
-        if let Some(bad) = lines.iter().find(|l| **l == 0) {
-            return Err(ToolError::bad_args(format!(
-                "line {bad} is not a line: lines are 1-based"
-            )));
+        if lines.iter().any(|l| l.line == 0) {
+            return Err(ToolError::bad_args(
+                "line 0 is not a line: lines are 1-based",
+            ));
+        }
+        for b in &lines {
+            b.kind
+                .check(&format!("the breakpoint at line {}", b.line))
+                .map_err(ToolError::bad_args)?;
         }
         let mut lines = lines;
-        lines.sort_unstable();
+        lines.sort_by_key(|b| b.line);
         lines.dedup();
+        if let Some(w) = lines.windows(2).find(|w| w[0].line == w[1].line) {
+            return Err(ToolError::bad_args(format!(
+                "line {} is given twice, with different conditions; give each line once",
+                w[0].line
+            )));
+        }
         let rel = self.rel(&path);
+        let session = self.live().ok();
+        // Sent first: a kind the adapter refuses changes nothing.
+        let statuses = match &session {
+            Some(s) => Some(s.set_breakpoints(&path, &lines).await?),
+            None => None,
+        };
         if lines.is_empty() {
             self.conversation.breakpoints.remove(&path);
         } else {
@@ -160,27 +178,24 @@ impl OpContext<'_> {
                 .breakpoints
                 .insert(path.clone(), lines.clone());
         }
-        match self.live().ok() {
+        match statuses {
             None => done(BreakpointsKept {
                 sources: lines
                     .iter()
-                    .map(|l| format::source_line(&path, *l as u64))
+                    .map(|l| format::source_line(&path, l.line as u64))
                     .collect(),
                 file: rel,
                 lines,
                 sent: false,
             }),
-            Some(session) => {
-                let statuses = session.set_breakpoints(&path, &lines).await?;
-                done(BreakpointsSent {
-                    breakpoints: statuses
-                        .iter()
-                        .map(|b| breakpoint_line(&rel, &path, b))
-                        .collect(),
-                    file: rel,
-                    sent: true,
-                })
-            }
+            Some(statuses) => done(BreakpointsSent {
+                breakpoints: statuses
+                    .iter()
+                    .map(|b| breakpoint_line(&rel, &path, b))
+                    .collect(),
+                file: rel,
+                sent: true,
+            }),
         }
     }
 

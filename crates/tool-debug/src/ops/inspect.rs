@@ -3,13 +3,13 @@
 //! the session's handles, valid until the program moves.
 
 use super::results::{
-    EvaluateResult, FrameEntry, ScopeEntry, ScopeLine, ScopesResult, StackResult, ThreadEntry,
-    ThreadsResult, VariableEntry, VariablesResult,
+    EvaluateResult, FrameEntry, LocalsResult, ScopeEntry, ScopeLine, ScopesResult, StackResult,
+    ThreadEntry, ThreadsResult, VariableEntry, VariablesResult,
 };
 use super::{done, OpContext};
 use crate::args::{DebugArgs, Op};
 use crate::format;
-use crate::session::{HandleKind, RunState};
+use crate::session::{HandleKind, RunState, Session};
 use dap_types::requests as req;
 use serde::{Deserialize, Serialize};
 use tool_core::format::cap_chars;
@@ -35,6 +35,28 @@ impl req::Request for EvaluateIn {
     const COMMAND: &'static str = "evaluate";
     type Arguments = EvaluateArguments;
     type Response = dap_types::EvaluateResponse;
+}
+
+/// A variable as the model reads it, with a handle when it has children.
+fn variable_entry(
+    s: &Session,
+    stop_id: u64,
+    thread: Option<u64>,
+    v: dap_types::Variable,
+) -> VariableEntry {
+    VariableEntry {
+        value: cap_chars(v.value.trim(), VALUE_CAP).into_owned(),
+        reference: (v.variables_reference > 0).then(|| {
+            s.issue(
+                stop_id,
+                HandleKind::Variables,
+                v.variables_reference,
+                thread,
+            )
+        }),
+        name: v.name,
+        type_: v.type_,
+    }
 }
 
 impl OpContext<'_> {
@@ -165,19 +187,7 @@ impl OpContext<'_> {
             .variables
             .into_iter()
             .take(VARIABLE_CAP)
-            .map(|v| VariableEntry {
-                value: cap_chars(v.value.trim(), VALUE_CAP).into_owned(),
-                reference: (v.variables_reference > 0).then(|| {
-                    s.issue(
-                        stop.stop_id,
-                        HandleKind::Variables,
-                        v.variables_reference,
-                        r.thread_id,
-                    )
-                }),
-                name: v.name,
-                type_: v.type_,
-            })
+            .map(|v| variable_entry(&s, stop.stop_id, r.thread_id, v))
             .collect();
         done(VariablesResult {
             variables,
@@ -185,6 +195,72 @@ impl OpContext<'_> {
             reference,
             cap: VARIABLE_CAP,
         })
+    }
+
+    pub(super) async fn locals(&self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {
+        let (s, stop) = self.stopped(Op::Locals)?;
+        let (frame_dap, thread, frame) = match args.frame_id {
+            Some(id) => {
+                let r = s.resolve_handle(id, HandleKind::Frame)?;
+                (r.dap_id, r.thread_id, format!("frame {id}"))
+            }
+            None => {
+                let thread = stop.thread_id.ok_or_else(|| {
+                    ToolError::bad_args("the stop names no thread; pass `frame_id` from stack")
+                })?;
+                let top = self.top_frame(&s, thread).await.ok_or_else(|| {
+                    ToolError::failed("the adapter gave no frames for the stopped thread; call stack, then pass frame_id")
+                })?;
+                let label = format::frame_place(self.workspace, &top).0;
+                (top.id, Some(thread), format!("top frame, {label}"))
+            }
+        };
+        let (variables, total) = self.frame_locals(&s, frame_dap).await?;
+        let variables = variables
+            .into_iter()
+            .map(|v| variable_entry(&s, stop.stop_id, thread, v))
+            .collect();
+        done(LocalsResult {
+            variables,
+            total,
+            frame,
+            cap: VARIABLE_CAP,
+        })
+    }
+
+    /// The local variables of a frame (its first scope the adapter calls
+    /// local, else its first cheap one), capped, and how many there are.
+    /// No handles are issued here: the caller does, for what it shows.
+    pub(super) async fn frame_locals(
+        &self,
+        s: &Session,
+        frame_dap: u64,
+    ) -> Result<(Vec<dap_types::Variable>, usize), ToolError> {
+        let sc = s
+            .typed::<req::Scopes>(&dap_types::ScopesArguments {
+                frame_id: frame_dap,
+            })
+            .await?;
+        let with_vars = || sc.scopes.iter().filter(|x| x.variables_reference != 0);
+        let Some(scope) = with_vars()
+            .find(|x| x.name.to_ascii_lowercase().starts_with("local"))
+            .or_else(|| with_vars().find(|x| !x.expensive))
+        else {
+            return Ok((Vec::new(), 0));
+        };
+        let vars = s
+            .typed::<req::Variables>(&dap_types::VariablesArguments {
+                variables_reference: scope.variables_reference,
+                filter: None,
+                start: None,
+                count: None,
+                format: None,
+            })
+            .await?;
+        let total = vars.variables.len();
+        let mut variables = vars.variables;
+        variables.truncate(VARIABLE_CAP);
+        Ok((variables, total))
     }
 
     pub(super) async fn evaluate(&self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {

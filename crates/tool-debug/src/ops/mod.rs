@@ -71,6 +71,7 @@ impl OpContext<'_> {
             Op::Stack => self.stack(&args).await,
             Op::Scopes => self.scopes(&args).await,
             Op::Variables => self.variables(&args).await,
+            Op::Locals => self.locals(&args).await,
             Op::Evaluate => self.evaluate(&args).await,
             Op::Output => self.output(),
             Op::Terminate => self.terminate().await,

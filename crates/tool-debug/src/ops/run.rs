@@ -4,7 +4,7 @@
 
 use super::info::breakpoint_line;
 use super::results::{
-    AlreadyStopped, Detached, Outcome, RunResult, TerminateResult, OUTPUT_IN_ANSWER,
+    AlreadyStopped, Detached, LocalsPreview, Outcome, RunResult, TerminateResult, OUTPUT_IN_ANSWER,
 };
 use super::{done, relative_to, wait_bound, OpContext};
 use crate::adapters::{self, LaunchInput, RequestArguments};
@@ -67,7 +67,10 @@ impl OpContext<'_> {
             // bound is the handshake's too.
             limits.handshake = limits.handshake.min(wait);
         }
-        let (session, report) = Session::start(plan, limits).await?;
+        let (session, report) = Session::start(plan, limits).await.map_err(|e| match e {
+            ToolError::Refused(m) => ToolError::refused(relative_to(&m, self.workspace.root())),
+            other => other,
+        })?;
         self.conversation.session = Some(session.clone());
         let mut breakpoints = Vec::new();
         for (file, statuses) in &report.breakpoints {
@@ -116,13 +119,61 @@ impl OpContext<'_> {
                 "`{program}` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog {program}` or `cargo build`) and launch the executable"
             )));
         }
+        if args.stdin.is_some() && !adapters::takes_stdin(spec.kind) {
+            return Err(ToolError::refused(format!(
+                "the {} adapter cannot give the program standard input here (only lldb can); leave `stdin` out, or have the program read a file",
+                spec.id
+            )));
+        }
+        let cwd = match args.cwd.as_deref() {
+            None => None,
+            Some(c) => {
+                let dir = self.workspace.resolve_existing(c)?;
+                if !dir.is_dir() {
+                    return Err(ToolError::bad_args(format!(
+                        "cwd `{c}` is not a folder in the workspace"
+                    )));
+                }
+                Some(dir)
+            }
+        };
         let resolved = self.resolve_adapter(&spec, &start).await?;
-        let request = adapters::launch_arguments(&LaunchInput {
+        let stdin = match &args.stdin {
+            None => None,
+            Some(text) => {
+                let dir = adapters::scratch_dir().map_err(|e| {
+                    ToolError::failed(format!("cannot make a scratch folder for stdin: {e}"))
+                })?;
+                let file = dir.join("stdin");
+                std::fs::write(&file, text).map_err(|e| {
+                    ToolError::failed(format!("cannot write stdin to {}: {e}", file.display()))
+                })?;
+                Some((dir, file))
+            }
+        };
+        let env = args.env.clone().unwrap_or_default();
+        let made = adapters::launch_arguments(&LaunchInput {
             adapter: &resolved,
             program: &path,
             args: args.args.clone().unwrap_or_default(),
             search_path: catalog.search_path(),
-        })?;
+            cwd: cwd.as_deref().unwrap_or(&resolved.project_dir),
+            env: &env,
+            stdin_file: stdin.as_ref().map(|(_, f)| f.as_path()),
+        });
+        let mut request = match made {
+            Ok(r) => r,
+            Err(e) => {
+                if let Some((dir, _)) = &stdin {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                return Err(e.into());
+            }
+        };
+        if let Some((dir, _)) = stdin {
+            // Only lldb takes stdin, and it uses no other scratch folder.
+            request.scratch_dir = Some(dir);
+        }
         Ok(self.plan(resolved, "launch", self.rel(&path), request))
     }
 
@@ -268,7 +319,16 @@ impl OpContext<'_> {
                         (Some(p), at)
                     })
                     .unwrap_or((None, None));
+                let locals = match &frame {
+                    Some(f) => self
+                        .frame_locals(s, f.id)
+                        .await
+                        .map(|(vars, total)| LocalsPreview::new(&vars, total))
+                        .unwrap_or_default(),
+                    None => LocalsPreview::default(),
+                };
                 Outcome::Stopped {
+                    locals,
                     stop: stop.stop_id,
                     reason: stop.reason.clone(),
                     thread_id: stop.thread_id,
@@ -300,6 +360,9 @@ impl OpContext<'_> {
                 }
             }
             Settled::StillRunning => Outcome::Running {
+                // Only the debuggee's own process tree: a stdio adapter
+                // reads its stdin too.
+                waiting_for_input: s.debuggee_pid().is_some_and(crate::waiting::reading_stdin),
                 waited: wait,
                 output: s.output_tail(OUTPUT_IN_ANSWER * 2),
             },

@@ -188,7 +188,16 @@ impl Session {
 
         let mut report = StartReport::default();
         for (file, lines) in &plan.breakpoints {
-            let statuses = self.set_breakpoints(file, lines).await?;
+            let statuses = self
+                .set_breakpoints(file, lines)
+                .await
+                .map_err(|e| match e {
+                    ToolError::Refused(why) => ToolError::refused(format!(
+                        "cannot launch with the breakpoints of {}: {why}",
+                        file.display()
+                    )),
+                    other => other,
+                })?;
             report.breakpoints.insert(file.clone(), statuses);
         }
         if let Some(filters) = caps
@@ -247,6 +256,11 @@ impl Session {
 
 /// A failed start's error, with the adapter's log unless it says it already.
 fn with_adapter_log(e: ToolError, log: &str) -> ToolError {
+    if let ToolError::Refused(_) = e {
+        // Refused before the adapter was asked for anything: its log has
+        // nothing to add.
+        return e;
+    }
     let mut msg = match &e {
         ToolError::TimedOut(m) | ToolError::BadArgs(m) | ToolError::Failed(m) => m.clone(),
         other => other.to_string(),

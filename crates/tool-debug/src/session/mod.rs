@@ -26,6 +26,7 @@ pub use connect::{listen_address, port_listened_on, refuse_closed_port};
 pub use handles::{HandleKind, Resolved};
 pub use state::{Ending, RunState, Settled, Snapshot, StopInfo};
 
+use crate::breakpoint::LineBreakpoint;
 use crate::catalog::ResolvedAdapter;
 use crate::transport::{DapClient, DapError};
 use handles::HandleTable;
@@ -63,10 +64,11 @@ pub struct SessionLimits {
 /// A breakpoint as the adapter answered it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BreakpointStatus {
-    pub requested: u32,
+    /// What was asked for: the line and its kind.
+    pub asked: LineBreakpoint,
     pub id: Option<u64>,
     pub verified: bool,
-    /// Where the adapter put it (differs from `requested` when moved).
+    /// Where the adapter put it (differs from the asked line when moved).
     pub line: Option<u32>,
     pub message: Option<String>,
 }
@@ -80,7 +82,7 @@ pub struct LaunchPlan {
     pub arguments: Value,
     /// What the model called it: a relative program path, or "port N".
     pub label: String,
-    pub breakpoints: BTreeMap<PathBuf, Vec<u32>>,
+    pub breakpoints: BTreeMap<PathBuf, Vec<LineBreakpoint>>,
     /// Connect to this port instead of starting the adapter (delve attach:
     /// a headless `dlv` speaks DAP itself).
     pub connect_to: Option<u16>,
@@ -196,12 +198,26 @@ fn dap_to_tool(e: DapError, log_tail: String) -> ToolError {
 }
 
 impl Session {
-    /// Send one file's breakpoints; the adapter's answer per line.
+    /// Why the adapter cannot take these breakpoints (a condition, hit
+    /// count or logpoint it does not announce), naming it; `None` when it can.
+    pub fn refuses_kinds<'a>(
+        &self,
+        kinds: impl IntoIterator<Item = &'a crate::breakpoint::BreakpointKind>,
+    ) -> Option<String> {
+        let caps = self.inner.capabilities.lock().expect("caps lock");
+        crate::breakpoint::unsupported(self.adapter_id(), &caps, kinds)
+    }
+
+    /// Send one file's breakpoints; the adapter's answer per line. Kinds
+    /// the adapter does not support are refused before anything is sent.
     pub async fn set_breakpoints(
         &self,
         file: &std::path::Path,
-        lines: &[u32],
+        lines: &[LineBreakpoint],
     ) -> Result<Vec<BreakpointStatus>, ToolError> {
+        if let Some(why) = self.refuses_kinds(lines.iter().map(|b| &b.kind)) {
+            return Err(ToolError::refused(why));
+        }
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
         let answered = self
             .typed::<dap_types::requests::SetBreakpoints>(&dap_types::SetBreakpointsArguments {
@@ -218,12 +234,12 @@ impl Session {
                 breakpoints: Some(
                     lines
                         .iter()
-                        .map(|&l| dap_types::SourceBreakpoint {
-                            line: l as u64,
+                        .map(|b| dap_types::SourceBreakpoint {
+                            line: b.line as u64,
                             column: None,
-                            condition: None,
-                            hit_condition: None,
-                            log_message: None,
+                            condition: b.kind.condition.clone(),
+                            hit_condition: b.kind.hit_condition.clone(),
+                            log_message: b.kind.log_message.clone(),
                             mode: None,
                         })
                         .collect(),
@@ -235,10 +251,10 @@ impl Session {
         let statuses: Vec<BreakpointStatus> = lines
             .iter()
             .enumerate()
-            .map(|(i, &requested)| {
+            .map(|(i, asked)| {
                 let b = answered.breakpoints.get(i);
                 BreakpointStatus {
-                    requested,
+                    asked: asked.clone(),
                     id: b.and_then(|b| b.id),
                     verified: b.map(|b| b.verified).unwrap_or(false),
                     line: b.and_then(|b| b.line).map(|l| l as u32),

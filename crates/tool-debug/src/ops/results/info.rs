@@ -104,7 +104,7 @@ impl Answer for StatusResult {
 #[derive(Debug, Serialize)]
 pub(in crate::ops) struct BreakpointsKept {
     pub file: String,
-    pub lines: Vec<u32>,
+    pub lines: Vec<crate::breakpoint::LineBreakpoint>,
     pub sent: bool,
     /// Each line's source text (`None` past the end of the file).
     #[serde(skip)]
@@ -124,7 +124,7 @@ impl Answer for BreakpointsKept {
                 .as_ref()
                 .map(|t| format!("  | {}", t.trim()))
                 .unwrap_or_else(|| "  (past the end of the file)".into());
-            out.push(format!("{rel}:{l} set{src}"));
+            out.push(format!("{rel}:{} set{}{src}", l.line, l.kind.words()));
         }
         out.push("no session yet: they are sent to the adapter at launch".into());
         out.join("\n")

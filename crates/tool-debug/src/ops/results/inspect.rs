@@ -142,6 +142,19 @@ pub(in crate::ops) struct VariableEntry {
     pub reference: Option<u64>,
 }
 
+impl VariableEntry {
+    /// `xs (list) = [4, 8]  [reference 6]`
+    pub(in crate::ops) fn text(&self) -> String {
+        format!(
+            "{}{} = {}{}",
+            self.name,
+            type_suffix(self.type_.as_deref()),
+            self.value,
+            reference_suffix(self.reference)
+        )
+    }
+}
+
 /// `(int)`, or nothing for an unknown or empty type.
 fn type_suffix(ty: Option<&str>) -> String {
     ty.filter(|t| !t.is_empty())
@@ -172,20 +185,43 @@ impl Answer for VariablesResult {
             self.reference,
             plural(self.total, "variable", "variables")
         )];
-        for v in &self.variables {
-            out.push(format!(
-                "{}{} = {}{}",
-                v.name,
-                type_suffix(v.type_.as_deref()),
-                v.value,
-                reference_suffix(v.reference)
-            ));
-        }
+        out.extend(self.variables.iter().map(VariableEntry::text));
         if self.total > self.cap {
             out.push(capped_note(
                 self.cap,
                 self.total,
                 "evaluate a narrower expression (an element, a field) to see the rest",
+            ));
+        }
+        out.join("\n")
+    }
+}
+
+/// `locals`.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct LocalsResult {
+    pub variables: Vec<VariableEntry>,
+    pub total: usize,
+    /// `frame 3`, `top frame, mean at avg.py:6`
+    #[serde(skip)]
+    pub frame: String,
+    #[serde(skip)]
+    pub cap: usize,
+}
+
+impl Answer for LocalsResult {
+    fn text(&self) -> String {
+        let mut out = vec![format!(
+            "debug locals  {} ({})",
+            self.frame,
+            plural(self.total, "variable", "variables")
+        )];
+        out.extend(self.variables.iter().map(VariableEntry::text));
+        if self.total > self.cap {
+            out.push(capped_note(
+                self.cap,
+                self.total,
+                "evaluate a name to see one that is not shown",
             ));
         }
         out.join("\n")

@@ -75,6 +75,8 @@ pub(in crate::ops) struct BreakpointLine {
     pub requested: u32,
     pub line: Option<u32>,
     pub verified: bool,
+    #[serde(flatten)]
+    pub kind: crate::breakpoint::BreakpointKind,
     #[serde(skip)]
     pub file: String,
     #[serde(skip)]
@@ -85,7 +87,8 @@ pub(in crate::ops) struct BreakpointLine {
 }
 
 impl BreakpointLine {
-    /// `avg.py:6 moved to line 7 verified (why)  | source`
+    /// `avg.py:6 moved to line 7 verified, if `i == 3`  | source`, or
+    /// `… pending (why)` while the adapter has not placed it.
     pub(in crate::ops) fn text(&self) -> String {
         let mut s = format!("{}:{}", self.file, self.requested);
         if let Some(at) = self.line.filter(|l| *l != self.requested) {
@@ -94,11 +97,12 @@ impl BreakpointLine {
         s.push_str(if self.verified {
             " verified"
         } else {
-            " not verified"
+            " pending"
         });
         if let Some(m) = self.message.as_deref().filter(|m| !m.is_empty()) {
             s.push_str(&format!(" ({m})"));
         }
+        s.push_str(&self.kind.words());
         if let Some(src) = &self.source {
             s.push_str(&format!("  | {}", src.trim()));
         }

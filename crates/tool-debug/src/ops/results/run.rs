@@ -8,6 +8,65 @@ use serde::Serialize;
 use std::time::Duration;
 use tool_core::format::plural;
 
+/// Locals shown in a stop's answer.
+pub(in crate::ops) const LOCALS_IN_STOP: usize = 4;
+/// Characters of each value shown in a stop's answer.
+const LOCAL_VALUE_IN_STOP: usize = 60;
+
+/// A stop's first few locals (of the frame it shows).
+#[derive(Debug, Default, Serialize)]
+pub(in crate::ops) struct LocalsPreview {
+    /// Name and value, the value cut short.
+    pub shown: Vec<(String, String)>,
+    /// How many the frame has.
+    pub total: usize,
+}
+
+impl LocalsPreview {
+    pub(in crate::ops) fn new(variables: &[dap_types::Variable], total: usize) -> Self {
+        // debugpy groups (`special variables`, `function variables`) are
+        // not variables.
+        let real: Vec<_> = variables.iter().filter(|v| !v.name.contains(' ')).collect();
+        let hidden = variables.len() - real.len();
+        LocalsPreview {
+            shown: real
+                .iter()
+                .take(LOCALS_IN_STOP)
+                .map(|v| {
+                    (
+                        v.name.clone(),
+                        tool_core::format::cap_chars(v.value.trim(), LOCAL_VALUE_IN_STOP)
+                            .into_owned(),
+                    )
+                })
+                .collect(),
+            total: total - hidden,
+        }
+    }
+
+    /// `locals: i = 3, total = 8 (and 2 more: call locals)`, or nothing.
+    fn line(&self) -> Option<String> {
+        if self.shown.is_empty() {
+            return None;
+        }
+        let mut line = format!(
+            "locals: {}",
+            self.shown
+                .iter()
+                .map(|(n, v)| format!("{n} = {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if self.total > self.shown.len() {
+            line.push_str(&format!(
+                " (and {} more: call locals)",
+                self.total - self.shown.len()
+            ));
+        }
+        Some(line)
+    }
+}
+
 /// Where a wait ended: a stop, the end, or still running.
 #[derive(Debug, Serialize)]
 #[serde(tag = "state", rename_all = "lowercase")]
@@ -21,6 +80,8 @@ pub(in crate::ops) enum Outcome {
         line: Option<u64>,
         /// What the stop is, in words (`paused`, `stopped: panic: …`).
         what: Option<String>,
+        /// The top frame's first few locals.
+        locals: LocalsPreview,
         #[serde(skip)]
         info: Box<StopInfo>,
         /// `mean at avg.py:6`
@@ -38,6 +99,8 @@ pub(in crate::ops) enum Outcome {
     Running {
         #[serde(skip)]
         waited: Duration,
+        /// The program is blocked reading its standard input.
+        waiting_for_input: bool,
         #[serde(skip)]
         output: String,
     },
@@ -52,11 +115,15 @@ impl Outcome {
                 place,
                 source,
                 line,
+                locals,
                 ..
             } => {
                 out.push(stop_headline(info, place.as_deref()));
                 if let (Some(src), Some(l)) = (source, line) {
                     out.push(quoted(*l, src));
+                }
+                if let Some(l) = locals.line() {
+                    out.push(l);
                 }
             }
             Outcome::Ended { why, output, .. } => {
@@ -66,11 +133,17 @@ impl Outcome {
                     out.push(output_tail(output.trim_end(), OUTPUT_IN_ANSWER));
                 }
             }
-            Outcome::Running { waited, output } => {
-                out.push(format!(
-                    "still running after {}: no breakpoint was hit and the program did not exit; call pause to stop it where it is, or continue to keep waiting",
-                    format::duration(*waited)
-                ));
+            Outcome::Running {
+                waited,
+                output,
+                waiting_for_input,
+            } => {
+                let waited = format::duration(*waited);
+                out.push(if *waiting_for_input {
+                    format!("still running after {waited}: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads")
+                } else {
+                    format!("still running after {waited}: no breakpoint was hit and the program did not exit; call pause to stop it where it is, or continue to keep waiting")
+                });
                 if !output.trim().is_empty() {
                     out.push("latest output:".into());
                     out.push(output_tail(output.trim_end(), OUTPUT_IN_ANSWER));
