@@ -17,7 +17,8 @@
 //! [`position`] (line + symbol ↔ LSP positions), [`ops`] (the ten
 //! operations), [`format`] (output), [`diagnostics`] (freshness and the
 //! ledger), [`checker`] (project checkers), [`rename`] (with
-//! [`identifier`], the new name's check), [`on_write`],
+//! [`identifier`], the new name's check, and
+//! [`mentions`], the files it must reach), [`on_write`],
 //! [`tools`] and [`binding`].
 
 pub mod binding;
@@ -27,6 +28,7 @@ pub mod client;
 pub mod diagnostics;
 pub mod format;
 pub mod identifier;
+pub mod mentions;
 pub mod on_write;
 pub mod ops;
 pub mod position;

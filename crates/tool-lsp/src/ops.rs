@@ -9,7 +9,7 @@ use crate::client::{file_uri, LspClient};
 use crate::diagnostics::{self, DiagLine, NotReady};
 use crate::format::{self, Loc};
 use crate::position::{self, SymbolSpot};
-use crate::supervisor::{LspSupervisor, Target};
+use crate::supervisor::{LspSupervisor, Target, Timeouts};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -99,6 +99,67 @@ pub struct LspArgs {
     /// Workspace symbol search text (op `symbols`).
     #[serde(default)]
     pub query: Option<String>,
+    /// How long this call may wait for the server, 5 to 300 seconds (default: the
+    /// configured bounds, 20 s a request, 60 s for indexing). Not the project checker's.
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
+}
+
+/// The range `timeout_seconds` may take.
+pub const CALL_TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 5..=300;
+
+/// The bounds of one call: the configured ones, or every wait on the server
+/// (indexing, one request, diagnostics) bounded by the call's
+/// `timeout_seconds`. Checked before any server is started.
+pub fn call_timeouts(
+    sup: &LspSupervisor,
+    timeout_seconds: Option<u64>,
+) -> Result<Timeouts, ToolError> {
+    let Some(secs) = timeout_seconds else {
+        return Ok(sup.timeouts);
+    };
+    if !CALL_TIMEOUT_SECONDS.contains(&secs) {
+        return Err(ToolError::bad_args(format!(
+            "`timeout_seconds` is {secs}; it must be from {} to {} seconds (leave it out for the configured bounds)",
+            CALL_TIMEOUT_SECONDS.start(),
+            CALL_TIMEOUT_SECONDS.end()
+        )));
+    }
+    let d = Duration::from_secs(secs);
+    Ok(Timeouts {
+        request: d,
+        index_wait: d,
+        diagnostics: d,
+        ..sup.timeouts
+    })
+}
+
+/// Run `work` within the call's `timeout_seconds` (plus a second for the
+/// answer of an inner bound, which names what it waited for, to win): past
+/// it, a time-out naming the server for `file` and the time elapsed.
+pub async fn within_call_timeout<T>(
+    sup: &LspSupervisor,
+    timeout_seconds: Option<u64>,
+    file: Option<&str>,
+    work: impl std::future::Future<Output = Result<T, ToolError>>,
+) -> Result<T, ToolError> {
+    let Some(secs) = timeout_seconds else {
+        return work.await;
+    };
+    let started = std::time::Instant::now();
+    match tokio::time::timeout(Duration::from_secs(secs) + Duration::from_secs(1), work).await {
+        Ok(r) => r,
+        Err(_) => {
+            let server = file
+                .and_then(|f| sup.catalog().for_file(Path::new(f)))
+                .map(|(e, _)| format!("the {} language server", e.id))
+                .unwrap_or_else(|| "the language server".into());
+            Err(ToolError::timed_out(format!(
+                "{server} did not finish within timeout_seconds = {secs} ({:.1} s elapsed, starting, indexing or answering); it keeps running — retry, or give a larger timeout_seconds",
+                started.elapsed().as_secs_f64()
+            )))
+        }
+    }
 }
 
 /// A file argument resolved inside the workspace, and how to show it.
@@ -155,9 +216,9 @@ pub async fn synced(
     Ok((target, doc))
 }
 
-pub async fn wait_ready(sup: &LspSupervisor, client: &LspClient) -> Result<(), ToolError> {
+pub async fn wait_ready(t: &Timeouts, client: &LspClient) -> Result<(), ToolError> {
     client
-        .wait_until_idle(sup.timeouts.index_wait)
+        .wait_until_idle(t.index_wait)
         .await
         .map_err(|(what, so_far)| {
             ToolError::timed_out(format!(
@@ -168,7 +229,11 @@ pub async fn wait_ready(sup: &LspSupervisor, client: &LspClient) -> Result<(), T
         })
 }
 
-pub async fn position(sup: &LspSupervisor, args: &LspArgs) -> Result<Positioned, ToolError> {
+pub async fn position(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    args: &LspArgs,
+) -> Result<Positioned, ToolError> {
     let op = args.op.name();
     let file = file_arg(sup, args.file.as_deref(), op)?;
     let Some(line) = args.line else {
@@ -188,7 +253,7 @@ pub async fn position(sup: &LspSupervisor, args: &LspArgs) -> Result<Positioned,
     position::locate(&text, &file.shown, line, &symbol, args.occurrence)?;
     let (target, doc) = synced(sup, &file).await?;
     let spot = position::locate(&doc.text, &file.shown, line, &symbol, args.occurrence)?;
-    wait_ready(sup, &target.client).await?;
+    wait_ready(t, &target.client).await?;
     let line_text = position::lines(&doc.text)[spot.line as usize];
     let character = target.client.encoding.column_of(line_text, spot.byte);
     Ok(Positioned {
@@ -203,21 +268,35 @@ pub async fn position(sup: &LspSupervisor, args: &LspArgs) -> Result<Positioned,
 }
 
 async fn request(
-    sup: &LspSupervisor,
+    t: &Timeouts,
     client: &LspClient,
     method: &str,
     params: Value,
 ) -> Result<Value, ToolError> {
     client
-        .request(method, params, sup.timeouts.request)
+        .request(method, params, t.request)
         .await
         .map_err(|e| e.into_tool_error(&client.name))
 }
 
 /// Run one `lsp` call.
 pub async fn run(sup: &LspSupervisor, args: LspArgs) -> Result<ToolOutput, ToolError> {
+    let t = call_timeouts(sup, args.timeout_seconds)?;
+    let (secs, file) = (args.timeout_seconds, args.file.clone());
+    if file.as_deref() == Some("*") {
+        // The project checker has its own bound and its own process to stop.
+        return run_within(sup, &t, args).await;
+    }
+    within_call_timeout(sup, secs, file.as_deref(), run_within(sup, &t, args)).await
+}
+
+async fn run_within(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    args: LspArgs,
+) -> Result<ToolOutput, ToolError> {
     if args.op.needs_position() {
-        return navigate(sup, &args).await;
+        return navigate(sup, t, &args).await;
     }
     match args.op {
         Op::Status => {
@@ -240,15 +319,19 @@ pub async fn run(sup: &LspSupervisor, args: LspArgs) -> Result<ToolOutput, ToolE
         }
         Op::Diagnostics => match args.file.as_deref() {
             Some("*") => crate::checker::run_all(sup).await,
-            _ => file_diagnostics(sup, &args).await,
+            _ => file_diagnostics(sup, t, &args).await,
         },
-        Op::Symbols => symbols(sup, &args).await,
+        Op::Symbols => symbols(sup, t, &args).await,
         _ => unreachable!("positioned ops handled above"),
     }
 }
 
-async fn navigate(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOutput, ToolError> {
-    let p = position(sup, args).await?;
+async fn navigate(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    args: &LspArgs,
+) -> Result<ToolOutput, ToolError> {
+    let p = position(sup, t, args).await?;
     let client = &p.target.client;
     let td = json!({"uri": p.uri});
     let head = format!(
@@ -285,7 +368,7 @@ async fn navigate(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOutput, Too
                 )));
             }
             let v = request(
-                sup,
+                t,
                 client,
                 method,
                 json!({"textDocument": td, "position": p.position}),
@@ -305,8 +388,7 @@ async fn navigate(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOutput, Too
             Ok(ToolOutput::text(format!("{head}\n{}", lines.join("\n"))))
         }
         Op::References => {
-            let v = request(
-                sup,
+            let v = request(t,
                 client,
                 "textDocument/references",
                 json!({"textDocument": td, "position": p.position, "context": {"includeDeclaration": true}}),
@@ -335,7 +417,7 @@ async fn navigate(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOutput, Too
         }
         Op::Hover => {
             let v = request(
-                sup,
+                t,
                 client,
                 "textDocument/hover",
                 json!({"textDocument": td, "position": p.position}),
@@ -351,13 +433,14 @@ async fn navigate(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOutput, Too
             }
             Ok(ToolOutput::text(format!("{head}\n{text}")))
         }
-        Op::CodeActions => code_actions(sup, &p, &head).await,
+        Op::CodeActions => code_actions(sup, t, &p, &head).await,
         _ => unreachable!(),
     }
 }
 
 async fn code_actions(
     sup: &LspSupervisor,
+    t: &Timeouts,
     p: &Positioned,
     head: &str,
 ) -> Result<ToolOutput, ToolError> {
@@ -370,7 +453,7 @@ async fn code_actions(
     }
     // Quick fixes are offered for the diagnostics at the position.
     let doc = client.doc(&p.uri).await.expect("synced above");
-    let diags = match diagnostics::fresh(client, &p.uri, &doc, sup.timeouts.diagnostics).await {
+    let diags = match diagnostics::fresh(client, &p.uri, &doc, t.diagnostics).await {
         Ok(f) => f.diagnostics,
         Err(_) => Vec::new(),
     };
@@ -384,8 +467,7 @@ async fn code_actions(
         "start": p.position,
         "end": {"line": p.spot.line, "character": enc.column_of(line_text, p.spot.byte + p.spot.len)},
     });
-    let v = request(
-        sup,
+    let v = request(t,
         client,
         "textDocument/codeAction",
         json!({"textDocument": {"uri": p.uri}, "range": range, "context": {"diagnostics": on_line, "triggerKind": 1}}),
@@ -443,13 +525,17 @@ async fn code_actions(
     Ok(ToolOutput::text(format!("{head}\n{}", out.join("\n"))))
 }
 
-async fn file_diagnostics(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOutput, ToolError> {
+async fn file_diagnostics(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    args: &LspArgs,
+) -> Result<ToolOutput, ToolError> {
     let file = file_arg(sup, args.file.as_deref(), "diagnostics")?;
     let (target, doc) = synced(sup, &file).await?;
     let client = &target.client;
-    wait_ready(sup, client).await?;
+    wait_ready(t, client).await?;
     let uri = file_uri(&file.path);
-    let fresh = diagnostics::fresh(client, &uri, &doc, sup.timeouts.diagnostics)
+    let fresh = diagnostics::fresh(client, &uri, &doc, t.diagnostics)
         .await
         .map_err(|e| match e {
             NotReady::Timeout(after) => ToolError::timed_out(format!(
@@ -493,9 +579,13 @@ async fn file_diagnostics(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOut
     Ok(ToolOutput::text(out.join("\n")))
 }
 
-async fn symbols(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOutput, ToolError> {
+async fn symbols(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    args: &LspArgs,
+) -> Result<ToolOutput, ToolError> {
     if let Some(query) = &args.query {
-        return workspace_symbols(sup, query, args.file.as_deref()).await;
+        return workspace_symbols(sup, t, query, args.file.as_deref()).await;
     }
     let Some(_) = args.file.as_deref() else {
         return Err(ToolError::bad_args(
@@ -505,9 +595,9 @@ async fn symbols(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOutput, Tool
     let file = file_arg(sup, args.file.as_deref(), "symbols")?;
     let (target, _doc) = synced(sup, &file).await?;
     let client = &target.client;
-    wait_ready(sup, client).await?;
+    wait_ready(t, client).await?;
     let v = request(
-        sup,
+        t,
         client,
         "textDocument/documentSymbol",
         json!({"textDocument": {"uri": file_uri(&file.path)}}),
@@ -534,6 +624,7 @@ async fn symbols(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOutput, Tool
 
 async fn workspace_symbols(
     sup: &LspSupervisor,
+    t: &Timeouts,
     query: &str,
     file: Option<&str>,
 ) -> Result<ToolOutput, ToolError> {
@@ -577,8 +668,8 @@ async fn workspace_symbols(
     let mut rows = Vec::new();
     for client in &targets {
         client.resync_open().await;
-        wait_ready(sup, client).await?;
-        let v = request(sup, client, "workspace/symbol", json!({"query": query})).await?;
+        wait_ready(t, client).await?;
+        let v = request(t, client, "workspace/symbol", json!({"query": query})).await?;
         rows.extend(format::workspace_symbols(sup.workspace(), &v));
     }
     rows.sort();

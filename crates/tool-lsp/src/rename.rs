@@ -7,9 +7,10 @@
 //! refused before anything is written.
 
 use crate::client::{file_uri, uri_path};
+use crate::mentions::{Mentioning, RenameReach};
 use crate::ops::{self, LspArgs, Op};
 use crate::position::{self, PositionEncoding};
-use crate::supervisor::LspSupervisor;
+use crate::supervisor::{LspSupervisor, Timeouts};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -33,6 +34,13 @@ pub struct RenameArgs {
     /// Which occurrence of `symbol` on the line, 1-based, when it occurs more than once.
     #[serde(default)]
     pub occurrence: Option<u32>,
+    /// Rename even when files that mention the symbol would be left unrenamed
+    /// (C/C++ without a compile database refuses that otherwise).
+    #[serde(default)]
+    pub partial: bool,
+    /// How long this call may wait for the server, 5 to 300 seconds.
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
 }
 
 /// The files an edit touches, played in memory.
@@ -213,6 +221,23 @@ impl PlannedEdit {
         Ok(plan)
     }
 
+    /// Where `path` ends up once the plan is applied and its text there
+    /// (`None`: deleted); `None` when the plan does not touch it.
+    pub fn text_after(&self, path: &Path) -> Option<(PathBuf, Option<&str>)> {
+        let mut path = path.to_path_buf();
+        self.files.get(&path)?;
+        for (from, to) in &self.renames {
+            if from == &path {
+                path = to.clone();
+            }
+        }
+        let text = self
+            .files
+            .get(&path)
+            .and_then(|(_, after)| after.as_deref());
+        Some((path, text))
+    }
+
     pub fn edit_count(&self) -> usize {
         self.edits.values().sum()
     }
@@ -298,6 +323,15 @@ fn check_new_name(sup: &LspSupervisor, args: &RenameArgs) -> Result<(), ToolErro
     Ok(())
 }
 
+/// A rename ready to be written: the server's edit played in memory, and
+/// the mentioning files it leaves.
+struct Prepared {
+    p: ops::Positioned,
+    plan: PlannedEdit,
+    reach: RenameReach,
+    unrenamed: Vec<Mentioning>,
+}
+
 /// Run one `lsp_rename` call.
 pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, ToolError> {
     if args.new_name.trim().is_empty() {
@@ -306,6 +340,24 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
         ));
     }
     check_new_name(sup, &args)?;
+    let t = ops::call_timeouts(sup, args.timeout_seconds)?;
+    // Only what comes before the commit is cut short by timeout_seconds: a
+    // rename that was written is always reported.
+    let prepared = ops::within_call_timeout(
+        sup,
+        args.timeout_seconds,
+        Some(&args.file),
+        prepare(sup, &t, &args),
+    )
+    .await?;
+    commit(sup, &args, prepared).await
+}
+
+async fn prepare(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    args: &RenameArgs,
+) -> Result<Prepared, ToolError> {
     let largs = LspArgs {
         op: Op::Definition,
         file: Some(args.file.clone()),
@@ -313,8 +365,9 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
         symbol: Some(args.symbol.clone()),
         occurrence: args.occurrence,
         query: None,
+        timeout_seconds: args.timeout_seconds,
     };
-    let p = ops::position(sup, &largs).await.map_err(|e| match e {
+    let p = ops::position(sup, t, &largs).await.map_err(|e| match e {
         ToolError::BadArgs(m) => ToolError::BadArgs(m.replace("op `definition`", "lsp_rename")),
         other => other,
     })?;
@@ -336,7 +389,7 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
             .request(
                 "textDocument/prepareRename",
                 json!({"textDocument": td, "position": p.position}),
-                sup.timeouts.request,
+                t.request,
             )
             .await;
         match v {
@@ -356,11 +409,14 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
             Ok(_) => {}
         }
     }
+    // Files the server's project model may not cover are opened first, so
+    // that its rename sees them.
+    let reach = RenameReach::prepare(sup, t, &p.target, &p.symbol).await?;
     let edit = client
         .request(
             "textDocument/rename",
             json!({"textDocument": td, "position": p.position, "newName": args.new_name}),
-            sup.timeouts.request,
+            t.request,
         )
         .await
         .map_err(|e| match e {
@@ -382,6 +438,40 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
             "the server's rename cannot be applied: {why}; nothing was written"
         ))
     })?;
+    let unrenamed = reach.unrenamed(&plan);
+    if reach.strict && !unrenamed.is_empty() && !args.partial {
+        return Err(ToolError::refused(format!(
+            "{} has no compile database at {} (no compile_commands.json or compile_flags.txt), so it \
+             sees only the files open in it, and its rename of `{}` to `{}` would leave these:\n{}\n\
+             nothing was written; pass `partial: true` to rename anyway, or give the project a compile_commands.json",
+            client.name,
+            sup.rel(&p.target.slot.root),
+            p.symbol,
+            args.new_name,
+            reach.report(ws, &unrenamed).join("\n")
+        )));
+    }
+    Ok(Prepared {
+        p,
+        plan,
+        reach,
+        unrenamed,
+    })
+}
+
+async fn commit(
+    sup: &LspSupervisor,
+    args: &RenameArgs,
+    prepared: Prepared,
+) -> Result<ToolOutput, ToolError> {
+    let Prepared {
+        p,
+        plan,
+        reach,
+        unrenamed,
+    } = prepared;
+    let client = &p.target.client;
+    let ws = sup.workspace();
     let tx = plan.transaction(ws);
     if tx.is_empty() {
         return Err(ToolError::refused(format!(
@@ -455,7 +545,9 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
             ws.relative(to)
         ));
     }
+    out.extend(reach.report(ws, &unrenamed));
     Ok(ToolOutput::text(out.join("\n")).with_structured(json!({
+        "not_renamed": unrenamed.iter().map(|m| ws.relative(&m.path)).collect::<Vec<_>>(),
         "edits": plan.edit_count(),
         "files": plan.edits.keys().map(|p| ws.relative(p)).collect::<Vec<_>>(),
     })))

@@ -15,11 +15,16 @@ Ops: diagnostics (file, or \"*\" for the project checker — it runs the project
 surface with exec tools), definition, type_definition, implementation, \
 references (capped at 50), hover, symbols (`query` for a workspace search capped at 100, or `file` for its symbols \
 capped at 200), code_actions (quick fixes at the position, listed not applied), status (which servers run, \
-for which roots, and why others cannot start), reload (restart the server for `file`'s root, or all).";
+for which roots, and why others cannot start), reload (restart the server for `file`'s root, or all). \
+`timeout_seconds` (5–300) bounds this call's wait on the server.";
 
 const RENAME_DESCRIPTION: &str = "Rename a symbol across the project with the language server: every reference in \
 every file changes at once, or nothing does. Give the `file`, the 1-based `line`, the `symbol` on that line and \
-the `new_name`. Answers with the files changed and the number of edits.";
+the `new_name`. Files the server's project model may not cover (a tests/ folder outside its configuration, C \
+without a compile database) are opened in it first. Answers with the files changed and the number of edits, and \
+lists every file that still mentions the old name (\"not renamed — …\"). For C/C++ without a compile database, a \
+rename that would leave such mentions is refused unless `partial: true`. `timeout_seconds` (5–300) bounds the wait \
+on the server.";
 
 async fn cancellable(
     cx: &CallContext,

@@ -269,3 +269,26 @@ async fn status_and_doctor_name_a_project_local_server_binary() {
     assert!(run.pids().await.is_empty());
     run.finish().await;
 }
+
+#[tokio::test]
+async fn a_timeout_outside_5_to_300_seconds_is_refused_before_any_server_starts() {
+    let run = Run::new(project("python"));
+    let hover = json!({"op": "hover", "file": "app.py", "line": 5, "symbol": "greet", "timeout_seconds": 4});
+    let e = err(&run, hover).await;
+    assert!(matches!(e, ToolError::BadArgs(_)), "{e}");
+    expect_test::expect!["bad arguments: `timeout_seconds` is 4; it must be from 5 to 300 seconds (leave it out for the configured bounds)"]
+        .assert_eq(&e.to_string());
+    let rename = json!({"file": "app.py", "line": 5, "symbol": "greet", "new_name": "salute", "timeout_seconds": 301});
+    let e = run.call("lsp_rename", rename).await.unwrap_err();
+    expect_test::expect!["bad arguments: `timeout_seconds` is 301; it must be from 5 to 300 seconds (leave it out for the configured bounds)"]
+        .assert_eq(&e.to_string());
+    assert!(run.pids().await.is_empty());
+    assert_eq!(
+        run.read("app.py"),
+        std::fs::read_to_string(
+            tool_core::fixtures::workspace_root().join("tests/fixtures/lsp/python/app.py"),
+        )
+        .unwrap()
+    );
+    run.finish().await;
+}

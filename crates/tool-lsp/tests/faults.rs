@@ -227,3 +227,25 @@ async fn a_rename_the_server_answers_with_no_edits_is_an_error_that_says_so() {
     assert_eq!(run.read("a.fault"), before);
     run.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_timeout_seconds_bounds_a_hung_request_and_names_the_server() {
+    // The configured request bound is 60 s; the call's own is 5 s.
+    let run = Run::with_binding(project(), binding(60_000, 2_000));
+    run.lsp(hover(1, "fine")).await;
+    let started = Instant::now();
+    let mut args = hover(3, "hang");
+    args["timeout_seconds"] = json!(5);
+    let err = run.call("lsp", args).await.unwrap_err();
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(5) && took < Duration::from_secs(7),
+        "{took:?}"
+    );
+    assert!(matches!(err, tool_core::ToolError::TimedOut(_)), "{err}");
+    expect_test::expect!["timed out: faulty (<fault-injecting-lsp>): `textDocument/hover` got no answer within 5000 ms (the request was cancelled); the server is still running — retry, or `lsp` op `reload` if it keeps happening"]
+        .assert_eq(&err.to_string().replace(FAULTY, "<fault-injecting-lsp>"));
+    // The same server still answers.
+    has(&run.lsp(hover(1, "fine")).await, "fault-injecting hover");
+    run.finish().await;
+}

@@ -1,0 +1,148 @@
+//! Renames that are complete or say where they are not, against the real
+//! servers on projects whose configuration leaves files out of the server's
+//! own project model: C without a compile database, Python and TypeScript
+//! with a tests/ folder outside pyrightconfig's and tsconfig's `include`.
+
+mod common;
+
+use common::{project, Run};
+use serde_json::json;
+
+fn rename(file: &str, line: u32, symbol: &str, new_name: &str) -> serde_json::Value {
+    json!({"file": file, "line": line, "symbol": symbol, "new_name": new_name})
+}
+
+/// The files whose content differs from the fixture's, sorted.
+fn changed_files(run: &Run, fixture: &str) -> Vec<String> {
+    let src = tool_core::fixtures::workspace_root()
+        .join("tests/fixtures/lsp")
+        .join(fixture);
+    let mut out = Vec::new();
+    let mut stack = vec![src.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            if std::fs::read(&p).unwrap() != std::fs::read(run.root.join(&rel)).unwrap() {
+                out.push(rel);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_without_a_compile_database_a_rename_from_the_header_reaches_every_c_file() {
+    let run = Run::new(project("rename_c"));
+    let out = run
+        .call("lsp_rename", rename("calc.h", 5, "add", "sum"))
+        .await
+        .unwrap();
+    expect_test::expect![[r#"
+        lsp_rename  `add` → `sum`: 4 edits in 3 files
+        calc.c (1 edit)
+        calc.h (1 edit)
+        main.c (2 edits)"#]]
+    .assert_eq(&out);
+    assert_eq!(
+        changed_files(&run, "rename_c"),
+        ["calc.c", "calc.h", "main.c"]
+    );
+    assert_eq!(run.read("main.c").matches("sum(").count(), 2);
+    run.finish().await;
+}
+
+/// A file with another `add` (a static function of its own) that no rename
+/// of the header's `add` touches.
+fn with_other_add(run: &Run) {
+    std::fs::write(
+        run.root.join("other.c"),
+        "static int add(int x) { return x + 1; }\n\nint twice(int x) { return add(add(x)); }\n",
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_without_a_compile_database_a_rename_that_leaves_mentions_is_refused_unless_partial() {
+    let run = Run::new(project("rename_c"));
+    with_other_add(&run);
+    let err = run
+        .call("lsp_rename", rename("calc.h", 5, "add", "sum"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "refused");
+    expect_test::expect![[r#"
+        refused: c (clangd) has no compile database at . (no compile_commands.json or compile_flags.txt), so it sees only the files open in it, and its rename of `add` to `sum` would leave these:
+        not renamed — other.c: 3 mentions of `add` (may be other symbols)
+        nothing was written; pass `partial: true` to rename anyway, or give the project a compile_commands.json"#]].assert_eq(&err.to_string());
+    assert_eq!(changed_files(&run, "rename_c"), Vec::<String>::new());
+
+    let mut args = rename("calc.h", 5, "add", "sum");
+    args["partial"] = json!(true);
+    let out = run.call("lsp_rename", args).await.unwrap();
+    expect_test::expect![[r#"
+        lsp_rename  `add` → `sum`: 4 edits in 3 files
+        calc.c (1 edit)
+        calc.h (1 edit)
+        main.c (2 edits)
+        not renamed — other.c: 3 mentions of `add` (may be other symbols)"#]]
+    .assert_eq(&out);
+    assert_eq!(
+        changed_files(&run, "rename_c"),
+        ["calc.c", "calc.h", "main.c"]
+    );
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_a_tests_folder_outside_pyrightconfig_include_is_renamed_or_listed() {
+    let run = Run::new(project("rename_python"));
+    let out = run
+        .call("lsp_rename", rename("pkg/core.py", 1, "greet", "salute"))
+        .await
+        .unwrap();
+    expect_test::expect![[r#"
+        lsp_rename  `greet` → `salute`: 7 edits in 3 files
+        pkg/app.py (2 edits)
+        pkg/core.py (1 edit)
+        tests/test_core.py (4 edits)"#]]
+    .assert_eq(&out);
+    expect_test::expect![[r#"
+        [
+            "pkg/app.py",
+            "pkg/core.py",
+            "tests/test_core.py",
+        ]
+    "#]]
+    .assert_debug_eq(&changed_files(&run, "rename_python"));
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_a_tests_folder_outside_tsconfig_include_is_renamed_or_listed() {
+    let run = Run::new(project("rename_typescript"));
+    let out = run
+        .call("lsp_rename", rename("src/util.ts", 1, "greet", "salute"))
+        .await
+        .unwrap();
+    expect_test::expect![[r#"
+        lsp_rename  `greet` → `salute`: 6 edits in 3 files
+        src/app.ts (2 edits)
+        src/util.ts (1 edit)
+        tests/util.test.ts (3 edits)"#]]
+    .assert_eq(&out);
+    expect_test::expect![[r#"
+        [
+            "src/app.ts",
+            "src/util.ts",
+            "tests/util.test.ts",
+        ]
+    "#]]
+    .assert_debug_eq(&changed_files(&run, "rename_typescript"));
+    run.finish().await;
+}
