@@ -1,10 +1,11 @@
-//! `cargo xtask fixtures | test | faults | bench [NAME]`.
+//! `cargo xtask fixtures | test | faults | fuzz [CASES] | bench [NAME]`.
 //!
 //! `fixtures` installs every real component the integration tests run into
 //! `target/fixtures/` (a Python virtualenv, an npm prefix), Debian packages
 //! with apt-get when root, and rustup components, skipping what is there.
 //! `test` installs what is missing and runs every test of the workspace.
 //! `faults` runs the fault suite alone (`tests/tests/faults_*.rs`).
+//! `fuzz [CASES]` runs the property-based fuzz targets with many cases.
 //! `bench` runs the benchmarks that measure this project against its peers.
 
 mod bench;
@@ -27,13 +28,14 @@ fn main() -> Result<()> {
             fixtures::install(&root)?;
             faults(&root, &args[1..])
         }
+        Some("fuzz") => fuzz(&root, args.get(1).map(String::as_str)),
         Some("bench") => {
             fixtures::install(&root)?;
             bench::run(&root, args.get(1).map(String::as_str))
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask fixtures | test [-- NEXTEST ARGS] | faults [-- TEST ARGS] | bench [NAME]"
+                "usage: cargo xtask fixtures | test [-- NEXTEST ARGS] | faults [-- TEST ARGS] | fuzz [CASES] | bench [NAME]"
             );
             eprintln!("benchmarks: {}", bench::NAMES.join(", "));
             std::process::exit(2);
@@ -127,6 +129,43 @@ fn faults(root: &Path, extra: &[String]) -> Result<()> {
     t.args(extra.iter().filter(|a| *a != "--"));
     test_env(root)(&mut t);
     run(&mut t)
+}
+
+/// The fuzz targets: property tests over hostile input, run in release with
+/// many more cases than the test suite gives them (`CASES` per property,
+/// default 20,000). No nightly toolchain is needed; each target is also in
+/// the normal test suite with a few hundred cases.
+const FUZZ_TARGETS: &[(&str, &[&str])] = &[
+    // MCP line reader: any byte stream, any cuts, any cap.
+    ("agent-tools", &["--lib", "mcp::framing"]),
+    // Pattern compilation in every language: arbitrary and deep text.
+    ("tool-astgrep", &["--test", "pattern_props"]),
+    // Path resolution: escapes by `..`, absolute paths, links, NUL.
+    ("tool-core", &["--test", "path_props"]),
+];
+
+fn fuzz(root: &Path, cases: Option<&str>) -> Result<()> {
+    let cases: u64 = match cases {
+        None => 20_000,
+        Some(c) => c
+            .parse()
+            .with_context(|| format!("CASES must be a number, not `{c}`"))?,
+    };
+    for (package, filter) in FUZZ_TARGETS {
+        let started = std::time::Instant::now();
+        let mut t = Command::new("cargo");
+        t.args(["test", "--release", "-p", package])
+            .args(*filter)
+            .env("PROPTEST_CASES", cases.to_string());
+        test_env(root)(&mut t);
+        run(&mut t)?;
+        eprintln!(
+            "fuzz: {package} {}: {cases} cases per property, no failure, {:.1} s",
+            filter.join(" "),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 fn test(root: &Path, extra: &[String]) -> Result<()> {

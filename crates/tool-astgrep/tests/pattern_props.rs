@@ -31,7 +31,11 @@ fn check(lang: Lang, text: &str) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    // 200 cases in the test suite; `cargo xtask fuzz` sets PROPTEST_CASES.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn arbitrary_strings_compile_or_are_refused(text in any::<String>(), l in 0usize..64) {

@@ -269,8 +269,8 @@ mod tests {
         )
     }
 
-    // proptest's default 256 cases per property (PROPTEST_CASES=N for
-    // more); the cargo-fuzz target runs the same splitter for volume.
+    // proptest's default 256 cases per property; `cargo xtask fuzz` runs
+    // them with PROPTEST_CASES set for volume.
     proptest! {
         /// Any bytes, any cuts, any cap: no panic, never more than the cap
         /// held, every line accounted for (kept or reported with its length).
