@@ -228,7 +228,10 @@ pub fn builtin() -> Vec<ServerEntry> {
             initialization_options: None,
             settings: None,
             reports_progress: false,
-            startup_settle_ms: None,
+            // clangd starts its background index (and reports it) a moment after
+            // the first open; a definition asked before that finds only the
+            // header. The wait ends at its first progress report.
+            startup_settle_ms: Some(3000),
             save_check_progress: None,
         },
         ServerEntry {

@@ -129,10 +129,14 @@ impl DiagnosticsOnWrite {
             .await
             .map_err(|e| Unchecked::Failed(e.to_string()))?;
         let client = &target.client;
-        client.resync_open().await;
+        let save = text.is_none();
+        // Not for the baseline: the file on disk is already the written one,
+        // and sending it before the old text costs the server two versions.
+        if save {
+            client.resync_open().await;
+        }
         let uri = file_uri(path);
         let before = client.doc(&uri).await.map(|d| d.text);
-        let save = text.is_none();
         let doc = match text {
             Some(text) => client.sync_text(path, &target.language_id, text).await,
             None => client
@@ -482,5 +486,45 @@ mod tests {
         );
         let diff = "--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n";
         assert_eq!(patch_paths(&json!({"input": diff})), vec!["x.go"]);
+    }
+
+    fn line(n: u32, msg: &str) -> DiagLine {
+        DiagLine {
+            path: "a.py".into(),
+            line: n,
+            col: 1,
+            severity: "error",
+            code: None,
+            message: msg.into(),
+        }
+    }
+
+    #[test]
+    fn changed_lines_are_found_between_common_head_and_tail() {
+        assert_eq!(changed_lines("a\nb\nc\n", "a\nX\nY\nc\n"), (2, 3));
+        assert_eq!(changed_lines("a\nb\n", "# 1\n# 2\na\nb\n"), (1, 2));
+        assert_eq!(changed_lines("a\nb\n", "a\nb\nc\n"), (3, 3));
+        // A deletion: the line where the text closed up.
+        assert_eq!(changed_lines("a\nb\nc\n", "a\nc\n"), (2, 2));
+    }
+
+    #[test]
+    fn new_problems_nearest_the_change_come_first() {
+        let mut new: Vec<DiagLine> = [1, 40, 70, 72, 100]
+            .iter()
+            .map(|&n| line(n, &format!("e{n}")))
+            .collect();
+        nearest_first(&mut new, Some((71, 71)));
+        let shown: Vec<String> = new.iter().map(|d| d.render()).collect();
+        expect_test::expect![[r#"
+            [
+                "a.py:70:1 error e70",
+                "a.py:72:1 error e72",
+                "a.py:100:1 error e100",
+                "a.py:40:1 error e40",
+                "a.py:1:1 error e1",
+            ]
+        "#]]
+        .assert_debug_eq(&shown);
     }
 }
