@@ -87,9 +87,16 @@ pub struct ServerEntry {
     #[serde(default)]
     pub reports_progress: bool,
     /// How long a fresh server that has not reported progress is given to
-    /// start reporting it (default 3000 ms; ignored with `reports_progress`).
+    /// start reporting it (default 0: no wait on a quiet window; queries of
+    /// servers that do not report are gated on their answers; ignored with
+    /// `reports_progress`).
     #[serde(default)]
     pub startup_settle_ms: Option<u64>,
+    /// The `$/progress` token prefix of the check the server runs after a
+    /// save (rust-analyzer's `cargo check`: `rust-analyzer/flycheck`). After a
+    /// write, diagnostics are read only once such a run has begun and ended.
+    #[serde(default)]
+    pub save_check_progress: Option<String>,
 }
 
 fn cmd(parts: &[&str]) -> Vec<String> {
@@ -138,6 +145,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             settings: None,
             reports_progress: false,
             startup_settle_ms: None,
+            save_check_progress: None,
         },
         ServerEntry {
             id: "typescript".into(),
@@ -170,6 +178,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             settings: None,
             reports_progress: true,
             startup_settle_ms: None,
+            save_check_progress: None,
         },
         ServerEntry {
             id: "rust".into(),
@@ -187,6 +196,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             settings: None,
             reports_progress: true,
             startup_settle_ms: None,
+            save_check_progress: Some("rust-analyzer/flycheck".into()),
         },
         ServerEntry {
             id: "c".into(),
@@ -218,7 +228,11 @@ pub fn builtin() -> Vec<ServerEntry> {
             initialization_options: None,
             settings: None,
             reports_progress: false,
-            startup_settle_ms: None,
+            // clangd starts its background index (and reports it) a moment after
+            // the first open; a definition asked before that finds only the
+            // header. The wait ends at its first progress report.
+            startup_settle_ms: Some(3000),
+            save_check_progress: None,
         },
         ServerEntry {
             id: "go".into(),
@@ -236,6 +250,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             settings: None,
             reports_progress: false,
             startup_settle_ms: None,
+            save_check_progress: None,
         },
         ServerEntry {
             id: "dart".into(),
@@ -253,6 +268,7 @@ pub fn builtin() -> Vec<ServerEntry> {
             settings: None,
             reports_progress: false,
             startup_settle_ms: None,
+            save_check_progress: None,
         },
     ]
 }

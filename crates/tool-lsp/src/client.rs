@@ -88,7 +88,21 @@ struct Activity {
     busy_since: Option<Instant>,
     /// Whether the server ever reported progress or status.
     ever_reported: bool,
+    /// The last progress runs: token, when begun, when ended.
+    history: Vec<ProgressRun>,
 }
+
+/// One `$/progress` run, begin to end.
+#[derive(Debug, Clone)]
+pub struct ProgressRun {
+    pub token: String,
+    pub title: String,
+    pub begun: Instant,
+    pub ended: Option<Instant>,
+}
+
+/// How many finished progress runs are remembered.
+const PROGRESS_HISTORY: usize = 64;
 
 impl Activity {
     fn busy(&self) -> bool {
@@ -108,13 +122,6 @@ impl Activity {
 }
 
 type Reply = Result<Value, RequestError>;
-
-/// How long after start a server that has not reported progress yet is given
-/// to start reporting it before a query counts it as idle. Measured from the
-/// first document opened: some servers (tsserver) start loading the project
-/// only then. Entries that always report (`reports_progress`) wait for it,
-/// up to the index wait.
-pub const STARTUP_SETTLE: Duration = Duration::from_secs(3);
 
 struct Shared {
     name: String,
@@ -561,6 +568,33 @@ impl LspClient {
                 .contains("textDocument/diagnostic")
     }
 
+    /// Progress runs whose token starts with `prefix`, oldest first.
+    pub fn progress_runs(&self, prefix: &str) -> Vec<ProgressRun> {
+        let a = self.shared.activity.lock().expect("activity");
+        a.history
+            .iter()
+            .filter(|r| r.token.starts_with(prefix))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether rust-analyzer's `experimental/serverStatus` says it is busy.
+    pub fn not_quiescent(&self) -> bool {
+        self.shared.activity.lock().expect("activity").quiescent == Some(false)
+    }
+
+    pub fn subscribe_activity(&self) -> watch::Receiver<u64> {
+        self.shared.activity_seq.subscribe()
+    }
+
+    /// Whether the server offers `workspace/executeCommand` for `command`.
+    pub fn offers_command(&self, command: &str) -> bool {
+        self.capabilities
+            .pointer("/executeCommandProvider/commands")
+            .and_then(Value::as_array)
+            .is_some_and(|c| c.iter().any(|c| c.as_str() == Some(command)))
+    }
+
     pub fn publishes_versions(&self) -> bool {
         self.shared.publishes_versions.load(Ordering::Relaxed)
     }
@@ -867,6 +901,9 @@ fn answer_server_request(
                     regs.insert(m.to_string());
                 }
             }
+            drop(regs);
+            // A diagnostics wait re-checks: pull may be offered now.
+            shared.diag_seq.send_modify(|s| *s += 1);
             Ok(Value::Null)
         }
         "client/unregisterCapability" => {
@@ -953,6 +990,15 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                         a.busy_since = Some(Instant::now());
                     }
                     a.ever_reported = true;
+                    if a.history.len() >= PROGRESS_HISTORY {
+                        a.history.remove(0);
+                    }
+                    a.history.push(ProgressRun {
+                        token: token.clone(),
+                        title: title.clone(),
+                        begun: Instant::now(),
+                        ended: None,
+                    });
                     a.tokens.insert(token, title);
                 }
                 Some("report") => {
@@ -966,6 +1012,14 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                 }
                 Some("end") => {
                     a.tokens.remove(&token);
+                    if let Some(run) = a
+                        .history
+                        .iter_mut()
+                        .rev()
+                        .find(|r| r.token == token && r.ended.is_none())
+                    {
+                        run.ended = Some(Instant::now());
+                    }
                 }
                 _ => {}
             }

@@ -1,10 +1,9 @@
 //! Fresh diagnostics for one document version, and the per-run ledger that
 //! decides which of them are new.
 //!
-//! "Fresh" means: of the version we just sent. Pull diagnostics where the
-//! server offers them; else the versioned publish for that version; else the
-//! first publish after the change followed by a short quiet window. A wait
-//! that runs out says so; it never passes for "no diagnostics".
+//! "Fresh" means: of the version we just sent, complete (see [`fresh`] for
+//! the proof used per server, and docs/lsp.md). A wait that runs out says
+//! so; it never passes for "no diagnostics".
 
 use crate::client::{LspClient, OpenDoc, RequestError};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
@@ -16,6 +15,8 @@ use std::time::{Duration, Instant};
 /// How the diagnostics were known to be of the current version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Freshness {
+    /// The server's own check of the file, asked synchronously (tsserver).
+    Checked,
     Pulled,
     Versioned,
     QuietAfterChange,
@@ -37,11 +38,22 @@ pub enum NotReady {
 }
 
 /// How long an unversioned server must stay silent after its first publish
-/// before its set counts as complete (some publish syntax errors first and
-/// semantic ones a moment later).
+/// before its set counts as complete (servers with no stronger proof only).
 pub const QUIET_WINDOW: Duration = Duration::from_millis(200);
 
+/// typescript-language-server's pass-through to tsserver.
+pub const TSSERVER_REQUEST: &str = "typescript.tsserverRequest";
+
 /// The server's diagnostics for `doc` (already synced), at most `bound`.
+///
+/// The proof of freshness, strongest first: tsserver's own synchronous
+/// syntactic and semantic check of the file (through
+/// `typescript.tsserverRequest`: the answer is the complete set for the text
+/// tsserver holds, never a syntactic-only pass); a pull
+/// (`textDocument/diagnostic`), also when the server registers it only after
+/// the document was opened (basedpyright does, half a second in); a publish
+/// carrying the version sent; else the first publish after the change and a
+/// quiet window.
 pub async fn fresh(
     client: &LspClient,
     uri: &str,
@@ -49,42 +61,38 @@ pub async fn fresh(
     bound: Duration,
 ) -> Result<FreshDiagnostics, NotReady> {
     let start = Instant::now();
-    if client.pull_diagnostics() {
-        match client
-            .request(
-                "textDocument/diagnostic",
-                json!({"textDocument": {"uri": uri}}),
-                bound,
-            )
-            .await
-        {
-            Ok(report) => {
-                let items = match report.get("kind").and_then(Value::as_str) {
-                    Some("unchanged") => client.last_pulled(uri).unwrap_or_default(),
-                    _ => report
-                        .get("items")
-                        .cloned()
-                        .and_then(|i| serde_json::from_value(i).ok())
-                        .unwrap_or_default(),
-                };
-                client.remember_pulled(uri, items.clone());
-                return Ok(FreshDiagnostics {
-                    diagnostics: items,
-                    how: Freshness::Pulled,
-                    waited: start.elapsed(),
-                });
-            }
-            Err(RequestError::TimedOut { after, .. }) => return Err(NotReady::Timeout(after)),
-            Err(e @ RequestError::Gone(_)) => return Err(e.into()),
-            // Registered but refused: fall back to what it publishes.
-            Err(RequestError::Rpc { .. }) => {}
+    if client.offers_command(TSSERVER_REQUEST) {
+        if let Some(path) = crate::client::uri_path(uri) {
+            let diagnostics = tsserver_check(client, &path, bound).await?;
+            return Ok(FreshDiagnostics {
+                diagnostics,
+                how: Freshness::Checked,
+                waited: start.elapsed(),
+            });
         }
     }
-    let deadline = tokio::time::Instant::now() + bound.saturating_sub(start.elapsed());
+    let deadline = tokio::time::Instant::now() + bound;
     let mut changes = client.subscribe_diagnostics();
+    let mut pull_refused = false;
     loop {
         if let Some(why) = client.gone() {
             return Err(RequestError::Gone(why).into());
+        }
+        if !pull_refused && client.pull_diagnostics() {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match pull(client, uri, left).await {
+                Ok(items) => {
+                    return Ok(FreshDiagnostics {
+                        diagnostics: items,
+                        how: Freshness::Pulled,
+                        waited: start.elapsed(),
+                    })
+                }
+                Err(RequestError::TimedOut { .. }) => return Err(NotReady::Timeout(bound)),
+                Err(e @ RequestError::Gone(_)) => return Err(e.into()),
+                // Registered but refused: fall back to what it publishes.
+                Err(RequestError::Rpc { .. }) => pull_refused = true,
+            }
         }
         if let Some(p) = client.published(uri) {
             match p.version {
@@ -115,11 +123,133 @@ pub async fn fresh(
                 _ => {}
             }
         }
+        // A publish, a registration of pull diagnostics, or the exit.
         if tokio::time::timeout_at(deadline, changes.changed())
             .await
             .is_err()
         {
             return Err(NotReady::Timeout(bound));
+        }
+    }
+}
+
+async fn pull(
+    client: &LspClient,
+    uri: &str,
+    bound: Duration,
+) -> Result<Vec<Diagnostic>, RequestError> {
+    let report = client
+        .request(
+            "textDocument/diagnostic",
+            json!({"textDocument": {"uri": uri}}),
+            bound,
+        )
+        .await?;
+    let items: Vec<Diagnostic> = match report.get("kind").and_then(Value::as_str) {
+        Some("unchanged") => client.last_pulled(uri).unwrap_or_default(),
+        _ => report
+            .get("items")
+            .cloned()
+            .and_then(|i| serde_json::from_value(i).ok())
+            .unwrap_or_default(),
+    };
+    client.remember_pulled(uri, items.clone());
+    Ok(items)
+}
+
+/// tsserver's syntactic and semantic diagnostics of `path`, asked
+/// synchronously: each answer comes after the project is loaded and the
+/// check is done, so it is complete for the text tsserver holds (the
+/// requests queue behind the document sync sent before them).
+async fn tsserver_check(
+    client: &LspClient,
+    path: &std::path::Path,
+    bound: Duration,
+) -> Result<Vec<Diagnostic>, NotReady> {
+    let deadline = Instant::now() + bound;
+    let mut out = Vec::new();
+    for command in ["syntacticDiagnosticsSync", "semanticDiagnosticsSync"] {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let reply = client
+            .request(
+                "workspace/executeCommand",
+                json!({"command": TSSERVER_REQUEST,
+                       "arguments": [command, {"file": path, "includeLinePosition": false}]}),
+                left,
+            )
+            .await
+            .map_err(|e| match e {
+                RequestError::TimedOut { .. } => NotReady::Timeout(bound),
+                e => e.into(),
+            })?;
+        let body = reply.get("body").unwrap_or(&reply);
+        out.extend(
+            body.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(tsserver_diagnostic),
+        );
+    }
+    Ok(out)
+}
+
+/// One tsserver diagnostic (1-based line and UTF-16 offset) as LSP's.
+fn tsserver_diagnostic(d: &Value) -> Option<Diagnostic> {
+    let pos = |v: &Value| -> Option<lsp_types::Position> {
+        Some(lsp_types::Position {
+            line: (v.get("line")?.as_u64()? as u32).saturating_sub(1),
+            character: (v.get("offset")?.as_u64()? as u32).saturating_sub(1),
+        })
+    };
+    let start = pos(d.get("start")?)?;
+    let end = d.get("end").and_then(pos).unwrap_or(start);
+    let severity = match d.get("category").and_then(Value::as_str) {
+        Some("error") => DiagnosticSeverity::ERROR,
+        Some("warning") => DiagnosticSeverity::WARNING,
+        Some("suggestion") => DiagnosticSeverity::HINT,
+        _ => DiagnosticSeverity::INFORMATION,
+    };
+    Some(Diagnostic {
+        range: lsp_types::Range { start, end },
+        severity: Some(severity),
+        code: d
+            .get("code")
+            .and_then(Value::as_i64)
+            .map(|c| NumberOrString::Number(c as i32)),
+        source: Some("typescript".into()),
+        message: d.get("text")?.as_str()?.to_string(),
+        ..Default::default()
+    })
+}
+
+/// rust-analyzer's proof after a save: a `cargo check` (flycheck) run whose
+/// progress began after `saved` has ended and the server is quiescent. Its
+/// diagnostics are published before the run's end. `Err` when the bound ran
+/// out first.
+pub async fn save_check_done(
+    client: &LspClient,
+    token_prefix: &str,
+    saved: Instant,
+    deadline: tokio::time::Instant,
+) -> Result<(), NotReady> {
+    let mut activity = client.subscribe_activity();
+    loop {
+        if let Some(why) = client.gone() {
+            return Err(RequestError::Gone(why).into());
+        }
+        let done = client
+            .progress_runs(token_prefix)
+            .iter()
+            .any(|r| r.begun >= saved && r.ended.is_some());
+        if done && !client.not_quiescent() {
+            return Ok(());
+        }
+        if tokio::time::timeout_at(deadline, activity.changed())
+            .await
+            .is_err()
+        {
+            let waited = Instant::now().saturating_duration_since(saved);
+            return Err(NotReady::Timeout(waited));
         }
     }
 }

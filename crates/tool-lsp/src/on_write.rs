@@ -12,14 +12,14 @@
 //! written before is the text read just before the call, sent to the server
 //! after the write succeeded.
 
-use crate::client::file_uri;
+use crate::client::{file_uri, OpenDoc};
 use crate::diagnostics::{self, DiagLine, DiagnosticLedger, NotReady};
 use crate::supervisor::LspSupervisor;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tool_core::{async_trait, CallContext, Tool, ToolError, ToolOutput, ToolSpec};
 
 /// Names the files a call of the wrapped tool writes, from its arguments
@@ -49,6 +49,34 @@ pub struct RunLedger {
     ledger: Mutex<DiagnosticLedger>,
     /// "cannot check" reasons already said once.
     said: Mutex<HashSet<String>>,
+    /// Diagnostics that arrived after their write's bound ran out, not yet
+    /// told: the next result of any wrapped tool carries them.
+    late: Mutex<Vec<String>>,
+}
+
+impl RunLedger {
+    fn take_late(&self) -> Vec<String> {
+        std::mem::take(&mut *self.late.lock().expect("late"))
+    }
+}
+
+/// How long diagnostics still pending after a write's bound are waited for
+/// in the background.
+pub const LATE_BOUND: Duration = Duration::from_secs(120);
+
+/// What a check of one written file found.
+struct Checked {
+    /// Errors and warnings, in the file's current text.
+    diags: Vec<DiagLine>,
+    /// The 0-based lines the write changed (first, last), in the new text.
+    changed: Option<(u32, u32)>,
+}
+
+/// Why a check of one written file has no answer.
+enum Unchecked {
+    /// The bound ran out; the wait goes on in the background.
+    Pending(String),
+    Failed(String),
 }
 
 /// A write tool whose successful calls report newly introduced diagnostics.
@@ -93,48 +121,113 @@ impl DiagnosticsOnWrite {
     }
 
     /// The file's diagnostics: of `text` when given (the baseline, the
-    /// content before the write), else of the file on disk (after it).
-    async fn current(
-        &self,
-        path: &Path,
-        save: bool,
-        text: Option<String>,
-    ) -> Result<Vec<DiagLine>, String> {
-        let target = self.sup.target_for(path).await.map_err(|e| e.to_string())?;
+    /// content before the write), else of the file on disk (after it, saved).
+    async fn current(&self, path: &Path, text: Option<String>) -> Result<Checked, Unchecked> {
+        let target = self
+            .sup
+            .target_for(path)
+            .await
+            .map_err(|e| Unchecked::Failed(e.to_string()))?;
         let client = &target.client;
-        client.resync_open().await;
+        let save = text.is_none();
+        // Not for the baseline: the file on disk is already the written one,
+        // and sending it before the old text costs the server two versions.
+        if save {
+            client.resync_open().await;
+        }
+        let uri = file_uri(path);
+        let before = client.doc(&uri).await.map(|d| d.text);
         let doc = match text {
             Some(text) => client.sync_text(path, &target.language_id, text).await,
             None => client
                 .sync_file(path, &target.language_id)
                 .await
-                .map_err(|e| format!("cannot read it: {e}"))?,
+                .map_err(|e| Unchecked::Failed(format!("cannot read it: {e}")))?,
         };
-        let uri = file_uri(path);
+        let saved = Instant::now();
         if save {
             client.did_save(&uri, &doc.text);
         }
-        let fresh = diagnostics::fresh(client, &uri, &doc, self.sup.timeouts.diagnostics)
-            .await
-            .map_err(|e| match e {
-                NotReady::Timeout(after) => format!(
-                    "diagnostics not ready after {} ms ({} is still working); run `lsp` op `diagnostics` on it later",
-                    after.as_millis(),
-                    target.slot.entry.id
-                ),
-                NotReady::Request(r) => r.to_string(),
-            })?;
-        let shown = self.sup.rel(path);
-        Ok(fresh
-            .diagnostics
-            .iter()
-            .filter(|d| diagnostics::is_problem(d))
-            .map(|d| DiagLine::from_lsp(&shown, d, Some(&doc.text), client.encoding))
-            .collect())
+        let check = if save {
+            target.slot.entry.save_check_progress.clone()
+        } else {
+            None
+        };
+        let bound = self.sup.timeouts.diagnostics;
+        match settled(client, &uri, &doc, check.as_deref(), saved, bound).await {
+            Ok(diags) => Ok(Checked {
+                diags: problems(&self.sup.rel(path), &diags, &doc, client.encoding),
+                changed: before.map(|b| changed_lines(&b, &doc.text)),
+            }),
+            Err(NotReady::Timeout(after)) => {
+                let server = target.slot.entry.id.clone();
+                if save {
+                    self.wait_late(target.client.clone(), path, doc, check, saved, before);
+                }
+                Err(Unchecked::Pending(format!(
+                    "diagnostics still pending for {} after {} ms ({server} is still working); they will come with a later result",
+                    self.sup.rel(path),
+                    after.as_millis()
+                )))
+            }
+            Err(NotReady::Request(r)) => Err(Unchecked::Failed(r.to_string())),
+        }
     }
 
-    /// The report for one touched file, or `None` when there is nothing to say.
-    async fn report(&self, path: &Path) -> (Option<String>, Vec<DiagLine>) {
+    /// Go on waiting for a write's diagnostics in the background; when they
+    /// come, fold them into the ledger and queue what is new for the next
+    /// result. Dropped when the file was written again meanwhile.
+    fn wait_late(
+        &self,
+        client: Arc<crate::client::LspClient>,
+        path: &Path,
+        doc: OpenDoc,
+        check: Option<String>,
+        saved: Instant,
+        before: Option<String>,
+    ) {
+        let ledger = self.ledger.clone();
+        let shown = self.sup.rel(path);
+        let path = path.to_path_buf();
+        let limits = self.limits;
+        tokio::spawn(async move {
+            let uri = file_uri(&path);
+            let Ok(diags) = settled(&client, &uri, &doc, check.as_deref(), saved, LATE_BOUND).await
+            else {
+                return;
+            };
+            if client.doc(&uri).await.map(|d| d.version) != Some(doc.version) {
+                return; // written again: that write's check tells
+            }
+            let lines = problems(&shown, &diags, &doc, client.encoding);
+            let changed = before.map(|b| changed_lines(&b, &doc.text));
+            let after = saved.elapsed().as_secs_f64();
+            let mut new = ledger.ledger.lock().expect("ledger").fold(&path, &lines);
+            nearest_first(&mut new, changed);
+            let mut text = format!(
+                "lsp: late diagnostics from your write to {shown}, {after:.1} s after it: "
+            );
+            if new.is_empty() {
+                text.push_str("no new errors or warnings");
+            } else {
+                text.push_str(&tool_core::format::plural(
+                    new.len(),
+                    "new problem",
+                    "new problems",
+                ));
+                text.push(':');
+                for l in diagnostics::render_capped(&shown, &new, limits.per_file, limits.flood) {
+                    text.push('\n');
+                    text.push_str(&l);
+                }
+            }
+            ledger.late.lock().expect("late").push(text);
+        });
+    }
+
+    /// The report for one touched file, or `None` when there is nothing to
+    /// say. `no_baseline`: its state before the write could not be had.
+    async fn report(&self, path: &Path, no_baseline: bool) -> (Option<String>, Vec<DiagLine>) {
         let shown = self.sup.rel(path);
         if !path.exists() {
             if let Ok(t) = self.sup.target_for(path).await {
@@ -142,20 +235,30 @@ impl DiagnosticsOnWrite {
             }
             return (None, Vec::new());
         }
-        match self.current(path, true, None).await {
-            Ok(diags) => {
-                let new = self
+        match self.current(path, None).await {
+            Ok(checked) => {
+                let mut new = self
                     .ledger
                     .ledger
                     .lock()
                     .expect("ledger")
-                    .fold(path, &diags);
+                    .fold(path, &checked.diags);
+                if no_baseline && !checked.diags.is_empty() {
+                    return (
+                        Some(format!(
+                            "lsp: no baseline for {shown}: {} after the write, not known which are new — run `lsp` op `diagnostics` on it to see them",
+                            tool_core::format::plural(checked.diags.len(), "diagnostic", "diagnostics")
+                        )),
+                        Vec::new(),
+                    );
+                }
                 if new.is_empty() {
                     return (
                         Some(format!("lsp: no new errors or warnings in {shown}")),
                         new,
                     );
                 }
+                nearest_first(&mut new, checked.changed);
                 let mut lines = vec![format!(
                     "lsp: {} in {shown} after this write:",
                     tool_core::format::plural(new.len(), "new problem", "new problems")
@@ -168,9 +271,10 @@ impl DiagnosticsOnWrite {
                 ));
                 (Some(lines.join("\n")), new)
             }
-            Err(why) => {
+            Err(Unchecked::Pending(why)) => (Some(format!("lsp: {why}")), Vec::new()),
+            Err(Unchecked::Failed(why)) => {
                 // Say a standing reason (no server here) once per run, a
-                // passing one (not ready) every time.
+                // passing one every time.
                 let standing = why.contains("not available here");
                 if standing && !self.ledger.said.lock().expect("said").insert(why.clone()) {
                     return (None, Vec::new());
@@ -179,6 +283,73 @@ impl DiagnosticsOnWrite {
             }
         }
     }
+}
+
+/// Fresh diagnostics of `doc`, and after a save with a save-time check
+/// (`check`: its progress token prefix), the state once that check ended.
+async fn settled(
+    client: &crate::client::LspClient,
+    uri: &str,
+    doc: &OpenDoc,
+    check: Option<&str>,
+    saved: Instant,
+    bound: Duration,
+) -> Result<Vec<lsp_types::Diagnostic>, NotReady> {
+    let deadline = tokio::time::Instant::from_std(saved + bound);
+    let fresh = diagnostics::fresh(client, uri, doc, bound).await?;
+    let Some(prefix) = check else {
+        return Ok(fresh.diagnostics);
+    };
+    diagnostics::save_check_done(client, prefix, saved, deadline).await?;
+    Ok(match client.published(uri) {
+        Some(p) if p.version.is_none_or(|v| v >= doc.version) => p.diagnostics,
+        _ => fresh.diagnostics,
+    })
+}
+
+/// Errors and warnings of `doc`, as the model reads them.
+fn problems(
+    shown: &str,
+    diags: &[lsp_types::Diagnostic],
+    doc: &OpenDoc,
+    enc: crate::PositionEncoding,
+) -> Vec<DiagLine> {
+    diags
+        .iter()
+        .filter(|d| diagnostics::is_problem(d))
+        .map(|d| DiagLine::from_lsp(shown, d, Some(&doc.text), enc))
+        .collect()
+}
+
+/// The 1-based lines of `after` that differ from `before` (first, last),
+/// by their common leading and trailing lines.
+pub fn changed_lines(before: &str, after: &str) -> (u32, u32) {
+    let b: Vec<&str> = before.lines().collect();
+    let a: Vec<&str> = after.lines().collect();
+    let head = b.iter().zip(&a).take_while(|(x, y)| x == y).count();
+    let tail = b[head..]
+        .iter()
+        .rev()
+        .zip(a[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let first = head as u32 + 1;
+    let last = (a.len() - tail).max(head + 1) as u32;
+    (first, last)
+}
+
+/// Order new problems by their distance to the changed lines, so the ones
+/// the write caused come before any cap. Ties keep line order.
+pub fn nearest_first(new: &mut [DiagLine], changed: Option<(u32, u32)>) {
+    let Some((first, last)) = changed else { return };
+    new.sort_by_key(|d| {
+        let distance = if d.line < first {
+            first - d.line
+        } else {
+            d.line.saturating_sub(last)
+        };
+        (distance, d.line, d.col)
+    });
 }
 
 #[async_trait]
@@ -217,18 +388,25 @@ impl Tool for DiagnosticsOnWrite {
         // The inner tool first: a refused call returns before any server is
         // started or waited for.
         let mut out = self.inner.call(cx, args).await?;
+        for late in self.ledger.take_late() {
+            out.push_text(late);
+        }
+        let mut no_baseline = HashSet::new();
         for (p, before) in unknown {
             let baseline = match before {
                 None => Some(Vec::new()),
-                Some(text) => self.current(&p, false, Some(text)).await.ok(),
+                Some(text) => self.current(&p, Some(text)).await.ok().map(|c| c.diags),
             };
-            if let Some(b) = baseline {
-                self.ledger.ledger.lock().expect("ledger").baseline(&p, &b);
+            match baseline {
+                Some(b) => self.ledger.ledger.lock().expect("ledger").baseline(&p, &b),
+                None => {
+                    no_baseline.insert(p);
+                }
             }
         }
         let mut all_new = Vec::new();
         for p in &paths {
-            let (text, new) = self.report(p).await;
+            let (text, new) = self.report(p, no_baseline.contains(p)).await;
             if let Some(t) = text {
                 out.push_text(t);
             }
@@ -308,5 +486,45 @@ mod tests {
         );
         let diff = "--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n";
         assert_eq!(patch_paths(&json!({"input": diff})), vec!["x.go"]);
+    }
+
+    fn line(n: u32, msg: &str) -> DiagLine {
+        DiagLine {
+            path: "a.py".into(),
+            line: n,
+            col: 1,
+            severity: "error",
+            code: None,
+            message: msg.into(),
+        }
+    }
+
+    #[test]
+    fn changed_lines_are_found_between_common_head_and_tail() {
+        assert_eq!(changed_lines("a\nb\nc\n", "a\nX\nY\nc\n"), (2, 3));
+        assert_eq!(changed_lines("a\nb\n", "# 1\n# 2\na\nb\n"), (1, 2));
+        assert_eq!(changed_lines("a\nb\n", "a\nb\nc\n"), (3, 3));
+        // A deletion: the line where the text closed up.
+        assert_eq!(changed_lines("a\nb\nc\n", "a\nc\n"), (2, 2));
+    }
+
+    #[test]
+    fn new_problems_nearest_the_change_come_first() {
+        let mut new: Vec<DiagLine> = [1, 40, 70, 72, 100]
+            .iter()
+            .map(|&n| line(n, &format!("e{n}")))
+            .collect();
+        nearest_first(&mut new, Some((71, 71)));
+        let shown: Vec<String> = new.iter().map(|d| d.render()).collect();
+        expect_test::expect![[r#"
+            [
+                "a.py:70:1 error e70",
+                "a.py:72:1 error e72",
+                "a.py:100:1 error e100",
+                "a.py:40:1 error e40",
+                "a.py:1:1 error e1",
+            ]
+        "#]]
+        .assert_debug_eq(&shown);
     }
 }

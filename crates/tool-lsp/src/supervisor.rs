@@ -267,7 +267,7 @@ impl LspSupervisor {
                 slot.entry
                     .startup_settle_ms
                     .map(Duration::from_millis)
-                    .unwrap_or(crate::client::STARTUP_SETTLE)
+                    .unwrap_or(Duration::ZERO)
             },
         };
         match LspClient::start(spec).await {

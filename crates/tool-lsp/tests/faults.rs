@@ -169,7 +169,10 @@ async fn late_diagnostics_are_waited_for_within_the_bound_and_said_when_not_read
         started.elapsed()
     );
     has(&out, "wrote b.fault");
-    has(&out, "diagnostics not ready after 1000 ms");
+    has(
+        &out,
+        "lsp: diagnostics still pending for b.fault after 1000 ms (faulty is still working); they will come with a later result",
+    );
     // The diagnostics op says the same rather than "no errors".
     let err = run
         .call("lsp", json!({"op": "diagnostics", "file": "b.fault"}))
@@ -180,6 +183,31 @@ async fn late_diagnostics_are_waited_for_within_the_bound_and_said_when_not_read
     } else {
         has(&err.unwrap_err().to_string(), "not ready after 1000 ms");
     }
+    // When they come, the next result of a wrapped tool carries them, once.
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
+    let out = run
+        .call("write", json!({"path": "c.fault", "content": "ok\n"}))
+        .await
+        .unwrap();
+    let (head, rest) = out
+        .split_once(" s after it: ")
+        .unwrap_or_else(|| panic!("no late diagnostics in:\n{out}"));
+    has(
+        head,
+        "wrote c.fault\nlsp: late diagnostics from your write to b.fault, ",
+    );
+    assert_eq!(
+        rest,
+        "1 new problem:\nb.fault:3:4 error [F001] fault: ERROR marker\nlsp: no new errors or warnings in c.fault"
+    );
+    let out = run
+        .call("write", json!({"path": "c.fault", "content": "ok\nok\n"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        "wrote c.fault\nlsp: no new errors or warnings in c.fault"
+    );
     run.finish().await;
 }
 
@@ -247,5 +275,39 @@ async fn a_call_timeout_seconds_bounds_a_hung_request_and_names_the_server() {
         .assert_eq(&err.to_string().replace(FAULTY, "<fault-injecting-lsp>"));
     // The same server still answers.
     has(&run.lsp(hover(1, "fine")).await, "fault-injecting hover");
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_write_without_a_baseline_says_so_rather_than_calling_all_new() {
+    let dir = project();
+    // Its text before the write is published only after 3 s: no baseline
+    // within the 1 s bound. The written text is published at once.
+    std::fs::write(dir.path().join("d.fault"), "delay_ms=3000\nan ERROR\n").unwrap();
+    let run = Run::with_binding(dir, binding(20_000, 1_000));
+    let out = run
+        .call(
+            "write",
+            json!({"path": "d.fault", "content": "ok\nan ERROR\n"}),
+        )
+        .await
+        .unwrap();
+    expect_test::expect![[r#"
+        wrote d.fault
+        lsp: no baseline for d.fault: 1 diagnostic after the write, not known which are new — run `lsp` op `diagnostics` on it to see them"#]]
+    .assert_eq(&out);
+    // The ledger now holds the state after that write: a new error is new.
+    let out = run
+        .call(
+            "write",
+            json!({"path": "d.fault", "content": "ok\nan ERROR\nan ERROR\n"}),
+        )
+        .await
+        .unwrap();
+    expect_test::expect![[r#"
+        wrote d.fault
+        lsp: 1 new problem in d.fault after this write:
+        d.fault:3:4 error [F001] fault: ERROR marker"#]]
+    .assert_eq(&out);
     run.finish().await;
 }
