@@ -4,9 +4,10 @@
 //! Requests and replies are newline-delimited JSON on dedicated pipes: the
 //! driver reads fd 3 and writes fd 4; fd 5 carries interrupts (one byte each)
 //! to the JavaScript driver. The cell's stdout and stderr stay on fd 1 and 2,
-//! where the driver writes only two kinds of marker: where a display sits in
-//! the output, and where a cell's output ends (so the host knows it has all
-//! of it).
+//! where the driver writes only markers: where a cell's output begins and
+//! ends (the frame: text between `begin;N` and `end;N` is cell N's, and the
+//! host has all of it once it read `end;N` on both streams), and where a
+//! display sits in the output.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -83,6 +84,10 @@ pub enum OutputPiece {
         cell: u64,
         seq: u64,
     },
+    /// Everything `cell` writes to this stream comes after this point.
+    Begin {
+        cell: u64,
+    },
     /// Everything `cell` wrote to this stream is before this point.
     End {
         cell: u64,
@@ -102,14 +107,24 @@ pub struct MarkerScanner {
 
 impl MarkerScanner {
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<OutputPiece>) {
-        let mut buf = std::mem::take(&mut self.carry);
-        buf.extend_from_slice(chunk);
+        let joined;
+        let buf: &[u8] = if self.carry.is_empty() {
+            chunk
+        } else {
+            let mut b = std::mem::take(&mut self.carry);
+            b.extend_from_slice(chunk);
+            joined = b;
+            &joined
+        };
         let mut text_start = 0;
         let mut i = 0;
         while i < buf.len() {
-            if buf[i] != MARK_START[0] {
-                i += 1;
-                continue;
+            match memchr::memchr(MARK_START[0], &buf[i..]) {
+                Some(k) => i += k,
+                None => {
+                    i = buf.len();
+                    break;
+                }
             }
             let rest = &buf[i..];
             let n = rest.len().min(MARK_START.len());
@@ -157,6 +172,9 @@ fn parse_marker(body: &[u8]) -> Option<OutputPiece> {
     let body = std::str::from_utf8(body).ok()?;
     let mut parts = body.split(';');
     match (parts.next()?, parts.next(), parts.next(), parts.next()) {
+        ("begin", Some(cell), None, None) => Some(OutputPiece::Begin {
+            cell: cell.parse().ok()?,
+        }),
         ("end", Some(cell), None, None) => Some(OutputPiece::End {
             cell: cell.parse().ok()?,
         }),
@@ -192,8 +210,9 @@ mod tests {
 
     #[test]
     fn markers_are_found_across_read_boundaries() {
-        let stream = b"hi\n\x1b]agent-eval;display;3;1\x07after\n\x1b]agent-eval;end;3\x07";
+        let stream = b"\x1b]agent-eval;begin;3\x07hi\n\x1b]agent-eval;display;3;1\x07after\n\x1b]agent-eval;end;3\x07";
         let expected = vec![
+            OutputPiece::Begin { cell: 3 },
             OutputPiece::Text(b"hi\n".to_vec()),
             OutputPiece::Display { cell: 3, seq: 1 },
             OutputPiece::Text(b"after\n".to_vec()),

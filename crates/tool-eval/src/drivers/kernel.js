@@ -3,7 +3,8 @@
 // Run by the host as `node -e <this file>`. The protocol is newline-delimited
 // JSON: requests arrive on fd 3, replies leave on fd 4; fd 5 carries
 // interrupts. The cell's own output stays on fd 1 and 2; the driver only writes
-// small markers there (where a display sits, where a cell's output ends).
+// small markers there (where a cell's output begins and ends, where a display
+// sits).
 //
 // Cells run through the in-process inspector's Runtime.evaluate in REPL mode,
 // the mode a browser console uses: top-level let/const/class persist (and may
@@ -51,10 +52,21 @@
       }
     }
   }
-  function writeRaw(fd, text) {
-    try {
-      fs.writeSync(fd, text);
-    } catch (_) {}
+  // The cell's output streams as the driver found them. On a pipe Node
+  // queues writes and flushes them later, so the driver writes its markers
+  // through the same streams (never around them): a marker then lands after
+  // everything written before it, and a cell's `end` marker is only written
+  // once its output left the queue.
+  const cellStdout = process.stdout;
+  const cellStderr = process.stderr;
+  function writeTo(stream, text) {
+    return new Promise((resolve) => {
+      try {
+        stream.write(text, () => resolve());
+      } catch (_) {
+        resolve();
+      }
+    });
   }
   const marker = (...parts) => '\x1b]agent-eval;' + parts.join(';') + '\x07';
 
@@ -102,10 +114,10 @@
     if (cell && cell.interrupt) cell.interrupt();
   });
   process.on('uncaughtException', (e) => {
-    writeRaw(2, 'Uncaught (in a callback): ' + ((e && e.stack) || util.inspect(e)) + '\n');
+    writeTo(cellStderr, 'Uncaught (in a callback): ' + ((e && e.stack) || util.inspect(e)) + '\n');
   });
   process.on('unhandledRejection', (e) => {
-    writeRaw(2, 'Unhandled promise rejection: ' + ((e && e.stack) || util.inspect(e)) + '\n');
+    writeTo(cellStderr, 'Unhandled promise rejection: ' + ((e && e.stack) || util.inspect(e)) + '\n');
   });
 
   // ---- what cells see -----------------------------------------------------
@@ -195,7 +207,7 @@
     if (!cell) return;
     cell.seq += 1;
     send(Object.assign({ type: 'display', cell: cell.id, seq: cell.seq, echo: !!echo }, rendered));
-    if (!echo) writeRaw(1, marker('display', cell.id, cell.seq));
+    if (!echo) writeTo(cellStdout, marker('display', cell.id, cell.seq));
   }
   /** Show each value in the cell's result, where it is called. */
   globalThis.display = (...values) => {
@@ -262,6 +274,9 @@
     let interrupted;
     const interruptedP = new Promise((resolve) => (interrupted = resolve));
     cell = { id, seq: 0, interrupt: () => interrupted('interrupted') };
+    // Open the cell's frame: what was written before is not this cell's.
+    writeTo(cellStdout, marker('begin', id));
+    writeTo(cellStderr, marker('begin', id));
     let status = 'ok';
     let error = null;
     try {
@@ -298,9 +313,10 @@
       }
     }
     session.post('Runtime.releaseObjectGroup', { objectGroup: 'cell' }, () => {});
-    writeRaw(1, marker('end', id));
-    writeRaw(2, marker('end', id));
     cell = null;
+    // Close the frame once the cell's queued output has gone out (an
+    // interrupt meanwhile has nothing left to stop).
+    await Promise.all([writeTo(cellStdout, marker('end', id)), writeTo(cellStderr, marker('end', id))]);
     send({ type: 'done', cell: id, status, error });
   }
 
