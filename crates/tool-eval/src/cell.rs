@@ -110,7 +110,7 @@ pub async fn run(
     let mut undrained = false;
 
     if kernel
-        .send(&json!({"type": "exec", "cell": cell, "code": code}))
+        .send(&json!({"type": "exec", "cell": cell, "code": code, "max_output_bytes": limits.max_output_bytes}))
         .await
         .is_err()
     {
@@ -170,6 +170,15 @@ pub async fn run(
                     KernelEvent::Output(_, OutputPiece::End { cell: c }) => {
                         if c == cell { ends += 1; }
                         false
+                    }
+                    KernelEvent::Output(_, OutputPiece::Skipped { cell: c, bytes }) => {
+                        if c == cell {
+                            output.skip(bytes);
+                            if done.is_some() {
+                                drain_until = Instant::now() + DRAIN_QUIET;
+                            }
+                        }
+                        c == cell
                     }
                     KernelEvent::Output(_, OutputPiece::Begin { .. } | OutputPiece::Text(_)) => false,
                     KernelEvent::Message(DriverMessage::Display { cell: c, seq, echo, text, images }) => {

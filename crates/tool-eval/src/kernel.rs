@@ -396,7 +396,9 @@ fn send_framed(
                 *frame = Frame::Between;
                 KernelEvent::Output(stream, p)
             }
-            OutputPiece::Display { .. } => KernelEvent::Output(stream, p),
+            OutputPiece::Display { .. } | OutputPiece::Skipped { .. } => {
+                KernelEvent::Output(stream, p)
+            }
         };
         if tx.send(ev).is_err() {
             return false;

@@ -88,6 +88,12 @@ pub enum OutputPiece {
     Begin {
         cell: u64,
     },
+    /// The driver left out `bytes` of `cell`'s output here (it caps a flood
+    /// before it reaches the pipe; the kept tail follows at the cell's end).
+    Skipped {
+        cell: u64,
+        bytes: u64,
+    },
     /// Everything `cell` wrote to this stream is before this point.
     End {
         cell: u64,
@@ -178,6 +184,10 @@ fn parse_marker(body: &[u8]) -> Option<OutputPiece> {
         ("end", Some(cell), None, None) => Some(OutputPiece::End {
             cell: cell.parse().ok()?,
         }),
+        ("skipped", Some(cell), Some(bytes), None) => Some(OutputPiece::Skipped {
+            cell: cell.parse().ok()?,
+            bytes: bytes.parse().ok()?,
+        }),
         ("display", Some(cell), Some(seq), None) => Some(OutputPiece::Display {
             cell: cell.parse().ok()?,
             seq: seq.parse().ok()?,
@@ -210,12 +220,16 @@ mod tests {
 
     #[test]
     fn markers_are_found_across_read_boundaries() {
-        let stream = b"\x1b]agent-eval;begin;3\x07hi\n\x1b]agent-eval;display;3;1\x07after\n\x1b]agent-eval;end;3\x07";
+        let stream = b"\x1b]agent-eval;begin;3\x07hi\n\x1b]agent-eval;display;3;1\x07after\n\x1b]agent-eval;skipped;3;1048576\x07\x1b]agent-eval;end;3\x07";
         let expected = vec![
             OutputPiece::Begin { cell: 3 },
             OutputPiece::Text(b"hi\n".to_vec()),
             OutputPiece::Display { cell: 3, seq: 1 },
             OutputPiece::Text(b"after\n".to_vec()),
+            OutputPiece::Skipped {
+                cell: 3,
+                bytes: 1 << 20,
+            },
             OutputPiece::End { cell: 3 },
         ];
         assert_eq!(scan(&[stream]), expected);

@@ -57,12 +57,84 @@
   // through the same streams (never around them): a marker then lands after
   // everything written before it, and a cell's `end` marker is only written
   // once its output left the queue.
-  const cellStdout = process.stdout;
-  const cellStderr = process.stderr;
-  function writeTo(stream, text) {
+  //
+  // A flood is capped here, before it reaches the pipe: per cell and stream
+  // the first `max_output_bytes` pass, then only the last `max_output_bytes`
+  // are held (written at the cell's end) and the rest is counted in
+  // `skipped` markers, at most every 200 ms (they also show the host the
+  // cell is alive). Output of child processes bypasses this and is capped
+  // by the host as it streams.
+  function gate(stream) {
+    const g = { stream, write: stream.write.bind(stream), cap: Infinity, passed: 0, held: [], heldBytes: 0, unreported: 0, reportedAt: 0, cell: 0 };
+    stream.write = function (chunk, encoding, cb) {
+      if (typeof encoding === 'function') {
+        cb = encoding;
+        encoding = undefined;
+      }
+      if (!cell || g.cap === Infinity) return g.write(chunk, encoding, cb);
+      const isString = typeof chunk === 'string';
+      const size = isString ? Buffer.byteLength(chunk, encoding) : chunk.byteLength;
+      if (size === undefined) return g.write(chunk, encoding, cb);
+      const room = g.cap - g.passed;
+      if (size <= room) {
+        g.passed += size;
+        return g.write(chunk, encoding, cb);
+      }
+      let buf;
+      if (isString) {
+        // At least the last `cap` bytes of a long string are in its last `cap` characters.
+        const start = Math.max(room, chunk.length - g.cap);
+        buf = Buffer.from(chunk.slice(start), encoding);
+        if (room > 0) g.write(chunk.slice(0, room), encoding);
+        g.unreported += size - buf.length - Math.max(room, 0);
+      } else {
+        buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+        if (room > 0) g.write(buf.subarray(0, room));
+        buf = buf.subarray(Math.max(room, 0));
+      }
+      g.passed = g.cap;
+      g.held.push(Buffer.from(buf));
+      g.heldBytes += buf.length;
+      while (g.held.length > 1 && g.heldBytes - g.held[0].length >= g.cap) {
+        const old = g.held.shift();
+        g.heldBytes -= old.length;
+        g.unreported += old.length;
+      }
+      const now = Date.now();
+      if (g.unreported > 0 && now - g.reportedAt >= 200) reportSkipped(g, now);
+      if (cb) process.nextTick(cb);
+      return true;
+    };
+    return g;
+  }
+  function reportSkipped(g, now) {
+    g.write(marker('skipped', g.cell, g.unreported));
+    g.unreported = 0;
+    g.reportedAt = now;
+  }
+  function openGate(g, id, cap) {
+    Object.assign(g, { cap: cap > 0 ? cap : Infinity, passed: 0, held: [], heldBytes: 0, unreported: 0, reportedAt: Date.now(), cell: id });
+  }
+  // The held tail, trimmed to the cap, after the count of what was left out.
+  function closeGate(g) {
+    if (g.heldBytes > g.cap) {
+      const excess = g.heldBytes - g.cap;
+      g.held[0] = g.held[0].subarray(excess);
+      g.heldBytes -= excess;
+      g.unreported += excess;
+    }
+    if (g.unreported > 0) reportSkipped(g, Date.now());
+    if (g.heldBytes > 0) g.write(Buffer.concat(g.held));
+    g.cap = Infinity;
+    g.held = [];
+    g.heldBytes = 0;
+  }
+  const cellStdout = gate(process.stdout);
+  const cellStderr = gate(process.stderr);
+  function writeTo(g, text) {
     return new Promise((resolve) => {
       try {
-        stream.write(text, () => resolve());
+        g.write(text, () => resolve());
       } catch (_) {
         resolve();
       }
@@ -277,6 +349,8 @@
     // Open the cell's frame: what was written before is not this cell's.
     writeTo(cellStdout, marker('begin', id));
     writeTo(cellStderr, marker('begin', id));
+    openGate(cellStdout, id, msg.max_output_bytes);
+    openGate(cellStderr, id, msg.max_output_bytes);
     let status = 'ok';
     let error = null;
     try {
@@ -314,6 +388,8 @@
     }
     session.post('Runtime.releaseObjectGroup', { objectGroup: 'cell' }, () => {});
     cell = null;
+    closeGate(cellStdout);
+    closeGate(cellStderr);
     // Close the frame once the cell's queued output has gone out (an
     // interrupt meanwhile has nothing left to stop).
     await Promise.all([writeTo(cellStdout, marker('end', id)), writeTo(cellStderr, marker('end', id))]);
