@@ -148,33 +148,47 @@
   // synchronous code, the worker terminates the running script through the
   // inspector (the variables survive).
   const ack = new Int32Array(new SharedArrayBuffer(4));
+  // The worker reads the pipe asynchronously (never blocked in a read), so
+  // process.exit in a cell, which stops workers, is not held up by it.
   const workerSource = `
-    const { workerData } = require('worker_threads');
-    const fs = require('fs');
+    const { workerData, parentPort } = require('worker_threads');
+    const net = require('net');
     const inspector = require('inspector');
     const session = new inspector.Session();
     session.connectToMainThread();
-    const buf = Buffer.alloc(1);
     let asked = 0;
-    for (;;) {
-      let n = 0;
-      try { n = fs.readSync(workerData.fd, buf, 0, 1, null); } catch (e) { if (e.code === 'EAGAIN') continue; }
-      if (n <= 0) break;
-      asked += 1;
-      const until = Date.now() + 250;
-      let seen;
-      while ((seen = Atomics.load(workerData.ack, 0)) < asked && Date.now() < until) {
-        Atomics.wait(workerData.ack, 0, seen, until - Date.now());
+    const pipe = new net.Socket({ fd: workerData.fd, readable: true, writable: false });
+    pipe.on('data', (bytes) => {
+      for (let i = 0; i < bytes.length; i++) {
+        asked += 1;
+        const until = Date.now() + 250;
+        let seen;
+        while ((seen = Atomics.load(workerData.ack, 0)) < asked && Date.now() < until) {
+          Atomics.wait(workerData.ack, 0, seen, until - Date.now());
+        }
+        if (Atomics.load(workerData.ack, 0) < asked) session.post('Runtime.terminateExecution');
       }
-      if (Atomics.load(workerData.ack, 0) < asked) session.post('Runtime.terminateExecution');
-    }`;
+    });
+    pipe.on('error', () => {});
+    parentPort.postMessage('ready');`;
   // Started once the kernel is ready: it is not needed to answer, and its
-  // start would compete with ours. An interrupt sent before it runs waits in
-  // the pipe.
+  // start would compete with ours. A cell runs only once the watchdog is
+  // connected (else a first cell that never yields could not be stopped: the
+  // main thread would be stuck before the worker exists). An interrupt sent
+  // before it reads waits in the pipe.
+  let watchdogReady = null;
   function startWatchdog() {
+    if (watchdogReady) return watchdogReady;
     const worker = new Worker(workerSource, { eval: true, workerData: { fd: interrupts, ack } });
     worker.unref();
     worker.on('error', () => {});
+    watchdogReady = new Promise((resolve) => {
+      worker.once('message', resolve);
+      worker.once('error', resolve);
+      worker.once('exit', resolve);
+      setTimeout(resolve, 5000).unref();
+    });
+    return watchdogReady;
   }
 
   let cell = null; // the running cell's state
@@ -343,6 +357,7 @@
 
   async function runCell(msg) {
     const id = msg.cell;
+    await startWatchdog();
     let interrupted;
     const interruptedP = new Promise((resolve) => (interrupted = resolve));
     cell = { id, seq: 0, interrupt: () => interrupted('interrupted') };
