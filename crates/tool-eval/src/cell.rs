@@ -7,7 +7,7 @@
 //! period, the kernel is killed.
 
 use crate::bridge;
-use crate::kernel::{describe_exit, KernelEvent, KernelProcess, Stream};
+use crate::kernel::{describe_exit, Frame, KernelEvent, KernelProcess, Stream};
 use crate::output::{CellOutput, Display};
 use crate::protocol::{CellStatus, DriverMessage, OutputPiece};
 use serde_json::{json, Value};
@@ -16,9 +16,14 @@ use tokio::task::JoinSet;
 use tokio::time::{sleep_until, Instant};
 use tool_core::CallContext;
 
-/// How long to wait for the end markers on stdout and stderr once the driver
-/// said the cell is done (they are written just before, so this is slack).
-const DRAIN: Duration = Duration::from_secs(2);
+/// How long to wait, with none of the cell's output arriving, for the end
+/// markers on stdout and stderr once the driver said the cell is done. The
+/// wait restarts with every piece of the cell's output, so a flood still
+/// in the pipes is drained whole (capped as it streams) before the answer.
+const DRAIN_QUIET: Duration = Duration::from_secs(2);
+
+/// How much of the output written between cells a cell shows.
+const BETWEEN_CAP: usize = 2048;
 
 /// The limits one cell runs under.
 #[derive(Debug, Clone, Copy)]
@@ -63,6 +68,16 @@ pub struct CellRun {
     pub output: CellOutput,
     pub elapsed: Duration,
     pub bridged_calls: usize,
+    /// Output written outside every cell's frame since the last cell (by a
+    /// timer, thread or process an earlier cell left running), capped.
+    pub between: Vec<u8>,
+    /// All bytes written between cells, shown or not.
+    pub between_bytes: u64,
+    /// Bytes of an earlier cell's output that arrived after it answered
+    /// (dropped: they are not this cell's).
+    pub late_bytes: u64,
+    /// The end markers did not arrive: output may be missing at the end.
+    pub undrained: bool,
 }
 
 enum Phase {
@@ -89,9 +104,13 @@ pub async fn run(
     let mut ends = 0u8;
     let mut closed_streams = 0u8;
     let mut replies_closed = false;
+    let mut between = Vec::new();
+    let mut between_bytes = 0u64;
+    let mut late_bytes = 0u64;
+    let mut undrained = false;
 
     if kernel
-        .send(&json!({"type": "exec", "cell": cell, "code": code}))
+        .send(&json!({"type": "exec", "cell": cell, "code": code, "max_output_bytes": limits.max_output_bytes}))
         .await
         .is_err()
     {
@@ -102,6 +121,10 @@ pub async fn run(
             output,
             elapsed: started.elapsed(),
             bridged_calls,
+            between,
+            between_bytes,
+            late_bytes,
+            undrained,
         };
     }
 
@@ -122,7 +145,24 @@ pub async fn run(
                     continue;
                 };
                 let alive = match ev {
-                    KernelEvent::Output(_, OutputPiece::Text(t)) => { output.push_text(&t); true }
+                    KernelEvent::Text(_, Frame::Cell(c), t) => {
+                        if c == cell {
+                            output.push_text(&t);
+                            if done.is_some() {
+                                drain_until = Instant::now() + DRAIN_QUIET;
+                            }
+                            true
+                        } else {
+                            late_bytes += t.len() as u64;
+                            false
+                        }
+                    }
+                    KernelEvent::Text(_, Frame::Between, t) => {
+                        between_bytes += t.len() as u64;
+                        let room = BETWEEN_CAP.saturating_sub(between.len());
+                        between.extend_from_slice(&t[..room.min(t.len())]);
+                        true
+                    }
                     KernelEvent::Output(_, OutputPiece::Display { cell: c, seq }) => {
                         if c == cell { output.mark_display(seq); }
                         true
@@ -131,6 +171,16 @@ pub async fn run(
                         if c == cell { ends += 1; }
                         false
                     }
+                    KernelEvent::Output(_, OutputPiece::Skipped { cell: c, bytes }) => {
+                        if c == cell {
+                            output.skip(bytes);
+                            if done.is_some() {
+                                drain_until = Instant::now() + DRAIN_QUIET;
+                            }
+                        }
+                        c == cell
+                    }
+                    KernelEvent::Output(_, OutputPiece::Begin { .. } | OutputPiece::Text(_)) => false,
                     KernelEvent::Message(DriverMessage::Display { cell: c, seq, echo, text, images }) => {
                         if c == cell { output.add_display(seq, echo, Display { text, images }); }
                         true
@@ -150,7 +200,7 @@ pub async fn run(
                     KernelEvent::Message(DriverMessage::Done { cell: c, status, error }) => {
                         if c == cell {
                             done = Some((status, error));
-                            drain_until = Instant::now() + DRAIN;
+                            drain_until = Instant::now() + DRAIN_QUIET;
                         }
                         false
                     }
@@ -201,6 +251,8 @@ pub async fn run(
                 break CellEnd::Killed { why };
             }
             _ = sleep_until(drain_until), if done.is_some() => {
+                tracing::warn!(cell, ends, "the cell's end markers did not arrive; answering without them");
+                undrained = true;
                 break finished(done.take().expect("done"), &phase);
             }
         }
@@ -212,6 +264,10 @@ pub async fn run(
         output,
         elapsed: started.elapsed(),
         bridged_calls,
+        between,
+        between_bytes,
+        late_bytes,
+        undrained,
     }
 }
 
@@ -247,7 +303,7 @@ async fn drain_output(kernel: &mut KernelProcess, output: &mut CellOutput) {
     let mut closed = 0;
     while closed < 2 {
         match tokio::time::timeout_at(until, kernel.events.recv()).await {
-            Ok(Some(KernelEvent::Output(_, OutputPiece::Text(t)))) => output.push_text(&t),
+            Ok(Some(KernelEvent::Text(_, _, t))) => output.push_text(&t),
             Ok(Some(KernelEvent::StreamClosed(Stream::Stdout | Stream::Stderr))) => closed += 1,
             Ok(Some(_)) => {}
             Ok(None) | Err(_) => break,

@@ -42,6 +42,30 @@ pub fn result(run: CellRun, cx: &ResultContext) -> Result<ToolOutput, ToolError>
         preamble.push_str(n);
         preamble.push('\n');
     }
+    if run.late_bytes > 0 {
+        preamble.push_str(&format!(
+            "({} bytes of an earlier cell's output arrived after that cell answered; they are dropped here)\n",
+            run.late_bytes
+        ));
+    }
+    if run.between_bytes > 0 {
+        preamble.push_str(
+            "(written after an earlier cell ended, by something it left running — a timer, a thread, a process:)\n",
+        );
+        let shown = String::from_utf8_lossy(&run.between);
+        preamble.push_str(shown.trim_end_matches('\n'));
+        preamble.push('\n');
+        let more = run.between_bytes - run.between.len() as u64;
+        if more > 0 {
+            preamble.push_str(&format!("(… {more} more bytes of it dropped)\n"));
+        }
+        preamble.push_str("(this cell's output:)\n");
+    }
+    if run.undrained {
+        preamble.push_str(
+            "(the end of this cell's output did not arrive within 2 s of the cell's end; the output below may miss its end)\n",
+        );
+    }
     let empty = run.output.is_empty();
     let rendered = run.output.render(preamble);
     let mut content = rendered.content;

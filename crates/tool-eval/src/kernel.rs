@@ -30,10 +30,23 @@ pub enum Stream {
     Stderr,
 }
 
+/// Whose output a piece of text is, by the frame markers around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    /// Written between `begin;N` and `end;N`: cell N's.
+    Cell(u64),
+    /// Written outside every frame: by something an earlier cell left
+    /// running (a timer, a thread, a background process) after it ended.
+    Between,
+}
+
 /// Everything the reading tasks report, in arrival order.
 #[derive(Debug)]
 pub enum KernelEvent {
     Message(DriverMessage),
+    /// Text of a stream, with the frame it was written in.
+    Text(Stream, Frame, Vec<u8>),
+    /// A marker of a stream (never `OutputPiece::Text`).
     Output(Stream, OutputPiece),
     /// The reply pipe closed: the driver is gone.
     RepliesClosed,
@@ -194,12 +207,12 @@ impl KernelFactory {
                     Some(KernelEvent::Message(DriverMessage::Ready { version, executable, .. })) => {
                         break Some((version, executable));
                     }
-                    Some(KernelEvent::Output(_, OutputPiece::Text(t))) => early.extend(t),
+                    Some(KernelEvent::Text(_, _, t)) => early.extend(t),
                     Some(KernelEvent::RepliesClosed) | None => {
                         // Collect the last words before reporting.
                         exited = tokio::time::timeout(Duration::from_secs(2), child.wait()).await.ok().and_then(Result::ok);
                         while let Ok(ev) = events.try_recv() {
-                            if let KernelEvent::Output(_, OutputPiece::Text(t)) = ev { early.extend(t) }
+                            if let KernelEvent::Text(_, _, t) = ev { early.extend(t) }
                         }
                         break None;
                     }
@@ -329,31 +342,67 @@ fn spawn_reply_reader(replies: pipe::Receiver, tx: mpsc::UnboundedSender<KernelE
     });
 }
 
+/// How much one read of a cell's stream takes at most. A flood arrives in
+/// few large pieces, so capping it as it streams costs little per byte.
+const STREAM_READ: usize = 1 << 20;
+/// The pipe size asked for the cell's streams (Linux caps it, by default at
+/// 1 MiB for unprivileged processes): fewer wake-ups on both sides.
+const STREAM_PIPE_SIZE: libc::c_int = 1 << 20;
+
 fn spawn_stream_reader<R>(mut reader: R, stream: Stream, tx: mpsc::UnboundedSender<KernelEvent>)
 where
-    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    R: tokio::io::AsyncRead + std::os::fd::AsRawFd + Unpin + Send + 'static,
 {
+    // SAFETY: F_SETPIPE_SZ on a descriptor we own; failure leaves the size as is.
+    unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_SETPIPE_SZ, STREAM_PIPE_SIZE) };
     tokio::spawn(async move {
         let mut scanner = MarkerScanner::default();
-        let mut buf = vec![0u8; 16 * 1024];
+        let mut buf = vec![0u8; STREAM_READ];
         let mut pieces = Vec::new();
+        let mut frame = Frame::Between;
         loop {
             match reader.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
                     scanner.feed(&buf[..n], &mut pieces);
-                    for p in pieces.drain(..) {
-                        if tx.send(KernelEvent::Output(stream, p)).is_err() {
-                            return;
-                        }
+                    if !send_framed(&tx, stream, &mut frame, &mut pieces) {
+                        return;
                     }
                 }
             }
         }
         scanner.finish(&mut pieces);
-        for p in pieces.drain(..) {
-            let _ = tx.send(KernelEvent::Output(stream, p));
-        }
+        send_framed(&tx, stream, &mut frame, &mut pieces);
         let _ = tx.send(KernelEvent::StreamClosed(stream));
     });
+}
+
+/// Send `pieces` on, text tagged with the frame it sits in; false once the
+/// receiver is gone.
+fn send_framed(
+    tx: &mpsc::UnboundedSender<KernelEvent>,
+    stream: Stream,
+    frame: &mut Frame,
+    pieces: &mut Vec<OutputPiece>,
+) -> bool {
+    for p in pieces.drain(..) {
+        let ev = match p {
+            OutputPiece::Text(t) => KernelEvent::Text(stream, *frame, t),
+            OutputPiece::Begin { cell } => {
+                *frame = Frame::Cell(cell);
+                KernelEvent::Output(stream, p)
+            }
+            OutputPiece::End { .. } => {
+                *frame = Frame::Between;
+                KernelEvent::Output(stream, p)
+            }
+            OutputPiece::Display { .. } | OutputPiece::Skipped { .. } => {
+                KernelEvent::Output(stream, p)
+            }
+        };
+        if tx.send(ev).is_err() {
+            return false;
+        }
+    }
+    true
 }

@@ -88,6 +88,14 @@ impl CellOutput {
         self.tail.extend(bytes);
     }
 
+    /// `bytes` of output were left out at this point before they reached us
+    /// (the driver caps a flood as it streams): counted as dropped, and what
+    /// comes after goes to the tail.
+    pub fn skip(&mut self, bytes: u64) {
+        self.head_bytes = self.head_cap;
+        self.dropped += bytes;
+    }
+
     /// Display `seq` was made at this point of the output.
     pub fn mark_display(&mut self, seq: u64) {
         // Once the head is full, later displays go after the text.

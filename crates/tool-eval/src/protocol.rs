@@ -4,9 +4,10 @@
 //! Requests and replies are newline-delimited JSON on dedicated pipes: the
 //! driver reads fd 3 and writes fd 4; fd 5 carries interrupts (one byte each)
 //! to the JavaScript driver. The cell's stdout and stderr stay on fd 1 and 2,
-//! where the driver writes only two kinds of marker: where a display sits in
-//! the output, and where a cell's output ends (so the host knows it has all
-//! of it).
+//! where the driver writes only markers: where a cell's output begins and
+//! ends (the frame: text between `begin;N` and `end;N` is cell N's, and the
+//! host has all of it once it read `end;N` on both streams), and where a
+//! display sits in the output.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -83,6 +84,16 @@ pub enum OutputPiece {
         cell: u64,
         seq: u64,
     },
+    /// Everything `cell` writes to this stream comes after this point.
+    Begin {
+        cell: u64,
+    },
+    /// The driver left out `bytes` of `cell`'s output here (it caps a flood
+    /// before it reaches the pipe; the kept tail follows at the cell's end).
+    Skipped {
+        cell: u64,
+        bytes: u64,
+    },
     /// Everything `cell` wrote to this stream is before this point.
     End {
         cell: u64,
@@ -102,14 +113,24 @@ pub struct MarkerScanner {
 
 impl MarkerScanner {
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<OutputPiece>) {
-        let mut buf = std::mem::take(&mut self.carry);
-        buf.extend_from_slice(chunk);
+        let joined;
+        let buf: &[u8] = if self.carry.is_empty() {
+            chunk
+        } else {
+            let mut b = std::mem::take(&mut self.carry);
+            b.extend_from_slice(chunk);
+            joined = b;
+            &joined
+        };
         let mut text_start = 0;
         let mut i = 0;
         while i < buf.len() {
-            if buf[i] != MARK_START[0] {
-                i += 1;
-                continue;
+            match memchr::memchr(MARK_START[0], &buf[i..]) {
+                Some(k) => i += k,
+                None => {
+                    i = buf.len();
+                    break;
+                }
             }
             let rest = &buf[i..];
             let n = rest.len().min(MARK_START.len());
@@ -157,8 +178,15 @@ fn parse_marker(body: &[u8]) -> Option<OutputPiece> {
     let body = std::str::from_utf8(body).ok()?;
     let mut parts = body.split(';');
     match (parts.next()?, parts.next(), parts.next(), parts.next()) {
+        ("begin", Some(cell), None, None) => Some(OutputPiece::Begin {
+            cell: cell.parse().ok()?,
+        }),
         ("end", Some(cell), None, None) => Some(OutputPiece::End {
             cell: cell.parse().ok()?,
+        }),
+        ("skipped", Some(cell), Some(bytes), None) => Some(OutputPiece::Skipped {
+            cell: cell.parse().ok()?,
+            bytes: bytes.parse().ok()?,
         }),
         ("display", Some(cell), Some(seq), None) => Some(OutputPiece::Display {
             cell: cell.parse().ok()?,
@@ -192,11 +220,16 @@ mod tests {
 
     #[test]
     fn markers_are_found_across_read_boundaries() {
-        let stream = b"hi\n\x1b]agent-eval;display;3;1\x07after\n\x1b]agent-eval;end;3\x07";
+        let stream = b"\x1b]agent-eval;begin;3\x07hi\n\x1b]agent-eval;display;3;1\x07after\n\x1b]agent-eval;skipped;3;1048576\x07\x1b]agent-eval;end;3\x07";
         let expected = vec![
+            OutputPiece::Begin { cell: 3 },
             OutputPiece::Text(b"hi\n".to_vec()),
             OutputPiece::Display { cell: 3, seq: 1 },
             OutputPiece::Text(b"after\n".to_vec()),
+            OutputPiece::Skipped {
+                cell: 3,
+                bytes: 1 << 20,
+            },
             OutputPiece::End { cell: 3 },
         ];
         assert_eq!(scan(&[stream]), expected);

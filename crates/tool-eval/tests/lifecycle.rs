@@ -321,3 +321,31 @@ async fn bad_budgets_are_refused() {
     assert!(err_text(&e).contains("argument `language`"), "{e}");
     run.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_first_javascript_cell_is_interrupted_and_the_kernel_lives() {
+    // Cold: the very first cell of a fresh kernel is the endless loop.
+    for _ in 0..3 {
+        let Some(run) = quick_run() else { return };
+        let e = run
+            .call(cell("while (true) {}", "javascript", 0.5))
+            .await
+            .unwrap_err();
+        let ToolError::TimedOut(t) = &e else {
+            panic!("{e:?}")
+        };
+        assert!(
+            t.contains("Interrupted: the running script was terminated"),
+            "{t}"
+        );
+        assert!(
+            t.contains("the javascript kernel and its variables survive"),
+            "{t}"
+        );
+        let out = run.js("1 + 1").await.unwrap();
+        let t = text(&out);
+        assert!(t.ends_with("\n2"), "{t}");
+        assert!(!t.contains("new javascript kernel"), "{t}");
+        run.finish().await;
+    }
+}

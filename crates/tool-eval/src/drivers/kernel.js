@@ -3,7 +3,8 @@
 // Run by the host as `node -e <this file>`. The protocol is newline-delimited
 // JSON: requests arrive on fd 3, replies leave on fd 4; fd 5 carries
 // interrupts. The cell's own output stays on fd 1 and 2; the driver only writes
-// small markers there (where a display sits, where a cell's output ends).
+// small markers there (where a cell's output begins and ends, where a display
+// sits).
 //
 // Cells run through the in-process inspector's Runtime.evaluate in REPL mode,
 // the mode a browser console uses: top-level let/const/class persist (and may
@@ -51,10 +52,93 @@
       }
     }
   }
-  function writeRaw(fd, text) {
-    try {
-      fs.writeSync(fd, text);
-    } catch (_) {}
+  // The cell's output streams as the driver found them. On a pipe Node
+  // queues writes and flushes them later, so the driver writes its markers
+  // through the same streams (never around them): a marker then lands after
+  // everything written before it, and a cell's `end` marker is only written
+  // once its output left the queue.
+  //
+  // A flood is capped here, before it reaches the pipe: per cell and stream
+  // the first `max_output_bytes` pass, then only the last `max_output_bytes`
+  // are held (written at the cell's end) and the rest is counted in
+  // `skipped` markers, at most every 200 ms (they also show the host the
+  // cell is alive). Output of child processes bypasses this and is capped
+  // by the host as it streams.
+  function gate(stream) {
+    const g = { stream, write: stream.write.bind(stream), cap: Infinity, passed: 0, held: [], heldBytes: 0, unreported: 0, reportedAt: 0, cell: 0 };
+    stream.write = function (chunk, encoding, cb) {
+      if (typeof encoding === 'function') {
+        cb = encoding;
+        encoding = undefined;
+      }
+      if (!cell || g.cap === Infinity) return g.write(chunk, encoding, cb);
+      const isString = typeof chunk === 'string';
+      const size = isString ? Buffer.byteLength(chunk, encoding) : chunk.byteLength;
+      if (size === undefined) return g.write(chunk, encoding, cb);
+      const room = g.cap - g.passed;
+      if (size <= room) {
+        g.passed += size;
+        return g.write(chunk, encoding, cb);
+      }
+      let buf;
+      if (isString) {
+        // At least the last `cap` bytes of a long string are in its last `cap` characters.
+        const start = Math.max(room, chunk.length - g.cap);
+        buf = Buffer.from(chunk.slice(start), encoding);
+        if (room > 0) g.write(chunk.slice(0, room), encoding);
+        g.unreported += size - buf.length - Math.max(room, 0);
+      } else {
+        buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+        if (room > 0) g.write(buf.subarray(0, room));
+        buf = buf.subarray(Math.max(room, 0));
+      }
+      g.passed = g.cap;
+      g.held.push(Buffer.from(buf));
+      g.heldBytes += buf.length;
+      while (g.held.length > 1 && g.heldBytes - g.held[0].length >= g.cap) {
+        const old = g.held.shift();
+        g.heldBytes -= old.length;
+        g.unreported += old.length;
+      }
+      const now = Date.now();
+      if (g.unreported > 0 && now - g.reportedAt >= 200) reportSkipped(g, now);
+      if (cb) process.nextTick(cb);
+      return true;
+    };
+    return g;
+  }
+  function reportSkipped(g, now) {
+    g.write(marker('skipped', g.cell, g.unreported));
+    g.unreported = 0;
+    g.reportedAt = now;
+  }
+  function openGate(g, id, cap) {
+    Object.assign(g, { cap: cap > 0 ? cap : Infinity, passed: 0, held: [], heldBytes: 0, unreported: 0, reportedAt: Date.now(), cell: id });
+  }
+  // The held tail, trimmed to the cap, after the count of what was left out.
+  function closeGate(g) {
+    if (g.heldBytes > g.cap) {
+      const excess = g.heldBytes - g.cap;
+      g.held[0] = g.held[0].subarray(excess);
+      g.heldBytes -= excess;
+      g.unreported += excess;
+    }
+    if (g.unreported > 0) reportSkipped(g, Date.now());
+    if (g.heldBytes > 0) g.write(Buffer.concat(g.held));
+    g.cap = Infinity;
+    g.held = [];
+    g.heldBytes = 0;
+  }
+  const cellStdout = gate(process.stdout);
+  const cellStderr = gate(process.stderr);
+  function writeTo(g, text) {
+    return new Promise((resolve) => {
+      try {
+        g.write(text, () => resolve());
+      } catch (_) {
+        resolve();
+      }
+    });
   }
   const marker = (...parts) => '\x1b]agent-eval;' + parts.join(';') + '\x07';
 
@@ -64,33 +148,47 @@
   // synchronous code, the worker terminates the running script through the
   // inspector (the variables survive).
   const ack = new Int32Array(new SharedArrayBuffer(4));
+  // The worker reads the pipe asynchronously (never blocked in a read), so
+  // process.exit in a cell, which stops workers, is not held up by it.
   const workerSource = `
-    const { workerData } = require('worker_threads');
-    const fs = require('fs');
+    const { workerData, parentPort } = require('worker_threads');
+    const net = require('net');
     const inspector = require('inspector');
     const session = new inspector.Session();
     session.connectToMainThread();
-    const buf = Buffer.alloc(1);
     let asked = 0;
-    for (;;) {
-      let n = 0;
-      try { n = fs.readSync(workerData.fd, buf, 0, 1, null); } catch (e) { if (e.code === 'EAGAIN') continue; }
-      if (n <= 0) break;
-      asked += 1;
-      const until = Date.now() + 250;
-      let seen;
-      while ((seen = Atomics.load(workerData.ack, 0)) < asked && Date.now() < until) {
-        Atomics.wait(workerData.ack, 0, seen, until - Date.now());
+    const pipe = new net.Socket({ fd: workerData.fd, readable: true, writable: false });
+    pipe.on('data', (bytes) => {
+      for (let i = 0; i < bytes.length; i++) {
+        asked += 1;
+        const until = Date.now() + 250;
+        let seen;
+        while ((seen = Atomics.load(workerData.ack, 0)) < asked && Date.now() < until) {
+          Atomics.wait(workerData.ack, 0, seen, until - Date.now());
+        }
+        if (Atomics.load(workerData.ack, 0) < asked) session.post('Runtime.terminateExecution');
       }
-      if (Atomics.load(workerData.ack, 0) < asked) session.post('Runtime.terminateExecution');
-    }`;
+    });
+    pipe.on('error', () => {});
+    parentPort.postMessage('ready');`;
   // Started once the kernel is ready: it is not needed to answer, and its
-  // start would compete with ours. An interrupt sent before it runs waits in
-  // the pipe.
+  // start would compete with ours. A cell runs only once the watchdog is
+  // connected (else a first cell that never yields could not be stopped: the
+  // main thread would be stuck before the worker exists). An interrupt sent
+  // before it reads waits in the pipe.
+  let watchdogReady = null;
   function startWatchdog() {
+    if (watchdogReady) return watchdogReady;
     const worker = new Worker(workerSource, { eval: true, workerData: { fd: interrupts, ack } });
     worker.unref();
     worker.on('error', () => {});
+    watchdogReady = new Promise((resolve) => {
+      worker.once('message', resolve);
+      worker.once('error', resolve);
+      worker.once('exit', resolve);
+      setTimeout(resolve, 5000).unref();
+    });
+    return watchdogReady;
   }
 
   let cell = null; // the running cell's state
@@ -102,10 +200,10 @@
     if (cell && cell.interrupt) cell.interrupt();
   });
   process.on('uncaughtException', (e) => {
-    writeRaw(2, 'Uncaught (in a callback): ' + ((e && e.stack) || util.inspect(e)) + '\n');
+    writeTo(cellStderr, 'Uncaught (in a callback): ' + ((e && e.stack) || util.inspect(e)) + '\n');
   });
   process.on('unhandledRejection', (e) => {
-    writeRaw(2, 'Unhandled promise rejection: ' + ((e && e.stack) || util.inspect(e)) + '\n');
+    writeTo(cellStderr, 'Unhandled promise rejection: ' + ((e && e.stack) || util.inspect(e)) + '\n');
   });
 
   // ---- what cells see -----------------------------------------------------
@@ -195,7 +293,7 @@
     if (!cell) return;
     cell.seq += 1;
     send(Object.assign({ type: 'display', cell: cell.id, seq: cell.seq, echo: !!echo }, rendered));
-    if (!echo) writeRaw(1, marker('display', cell.id, cell.seq));
+    if (!echo) writeTo(cellStdout, marker('display', cell.id, cell.seq));
   }
   /** Show each value in the cell's result, where it is called. */
   globalThis.display = (...values) => {
@@ -259,9 +357,15 @@
 
   async function runCell(msg) {
     const id = msg.cell;
+    await startWatchdog();
     let interrupted;
     const interruptedP = new Promise((resolve) => (interrupted = resolve));
     cell = { id, seq: 0, interrupt: () => interrupted('interrupted') };
+    // Open the cell's frame: what was written before is not this cell's.
+    writeTo(cellStdout, marker('begin', id));
+    writeTo(cellStderr, marker('begin', id));
+    openGate(cellStdout, id, msg.max_output_bytes);
+    openGate(cellStderr, id, msg.max_output_bytes);
     let status = 'ok';
     let error = null;
     try {
@@ -298,9 +402,12 @@
       }
     }
     session.post('Runtime.releaseObjectGroup', { objectGroup: 'cell' }, () => {});
-    writeRaw(1, marker('end', id));
-    writeRaw(2, marker('end', id));
     cell = null;
+    closeGate(cellStdout);
+    closeGate(cellStderr);
+    // Close the frame once the cell's queued output has gone out (an
+    // interrupt meanwhile has nothing left to stop).
+    await Promise.all([writeTo(cellStdout, marker('end', id)), writeTo(cellStderr, marker('end', id))]);
     send({ type: 'done', cell: id, status, error });
   }
 

@@ -4,7 +4,7 @@
 # JSON: requests arrive on fd 3, replies leave on fd 4. The cell's own stdout
 # and stderr stay on fd 1 and 2 (so output of subprocesses and C extensions is
 # captured too); the driver only writes small markers there, so the host knows
-# where a display sits in the output and when a cell's output is complete.
+# where each cell's output begins and ends (its frame) and where a display sits.
 #
 # Everything of the driver lives inside `_Kernel`, so the user's namespace
 # (a fresh `__main__`) holds only what the cells define.
@@ -140,6 +140,13 @@ class _Kernel:
         self.display_seq = 0
         self.capture_stack = []
         status, error = "ok", None
+        # Open the cell's frame: what was written before is not this cell's.
+        self.flush_streams()
+        for fd in (1, 2):
+            try:
+                os.write(fd, self.marker("begin", self.cell))
+            except OSError:
+                pass
         try:
             try:
                 self.run_code(msg["code"], "<cell %d>" % self.cell, echo=True)

@@ -1,0 +1,108 @@
+//! Output belongs to its cell: a flood of output is capped as it streams,
+//! drained before the cell answers, and never shows up in a later cell.
+
+mod common;
+use common::*;
+use std::time::Instant;
+
+/// The text of a result without its label line.
+fn body(out: &tool_core::ToolOutput) -> String {
+    let t = text(out);
+    t.split_once('\n')
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_javascript_flood_stays_in_its_cell() {
+    let Some(run) = Run::fixtures() else { return };
+    run.js("1").await.unwrap();
+    let started = Instant::now();
+    let out = run
+        .js("const chunk = 'x'.repeat(65535) + '\\n';\nfor (let i = 0; i < 2000; i++) process.stdout.write(chunk);\n'flooded'")
+        .await
+        .unwrap();
+    eprintln!("javascript 2,000 x 64 KB cell: {:?}", started.elapsed());
+    let t = text(&out);
+    assert!(t.ends_with("\nflooded"), "{}", &t[t.len() - 300..]);
+    assert!(t.contains("bytes of output dropped here"), "{}", &t[..300]);
+    for i in 1..=3 {
+        let out = run.js(&format!("console.log('small {i}')")).await.unwrap();
+        assert_eq!(body(&out), format!("small {i}"));
+    }
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_flood_stays_in_its_cell() {
+    let Some(run) = Run::fixtures() else { return };
+    run.py("1").await.unwrap();
+    let started = Instant::now();
+    let out = run
+        .py("import sys\nchunk = 'x' * 65535 + '\\n'\nfor i in range(2000):\n    sys.stdout.write(chunk)\n'flooded'")
+        .await
+        .unwrap();
+    eprintln!("python 2,000 x 64 KB cell: {:?}", started.elapsed());
+    let t = text(&out);
+    assert!(t.ends_with("\n'flooded'"), "{}", &t[t.len() - 300..]);
+    assert!(t.contains("bytes of output dropped here"), "{}", &t[..300]);
+    for i in 1..=3 {
+        let out = run.py(&format!("print('small {i}')")).await.unwrap();
+        assert_eq!(body(&out), format!("small {i}"));
+    }
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_megabyte_flood_answers_with_the_cap_stated() {
+    let Some(run) = Run::fixtures() else { return };
+    run.js("1").await.unwrap();
+    run.py("1").await.unwrap();
+    for _ in 0..3 {
+        let started = Instant::now();
+        let out = run
+            .js("const mb = 'y'.repeat(1 << 20);\nfor (let i = 0; i < 100; i++) process.stdout.write(mb);")
+            .await
+            .unwrap();
+        eprintln!("javascript 100 x 1 MB cell: {:?}", started.elapsed());
+        assert!(
+            text(&out).contains("104824832 bytes of output dropped here"),
+            "{}",
+            &text(&out)[..300]
+        );
+        let started = Instant::now();
+        let out = run
+            .py("import sys\nmb = 'y' * (1 << 20)\nfor i in range(100):\n    sys.stdout.write(mb)")
+            .await
+            .unwrap();
+        eprintln!("python 100 x 1 MB cell: {:?}", started.elapsed());
+        assert!(
+            text(&out).contains("104824832 bytes of output dropped here"),
+            "{}",
+            &text(&out)[..300]
+        );
+    }
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_written_between_cells_is_labelled_in_the_next_one() {
+    let Some(run) = Run::fixtures() else { return };
+    run.js("1").await.unwrap();
+    let out = run
+        .js("setTimeout(() => console.log('from the timer'), 50);\nconsole.log('cell one')")
+        .await
+        .unwrap();
+    assert_eq!(body(&out), "cell one");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let out = run.js("console.log('cell two')").await.unwrap();
+    expect_test::expect![[r#"
+        (written after an earlier cell ended, by something it left running — a timer, a thread, a process:)
+        from the timer
+        (this cell's output:)
+        cell two"#]]
+    .assert_eq(&body(&out));
+    let out = run.js("console.log('cell three')").await.unwrap();
+    assert_eq!(body(&out), "cell three");
+    run.finish().await;
+}
