@@ -48,6 +48,10 @@ struct RunArgs {
     /// system temp dir).
     #[arg(long)]
     images_dir: Option<PathBuf>,
+    /// Go on when a config section is wrong, without the tool family it
+    /// configures (named on stderr), instead of refusing to start (exit 2).
+    #[arg(long)]
+    lenient: bool,
 }
 
 #[derive(Subcommand)]
