@@ -144,10 +144,13 @@ pub async fn call(tool: String, args: String, run: RunArgs, json: bool) -> u8 {
         .await;
     let code = exit_code(&result);
     if json {
-        println!("{}", render::json_result(&result, &bound.images_dir));
+        render::write_stdout(&format!(
+            "{}\n",
+            render::json_result(&result, &bound.images_dir)
+        ));
     } else {
         match &result {
-            Ok(out) => println!("{}", render::text(out, &bound.images_dir)),
+            Ok(out) => render::write_stdout(&format!("{}\n", render::text(out, &bound.images_dir))),
             Err(e) => eprintln!("agent-tools call {tool}: {e}"),
         }
     }
@@ -240,12 +243,20 @@ async fn batch_calls(file: String, bound: &BoundRun) -> u8 {
         if result.is_err() {
             failures += 1;
         }
-        let _ = writeln!(
+        let written = writeln!(
             stdout,
             "{}",
             render::json_result(&result, &bound.images_dir)
-        );
-        let _ = stdout.flush();
+        )
+        .and_then(|()| stdout.flush());
+        if let Err(e) = written {
+            // Nobody reads the results any more (`batch | head -1`): stop
+            // quietly rather than run calls whose results are lost.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("agent-tools batch: cannot write to stdout: {e}");
+            }
+            break;
+        }
     }
     if failures > 0 {
         TOOL_ERROR
