@@ -1,6 +1,11 @@
 //! What the binary (and any harness that wants the defaults) knows about a
 //! run before binding it: the root, the vibe commands, and the config file.
+//!
+//! Config mistakes are named, never swallowed: every message says the file,
+//! the section, the key path and (for a bad value) the value, on one line —
+//! `config agent-tools.toml: [eval] max_output_bytes = 100: must be at least 256`.
 
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -23,6 +28,9 @@ pub struct RunOptions {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
+    /// The file this config was read from, named in every config error.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
     /// `read`, `write` or `exec`.
     pub surface: Option<String>,
     #[serde(default)]
@@ -34,7 +42,7 @@ pub struct RunConfig {
     #[serde(default)]
     pub ask: Option<toml::Value>,
     #[serde(default)]
-    pub vibe: Option<VibeConfig>,
+    pub vibe: Option<toml::Value>,
     #[serde(default)]
     pub astgrep: Option<toml::Value>,
     #[serde(default)]
@@ -52,8 +60,76 @@ impl RunConfig {
     pub fn load(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("config {}: {e}", path.display()))
+        let mut config: RunConfig = toml::from_str(&text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+            let message = e.message().trim().replace('\n', "; ");
+            match line {
+                Some(n) => format!("config {}: line {n}: {message}", path.display()),
+                None => format!("config {}: {message}", path.display()),
+            }
+        })?;
+        config.source = Some(path.to_path_buf());
+        Ok(config)
     }
+
+    /// `message` about this config, prefixed with the file it came from:
+    /// `config FILE: MESSAGE`.
+    pub fn error(&self, message: impl std::fmt::Display) -> String {
+        match &self.source {
+            Some(p) => format!("config {}: {message}", p.display()),
+            None => format!("config: {message}"),
+        }
+    }
+}
+
+/// Deserialize the config section `[name]` (an absent one gives the
+/// defaults). A mistake is named by its key path and value:
+/// `[lsp] request_timeout_ms = "x": invalid type: string "x", expected u64`.
+pub fn parse_section<T: DeserializeOwned + Default>(
+    name: &str,
+    section: Option<&toml::Value>,
+) -> Result<T, String> {
+    let Some(value) = section else {
+        return Ok(T::default());
+    };
+    serde_path_to_error::deserialize(value.clone()).map_err(|e| {
+        let path = e.path();
+        let shown = value_at(value, path)
+            .filter(|v| !v.is_table() && !v.is_array())
+            .map(|v| format!(" = {v}"))
+            .unwrap_or_default();
+        // The toml deserializer appends its own partial key path on later
+        // lines; the path above is the whole one.
+        let inner = e.inner().to_string();
+        let message = inner.lines().next().unwrap_or_default().trim().to_string();
+        match path.to_string().as_str() {
+            "." => format!("[{name}]: {message}"),
+            key => format!("[{name}] {key}{shown}: {message}"),
+        }
+    })
+}
+
+/// A bad value's message: `[name] key = value: why`.
+pub fn bad_value(name: &str, key: &str, value: impl std::fmt::Display, why: &str) -> String {
+    format!("[{name}] {key} = {value}: {why}")
+}
+
+/// The value at a deserializer path inside a section, if it exists.
+fn value_at<'a>(
+    mut value: &'a toml::Value,
+    path: &serde_path_to_error::Path,
+) -> Option<&'a toml::Value> {
+    use serde_path_to_error::Segment;
+    for segment in path.iter() {
+        value = match segment {
+            Segment::Map { key } => value.get(key.as_str())?,
+            Segment::Seq { index } => value.get(*index)?,
+            Segment::Enum { .. } | Segment::Unknown => return None,
+        };
+    }
+    Some(value)
 }
 
 impl RunOptions {
@@ -64,12 +140,13 @@ impl RunOptions {
         }
     }
 
-    /// The vibe commands, the command line winning over the config file.
-    pub fn vibe_commands(&self) -> (Option<String>, Option<String>) {
-        let cfg = self.config.vibe.clone().unwrap_or_default();
-        (
+    /// The vibe commands, the command line winning over the config file's
+    /// `[vibe]` section.
+    pub fn vibe_commands(&self) -> Result<(Option<String>, Option<String>), String> {
+        let cfg: VibeConfig = parse_section("vibe", self.config.vibe.as_ref())?;
+        Ok((
             self.vibe_fast.clone().or(cfg.fast),
             self.vibe_good.clone().or(cfg.good),
-        )
+        ))
     }
 }

@@ -58,7 +58,11 @@ fn the_default_binding_reads_the_lsp_config_section_and_doctor_says_why() {
     assert!(!toolset.registry().contains("lsp"));
     match toolset.state("lsp") {
         agent_tools::BindingState::Unbound { why } => {
-            assert!(why.contains("[lsp] config section is invalid"), "{why}")
+            assert_eq!(
+                why,
+                "config: [lsp] no_such_key = 1: unknown field `no_such_key`, expected one of \
+                 `servers`, `disable`, `request_timeout_ms`, `index_wait_ms`, `diagnostics_wait_ms`"
+            )
         }
         other => panic!("{other:?}"),
     }

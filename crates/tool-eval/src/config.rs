@@ -107,16 +107,22 @@ impl EvalConfig {
             ("start_timeout_seconds", self.start_timeout_seconds),
         ] {
             if !(v.is_finite() && v > 0.0) {
-                return Err(format!("[eval] {key} must be a positive number of seconds"));
+                return Err(format!(
+                    "[eval] {key} = {v}: must be a positive number of seconds"
+                ));
             }
         }
         if self.idle_timeout_seconds > self.max_idle_timeout_seconds {
-            return Err(
-                "[eval] idle_timeout_seconds must not exceed max_idle_timeout_seconds".into(),
-            );
+            return Err(format!(
+                "[eval] idle_timeout_seconds = {}: must not exceed max_idle_timeout_seconds ({})",
+                self.idle_timeout_seconds, self.max_idle_timeout_seconds
+            ));
         }
         if self.max_output_bytes < 256 {
-            return Err("[eval] max_output_bytes must be at least 256".into());
+            return Err(format!(
+                "[eval] max_output_bytes = {}: must be at least 256",
+                self.max_output_bytes
+            ));
         }
         Ok(())
     }

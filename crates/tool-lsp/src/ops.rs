@@ -608,6 +608,8 @@ async fn symbols(
     if rows.is_empty() {
         return Ok(ToolOutput::text(format!("{head}\nno symbols in this file")));
     }
+    // The header counts every symbol, as the footer's "showing N of M" does.
+    let total = rows.len();
     let (rows, note) = tool_core::format::cap_list(
         rows,
         DOCUMENT_SYMBOLS_CAP,
@@ -615,7 +617,7 @@ async fn symbols(
     );
     let mut out = vec![format!(
         "{head} — {}",
-        tool_core::format::plural(rows.len(), "symbol", "symbols")
+        tool_core::format::plural(total, "symbol", "symbols")
     )];
     out.extend(rows);
     out.extend(note);

@@ -171,16 +171,10 @@ impl Binding for DeferredAskBinding {
     }
 }
 
-/// How long cards wait, from the `[ask]` config section (`expiry_seconds`).
-pub fn card_expiry(opts: &RunOptions) -> Duration {
-    opts.config
-        .ask
-        .as_ref()
-        .and_then(|v| v.get("expiry_seconds"))
-        .and_then(|v| v.as_integer())
-        .filter(|s| *s > 0)
-        .map(|s| Duration::from_secs(s as u64))
-        .unwrap_or(tool_ask::DEFAULT_EXPIRY)
+/// How long cards wait, from the `[ask]` config section (`expiry_seconds`);
+/// a mistake there is named (`config FILE: [ask] …`).
+pub fn card_expiry(opts: &RunOptions) -> Result<Duration, String> {
+    crate::toolset::ask::expiry(opts).map_err(|e| opts.config.error(e))
 }
 
 /// Register `ask_user` with an elicitation port when the client supports

@@ -46,13 +46,7 @@ impl Default for McpConfig {
 impl McpConfig {
     /// Parse the `[mcp]` section of the config file (absent: the defaults).
     pub fn from_section(section: Option<&toml::Value>) -> Result<Self, String> {
-        match section {
-            None => Ok(McpConfig::default()),
-            Some(v) => v
-                .clone()
-                .try_into()
-                .map_err(|e| format!("config section [mcp]: {e}")),
-        }
+        crate::options::parse_section("mcp", section)
     }
 
     pub fn progress_interval(&self) -> Duration {
@@ -83,7 +77,11 @@ mod tests {
         assert_eq!(c.cancel_grace_ms, 10_000);
         let v: toml::Value = toml::from_str("aproval = \"client\"").unwrap();
         let err = McpConfig::from_section(Some(&v)).unwrap_err();
-        assert!(err.contains("unknown field `aproval`"), "{err}");
+        assert_eq!(
+            err,
+            "[mcp] aproval = \"client\": unknown field `aproval`, expected one of `approval`, `progress_interval_ms`, \
+             `cancel_grace_ms`, `elicitation_timeout_seconds`"
+        );
         let v: toml::Value = toml::from_str("approval = \"always\"").unwrap();
         assert!(McpConfig::from_section(Some(&v)).is_err());
     }

@@ -7,6 +7,8 @@
 //! [`tool_ask::ChannelPort`] (or any [`QuestionPort`]) with
 //! [`ToolsetBuilder::ask`].
 
+use super::NotBound;
+use crate::options::{bad_value, parse_section};
 use crate::{RunOptions, ToolsetBuilder};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -22,17 +24,12 @@ struct AskConfig {
     expiry_seconds: Option<u64>,
 }
 
-fn expiry(opts: &RunOptions) -> Result<Duration, String> {
-    let cfg: AskConfig = match &opts.config.ask {
-        None => AskConfig::default(),
-        Some(v) => v
-            .clone()
-            .try_into()
-            .map_err(|e| format!("config [ask]: {e}; the only key is expiry_seconds"))?,
-    };
+/// How long a card waits, from the `[ask]` section (its mistakes named).
+pub(crate) fn expiry(opts: &RunOptions) -> Result<Duration, String> {
+    let cfg: AskConfig = parse_section("ask", opts.config.ask.as_ref())?;
     match cfg.expiry_seconds {
         None => Ok(tool_ask::DEFAULT_EXPIRY),
-        Some(0) => Err("config [ask]: expiry_seconds must be at least 1".into()),
+        Some(0) => Err(bad_value("ask", "expiry_seconds", 0, "must be at least 1")),
         Some(s) => Ok(Duration::from_secs(s)),
     }
 }
@@ -41,12 +38,13 @@ fn expiry(opts: &RunOptions) -> Result<Duration, String> {
 pub(crate) fn default_binding(
     opts: &RunOptions,
     _run: &RunContext,
-) -> Result<Box<dyn Binding>, String> {
+) -> Result<Box<dyn Binding>, NotBound> {
+    let expiry = expiry(opts).map_err(NotBound::Config)?;
     let desk = AskDesk::new(
         Arc::new(TerminalPort::new(opts.interactive)),
         TargetSpace::terminal(),
     )
-    .with_expiry(expiry(opts)?);
+    .with_expiry(expiry);
     Ok(Box::new(AskBinding::new(desk)))
 }
 

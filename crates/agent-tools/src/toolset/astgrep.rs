@@ -2,7 +2,11 @@
 //! tree-sitter parser, with every grammar compiled into the binary, so it is
 //! always bound when the feature is on.
 
+use super::NotBound;
+use crate::options::parse_section;
 use crate::{RunOptions, ToolsetBuilder};
+use serde::Deserialize;
+use std::path::PathBuf;
 pub use tool_astgrep::AstGrepBinding;
 use tool_core::{Binding, RunContext};
 
@@ -14,30 +18,25 @@ impl ToolsetBuilder {
     }
 }
 
+/// The `[astgrep]` section of the config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AstGrepSection {
+    /// The folder of the edit journal.
+    journal_dir: Option<PathBuf>,
+}
+
 /// The binding the binary uses for this family. The config section
 /// `[astgrep]` may set `journal_dir`.
 pub(crate) fn default_binding(
     opts: &RunOptions,
     _run: &RunContext,
-) -> Result<Box<dyn Binding>, String> {
+) -> Result<Box<dyn Binding>, NotBound> {
+    let section: AstGrepSection =
+        parse_section("astgrep", opts.config.astgrep.as_ref()).map_err(NotBound::Config)?;
     let mut binding = AstGrepBinding::new();
-    if let Some(section) = &opts.config.astgrep {
-        let table = section
-            .as_table()
-            .ok_or("config [astgrep] must be a table")?;
-        for (key, value) in table {
-            match (key.as_str(), value.as_str()) {
-                ("journal_dir", Some(dir)) => binding = binding.with_journal_dir(dir),
-                ("journal_dir", None) => {
-                    return Err("config astgrep.journal_dir must be a string (a folder)".into())
-                }
-                (other, _) => {
-                    return Err(format!(
-                        "unknown key `{other}` in config [astgrep]; known: journal_dir"
-                    ))
-                }
-            }
-        }
+    if let Some(dir) = section.journal_dir {
+        binding = binding.with_journal_dir(dir);
     }
     Ok(Box::new(binding))
 }

@@ -7,6 +7,8 @@
 //! it with [`ToolsetBuilder::debug`]. The tool registers only when the run
 //! has a conversation id, as the spec requires.
 
+use super::NotBound;
+use crate::options::{bad_value, parse_section};
 use crate::{RunOptions, ToolsetBuilder};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -28,28 +30,35 @@ struct DebugSection {
 
 /// The supervisor config the binary uses, from the config file.
 pub(crate) fn config_from(opts: &RunOptions) -> Result<DebugConfig, String> {
-    let section: DebugSection = match &opts.config.debug {
-        None => DebugSection::default(),
-        Some(v) => v
-            .clone()
-            .try_into()
-            .map_err(|e| format!("config [debug]: {e}"))?,
-    };
+    let section: DebugSection = parse_section("debug", opts.config.debug.as_ref())?;
     let mut cfg = DebugConfig::default();
     if let Some(s) = section.ttl_seconds {
         if s == 0 {
-            return Err("config [debug]: ttl_seconds must be at least 1".into());
+            return Err(bad_value("debug", "ttl_seconds", s, "must be at least 1"));
         }
         cfg.ttl = Duration::from_secs(s);
     }
     if let Some(s) = section.wait_seconds {
         if !(s.is_finite() && s > 0.0) {
-            return Err("config [debug]: wait_seconds must be a positive number".into());
+            return Err(bad_value(
+                "debug",
+                "wait_seconds",
+                s,
+                "must be a positive number",
+            ));
         }
         cfg.default_wait = Duration::from_secs_f64(s);
     }
     if let Some(s) = section.handshake_seconds {
-        cfg.handshake_timeout = Duration::from_secs(s.max(1));
+        if s == 0 {
+            return Err(bad_value(
+                "debug",
+                "handshake_seconds",
+                s,
+                "must be at least 1",
+            ));
+        }
+        cfg.handshake_timeout = Duration::from_secs(s);
     }
     Ok(cfg)
 }
@@ -58,11 +67,13 @@ pub(crate) fn config_from(opts: &RunOptions) -> Result<DebugConfig, String> {
 pub(crate) fn default_binding(
     opts: &RunOptions,
     run: &RunContext,
-) -> Result<Box<dyn Binding>, String> {
+) -> Result<Box<dyn Binding>, NotBound> {
+    let cfg = config_from(opts).map_err(NotBound::Config)?;
     if run.conversation_id.is_none() {
-        return Err("the run has no conversation id; the debug tool is bound to one".into());
+        return Err(NotBound::Unavailable(
+            "the run has no conversation id; the debug tool is bound to one".into(),
+        ));
     }
-    let cfg = config_from(opts)?;
     Ok(Box::new(DebugBinding::new(DebugSupervisor::new(cfg))))
 }
 

@@ -6,6 +6,8 @@
 //! [`ToolsetBuilder::eval`] with an [`tool_eval::EvalBinding`] that carries
 //! its [`tool_eval::Sandbox`]; the factory never starts one itself.
 
+use super::NotBound;
+use crate::options::parse_section;
 use crate::{RunOptions, ToolsetBuilder};
 use std::sync::Arc;
 use tool_core::{Binding, RunContext};
@@ -13,15 +15,7 @@ use tool_eval::{EvalBinding, EvalConfig, Sandbox};
 
 /// The `[eval]` config section, checked.
 fn config(opts: &RunOptions) -> Result<EvalConfig, String> {
-    let cfg: EvalConfig = match &opts.config.eval {
-        None => EvalConfig::default(),
-        Some(v) => v.clone().try_into().map_err(|e| {
-            format!(
-                "config [eval]: {e}; keys: python, node, idle_timeout_seconds, max_idle_timeout_seconds, \
-                 interrupt_grace_seconds, start_timeout_seconds, max_output_bytes, max_images, sandbox, env"
-            )
-        })?,
-    };
+    let cfg: EvalConfig = parse_section("eval", opts.config.eval.as_ref())?;
     cfg.validate()?;
     Ok(cfg)
 }
@@ -31,8 +25,10 @@ fn config(opts: &RunOptions) -> Result<EvalConfig, String> {
 pub(crate) fn default_binding(
     opts: &RunOptions,
     _run: &RunContext,
-) -> Result<Box<dyn Binding>, String> {
-    Ok(Box::new(EvalBinding::new(config(opts)?)))
+) -> Result<Box<dyn Binding>, NotBound> {
+    Ok(Box::new(EvalBinding::new(
+        config(opts).map_err(NotBound::Config)?,
+    )))
 }
 
 impl ToolsetBuilder {

@@ -1,6 +1,7 @@
 //! Binding the file tools (`read`, `write`, `edit`) to the run's workspace
 //! root. Always compiled: every run has a root.
 
+use super::NotBound;
 use crate::file_tools::FileToolsBinding;
 use crate::RunOptions;
 use tool_core::{Binding, RunContext};
@@ -9,6 +10,6 @@ use tool_core::{Binding, RunContext};
 pub(crate) fn default_binding(
     _opts: &RunOptions,
     _run: &RunContext,
-) -> Result<Box<dyn Binding>, String> {
+) -> Result<Box<dyn Binding>, NotBound> {
     Ok(Box::new(FileToolsBinding))
 }

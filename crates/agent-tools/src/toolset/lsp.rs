@@ -2,6 +2,8 @@
 //! supervisor for the run's root, configured by the `[lsp]` config section
 //! (extra or replaced catalog entries, disabled ones, timeouts).
 
+use super::NotBound;
+use crate::options::parse_section;
 use crate::RunOptions;
 use tool_core::{Binding, RunContext};
 use tool_lsp::{CatalogConfig, LspBinding};
@@ -10,13 +12,8 @@ use tool_lsp::{CatalogConfig, LspBinding};
 pub(crate) fn default_binding(
     opts: &RunOptions,
     _run: &RunContext,
-) -> Result<Box<dyn Binding>, String> {
-    let config: CatalogConfig = match &opts.config.lsp {
-        Some(section) => section
-            .clone()
-            .try_into()
-            .map_err(|e| format!("the [lsp] config section is invalid: {e}"))?,
-        None => CatalogConfig::default(),
-    };
+) -> Result<Box<dyn Binding>, NotBound> {
+    let config: CatalogConfig =
+        parse_section("lsp", opts.config.lsp.as_ref()).map_err(NotBound::Config)?;
     Ok(Box::new(LspBinding::new(config)))
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tool_core::{Approver, Binding, Registry, RegistryError, RunContext, Workspace};
 
 #[cfg(feature = "ask")]
-mod ask;
+pub(crate) mod ask;
 #[cfg(feature = "astgrep")]
 mod astgrep;
 #[cfg(feature = "debug")]
@@ -32,12 +32,23 @@ pub enum BindingState {
     Unbound { why: String },
 }
 
+/// Why a family's default binding was not made.
+pub(crate) enum NotBound {
+    /// Its config section is wrong (the message names section, key and
+    /// value): the binary refuses to start unless asked to be lenient.
+    Config(String),
+    /// Its resource is not available in this run (vibe mode off, no
+    /// conversation id).
+    Unavailable(String),
+}
+
 /// Collects one run's resources.
 pub struct ToolsetBuilder {
     run: RunContext,
     approver: Option<Arc<dyn Approver>>,
     bindings: Vec<(&'static str, Box<dyn Binding>)>,
     unbound: Vec<(&'static str, String)>,
+    config_errors: Vec<(&'static str, String)>,
 }
 
 impl ToolsetBuilder {
@@ -60,6 +71,7 @@ impl ToolsetBuilder {
             approver: None,
             bindings: Vec::new(),
             unbound: Vec::new(),
+            config_errors: Vec::new(),
         })
     }
 
@@ -103,7 +115,7 @@ impl ToolsetBuilder {
         } else if b.run.conversation_id.is_none() {
             b.run.conversation_id = Some(format!("cli-{}", std::process::id()));
         }
-        type Default = fn(&RunOptions, &RunContext) -> Result<Box<dyn Binding>, String>;
+        type Default = fn(&RunOptions, &RunContext) -> Result<Box<dyn Binding>, NotBound>;
         let defaults: Vec<(&'static str, Default)> = vec![
             ("files", files::default_binding),
             #[cfg(feature = "astgrep")]
@@ -125,10 +137,22 @@ impl ToolsetBuilder {
             }
             b = match make(opts, &b.run) {
                 Ok(binding) => b.bind(family, binding),
-                Err(why) => b.unbound(family, why),
+                Err(NotBound::Unavailable(why)) => b.unbound(family, why),
+                Err(NotBound::Config(why)) => {
+                    let why = opts.config.error(why);
+                    b.config_errors.push((family, why.clone()));
+                    b.unbound(family, why)
+                }
             };
         }
         b
+    }
+
+    /// The families whose config section is wrong, each with its one-line
+    /// message (`config FILE: [eval] max_output_bytes = 100: …`). They are
+    /// left unbound; the binary refuses to start with any unless lenient.
+    pub fn config_errors(&self) -> &[(&'static str, String)] {
+        &self.config_errors
     }
 
     /// Register every bound family's tools.
@@ -146,6 +170,7 @@ impl ToolsetBuilder {
             run: self.run,
             bindings: self.bindings,
             unbound: self.unbound,
+            config_errors: self.config_errors,
         })
     }
 }
@@ -156,9 +181,15 @@ pub struct Toolset {
     run: RunContext,
     bindings: Vec<(&'static str, Box<dyn Binding>)>,
     unbound: Vec<(&'static str, String)>,
+    config_errors: Vec<(&'static str, String)>,
 }
 
 impl Toolset {
+    /// The families left unbound because their config section is wrong.
+    pub fn config_errors(&self) -> &[(&'static str, String)] {
+        &self.config_errors
+    }
+
     pub fn registry(&self) -> &Registry {
         &self.registry
     }

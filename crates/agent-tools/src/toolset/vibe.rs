@@ -8,6 +8,7 @@
 //! [`ToolsetBuilder::vibe`] and keeps a clone to switch vibe mode during the
 //! run ([`Roster::set_vibe_mode`]).
 
+use super::NotBound;
 use crate::{RunOptions, ToolsetBuilder};
 use std::sync::Arc;
 use tool_core::{Binding, RunContext};
@@ -17,23 +18,25 @@ use tool_vibe::{CommandBackend, Roster, VibeBinding};
 pub(crate) fn default_binding(
     opts: &RunOptions,
     run: &RunContext,
-) -> Result<Box<dyn Binding>, String> {
-    let (fast, good) = opts.vibe_commands();
-    if fast.is_none() && good.is_none() {
-        return Err(
-            "vibe mode is off: no worker command was given; pass --vibe-fast 'CMD' \
-                    and/or --vibe-good 'CMD' (or set fast/good under [vibe] in the config file)"
-                .into(),
-        );
-    }
-    let mut backend = CommandBackend::new(run.workspace.root());
+) -> Result<Box<dyn Binding>, NotBound> {
+    let (fast, good) = opts.vibe_commands().map_err(NotBound::Config)?;
     for (tier, cmd) in [("fast", &fast), ("good", &good)] {
         if let Some(c) = cmd {
             if c.trim().is_empty() {
-                return Err(format!("the {tier} vibe worker command is empty"));
+                return Err(NotBound::Config(format!(
+                    "[vibe] {tier} (or --vibe-{tier}): the worker command is empty"
+                )));
             }
         }
     }
+    if fast.is_none() && good.is_none() {
+        return Err(NotBound::Unavailable(
+            "vibe mode is off: no worker command was given; pass --vibe-fast 'CMD' \
+                    and/or --vibe-good 'CMD' (or set fast/good under [vibe] in the config file)"
+                .into(),
+        ));
+    }
+    let mut backend = CommandBackend::new(run.workspace.root());
     if let Some(c) = fast {
         backend = backend.fast(c);
     }

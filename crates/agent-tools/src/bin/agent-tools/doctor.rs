@@ -1,7 +1,9 @@
 //! `agent-tools doctor`: what would register here, what resolves, and why not.
 
+use crate::render;
 use crate::run::load_config;
 use agent_tools::{BindingState, RunOptions, ToolsetBuilder, FAMILIES};
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -30,12 +32,17 @@ pub async fn run(root: PathBuf, config: Option<PathBuf>) -> u8 {
             return 2;
         }
     };
-    println!(
+    // The whole report is written at once, so a reader that goes away
+    // (`doctor | head -1`) ends it quietly.
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
         "agent-tools doctor — root {}",
         toolset.workspace().root().display()
     );
-    println!();
-    println!(
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
         "{:<12} {:<6} {:<9} {:<11} why",
         "tool", "tier", "compiled", "registered"
     );
@@ -56,7 +63,8 @@ pub async fn run(root: PathBuf, config: Option<PathBuf>) -> u8 {
                 ),
                 BindingState::Unbound { why } => ("yes", format!("needs {}: {why}", fam.resource)),
             };
-            println!(
+            let _ = writeln!(
+                out,
                 "{:<12} {:<6} {:<9} {:<11} {why}",
                 name,
                 tier.as_str(),
@@ -68,12 +76,13 @@ pub async fn run(root: PathBuf, config: Option<PathBuf>) -> u8 {
     for fam in FAMILIES {
         let lines = toolset.doctor_lines(fam.feature);
         if !lines.is_empty() {
-            println!();
-            println!("{}:", fam.feature);
+            let _ = writeln!(out);
+            let _ = writeln!(out, "{}:", fam.feature);
             for l in lines {
-                println!("  {l}");
+                let _ = writeln!(out, "  {l}");
             }
         }
     }
+    render::write_stdout(&out);
     0
 }

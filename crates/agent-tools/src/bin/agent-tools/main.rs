@@ -28,7 +28,7 @@ struct Cli {
 /// Options every run-binding command takes.
 #[derive(clap::Args, Clone)]
 struct RunArgs {
-    /// The workspace root (default: the current directory).
+    /// The workspace root.
     #[arg(long, default_value = ".")]
     root: PathBuf,
     /// The highest tier of tool this surface sees: read, write or exec
@@ -48,21 +48,31 @@ struct RunArgs {
     /// system temp dir).
     #[arg(long)]
     images_dir: Option<PathBuf>,
+    /// Go on when a config section is wrong, without the tool family it
+    /// configures (named on stderr), instead of refusing to start (exit 2).
+    #[arg(long)]
+    lenient: bool,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Which tools are compiled in and registered here, and which language
     /// servers and debug adapters resolve for this root, and why not.
+    /// Exit code: 0 the table was printed (a wrong config section is shown in
+    /// it), 1 the tools could not be registered, 2 unreadable config file or
+    /// bad root.
     Doctor {
+        /// The workspace root.
         #[arg(long, default_value = ".")]
         root: PathBuf,
+        /// A config file (TOML).
         #[arg(long)]
         config: Option<PathBuf>,
     },
     /// Run one tool call and print its result. You, who typed it, are its
     /// approver: write and exec tools run without asking.
-    /// Exit code: 0 success, 1 tool error, 2 bad usage or unknown tool.
+    /// Exit code: 0 success, 1 tool error, 2 bad usage, unknown tool or a
+    /// wrong config.
     Call {
         /// The tool's name.
         tool: String,
@@ -78,8 +88,10 @@ enum Command {
     /// One run, many calls: reads newline-delimited `{"tool": …, "args": …}`
     /// and prints one JSON result per line, so sessions, kernels and staged
     /// edits live across the calls. You are the approver, as with `call`.
-    /// SIGTERM, SIGINT or SIGHUP stops every call and child process; the
-    /// exit status is then 128 + the signal's number.
+    /// SIGTERM, SIGINT or SIGHUP stops every call and child process.
+    /// Exit code: 0 every line succeeded, 1 any line failed, 2 bad usage, a
+    /// wrong config or unreadable input, 128 + the signal's number when
+    /// stopped by one.
     Batch {
         /// The file of calls, or `-` for standard input.
         #[arg(default_value = "-")]
@@ -88,18 +100,25 @@ enum Command {
         run: RunArgs,
     },
     /// Serve one run's tools over MCP on stdio.
+    /// Exit code: 0 the client closed or SIGTERM/SIGINT ended the run, 2 bad
+    /// usage, a wrong config, or the session failed.
     Mcp {
         #[command(flatten)]
         run: RunArgs,
     },
 }
 
+/// Logs go to stderr, in colour only on a terminal and never when `NO_COLOR`
+/// is set to anything but the empty string (<https://no-color.org>).
 fn init_tracing() {
+    use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal() && !no_color)
         .with_target(false)
         .init();
 }

@@ -6,7 +6,7 @@
 //! every resource and child process — when the client disconnects or the
 //! process gets SIGTERM or SIGINT.
 
-use crate::run::load_config;
+use crate::run::{check_config, load_config, surface};
 use crate::stop::StopSignals;
 use crate::RunArgs;
 use agent_tools::mcp::{
@@ -16,7 +16,7 @@ use agent_tools::mcp::{
 use agent_tools::{RunOptions, ToolsetBuilder};
 use std::sync::Arc;
 use std::time::Duration;
-use tool_core::{AllowAll, Approver, CancellationToken, Surface, Tier};
+use tool_core::{AllowAll, Approver, CancellationToken};
 
 const USAGE: u8 = 2;
 
@@ -32,13 +32,14 @@ pub async fn serve(run: RunArgs) -> u8 {
 
 async fn serve_inner(args: RunArgs) -> Result<(), String> {
     let config = load_config(args.config.as_ref())?;
-    let mcp_config = McpConfig::from_section(config.mcp.as_ref())?;
-    let surface_name = args
-        .surface
-        .clone()
-        .or_else(|| config.surface.clone())
-        .unwrap_or_else(|| "exec".into());
-    let surface = Surface::new(surface_name.parse::<Tier>()?);
+    // The host cannot go on without its own section, lenient or not.
+    let mcp_config = McpConfig::from_section(config.mcp.as_ref()).map_err(|e| config.error(e))?;
+    let surface = surface(&args, &config)?;
+    #[cfg(feature = "ask")]
+    let card_expiry = agent_tools::mcp::ask::card_expiry(&RunOptions {
+        config: config.clone(),
+        ..Default::default()
+    });
     let opts = RunOptions {
         root: args.root.clone(),
         conversation_id: Some(format!("mcp-{}", std::process::id())),
@@ -63,15 +64,22 @@ async fn serve_inner(args: RunArgs) -> Result<(), String> {
     // a client that declared elicitation is connected.
     #[cfg(feature = "ask")]
     let builder = builder.bind("ask", Box::new(agent_tools::mcp::ask::DeferredAskBinding));
-    let toolset = builder
-        .with_defaults(&opts)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let builder = builder.with_defaults(&opts);
+    let mut errors = builder.config_errors().to_vec();
+    #[cfg(feature = "ask")]
+    let card_expiry = match card_expiry {
+        Ok(expiry) => Some(expiry),
+        Err(e) => {
+            errors.push(("ask", e));
+            None
+        }
+    };
+    check_config("mcp", &errors, args.lenient)?;
+    let toolset = builder.build().map_err(|e| e.to_string())?;
     let host = McpHost::new(toolset.registry().clone(), surface, mcp_config, link);
     #[cfg(feature = "ask")]
-    {
+    if let Some(expiry) = card_expiry {
         let run = toolset.run_context().clone();
-        let expiry = agent_tools::mcp::ask::card_expiry(&opts);
         host.on_handshake(Box::new(move |link, registry| {
             match agent_tools::mcp::ask::register_if_supported(link, registry, &run, expiry) {
                 Ok(true) => tracing::info!("ask_user registered: the client supports elicitation"),

@@ -6,6 +6,21 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tool_core::{Content, ToolError, ToolOutput};
 
+/// Write `text` to stdout. A reader that went away (`| head -1`) is not an
+/// error of ours: the rest is dropped quietly, as other Unix tools do.
+pub fn write_stdout(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => eprintln!("agent-tools: cannot write to stdout: {e}"),
+    }
+}
+
 static IMAGE_COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 pub fn default_images_dir() -> PathBuf {

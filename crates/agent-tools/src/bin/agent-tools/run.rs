@@ -30,14 +30,60 @@ pub fn load_config(path: Option<&PathBuf>) -> Result<RunConfig, String> {
     }
 }
 
-pub fn bind(args: &RunArgs) -> Result<BoundRun, String> {
+/// The surface: `--surface`, else the config file's `surface`, else exec.
+pub fn surface(args: &RunArgs, config: &RunConfig) -> Result<Surface, String> {
+    let tier: Tier = match (&args.surface, &config.surface) {
+        (Some(s), _) => s.parse()?,
+        (None, Some(s)) => s
+            .parse()
+            .map_err(|e| config.error(format!("surface = {s:?}: {e}")))?,
+        (None, None) => Tier::Exec,
+    };
+    Ok(Surface::new(tier))
+}
+
+/// Refuse to start when a config section is wrong (its one-line messages,
+/// joined), unless `--lenient` asks to go on without the families they
+/// configure: each is then named on stderr.
+pub fn check_config(
+    command: &str,
+    errors: &[(&'static str, String)],
+    lenient: bool,
+) -> Result<(), String> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    if !lenient {
+        let all: Vec<&str> = errors.iter().map(|(_, e)| e.as_str()).collect();
+        return Err(all.join("; "));
+    }
+    for (family, why) in errors {
+        let tools: Vec<&str> = agent_tools::FAMILIES
+            .iter()
+            .filter(|f| f.feature == *family)
+            .flat_map(|f| f.tools.iter().map(|(name, _)| *name))
+            .collect();
+        eprintln!(
+            "agent-tools {command}: --lenient: going on without the {family} tools ({}): {why}",
+            tools.join(", ")
+        );
+    }
+    Ok(())
+}
+
+pub fn bind(command: &str, args: &RunArgs) -> Result<BoundRun, String> {
     let config = load_config(args.config.as_ref())?;
-    let surface_name = args
-        .surface
-        .clone()
-        .or_else(|| config.surface.clone())
-        .unwrap_or_else(|| "exec".into());
-    let tier: Tier = surface_name.parse()?;
+    let surface = surface(args, &config)?;
+    // `[mcp]` configures only the MCP host, but a mistake there is named
+    // here too, not found later.
+    #[cfg(feature = "mcp")]
+    let mut errors: Vec<(&'static str, String)> =
+        match agent_tools::mcp::McpConfig::from_section(config.mcp.as_ref()) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![("mcp", config.error(e))],
+        };
+    #[cfg(not(feature = "mcp"))]
+    let mut errors: Vec<(&'static str, String)> = Vec::new();
     let opts = RunOptions {
         root: args.root.clone(),
         conversation_id: None,
@@ -46,16 +92,17 @@ pub fn bind(args: &RunArgs) -> Result<BoundRun, String> {
         interactive: std::io::stdin().is_terminal(),
         config,
     };
-    let toolset = ToolsetBuilder::new(&args.root)
+    let builder = ToolsetBuilder::new(&args.root)
         .map_err(|e| format!("root {}: {e}", args.root.display()))?
         // The person who typed the command is its approver.
         .approver(Arc::new(AllowAll))
-        .with_defaults(&opts)
-        .build()
-        .map_err(|e| e.to_string())?;
+        .with_defaults(&opts);
+    errors.extend(builder.config_errors().iter().cloned());
+    check_config(command, &errors, args.lenient)?;
+    let toolset = builder.build().map_err(|e| e.to_string())?;
     Ok(BoundRun {
         toolset,
-        surface: Surface::new(tier),
+        surface,
         images_dir: args
             .images_dir
             .clone()
@@ -83,7 +130,7 @@ pub async fn call(tool: String, args: String, run: RunArgs, json: bool) -> u8 {
             return USAGE;
         }
     };
-    let bound = match bind(&run) {
+    let bound = match bind("call", &run) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("agent-tools call: {e}");
@@ -97,10 +144,13 @@ pub async fn call(tool: String, args: String, run: RunArgs, json: bool) -> u8 {
         .await;
     let code = exit_code(&result);
     if json {
-        println!("{}", render::json_result(&result, &bound.images_dir));
+        render::write_stdout(&format!(
+            "{}\n",
+            render::json_result(&result, &bound.images_dir)
+        ));
     } else {
         match &result {
-            Ok(out) => println!("{}", render::text(out, &bound.images_dir)),
+            Ok(out) => render::write_stdout(&format!("{}\n", render::text(out, &bound.images_dir))),
             Err(e) => eprintln!("agent-tools call {tool}: {e}"),
         }
     }
@@ -123,7 +173,7 @@ pub async fn batch(file: String, run: RunArgs) -> u8 {
             return USAGE;
         }
     };
-    let bound = match bind(&run) {
+    let bound = match bind("batch", &run) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("agent-tools batch: {e}");
@@ -193,12 +243,20 @@ async fn batch_calls(file: String, bound: &BoundRun) -> u8 {
         if result.is_err() {
             failures += 1;
         }
-        let _ = writeln!(
+        let written = writeln!(
             stdout,
             "{}",
             render::json_result(&result, &bound.images_dir)
-        );
-        let _ = stdout.flush();
+        )
+        .and_then(|()| stdout.flush());
+        if let Err(e) = written {
+            // Nobody reads the results any more (`batch | head -1`): stop
+            // quietly rather than run calls whose results are lost.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("agent-tools batch: cannot write to stdout: {e}");
+            }
+            break;
+        }
     }
     if failures > 0 {
         TOOL_ERROR
