@@ -106,7 +106,7 @@ pub(super) async fn pump_events(
     }
     // The stream ended. If nothing ended the session first, the adapter died.
     if let Some(inner) = session.upgrade() {
-        adapter_died(inner);
+        adapter_died(inner).await;
     }
 }
 
@@ -125,7 +125,7 @@ pub(super) async fn watch_adapter(session: Weak<Inner>) {
         };
         if let Some(status) = exited {
             // Ended first, then the waiters woken: they read why.
-            adapter_died(inner.clone());
+            adapter_died(inner.clone()).await;
             inner
                 .client
                 .close(&format!("the adapter process exited ({status})"));
@@ -134,20 +134,34 @@ pub(super) async fn watch_adapter(session: Weak<Inner>) {
     }
 }
 
+/// How long a closed stream waits for the adapter's exit status, so the
+/// answer can say how it ended (its process tree is reaped first).
+const EXIT_STATUS_GRACE: Duration = Duration::from_millis(1000);
+
 /// End a session whose adapter is gone, unless something ended it first.
-fn adapter_died(inner: Arc<Inner>) {
+async fn adapter_died(inner: Arc<Inner>) {
     let s = Session { inner };
     if s.is_ended() {
         return;
     }
-    let status = s
-        .inner
-        .owned
-        .child
-        .lock()
-        .expect("child lock")
-        .as_mut()
-        .and_then(|c| c.try_wait().ok().flatten());
+    let try_status = |s: &Session| {
+        s.inner
+            .owned
+            .child
+            .lock()
+            .expect("child lock")
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+    };
+    let waited = std::time::Instant::now();
+    let mut status = try_status(&s);
+    while status.is_none() && waited.elapsed() < EXIT_STATUS_GRACE && !s.is_ended() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        status = try_status(&s);
+    }
+    if s.is_ended() {
+        return;
+    }
     let mut why = match status {
         Some(st) => format!("it exited ({st})"),
         None => s
