@@ -20,6 +20,10 @@ pub struct RunOptions {
     pub vibe_good: Option<String>,
     /// Whether a person can be asked on this process's terminal.
     pub interactive: bool,
+    /// The highest tier the run's surface sees (`None`: exec). A run that
+    /// cannot exec never starts a server in a mode that runs the project's
+    /// own code (rust-analyzer's build scripts and proc macros).
+    pub surface: Option<tool_core::Tier>,
     pub config: RunConfig,
 }
 

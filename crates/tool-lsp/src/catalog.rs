@@ -294,6 +294,36 @@ pub struct CatalogConfig {
     pub diagnostics_wait_ms: Option<u64>,
 }
 
+/// rust-analyzer's settings that keep it from running the project's code:
+/// no build scripts, no proc-macro expansion, no `cargo check` on save.
+pub fn rust_analyzer_without_project_code() -> Value {
+    serde_json::json!({
+        "cargo": {"buildScripts": {"enable": false}},
+        "procMacro": {"enable": false},
+        "checkOnSave": false
+    })
+}
+
+impl CatalogConfig {
+    /// The catalog for a run whose surface may not run the project's code
+    /// (the read surface): built-in servers that would run it by default
+    /// are started with that switched off. Today that is rust-analyzer
+    /// (build scripts and proc macros while indexing, `cargo check` on
+    /// save). An entry the user configured for the same id is kept as
+    /// given: the user chose it.
+    pub fn without_project_code(mut self) -> Self {
+        let user_has = |id: &str| self.servers.iter().any(|e| e.id == id);
+        if !user_has("rust") && !self.disable.iter().any(|d| d == "rust") {
+            if let Some(mut rust) = builtin().into_iter().find(|e| e.id == "rust") {
+                rust.initialization_options = Some(rust_analyzer_without_project_code());
+                rust.save_check_progress = None;
+                self.servers.push(rust);
+            }
+        }
+        self
+    }
+}
+
 /// The entries in effect for a run.
 #[derive(Debug, Clone)]
 pub struct Catalog {
@@ -504,6 +534,31 @@ impl Resolution {
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn without_project_code_turns_rust_analyzers_build_scripts_and_macros_off() {
+        let cfg = CatalogConfig::default().without_project_code();
+        let ids: Vec<&str> = cfg.servers.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["rust"]);
+        let rust = &cfg.servers[0];
+        assert_eq!(
+            rust.initialization_options.as_ref().unwrap().to_string(),
+            r#"{"cargo":{"buildScripts":{"enable":false}},"checkOnSave":false,"procMacro":{"enable":false}}"#
+        );
+        assert_eq!(rust.save_check_progress, None);
+        // A user's own entry, or a disabled one, is left as the user set it.
+        let mut own = CatalogConfig::default();
+        own.servers
+            .push(builtin().into_iter().find(|e| e.id == "rust").unwrap());
+        let kept = own.without_project_code();
+        assert_eq!(kept.servers.len(), 1);
+        assert_eq!(kept.servers[0].initialization_options, None);
+        let off = CatalogConfig {
+            disable: vec!["rust".into()],
+            ..CatalogConfig::default()
+        };
+        assert!(off.without_project_code().servers.is_empty());
+    }
 
     #[test]
     fn roots_need_a_marker_within_the_workspace() {

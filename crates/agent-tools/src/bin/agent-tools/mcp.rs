@@ -47,6 +47,7 @@ async fn serve_inner(args: RunArgs) -> Result<(), String> {
         vibe_good: args.vibe_good.clone(),
         // Stdin carries the protocol: nobody can be asked on this terminal.
         interactive: false,
+        surface: Some(surface.max_tier),
         config,
     };
 

@@ -90,6 +90,7 @@ pub fn bind(command: &str, args: &RunArgs) -> Result<BoundRun, String> {
         vibe_fast: args.vibe_fast.clone(),
         vibe_good: args.vibe_good.clone(),
         interactive: std::io::stdin().is_terminal(),
+        surface: Some(surface.max_tier),
         config,
     };
     let builder = ToolsetBuilder::new(&args.root)
