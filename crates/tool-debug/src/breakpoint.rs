@@ -255,7 +255,7 @@ mod tests {
         );
         let err =
             serde_json::from_value::<LineBreakpoint>(json!({"line": 3, "when": "x"})).unwrap_err();
-        assert!(err.to_string().contains("unknown field `when`"), "{err}");
+        expect_test::expect!["unknown field `when`, expected one of `line`, `condition`, `hit_condition`, `log_message`"].assert_eq(&err.to_string());
         let err = serde_json::from_value::<LineBreakpoint>(json!("7")).unwrap_err();
         assert!(
             err.to_string().contains("a line number or an object"),
