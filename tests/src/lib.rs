@@ -24,3 +24,15 @@ pub fn agent_tools_bin() -> PathBuf {
     }
     target.join("release").join("agent-tools")
 }
+
+/// [`agent_tools_bin`], which must exist: a test that drives the binary
+/// fails with how to build it rather than with a spawn error.
+pub fn built_agent_tools_bin() -> PathBuf {
+    let b = agent_tools_bin();
+    assert!(
+        b.exists(),
+        "{} is missing: build it with `cargo build --release -p agent-tools` (cargo xtask test does)",
+        b.display()
+    );
+    b
+}

@@ -37,12 +37,7 @@ impl Drop for Batch {
 
 impl Batch {
     fn start(root: &Path) -> Batch {
-        let bin = tests::agent_tools_bin();
-        assert!(
-            bin.exists(),
-            "{} is missing: build it with `cargo build --release -p agent-tools`",
-            bin.display()
-        );
+        let bin = tests::built_agent_tools_bin();
         let mut child = Command::new(bin)
             .args(["batch", "-", "--surface", "write", "--root"])
             .arg(root)

@@ -8,22 +8,12 @@
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn bin() -> PathBuf {
-    let b = tests::agent_tools_bin();
-    assert!(
-        b.exists(),
-        "{} is missing: build it with `cargo build --release -p agent-tools`",
-        b.display()
-    );
-    b
-}
 
 /// One `agent-tools batch` process.
 struct Host {
@@ -37,7 +27,7 @@ const PLAIN_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 impl Host {
     fn start(root: &Path, path_env: &std::ffi::OsStr) -> Host {
-        let mut child = Command::new(bin())
+        let mut child = Command::new(tests::built_agent_tools_bin())
             .args(["batch", "-", "--surface", "exec", "--root"])
             .arg(root)
             .env("PATH", path_env)

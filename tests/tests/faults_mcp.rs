@@ -20,12 +20,7 @@ struct Host {
 
 impl Host {
     fn start() -> Host {
-        let bin = tests::agent_tools_bin();
-        assert!(
-            bin.exists(),
-            "{} is missing: build it with `cargo build --release -p agent-tools`",
-            bin.display()
-        );
+        let bin = tests::built_agent_tools_bin();
         let root = tempfile::tempdir().unwrap();
         let mut child = Command::new(bin)
             .args(["mcp", "--root"])

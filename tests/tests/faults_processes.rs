@@ -63,12 +63,7 @@ fn calls() -> Vec<(&'static str, Value)> {
 /// Whether the real components these tests need are installed (in CI they
 /// must be).
 fn prerequisites() -> bool {
-    let bin = tests::agent_tools_bin();
-    assert!(
-        bin.exists(),
-        "{} is missing: build it with `cargo build --release -p agent-tools`",
-        bin.display()
-    );
+    tests::built_agent_tools_bin();
     fixtures::require(&["debugpy"]).is_some() && fixtures::require(&["python3"]).is_some()
 }
 

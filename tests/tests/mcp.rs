@@ -41,13 +41,7 @@ fn sdk_python() -> Option<PathBuf> {
 }
 
 fn bin() -> PathBuf {
-    let b = tests::agent_tools_bin();
-    assert!(
-        b.exists(),
-        "{} is missing: build it with `cargo build --release -p agent-tools` (cargo xtask test does)",
-        b.display()
-    );
-    b
+    tests::built_agent_tools_bin()
 }
 
 fn repo_root() -> PathBuf {
