@@ -167,6 +167,26 @@ fn reference_suffix(r: Option<u64>) -> String {
     r.map(|r| format!("  [reference {r}]")).unwrap_or_default()
 }
 
+/// A head line with the count, one line per variable, and the cap note
+/// saying how to see the rest: what `variables` and `locals` answer.
+fn variable_list(
+    head: String,
+    variables: &[VariableEntry],
+    total: usize,
+    cap: usize,
+    narrow: &str,
+) -> String {
+    let mut out = vec![format!(
+        "{head} ({})",
+        plural(total, "variable", "variables")
+    )];
+    out.extend(variables.iter().map(VariableEntry::text));
+    if total > cap {
+        out.push(capped_note(cap, total, narrow));
+    }
+    out.join("\n")
+}
+
 /// `variables`.
 #[derive(Debug, Serialize)]
 pub(in crate::ops) struct VariablesResult {
@@ -180,20 +200,13 @@ pub(in crate::ops) struct VariablesResult {
 
 impl Answer for VariablesResult {
     fn text(&self) -> String {
-        let mut out = vec![format!(
-            "debug variables  reference {} ({})",
-            self.reference,
-            plural(self.total, "variable", "variables")
-        )];
-        out.extend(self.variables.iter().map(VariableEntry::text));
-        if self.total > self.cap {
-            out.push(capped_note(
-                self.cap,
-                self.total,
-                "evaluate a narrower expression (an element, a field) to see the rest",
-            ));
-        }
-        out.join("\n")
+        variable_list(
+            format!("debug variables  reference {}", self.reference),
+            &self.variables,
+            self.total,
+            self.cap,
+            "evaluate a narrower expression (an element, a field) to see the rest",
+        )
     }
 }
 
@@ -211,20 +224,13 @@ pub(in crate::ops) struct LocalsResult {
 
 impl Answer for LocalsResult {
     fn text(&self) -> String {
-        let mut out = vec![format!(
-            "debug locals  {} ({})",
-            self.frame,
-            plural(self.total, "variable", "variables")
-        )];
-        out.extend(self.variables.iter().map(VariableEntry::text));
-        if self.total > self.cap {
-            out.push(capped_note(
-                self.cap,
-                self.total,
-                "evaluate a name to see one that is not shown",
-            ));
-        }
-        out.join("\n")
+        variable_list(
+            format!("debug locals  {}", self.frame),
+            &self.variables,
+            self.total,
+            self.cap,
+            "evaluate a name to see one that is not shown",
+        )
     }
 }
 
