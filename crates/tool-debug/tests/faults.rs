@@ -59,7 +59,7 @@ async fn an_adapter_that_dies_mid_session_is_reported_and_leaves_no_orphan() {
     assert_no_orphans(&b, &recorded).await;
 
     let err = b.err(json!({"op": "stack"})).await;
-    check(&b, &err.to_string(), expect!["refused: the debug session of avg.py has ended: the debug adapter died: it exited (exit status: 3); its last words: fake adapter: crashing on purpose; launch again to start a new one"]);
+    check(&b, &err.to_string(), expect!["refused: the debug session of avg.py has ended: the debug adapter died: it ended (exit status 3); its last words: fake adapter: crashing on purpose; launch again to start a new one"]);
     // A new launch is allowed once the dead session is reported.
     let err = b
         .err(json!({"op": "launch", "program": "avg.py", "adapter": "lldb"}))

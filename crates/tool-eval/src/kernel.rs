@@ -295,31 +295,18 @@ impl KernelProcess {
     }
 }
 
-/// How a process ended, in words.
+/// How a kernel ended, in words: tool-core's wording, with what a crash of a
+/// kernel most often means.
 pub fn describe_exit(status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
-    if let Some(code) = status.code() {
-        return format!("exit status {code}");
-    }
-    match status.signal() {
-        Some(sig) => {
-            let name = match sig {
-                libc::SIGSEGV => "SIGSEGV, a crash in native code",
-                libc::SIGKILL => "SIGKILL, often the out-of-memory killer",
-                libc::SIGABRT => "SIGABRT, an abort in native code",
-                libc::SIGBUS => "SIGBUS",
-                libc::SIGTERM => "SIGTERM",
-                libc::SIGINT => "SIGINT",
-                _ => "",
-            };
-            if name.is_empty() {
-                format!("killed by signal {sig}")
-            } else {
-                format!("killed by signal {sig} ({name})")
-            }
-        }
-        None => "ended".into(),
-    }
+    let said = tool_core::process::describe_exit(status);
+    let hint = match status.signal() {
+        Some(libc::SIGSEGV) => ", a crash in native code",
+        Some(libc::SIGKILL) => ", often the out-of-memory killer",
+        Some(libc::SIGABRT) => ", an abort in native code",
+        _ => "",
+    };
+    format!("{said}{hint}")
 }
 
 fn spawn_reply_reader(replies: pipe::Receiver, tx: mpsc::UnboundedSender<KernelEvent>) {

@@ -346,12 +346,12 @@ impl LspClient {
                 tokio::select! {
                     status = child.wait() => {
                         let status = match status {
-                            Ok(s) => s.to_string(),
+                            Ok(s) => tool_core::process::describe_exit(s),
                             Err(e) => format!("wait failed: {e}"),
                         };
                         // Let stderr drain so the reason carries its last words.
                         tokio::time::sleep(Duration::from_millis(30)).await;
-                        let reason = format!("it {status}{}", shared.stderr_tail());
+                        let reason = format!("{status}{}", shared.stderr_tail());
                         shared.mark_gone(reason);
                     }
                     _ = kill_rx => {

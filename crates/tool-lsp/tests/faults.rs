@@ -62,7 +62,7 @@ async fn a_crash_mid_request_fails_at_once_and_the_next_call_recovers() {
         started.elapsed()
     );
     has(&err, "is gone");
-    has(&err, "exit status: 3");
+    has(&err, "is gone (exit status 3");
     assert_all_dead(&first).await;
 
     let status = run.lsp(json!({"op": "status"})).await;

@@ -171,12 +171,7 @@ impl WorkerBackend for CommandBackend {
         match status {
             Ok(s) if s.success() => RunOutcome::Done { output },
             Ok(s) => {
-                use std::os::unix::process::ExitStatusExt;
-                let how = match (s.code(), s.signal()) {
-                    (Some(code), _) => format!("exited with status {code}"),
-                    (None, Some(sig)) => format!("was killed by signal {sig}"),
-                    _ => "ended abnormally".to_string(),
-                };
+                let how = format!("ended ({})", tool_core::process::describe_exit(s));
                 let tail = stderr.lock().expect("output lock").tail(STDERR_TAIL);
                 let tail = tail.trim_end();
                 let why = if tail.is_empty() {

@@ -388,7 +388,7 @@ async fn list_shows_every_worker_with_state_tier_elapsed_and_first_line() {
     let w2 = cols(lines[2]);
     assert_eq!(&w2[..4], ["w2", "broken", "good", "failed"], "{text}");
     assert!(
-        lines[2].ends_with("the worker command exited with status 3; stderr tail:"),
+        lines[2].ends_with("the worker command ended (exit status 3); stderr tail:"),
         "{text}"
     );
     let w3 = cols(lines[3]);
@@ -406,7 +406,7 @@ async fn list_shows_every_worker_with_state_tier_elapsed_and_first_line() {
     let text = out.joined_text();
     assert!(text.contains("failed after"), "{text}");
     assert!(
-        text.contains("exited with status 3; stderr tail:\ncannot find src/lib.rs"),
+        text.contains("ended (exit status 3); stderr tail:\ncannot find src/lib.rs"),
         "{text}"
     );
     assert!(

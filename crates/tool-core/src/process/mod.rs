@@ -23,7 +23,7 @@ pub mod spawn;
 
 pub use output::{capture_into, OutputChunk, OutputRing, SharedOutput};
 pub use procfs::{descendants, group_members, pid_alive, Stat};
-pub use signals::Signal;
+pub use signals::{describe_exit, signal_name, Signal};
 pub use spawn::{ChildProcess, ChildSpec, ExtraPipe, ExtraPipeEnd, Io, Stopped};
 
 #[cfg(test)]

@@ -75,3 +75,74 @@ pub fn become_subreaper() -> io::Result<()> {
     }
     Ok(())
 }
+
+/// The name of signal `sig` (`SIGKILL`), or `None` for one without a
+/// well-known name.
+pub fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGSYS => "SIGSYS",
+        _ => return None,
+    })
+}
+
+/// How a process ended, in words: "exit status 3", or "killed by signal 9
+/// (SIGKILL)".
+pub fn describe_exit(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return format!("exit status {code}");
+    }
+    match status.signal() {
+        Some(sig) => match signal_name(sig) {
+            Some(name) => format!("killed by signal {sig} ({name})"),
+            None => format!("killed by signal {sig}"),
+        },
+        None => "ended".into(),
+    }
+}
+
+#[cfg(test)]
+mod describe_tests {
+    use super::describe_exit;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+
+    #[test]
+    fn an_end_is_said_in_words_with_the_signal_named() {
+        let said: Vec<String> = [
+            ExitStatus::from_raw(3 << 8),
+            ExitStatus::from_raw(libc::SIGKILL),
+            ExitStatus::from_raw(libc::SIGSEGV),
+            ExitStatus::from_raw(40),
+        ]
+        .into_iter()
+        .map(describe_exit)
+        .collect();
+        assert_eq!(
+            said,
+            [
+                "exit status 3",
+                "killed by signal 9 (SIGKILL)",
+                "killed by signal 11 (SIGSEGV)",
+                "killed by signal 40",
+            ]
+        );
+    }
+}

@@ -126,9 +126,10 @@ pub(super) async fn watch_adapter(session: Weak<Inner>) {
         if let Some(status) = exited {
             // Ended first, then the waiters woken: they read why.
             adapter_died(inner.clone()).await;
-            inner
-                .client
-                .close(&format!("the adapter process exited ({status})"));
+            inner.client.close(&format!(
+                "the adapter process ended ({})",
+                tool_core::process::describe_exit(status)
+            ));
             return;
         }
     }
@@ -163,7 +164,7 @@ async fn adapter_died(inner: Arc<Inner>) {
         return;
     }
     let mut why = match status {
-        Some(st) => format!("it exited ({st})"),
+        Some(st) => format!("it ended ({})", tool_core::process::describe_exit(st)),
         None => s
             .inner
             .client
