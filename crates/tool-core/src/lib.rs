@@ -20,6 +20,7 @@ pub mod fixtures;
 pub mod format;
 pub mod framing;
 pub mod fs;
+pub mod install;
 pub mod output;
 pub mod process;
 pub mod programs;

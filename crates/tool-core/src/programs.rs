@@ -1,6 +1,7 @@
 //! Finding a program to run, the one `which` of the project: a path is taken
 //! as given (relative to a base folder), a bare name is looked up in the
-//! project's own binary folders first, then on a search path.
+//! project's own binary folders first, then among the programs `agent-tools
+//! install` put in the per-user data folder, then on a search path.
 //!
 //! Invariant: only regular files with an execute bit are ever returned.
 
@@ -16,8 +17,9 @@ pub fn is_executable(p: &Path) -> bool {
 }
 
 /// Find `name`: if it holds a `/`, `base.join(name)` when that is executable;
-/// else the first executable `name` in `local`, then in `path` (`$PATH` when
-/// `None`). Empty entries of the search path are skipped, not taken as the
+/// else the first executable `name` in `local`, then in the installed
+/// programs' folder ([`crate::install::bin_dir`]), then in `path` (`$PATH`
+/// when `None`). Empty entries of the search path are skipped, not taken as the
 /// current folder.
 pub fn find_program(
     name: impl AsRef<OsStr>,
@@ -41,6 +43,7 @@ pub fn find_program(
     local
         .iter()
         .cloned()
+        .chain(crate::install::bin_dir())
         .chain(path.map(std::env::split_paths).into_iter().flatten())
         .filter(|d| !d.as_os_str().is_empty())
         .map(|d| d.join(name))

@@ -521,10 +521,15 @@ impl Resolution {
             )),
             Resolution::NoBinary { root, looked_for, .. } => Some(format!(
                 "the {} project root is {} but no server binary resolves: looked for {} in .venv/bin, venv/bin, \
-                 node_modules/.bin (of the root and up to the workspace root) and on $PATH; install one of them",
+                 node_modules/.bin (of the root and up to the workspace root), among the programs `agent-tools install` \
+                 put in its data folder, and on $PATH; {}",
                 entry.id,
                 rel(root),
                 looked_for.join(", "),
+                match looked_for.iter().find_map(|b| tool_core::install::install_hint(b)) {
+                    Some(line) => format!("install it with `{line}`"),
+                    None => "install one of them".to_string(),
+                },
             )),
         }
     }

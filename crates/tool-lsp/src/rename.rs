@@ -16,6 +16,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long after its start a server counts as cold, so that an empty
+/// answer may only mean it has not looked yet.
+const COLD_SERVER: Duration = Duration::from_secs(60);
 use tool_core::files::{FileChange, FileTransaction, TransactionError};
 use tool_core::{ToolError, ToolOutput, Workspace};
 
@@ -385,13 +390,27 @@ async fn prepare(
         )));
     }
     if prepare {
-        let v = client
-            .request(
+        let ask = || {
+            client.request(
                 "textDocument/prepareRename",
                 json!({"textDocument": td, "position": p.position}),
                 t.request,
             )
-            .await;
+        };
+        let mut v = ask().await;
+        // A server that started moments ago may not have resolved the
+        // symbol's module yet (basedpyright answers null for an imported
+        // name until it has analysed the import): a refusal is believed
+        // only once it holds after the server had time to look.
+        let settle = Duration::from_secs(10).min(t.request);
+        let asked = Instant::now();
+        while matches!(v, Ok(Value::Null))
+            && client.started.elapsed() < COLD_SERVER
+            && asked.elapsed() < settle
+        {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            v = ask().await;
+        }
         match v {
             Ok(Value::Null) => {
                 return Err(ToolError::refused(format!(

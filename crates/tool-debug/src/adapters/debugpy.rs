@@ -74,7 +74,8 @@ pub(crate) fn resolve_command(
         ));
         debuggee.clone()
     } else {
-        let other = ["python3", "python"]
+        // The interpreter `agent-tools install debugpy` sets up, then any.
+        let other = ["debugpy-python", "python3", "python"]
             .iter()
             .filter_map(|n| catalog.which(n))
             .find_map(|p| debugpy_version(catalog, &p).map(|v| (p, v)));
@@ -92,7 +93,7 @@ pub(crate) fn resolve_command(
             None => {
                 return Err(format!(
                     "no interpreter can import debugpy (tried {} ({origin}), then python3 and python on PATH); \
-                     install it with `{} -m pip install debugpy`",
+                     install it with `agent-tools install debugpy` or `{} -m pip install debugpy`",
                     debuggee.display(),
                     debuggee.display()
                 ))

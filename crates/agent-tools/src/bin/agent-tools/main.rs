@@ -4,6 +4,7 @@
 //! debug session, kernels, workers) belongs to it and dies with it.
 
 mod doctor;
+mod install;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod render;
@@ -99,6 +100,22 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Install the language servers, debug adapters and checkers a root
+    /// needs, or those of the languages or recipes named, from the package
+    /// registries into the per-user data folder ($AGENT_TOOLS_DATA_DIR, else
+    /// $XDG_DATA_HOME/agent-tools, else ~/.local/share/agent-tools). The
+    /// tools look there after a project's own folders and before PATH.
+    /// Exit code: 0 everything asked for is installed, 1 something could not
+    /// be (each named, with the registry that failed; nothing is left half
+    /// installed), 2 bad usage or nothing to install.
+    Install {
+        /// Languages (python, typescript, javascript, rust, go, c, cpp) or
+        /// recipe names; none: the languages whose files are under --root.
+        targets: Vec<String>,
+        /// The workspace root whose languages are installed when none is named.
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+    },
     /// Serve one run's tools over MCP on stdio.
     /// Exit code: 0 the client closed or SIGTERM/SIGINT ended the run, 2 bad
     /// usage, a wrong config, or the session failed.
@@ -146,6 +163,7 @@ fn main() -> ExitCode {
                 json,
             } => run::call(tool, args, run, json).await,
             Command::Batch { file, run } => run::batch(file, run).await,
+            Command::Install { targets, root } => install::run(targets, root),
             #[cfg(feature = "mcp")]
             Command::Mcp { run } => mcp::serve(run).await,
             #[cfg(not(feature = "mcp"))]
