@@ -16,7 +16,7 @@ pub enum Op {
     Breakpoints,
     /// Start `program` with `args`, stopped at your breakpoints.
     Launch,
-    /// Attach to a debuggee already listening on `port`.
+    /// Attach to a debuggee listening on `port`, or to the running process `pid`.
     Attach,
     /// Run to the next stop.
     Continue,
@@ -105,6 +105,9 @@ pub struct DebugArgs {
     /// attach: the TCP port the debuggee (or its debug server) listens on at 127.0.0.1.
     #[serde(default)]
     pub port: Option<u16>,
+    /// attach: the id of a running process to attach to (lldb, delve; debugpy where ptrace and gdb allow), instead of `port`.
+    #[serde(default)]
+    pub pid: Option<u32>,
     /// continue/pause/step_*/stack: the thread; default the thread that stopped.
     #[serde(default)]
     pub thread_id: Option<u64>,

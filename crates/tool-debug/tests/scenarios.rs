@@ -15,6 +15,27 @@ use std::time::{Duration, Instant};
 /// Starts a debug server with the spinning program on a port.
 type DebugServer = fn(&Path, u16) -> std::process::Child;
 
+/// Starts the spinning program on its own, outside any debugger.
+type Spinner = fn(&Path) -> std::process::Child;
+
+/// Which process a debug server debugs.
+#[derive(Clone, Copy)]
+enum Debuggee {
+    /// The server process itself (`python -m debugpy --listen … spin.py`).
+    Server,
+    /// Its child running this executable (`lldb-server gdbserver`, a
+    /// headless `dlv`, which has a telemetry child besides).
+    Child(&'static str),
+}
+
+/// A debuggee started with its debug server listening on a port.
+struct Listening {
+    start: DebugServer,
+    debuggee: Debuggee,
+    /// `terminate`'s answer after attaching to it.
+    said: Expect,
+}
+
 /// A program with a loop, for the breakpoint kinds.
 struct Looping {
     file: &'static str,
@@ -62,9 +83,76 @@ struct Row {
     logpoint_refused: Option<Expect>,
     /// `attach` to a port where nothing listens.
     closed_port: Expect,
-    /// Starts the spinning program under a debug server listening on the
-    /// port; `terminate` after attaching to it, and its answer.
-    listening: Option<(DebugServer, Expect)>,
+    /// The spinning program under a debug server listening on a port.
+    listening: Option<Listening>,
+    /// Starts the spinning program alone, for `attach` by `pid`.
+    spinner: Option<Spinner>,
+}
+
+/// The fixtures' Python (the one with debugpy).
+fn python() -> std::path::PathBuf {
+    tool_core::fixtures::require(&["python3"]).expect("python3")
+}
+
+/// `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client spin.py`.
+fn debugpy_server(dir: &Path, port: u16) -> std::process::Child {
+    std::process::Command::new(python())
+        .args(["-m", "debugpy", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--wait-for-client", "spin.py"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `lldb-server gdbserver 127.0.0.1:PORT ./spin`.
+fn lldb_server(dir: &Path, port: u16) -> std::process::Child {
+    let server =
+        tool_core::fixtures::require(&["lldb-server", "lldb-server-14"]).expect("lldb-server");
+    std::process::Command::new(server)
+        .args(["gdbserver", &format!("127.0.0.1:{port}"), "./spin"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `dlv --headless --listen 127.0.0.1:PORT exec ./spin-bin`.
+fn headless_dlv(dir: &Path, port: u16) -> std::process::Child {
+    let dlv = tool_core::fixtures::require(&["dlv"]).expect("dlv");
+    std::process::Command::new(dlv)
+        .args(["--headless", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--accept-multiclient", "exec", "./spin-bin"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn spawn_quiet(dir: &Path, program: &Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn python_spinner(dir: &Path) -> std::process::Child {
+    spawn_quiet(dir, &python(), &["spin.py"])
+}
+
+fn c_spinner(dir: &Path) -> std::process::Child {
+    spawn_quiet(dir, &dir.join("spin"), &[])
+}
+
+fn go_spinner(dir: &Path) -> std::process::Child {
+    spawn_quiet(dir, &dir.join("spin-bin"), &[])
 }
 
 /// The processes whose parent is `pid`.
@@ -97,20 +185,18 @@ fn gcc(dir: &Path) {
 }
 
 fn go_build(dir: &Path) {
-    let built = std::process::Command::new("go")
-        .args([
-            "build",
-            "-gcflags=all=-N -l",
-            "-o",
-            "crash-bin",
-            "./cmd/crash",
-        ])
-        .env("GOPROXY", "off")
-        .env("GOTOOLCHAIN", "local")
-        .current_dir(dir)
-        .status()
-        .unwrap();
-    assert!(built.success(), "go build ./cmd/crash");
+    for name in ["crash", "spin"] {
+        let built = std::process::Command::new("go")
+            .args(["build", "-gcflags=all=-N -l", "-o"])
+            .arg(format!("{name}-bin"))
+            .arg(format!("./cmd/{name}"))
+            .env("GOPROXY", "off")
+            .env("GOTOOLCHAIN", "local")
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(built.success(), "go build ./cmd/{name}");
+    }
 }
 
 fn debugpy_row() -> Row {
@@ -137,7 +223,14 @@ fn debugpy_row() -> Row {
         greet_without_stdin: None,
         stdin_refused: Some(expect!["refused: the debugpy adapter cannot give the program standard input here (only lldb can); leave `stdin` out, or have the program read a file"]),
         pause_stop: expect!["paused — thread N"],
-        listening: None,
+        listening: Some(Listening {
+            start: debugpy_server,
+            debuggee: Debuggee::Server,
+            said: expect![[r#"
+            debug terminate  port PORT
+            disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
+        }),
+        spinner: Some(python_spinner),
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -166,7 +259,14 @@ fn lldb_row() -> Row {
         stdin_refused: None,
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of avg.c: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
         pause_stop: expect!["paused — thread N"],
-        listening: None,
+        listening: Some(Listening {
+            start: lldb_server,
+            debuggee: Debuggee::Child("spin"),
+            said: expect![[r#"
+            debug terminate  port PORT
+            disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
+        }),
+        spinner: Some(c_spinner),
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -195,7 +295,15 @@ fn delve_row() -> Row {
         greet_without_stdin: Some(expect!["the program exited with code 0"]),
         stdin_refused: Some(expect!["refused: the delve adapter cannot give the program standard input here (only lldb can); leave `stdin` out, or have the program read a file"]),
         pause_stop: expect!["paused — thread N"],
-        listening: None,
+        listening: Some(Listening {
+            start: headless_dlv,
+            debuggee: Debuggee::Child("spin-bin"),
+            // A headless dlv names no process to its DAP client.
+            said: expect![[r#"
+            debug terminate  port PORT
+            disconnected; the debuggee was started outside this run and was left running; the adapter is gone"#]],
+        }),
+        spinner: Some(go_spinner),
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -468,37 +576,137 @@ async fn scenario(row: Row) {
     assert!(took < Duration::from_secs(1), "refused after {took:?}");
     assert!(b.processes().await.is_empty());
 
+    // Something listens but never answers: the attach gives up at the
+    // bound, and says so.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let started = Instant::now();
+    let err = b
+        .err(json!({"op": "attach", "port": port, "adapter": row.adapter, "timeout_seconds": 2}))
+        .await;
+    let took = started.elapsed();
+    let said = err.to_string();
+    assert!(
+        matches!(err, tool_core::ToolError::TimedOut(_))
+            && said
+                .contains("within 2000 ms; gave up, and nothing of this session is left running"),
+        "{said}"
+    );
+    assert!(took < Duration::from_secs(5), "gave up after {took:?}");
+    assert!(b.processes().await.is_empty());
+    drop(silent);
+
     // Attached to a debuggee started outside the run, `terminate`
     // disconnects and leaves it running.
-    if let Some((start, said)) = &row.listening {
+    if let Some(listening) = &row.listening {
         let port = closed_port();
-        let mut server = start(dir.path(), port);
-        for _ in 0..100 {
+        let mut server = (listening.start)(dir.path(), port);
+        for _ in 0..200 {
             if tool_debug::session::port_listened_on(port) == Some(true) {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let (text, _) = b
-            .call(json!({"op": "attach", "port": port, "adapter": row.adapter, "timeout_seconds": 30}))
+            .call(
+                json!({"op": "attach", "port": port, "adapter": row.adapter, "timeout_seconds": 5}),
+            )
             .await;
         assert!(text.contains(&format!("attach  port {port}")), "{text}");
-        let debuggees = children_of(server.id());
-        assert_eq!(debuggees.len(), 1, "the debug server's debuggee");
+        let debuggee = match listening.debuggee {
+            Debuggee::Server => server.id(),
+            Debuggee::Child(exe) => {
+                let children: Vec<u32> = children_of(server.id())
+                    .into_iter()
+                    .filter(|c| {
+                        std::fs::read_link(format!("/proc/{c}/exe"))
+                            .is_ok_and(|p| p.file_name().is_some_and(|n| n == exe))
+                    })
+                    .collect();
+                assert_eq!(children.len(), 1, "the debug server's debuggee");
+                children[0]
+            }
+        };
+        wait_for_pause(&b).await;
         let (text, _) = b.call(json!({"op": "terminate"})).await;
-        let text = text.replace(&debuggees[0].to_string(), "DEBUGGEE");
-        said.assert_eq(&stable(&text, Some(port)));
+        let text = text.replace(&debuggee.to_string(), "DEBUGGEE");
+        listening.said.assert_eq(&stable(&text, Some(port)));
         assert!(
-            tool_core::process::pid_alive(debuggees[0]),
+            tool_core::process::pid_alive(debuggee),
             "the debuggee was killed"
         );
-        let _ = tool_core::process::signals::send(
-            debuggees[0],
-            tool_core::process::signals::Signal::Kill,
-        );
+        kill(debuggee);
         let _ = server.kill();
         let _ = server.wait();
     }
+
+    // Attached to a running process by its pid: it can be paused, and
+    // `terminate` leaves it running.
+    if let Some(spinner) = row.spinner {
+        let mut program = spinner(dir.path());
+        let pid = program.id();
+        // Without `adapter`: routed by what the process runs.
+        let (text, _) = b
+            .call(json!({"op": "attach", "pid": pid, "timeout_seconds": 20}))
+            .await;
+        assert!(
+            text.contains(&format!("attach  pid {pid} under {}", row.adapter)),
+            "{text}"
+        );
+        wait_for_pause(&b).await;
+        let recorded = b.processes().await;
+        assert!(
+            !recorded.contains(&pid),
+            "the debuggee is not the session's"
+        );
+        let (text, s) = b.call(json!({"op": "terminate"})).await;
+        expect![[r#"
+            debug terminate  pid PID
+            disconnected; the debuggee (pid PID) was started outside this run and is still running; the adapter is gone"#]]
+        .assert_eq(&text.replace(&pid.to_string(), "PID"));
+        assert_eq!(s["detached"]["alive"], true, "{text}");
+        assert!(
+            tool_core::process::pid_alive(pid),
+            "the debuggee was killed"
+        );
+        assert_no_orphans(&b, &recorded).await;
+        kill(pid);
+        let _ = program.wait();
+    }
+
+    // Bad input to attach changes nothing.
+    let err = b.err(json!({"op": "attach", "port": 1, "pid": 1})).await;
+    expect!["bad arguments: attach takes `port` or `pid`, not both: a debug server's port, or the id of a running process"].assert_eq(&err.to_string());
+    let gone = {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    };
+    let err = b.err(json!({"op": "attach", "pid": gone})).await;
+    assert_eq!(
+        err.to_string(),
+        format!("bad arguments: no running process has pid {gone}; check it with `ps`")
+    );
+    assert!(b.processes().await.is_empty());
+}
+
+/// The attached program, running, is paused (it may have been stopped
+/// by the attach itself; then it is continued first).
+async fn wait_for_pause(b: &Bench) {
+    let (text, s) = b.call(json!({"op": "status"})).await;
+    if s["state"] == "stopped" {
+        b.call(json!({"op": "continue", "timeout_seconds": 1}))
+            .await;
+    } else {
+        assert_eq!(s["state"], "running", "{text}");
+    }
+    let (text, s) = b.call(json!({"op": "pause", "timeout_seconds": 20})).await;
+    assert_eq!(s["state"], "stopped", "{text}");
+}
+
+fn kill(pid: u32) {
+    let _ = tool_core::process::signals::send(pid, tool_core::process::signals::Signal::Kill);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,7 +4,7 @@
 //! from elsewhere is another environment and fails in ways that look like
 //! broken code.
 
-use super::LaunchInput;
+use super::{LaunchInput, RequestArguments};
 use crate::catalog::{AdapterKind, AdapterSpec, Catalog, CommandLine, Connect};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -49,10 +49,25 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
     })
 }
 
-pub(super) fn attach(port: u16) -> Value {
+/// `python -m debugpy --listen PORT` runs its own adapter on that port:
+/// the client connects straight to it, as an IDE does for `connect`.
+pub(super) fn attach(port: u16) -> RequestArguments {
+    RequestArguments {
+        arguments: json!({
+            "type": "python", "request": "attach", "name": "agent-tools",
+            "connect": {"host": "127.0.0.1", "port": port}, "justMyCode": true,
+        }),
+        scratch_dir: None,
+        connect_to: Some(port),
+    }
+}
+
+/// Attach to a running Python process: the adapter injects debugpy into it
+/// with gdb (which needs ptrace permission over it).
+pub(super) fn attach_pid(pid: u32) -> Value {
     json!({
         "type": "python", "request": "attach", "name": "agent-tools",
-        "connect": {"host": "127.0.0.1", "port": port}, "justMyCode": true,
+        "processId": pid, "justMyCode": true,
     })
 }
 

@@ -59,6 +59,11 @@ pub(super) fn attach(port: u16) -> RequestArguments {
     }
 }
 
+/// Attach to a running Go process by its id (`dlv dap` in local attach mode).
+pub(super) fn attach_pid(pid: u32) -> serde_json::Value {
+    json!({"request": "attach", "mode": "local", "processId": pid})
+}
+
 /// Exit status from delve's console line `Process 123 has exited with status 3`.
 pub fn exit_status_line(text: &str) -> Option<i64> {
     let at = text.find("has exited with status ")?;

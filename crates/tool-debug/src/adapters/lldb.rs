@@ -78,6 +78,14 @@ pub(super) fn attach(port: u16) -> Value {
     })
 }
 
+/// Attach to a running process by its id (ptrace).
+pub(super) fn attach_pid(adapter: &crate::catalog::ResolvedAdapter, pid: u32) -> Value {
+    json!({
+        "pid": pid,
+        "initCommands": adapter.init_commands,
+    })
+}
+
 /// What lldb needs besides its command line in `project_dir`.
 #[derive(Debug, Default)]
 pub(crate) struct Setup {

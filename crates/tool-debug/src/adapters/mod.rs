@@ -204,18 +204,50 @@ pub fn launch_arguments(input: &LaunchInput<'_>) -> std::io::Result<RequestArgum
     Ok(out)
 }
 
-/// The `attach` arguments for a debuggee listening on `port`.
-pub fn attach_arguments(adapter: &ResolvedAdapter, port: u16) -> RequestArguments {
+/// What an `attach` reaches: a debug server on a port, or a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttachTarget {
+    /// A debuggee (or its debug server) listening on 127.0.0.1:port.
+    Port(u16),
+    /// A running process, attached to by the adapter (ptrace).
+    Pid(u32),
+}
+
+/// The `attach` arguments for `target`; `Err` says why this adapter
+/// cannot attach that way.
+pub fn attach_arguments(
+    adapter: &ResolvedAdapter,
+    target: AttachTarget,
+) -> Result<RequestArguments, String> {
     let spec = &adapter.spec;
-    let mut out = match spec.kind {
-        AdapterKind::Debugpy => RequestArguments::plain(debugpy::attach(port)),
-        AdapterKind::Lldb => RequestArguments::plain(lldb::attach(port)),
-        AdapterKind::Delve => delve::attach(port),
-        AdapterKind::Dart => RequestArguments::plain(dart::attach(adapter, port)),
-        AdapterKind::Custom => RequestArguments::plain(json!({"port": port})),
+    let mut out = match (spec.kind, target) {
+        (AdapterKind::Debugpy, AttachTarget::Port(port)) => debugpy::attach(port),
+        (AdapterKind::Debugpy, AttachTarget::Pid(pid)) => {
+            RequestArguments::plain(debugpy::attach_pid(pid))
+        }
+        (AdapterKind::Lldb, AttachTarget::Port(port)) => RequestArguments::plain(lldb::attach(port)),
+        (AdapterKind::Lldb, AttachTarget::Pid(pid)) => {
+            RequestArguments::plain(lldb::attach_pid(adapter, pid))
+        }
+        (AdapterKind::Delve, AttachTarget::Port(port)) => delve::attach(port),
+        (AdapterKind::Delve, AttachTarget::Pid(pid)) => {
+            RequestArguments::plain(delve::attach_pid(pid))
+        }
+        (AdapterKind::Dart, AttachTarget::Port(port)) => {
+            RequestArguments::plain(dart::attach(adapter, port))
+        }
+        (AdapterKind::Custom, AttachTarget::Port(port)) => {
+            RequestArguments::plain(json!({"port": port}))
+        }
+        (AdapterKind::Dart | AdapterKind::Custom, AttachTarget::Pid(_)) => {
+            return Err(format!(
+                "the {} adapter cannot attach to a process id; start the program with its debug server and attach with `port`",
+                spec.id
+            ))
+        }
     };
     merge(&mut out.arguments, &spec.launch_template);
-    out
+    Ok(out)
 }
 
 /// A question to ask the adapter about a stop that came without a

@@ -7,7 +7,7 @@ use super::results::{
     AlreadyStopped, Detached, LocalsPreview, Outcome, RunResult, TerminateResult, OUTPUT_IN_ANSWER,
 };
 use super::{done, relative_to, wait_bound, OpContext};
-use crate::adapters::{self, LaunchInput, RequestArguments};
+use crate::adapters::{self, AttachTarget, LaunchInput, RequestArguments};
 use crate::args::{DebugArgs, Op};
 use crate::catalog::{AdapterKind, AdapterSpec, ResolvedAdapter};
 use crate::format;
@@ -43,17 +43,24 @@ impl OpContext<'_> {
         } else {
             self.attach_plan(args).await?
         };
+        let how = match plan.connect_to {
+            // Connected straight to the debuggee's own debug server.
+            Some(port) => format!("connected to 127.0.0.1:{port}"),
+            None => format!(
+                "`{}`",
+                plan.adapter
+                    .command
+                    .iter()
+                    .map(|a| a.to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        };
         let head = format!(
-            "{}  {} under {} (`{}`)",
+            "{}  {} under {} ({how})",
             op.name(),
             plan.label,
             plan.adapter.spec.id,
-            plan.adapter
-                .command
-                .iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" ")
         );
         let notes: Vec<String> = plan
             .adapter
@@ -67,6 +74,7 @@ impl OpContext<'_> {
             // bound is the handshake's too.
             limits.handshake = limits.handshake.min(wait);
         }
+        let started = std::time::Instant::now();
         let (session, report) = Session::start(plan, limits).await.map_err(|e| match e {
             ToolError::Refused(m) => ToolError::refused(relative_to(&m, self.workspace.root())),
             other => other,
@@ -77,7 +85,13 @@ impl OpContext<'_> {
             let rel = self.rel(file);
             breakpoints.extend(statuses.iter().map(|b| breakpoint_line(&rel, file, b)));
         }
-        let settled = session.wait_settled(0, wait).await;
+        // An attach is bounded as a whole: its handshake (debugpy injects
+        // itself into a process by pid) counts against the wait.
+        let settle_within = match op {
+            Op::Attach => wait.saturating_sub(started.elapsed()),
+            _ => wait,
+        };
+        let settled = session.wait_settled(0, settle_within).await;
         done(RunResult {
             head,
             previous_ending,
@@ -178,14 +192,40 @@ impl OpContext<'_> {
     }
 
     async fn attach_plan(&self, args: &DebugArgs) -> Result<LaunchPlan, ToolError> {
-        let port = args.port.ok_or_else(|| {
-            ToolError::bad_args("attach needs `port`: the TCP port at 127.0.0.1 the debuggee (or its debug server) listens on")
-        })?;
+        let target = match (args.port, args.pid) {
+            (Some(port), None) => AttachTarget::Port(port),
+            (None, Some(pid)) => AttachTarget::Pid(pid),
+            (Some(_), Some(_)) => {
+                return Err(ToolError::bad_args(
+                    "attach takes `port` or `pid`, not both: a debug server's port, or the id of a running process",
+                ))
+            }
+            (None, None) => {
+                return Err(ToolError::bad_args(
+                    "attach needs `port` (the TCP port at 127.0.0.1 the debuggee's debug server listens on) or `pid` (a running process)",
+                ))
+            }
+        };
+        if let AttachTarget::Pid(pid) = target {
+            if pid == 0 || !tool_core::process::pid_alive(pid) {
+                return Err(ToolError::bad_args(format!(
+                    "no running process has pid {pid}; check it with `ps`"
+                )));
+            }
+        }
         let catalog = self.supervisor.catalog();
         let root = self.workspace.root().to_path_buf();
-        let spec = match args.adapter.as_deref() {
-            Some(id) => self.named_adapter(id)?,
-            None => {
+        let spec = match (args.adapter.as_deref(), target) {
+            (Some(id), _) => self.named_adapter(id)?,
+            (None, AttachTarget::Pid(pid)) => catalog.route_process(pid)
+                .cloned()
+                .ok_or_else(|| {
+                    ToolError::bad_args(format!(
+                        "cannot tell which debugger attaches to pid {pid} (not a Python interpreter, a Go program or a native executable); pass `adapter` (one of {})",
+                        catalog.ids()
+                    ))
+                })?,
+            (None, AttachTarget::Port(_)) => {
                 let usable: Vec<_> = catalog
                     .specs()
                     .iter()
@@ -203,10 +243,20 @@ impl OpContext<'_> {
                 }
             }
         };
-        crate::session::refuse_closed_port(port).await?;
+        if let AttachTarget::Port(port) = target {
+            crate::session::refuse_closed_port(port).await?;
+        }
         let resolved = self.resolve_adapter(&spec, &root).await?;
-        let request = adapters::attach_arguments(&resolved, port);
-        Ok(self.plan(resolved, "attach", format!("port {port}"), request))
+        let request = adapters::attach_arguments(&resolved, target).map_err(ToolError::refused)?;
+        let label = match target {
+            AttachTarget::Port(port) => format!("port {port}"),
+            AttachTarget::Pid(pid) => format!("pid {pid}"),
+        };
+        let mut plan = self.plan(resolved, "attach", label, request);
+        if let AttachTarget::Pid(pid) = target {
+            plan.debuggee_pid = Some(pid);
+        }
+        Ok(plan)
     }
 
     fn named_adapter(&self, id: &str) -> Result<AdapterSpec, ToolError> {
@@ -231,6 +281,7 @@ impl OpContext<'_> {
             breakpoints: self.conversation.breakpoints.clone(),
             connect_to: arguments.connect_to,
             scratch_dir: arguments.scratch_dir,
+            debuggee_pid: None,
             env: self.supervisor.config().env.clone(),
             search_path: self.supervisor.catalog().search_path().clone(),
         }

@@ -111,15 +111,17 @@ pub(crate) async fn connect(
 
 /// A debug server someone else started (a headless `dlv`).
 async fn connect_to_port(port: u16, limits: &SessionLimits) -> Result<Connection, ToolError> {
+    // An attach's handshake bound is its wait bound: connecting is part of it.
+    let within = limits.request.min(limits.handshake);
     let stream = tokio::time::timeout(
-        limits.request,
+        within,
         tokio::net::TcpStream::connect(("127.0.0.1", port)),
     )
     .await
     .map_err(|_| {
         ToolError::timed_out(format!(
             "connecting to 127.0.0.1:{port} did not finish within {} ms; is the debug server listening there?",
-            limits.request.as_millis()
+            within.as_millis()
         ))
     })?
     .map_err(|e| {

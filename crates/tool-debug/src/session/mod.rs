@@ -88,6 +88,8 @@ pub struct LaunchPlan {
     pub connect_to: Option<u16>,
     /// Removed when the session ends (delve's build output).
     pub scratch_dir: Option<PathBuf>,
+    /// The process an attach by pid reaches (not ours to end).
+    pub debuggee_pid: Option<u32>,
     pub env: Vec<(String, String)>,
     pub search_path: std::ffi::OsString,
 }
@@ -387,8 +389,27 @@ impl Session {
         }
         self.record_processes();
         let alive = self.inner.client.closed().is_none();
+        let stopped = match self.snapshot().state {
+            RunState::Stopped(stop) => Some(stop.thread_id.unwrap_or(1)),
+            _ => None,
+        };
         // Mark it ended first, so a concurrent reader sees why.
         self.inner.run.set_ended(ending);
+        if alive && self.inner.info.attached {
+            if let Some(thread) = stopped {
+                // A debuggee we let go of is left running, not halted where
+                // it stopped (a headless dlv would keep it halted).
+                let _ = self
+                    .inner
+                    .client
+                    .request(
+                        "continue",
+                        serde_json::json!({ "threadId": thread }),
+                        DISCONNECT_GRACE,
+                    )
+                    .await;
+            }
+        }
         if alive {
             let _ = self
                 .inner
