@@ -87,6 +87,15 @@ struct Row {
     listening: Option<Listening>,
     /// Starts the spinning program alone, for `attach` by `pid`.
     spinner: Option<Spinner>,
+    /// The looping program's function, as a function breakpoint names it.
+    function: &'static str,
+    /// The launch refused for an exception filter the adapter lacks.
+    unknown_filter: Expect,
+    /// Refusals of the ops the adapter lacks: modules, disassemble,
+    /// read_memory (`None`: it has them).
+    modules_refused: Option<Expect>,
+    disassemble_refused: Option<Expect>,
+    read_memory_refused: Option<Expect>,
 }
 
 /// The fixtures' Python (the one with debugpy).
@@ -231,6 +240,11 @@ fn debugpy_row() -> Row {
             disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
         }),
         spinner: Some(python_spinner),
+        function: "mean",
+        unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the debugpy adapter has no exception filter `no-such-filter`; its filters are: raised, uncaught, userUnhandled"],
+        modules_refused: None,
+        disassemble_refused: Some(expect!["refused: the debugpy adapter does not support disassembly (its `initialize` answer lacks `supportsDisassembleRequest`)"]),
+        read_memory_refused: Some(expect!["refused: the debugpy adapter does not support reading memory (its `initialize` answer lacks `supportsReadMemoryRequest`)"]),
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -267,6 +281,11 @@ fn lldb_row() -> Row {
             disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
         }),
         spinner: Some(c_spinner),
+        function: "mean",
+        unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the lldb adapter has no exception filter `no-such-filter`; its filters are: cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw"],
+        modules_refused: None,
+        disassemble_refused: Some(expect!["refused: the lldb adapter does not support disassembly (its `initialize` answer lacks `supportsDisassembleRequest`)"]),
+        read_memory_refused: Some(expect!["refused: the lldb adapter does not support reading memory (its `initialize` answer lacks `supportsReadMemoryRequest`)"]),
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -304,6 +323,11 @@ fn delve_row() -> Row {
             disconnected; the debuggee was started outside this run and was left running; the adapter is gone"#]],
         }),
         spinner: Some(go_spinner),
+        function: "main.mean",
+        unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the delve adapter has no exception filter `no-such-filter`; its filters are: unrecovered-panic, runtime-fatal-throw"],
+        modules_refused: Some(expect!["refused: the delve adapter does not support listing modules (its `initialize` answer lacks `supportsModulesRequest`)"]),
+        disassemble_refused: None,
+        read_memory_refused: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -506,6 +530,153 @@ async fn standard_input(b: &Bench, row: &Row) {
     }
 }
 
+/// The ops an IDE has beyond breakpoints and steps: a function
+/// breakpoint, exception filters checked against the adapter's list,
+/// evaluate in a context, set_variable (and its bad input), modules,
+/// disassemble and read_memory (or their refusal, by name), and restart.
+async fn deeper_ops(dir: &Path, row: &Row) {
+    let b = bench(dir, config());
+    let l = &row.looping;
+
+    // Bad input to the new ops: a clear error, nothing kept.
+    let err = b
+        .err(json!({"op": "function_breakpoints", "functions": [""]}))
+        .await;
+    expect!["bad arguments: a function breakpoint needs a name; an empty one names no function"]
+        .assert_eq(&err.to_string());
+    let err = b.err(json!({"op": "exception_breakpoints"})).await;
+    assert!(matches!(err, tool_core::ToolError::BadArgs(_)), "{err}");
+    let err = b.err(json!({"op": "disassemble", "count": 0})).await;
+    expect!["bad arguments: `count` is 0; give between 1 and 200"].assert_eq(&err.to_string());
+    let err = b.err(json!({"op": "restart"})).await;
+    expect!["refused: restart launches the last program again, and nothing was launched in this conversation; launch one first"].assert_eq(&err.to_string());
+    let (text, _) = b.call(json!({"op": "status"})).await;
+    assert!(!text.contains("function breakpoints"), "{text}");
+
+    // A function breakpoint stops in the function.
+    let (text, _) = b
+        .call(json!({"op": "function_breakpoints", "functions": [row.function]}))
+        .await;
+    assert!(
+        text.contains("kept; sent when a program is launched"),
+        "{text}"
+    );
+    let (text, s) = b
+        .call(json!({"op": "launch", "program": l.program, "timeout_seconds": 60}))
+        .await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    assert!(
+        s["function"].as_str().unwrap_or_default().contains("mean"),
+        "{text}"
+    );
+    let (text, _) = b.call(json!({"op": "status"})).await;
+    assert!(
+        text.contains(&format!("function breakpoints: {}", row.function)),
+        "{text}"
+    );
+    let (text, s) = b
+        .call(json!({"op": "function_breakpoints", "functions": []}))
+        .await;
+    assert_eq!(s["sent"], true, "{text}");
+    end(&b).await;
+
+    // An exception filter the adapter lacks: the launch says which it has.
+    b.call(json!({"op": "exception_breakpoints", "filters": ["no-such-filter"]}))
+        .await;
+    let err = b
+        .err(json!({"op": "launch", "program": l.program, "timeout_seconds": 60}))
+        .await;
+    row.unknown_filter.assert_eq(&err.to_string());
+    assert!(b.processes().await.is_empty());
+    b.call(json!({"op": "exception_breakpoints", "filters": []}))
+        .await;
+
+    // At the third iteration: evaluate as a hover, set a variable.
+    let (text, s) = launch_with(&b, row, json!({"line": l.line, "condition": "i == 3"})).await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    let (_, s) = b
+        .call(json!({"op": "evaluate", "expression": "i", "context": "hover"}))
+        .await;
+    assert_eq!(s["result"], "3");
+    let (text, s) = b
+        .call(json!({"op": "set_variable", "name": "total", "value": "100"}))
+        .await;
+    assert_eq!(s["variable"]["value"], "100", "{text}");
+    let (_, s) = b
+        .call(json!({"op": "evaluate", "expression": "total"}))
+        .await;
+    assert_eq!(s["result"], "100");
+    let err = b
+        .err(json!({"op": "set_variable", "name": "nosuch", "value": "1"}))
+        .await;
+    assert!(
+        err.to_string()
+            .starts_with("bad arguments: there is no variable `nosuch` in the locals of "),
+        "{err}"
+    );
+    let err = b
+        .err(json!({"op": "set_variable", "name": "total", "value": "1", "reference": 999}))
+        .await;
+    assert!(matches!(err, tool_core::ToolError::BadArgs(_)), "{err}");
+    let (_, s) = b
+        .call(json!({"op": "evaluate", "expression": "total"}))
+        .await;
+    assert_eq!(s["result"], "100", "bad input changed the variable");
+
+    match &row.modules_refused {
+        None => {
+            let (text, s) = b.call(json!({"op": "modules"})).await;
+            assert!(s["total"].as_u64().unwrap_or(0) > 0, "{text}");
+        }
+        Some(refusal) => refusal.assert_eq(&b.err(json!({"op": "modules"})).await.to_string()),
+    }
+    match &row.disassemble_refused {
+        None => {
+            let (text, s) = b.call(json!({"op": "disassemble", "count": 4})).await;
+            assert_eq!(
+                s["instructions"].as_array().map(Vec::len),
+                Some(4),
+                "{text}"
+            );
+            // The slice `xs` lives where its memory reference says: 4, 8, …
+            let (text, s) = b.call(json!({"op": "locals"})).await;
+            let at = s["variables"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|v| v["name"] == "xs")
+                .and_then(|v| v["memory_reference"].as_str())
+                .unwrap_or_else(|| panic!("no memory reference for xs: {text}"))
+                .to_string();
+            let (text, s) = b
+                .call(json!({"op": "read_memory", "memory_reference": at, "count": 16}))
+                .await;
+            // delve reads at most the slice's length in bytes (6 here).
+            assert_eq!(s["hex"], "040000000000", "{text}");
+        }
+        Some(refusal) => refusal.assert_eq(&b.err(json!({"op": "disassemble"})).await.to_string()),
+    }
+    if let Some(refusal) = &row.read_memory_refused {
+        let err = b
+            .err(json!({"op": "read_memory", "memory_reference": "0x1000"}))
+            .await;
+        refusal.assert_eq(&err.to_string());
+    }
+
+    // restart: the same program and breakpoints, from the start.
+    let (text, s) = b
+        .call(json!({"op": "restart", "timeout_seconds": 60}))
+        .await;
+    assert!(text.starts_with("debug restart  "), "{text}");
+    assert_eq!(s["state"], "stopped", "{text}");
+    assert_eq!(loop_variable(&b).await, "3");
+    let (_, s) = b
+        .call(json!({"op": "evaluate", "expression": "total"}))
+        .await;
+    assert_eq!(s["result"], "23", "{text}");
+    end(&b).await;
+}
+
 async fn scenario(row: Row) {
     for any in row.needs {
         if tool_core::fixtures::require(any).is_none() {
@@ -528,6 +699,7 @@ async fn scenario(row: Row) {
     }
 
     breakpoint_kinds(&b, &row).await;
+    deeper_ops(dir.path(), &row).await;
     standard_input(&b, &row).await;
 
     // A crash stops where it happened and says what happened, without

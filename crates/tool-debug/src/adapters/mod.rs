@@ -166,6 +166,16 @@ pub fn takes_stdin(kind: AdapterKind) -> bool {
     kind == AdapterKind::Lldb
 }
 
+/// Function breakpoints a launch of `program` gets by default, as an IDE
+/// sets them: a Rust program under lldb stops on `rust_panic`.
+pub fn default_functions(kind: AdapterKind, program: &Path) -> Vec<String> {
+    if kind == AdapterKind::Lldb && lldb::is_rust_executable(program) {
+        vec![lldb::RUST_PANIC.to_string()]
+    } else {
+        Vec::new()
+    }
+}
+
 /// The arguments of a launch or attach request, and what they imply.
 #[derive(Debug)]
 pub struct RequestArguments {

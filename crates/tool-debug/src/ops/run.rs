@@ -38,10 +38,12 @@ impl OpContext<'_> {
                     RunState::Ended(e) => Some(e.describe()),
                     _ => None,
                 });
-        let plan = if op == Op::Launch {
-            self.launch_plan(args).await?
-        } else {
+        let plan = if op == Op::Attach {
             self.attach_plan(args).await?
+        } else {
+            let plan = self.launch_plan(args).await?;
+            self.conversation.last_launch = Some(args.clone());
+            plan
         };
         let how = match plan.connect_to {
             // Connected straight to the debuggee's own debug server.
@@ -99,6 +101,33 @@ impl OpContext<'_> {
             breakpoints,
             outcome: self.outcome(&session, settled, wait, false).await,
         })
+    }
+
+    /// `restart`: the last launch again, with the breakpoints set now. A
+    /// live session is ended first; an attached one is refused (it was
+    /// not ours to start).
+    pub(super) async fn restart(&mut self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {
+        wait_bound(args, self.default_wait())?;
+        let last = self.conversation.last_launch.clone().ok_or_else(|| {
+            ToolError::refused(
+                "restart launches the last program again, and nothing was launched in this conversation; launch one first",
+            )
+        })?;
+        if let Some(s) = self.conversation.session.clone() {
+            if s.attached() && !s.is_ended() {
+                return Err(ToolError::refused(format!(
+                    "restart launches the last program again, and this session attached to {} (not ours to start); terminate it, then attach again",
+                    s.label()
+                )));
+            }
+            s.shutdown(Ending::Terminated).await;
+        }
+        let again = DebugArgs {
+            op: Op::Restart,
+            timeout_seconds: args.timeout_seconds.or(last.timeout_seconds),
+            ..last
+        };
+        self.launch(&again).await
     }
 
     async fn launch_plan(&self, args: &DebugArgs) -> Result<LaunchPlan, ToolError> {
@@ -188,7 +217,9 @@ impl OpContext<'_> {
             // Only lldb takes stdin, and it uses no other scratch folder.
             request.scratch_dir = Some(dir);
         }
-        Ok(self.plan(resolved, "launch", self.rel(&path), request))
+        let mut plan = self.plan(resolved, "launch", self.rel(&path), request);
+        plan.default_functions = adapters::default_functions(spec.kind, &path);
+        Ok(plan)
     }
 
     async fn attach_plan(&self, args: &DebugArgs) -> Result<LaunchPlan, ToolError> {
@@ -279,6 +310,9 @@ impl OpContext<'_> {
             request,
             arguments: arguments.arguments,
             breakpoints: self.conversation.breakpoints.clone(),
+            function_breakpoints: self.conversation.function_breakpoints.clone(),
+            default_functions: Vec::new(),
+            exception_filters: self.conversation.exception_filters.clone(),
             connect_to: arguments.connect_to,
             scratch_dir: arguments.scratch_dir,
             debuggee_pid: None,

@@ -84,6 +84,7 @@ impl Session {
             handles: Mutex::new(Default::default()),
             owned: Owned::new(conn.child, adapter_pid, plan.scratch_dir.clone()),
             breakpoints: Mutex::new(BTreeMap::new()),
+            default_functions: plan.default_functions.clone(),
             capabilities: Mutex::new(Value::Null),
             debuggee_pid: Mutex::new(plan.debuggee_pid),
             background: Background::default(),
@@ -200,24 +201,45 @@ impl Session {
                 })?;
             report.breakpoints.insert(file.clone(), statuses);
         }
-        if let Some(filters) = caps
-            .get("exceptionBreakpointFilters")
-            .and_then(Value::as_array)
-        {
-            // What an IDE does: the filters the adapter enables by default
-            // (debugpy: stop on uncaught exceptions).
-            let defaults: Vec<&str> = filters
-                .iter()
-                .filter(|f| f.get("default").and_then(Value::as_bool) == Some(true))
-                .filter_map(|f| f.get("filter").and_then(Value::as_str))
-                .collect();
-            let _ = client
-                .request(
-                    "setExceptionBreakpoints",
-                    json!({ "filters": defaults }),
-                    limits.request,
-                )
-                .await;
+        if !plan.function_breakpoints.is_empty() || !plan.default_functions.is_empty() {
+            report.functions = self
+                .set_function_breakpoints(&plan.function_breakpoints)
+                .await
+                .map_err(|e| match e {
+                    ToolError::Refused(why) => ToolError::refused(format!(
+                        "cannot {} with the function breakpoints set: {why}",
+                        plan.request
+                    )),
+                    other => other,
+                })?;
+        }
+        match &plan.exception_filters {
+            Some(filters) => self
+                .set_exception_filters(filters)
+                .await
+                .map_err(|e| match e {
+                    ToolError::Refused(why) | ToolError::BadArgs(why) => {
+                        ToolError::refused(format!(
+                            "cannot {} with the exception breakpoints set: {why}",
+                            plan.request
+                        ))
+                    }
+                    other => other,
+                })?,
+            None => {
+                // What an IDE does: the filters the adapter enables by
+                // default (debugpy: stop on uncaught exceptions).
+                let defaults = super::catch::default_filters(&caps);
+                if caps.get("exceptionBreakpointFilters").is_some() {
+                    let _ = client
+                        .request(
+                            "setExceptionBreakpoints",
+                            json!({ "filters": defaults }),
+                            limits.request,
+                        )
+                        .await;
+                }
+            }
         }
         if caps
             .get("supportsConfigurationDoneRequest")

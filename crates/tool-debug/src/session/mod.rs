@@ -15,6 +15,7 @@
 //!   the debuggee and everything they started are killed, and the scratch
 //!   folder is removed; a session dropped without ending does the same.
 
+mod catch;
 mod connect;
 mod handles;
 mod handshake;
@@ -73,6 +74,14 @@ pub struct BreakpointStatus {
     pub message: Option<String>,
 }
 
+/// A function breakpoint as the adapter answered it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionStatus {
+    pub asked: crate::breakpoint::FunctionBreakpoint,
+    pub verified: bool,
+    pub message: Option<String>,
+}
+
 /// Everything `start` needs.
 #[derive(Debug, Clone)]
 pub struct LaunchPlan {
@@ -83,6 +92,12 @@ pub struct LaunchPlan {
     /// What the model called it: a relative program path, or "port N".
     pub label: String,
     pub breakpoints: BTreeMap<PathBuf, Vec<LineBreakpoint>>,
+    pub function_breakpoints: Vec<crate::breakpoint::FunctionBreakpoint>,
+    /// Function breakpoints every session of this program has (Rust:
+    /// `rust_panic`), besides the model's.
+    pub default_functions: Vec<String>,
+    /// `None`: the filters the adapter enables by default.
+    pub exception_filters: Option<Vec<String>>,
     /// Connect to this port instead of starting the adapter (delve attach:
     /// a headless `dlv` speaks DAP itself).
     pub connect_to: Option<u16>,
@@ -98,6 +113,7 @@ pub struct LaunchPlan {
 #[derive(Debug, Clone, Default)]
 pub struct StartReport {
     pub breakpoints: BTreeMap<PathBuf, Vec<BreakpointStatus>>,
+    pub functions: Vec<FunctionStatus>,
 }
 
 /// What a session is, fixed at its start.
@@ -161,6 +177,8 @@ struct Inner {
     handles: Mutex<HandleTable>,
     owned: Owned,
     breakpoints: Mutex<BTreeMap<PathBuf, Vec<BreakpointStatus>>>,
+    /// Function breakpoints set by default (not the model's).
+    default_functions: Vec<String>,
     capabilities: Mutex<Value>,
     /// From the adapter's `process` event.
     debuggee_pid: Mutex<Option<u32>>,
