@@ -140,7 +140,7 @@ pub struct DebugArgs {
     /// launch: the program's command-line arguments.
     #[serde(default)]
     pub args: Option<Vec<String>>,
-    /// launch: text given to the program on its standard input, then end of file (lldb only).
+    /// launch: text given to the program on its standard input, then end of file (debugpy, lldb, delve).
     #[serde(default)]
     pub stdin: Option<String>,
     /// launch: extra environment variables for the program.

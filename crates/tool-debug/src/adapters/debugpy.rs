@@ -33,6 +33,21 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
         .debuggee_python
         .clone()
         .unwrap_or_else(|| PathBuf::from("python3"));
+    // debugpy's launcher hands its debuggee /dev/null: a program given
+    // `stdin` starts through a shell that opens the file as its input and
+    // execs the interpreter (same pid; the launcher itself stays plain).
+    let python_command: Vec<String> = match input.stdin_file {
+        None => vec![python.to_string_lossy().into_owned()],
+        Some(file) => vec![
+            "/bin/sh".into(),
+            "-c".into(),
+            format!(
+                "exec \"$0\" \"$@\" < {}",
+                shell_quoted(&file.to_string_lossy())
+            ),
+            python.to_string_lossy().into_owned(),
+        ],
+    };
     json!({
         "type": "python",
         "request": "launch",
@@ -41,12 +56,18 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
         "args": input.args,
         "cwd": input.cwd,
         "env": input.env,
-        "python": [python],
+        "python": python_command,
+        "debugLauncherPython": python,
         "console": "internalConsole",
         "redirectOutput": true,
         "justMyCode": true,
         "stopOnEntry": false,
     })
+}
+
+/// `text` as one word for `sh`: single-quoted, its quotes escaped.
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// `python -m debugpy --listen PORT` runs its own adapter on that port:
@@ -171,6 +192,12 @@ pub fn hide_adapter_frames(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_words_are_quoted() {
+        assert_eq!(shell_quoted("/tmp/a b/stdin"), "'/tmp/a b/stdin'");
+        assert_eq!(shell_quoted("it's"), "'it'\\''s'");
+    }
 
     #[test]
     fn a_traceback_starts_at_the_first_user_frame() {

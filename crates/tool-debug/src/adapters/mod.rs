@@ -159,11 +159,26 @@ pub fn scratch_dir() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Whether the adapter can give a program its standard input (lldb, through
-/// its `target.input-path` setting; debugpy and delve have no launch option
-/// for it).
-pub fn takes_stdin(kind: AdapterKind) -> bool {
-    kind == AdapterKind::Lldb
+/// How an adapter's program gets the `stdin` text of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdinRoute {
+    /// From a scratch file the launch arguments name: lldb's
+    /// `target.input-path`; debugpy's debuggee started through `sh -c
+    /// 'exec … < FILE'` (its launcher gives it /dev/null otherwise).
+    File,
+    /// Written into the adapter's own standard input, which the debuggee
+    /// inherits: `dlv dap` speaks DAP on TCP and starts its target with
+    /// its own stdin.
+    AdapterStdin,
+}
+
+/// How the adapter can give a program its standard input, if it can.
+pub fn stdin_route(kind: AdapterKind) -> Option<StdinRoute> {
+    match kind {
+        AdapterKind::Lldb | AdapterKind::Debugpy => Some(StdinRoute::File),
+        AdapterKind::Delve => Some(StdinRoute::AdapterStdin),
+        AdapterKind::Dart | AdapterKind::Custom => None,
+    }
 }
 
 /// Function breakpoints a launch of `program` gets by default, as an IDE

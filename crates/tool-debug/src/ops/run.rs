@@ -162,12 +162,16 @@ impl OpContext<'_> {
                 "`{program}` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog {program}` or `cargo build`) and launch the executable"
             )));
         }
-        if args.stdin.is_some() && !adapters::takes_stdin(spec.kind) {
-            return Err(ToolError::refused(format!(
-                "the {} adapter cannot give the program standard input here (only lldb can); leave `stdin` out, or have the program read a file",
-                spec.id
-            )));
-        }
+        let stdin_route = match (&args.stdin, adapters::stdin_route(spec.kind)) {
+            (None, _) => None,
+            (Some(_), Some(route)) => Some(route),
+            (Some(_), None) => {
+                return Err(ToolError::refused(format!(
+                    "the {} adapter cannot give the program standard input here (debugpy, lldb and delve can); leave `stdin` out, or have the program read a file",
+                    spec.id
+                )))
+            }
+        };
         let cwd = match args.cwd.as_deref() {
             None => None,
             Some(c) => {
@@ -181,9 +185,8 @@ impl OpContext<'_> {
             }
         };
         let resolved = self.resolve_adapter(&spec, &start).await?;
-        let stdin = match &args.stdin {
-            None => None,
-            Some(text) => {
+        let stdin = match (&args.stdin, stdin_route) {
+            (Some(text), Some(adapters::StdinRoute::File)) => {
                 let dir = adapters::scratch_dir().map_err(|e| {
                     ToolError::failed(format!("cannot make a scratch folder for stdin: {e}"))
                 })?;
@@ -193,6 +196,7 @@ impl OpContext<'_> {
                 })?;
                 Some((dir, file))
             }
+            _ => None,
         };
         let env = args.env.clone().unwrap_or_default();
         let made = adapters::launch_arguments(&LaunchInput {
@@ -214,10 +218,14 @@ impl OpContext<'_> {
             }
         };
         if let Some((dir, _)) = stdin {
-            // Only lldb takes stdin, and it uses no other scratch folder.
+            // A stdin file is taken by lldb and debugpy, which use no other
+            // scratch folder.
             request.scratch_dir = Some(dir);
         }
         let mut plan = self.plan(resolved, "launch", self.rel(&path), request);
+        if stdin_route == Some(adapters::StdinRoute::AdapterStdin) {
+            plan.adapter_stdin = args.stdin.clone();
+        }
         plan.default_functions = adapters::default_functions(spec.kind, &path);
         Ok(plan)
     }
@@ -316,6 +324,7 @@ impl OpContext<'_> {
             connect_to: arguments.connect_to,
             scratch_dir: arguments.scratch_dir,
             debuggee_pid: None,
+            adapter_stdin: None,
             env: self.supervisor.config().env.clone(),
             search_path: self.supervisor.catalog().search_path().clone(),
         }

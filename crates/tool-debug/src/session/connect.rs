@@ -92,7 +92,18 @@ pub(crate) async fn connect(
                     log.trim()
                 )));
             };
-            drop(stdin);
+            // The debuggee inherits the adapter's stdin: the launch's
+            // `stdin` text, then end of file (at once, with none).
+            match plan.adapter_stdin.clone() {
+                None => drop(stdin),
+                Some(text) => tasks.push(tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    let mut stdin = stdin;
+                    // A program that exits before reading it all closes the
+                    // pipe: nothing to report then.
+                    let _ = stdin.write_all(text.as_bytes()).await;
+                })),
+            }
             tasks.push(capture_into(lines, sinks.output.clone()));
             let stream = tokio::net::TcpStream::connect(&addr).await.map_err(|e| {
                 ToolError::failed(format!("cannot connect to the adapter at {addr}: {e}"))

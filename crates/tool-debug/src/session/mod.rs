@@ -105,6 +105,9 @@ pub struct LaunchPlan {
     pub scratch_dir: Option<PathBuf>,
     /// The process an attach by pid reaches (not ours to end).
     pub debuggee_pid: Option<u32>,
+    /// Written to the adapter's stdin, then end of file: the debuggee
+    /// inherits it (delve's `stdin`).
+    pub adapter_stdin: Option<String>,
     pub env: Vec<(String, String)>,
     pub search_path: std::ffi::OsString,
 }
