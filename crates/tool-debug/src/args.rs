@@ -92,6 +92,18 @@ impl Op {
     }
 }
 
+/// How delve launches a Go program (its `mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GoMode {
+    /// Build the package (or .go file) and run it.
+    Debug,
+    /// Run an executable built already.
+    Exec,
+    /// Build the package's tests and run them.
+    Test,
+}
+
 /// How `evaluate` means its expression (DAP's `context`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -149,6 +161,12 @@ pub struct DebugArgs {
     /// launch: the program's working directory, relative to the workspace root (default: its project folder).
     #[serde(default)]
     pub cwd: Option<String>,
+    /// launch (delve): `debug` builds a package or .go file, `exec` runs a compiled Go program, `test` builds a package's tests; default: told from `program` (a `_test.go` file or `test` means test).
+    #[serde(default)]
+    pub mode: Option<GoMode>,
+    /// launch (delve, mode test): the test function to run, e.g. `TestMean` (default: all of the package's tests).
+    #[serde(default)]
+    pub test: Option<String>,
     /// launch/attach: the adapter id (debugpy, lldb, delve, dart, …); default: chosen from the program.
     #[serde(default)]
     pub adapter: Option<String>,

@@ -87,6 +87,9 @@ struct Row {
     listening: Option<Listening>,
     /// Starts the spinning program alone, for `attach` by `pid`.
     spinner: Option<Spinner>,
+    /// A Go test function: the `_test.go` file, a line in the test, the
+    /// test's name.
+    go_test: Option<(&'static str, u32, &'static str)>,
     /// The looping program's function, as a function breakpoint names it.
     function: &'static str,
     /// The launch refused for an exception filter the adapter lacks.
@@ -240,6 +243,7 @@ fn debugpy_row() -> Row {
             disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
         }),
         spinner: Some(python_spinner),
+        go_test: None,
         function: "mean",
         unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the debugpy adapter has no exception filter `no-such-filter`; its filters are: raised, uncaught, userUnhandled"],
         modules_refused: None,
@@ -281,6 +285,7 @@ fn lldb_row() -> Row {
             disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
         }),
         spinner: Some(c_spinner),
+        go_test: None,
         function: "mean",
         unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the lldb adapter has no exception filter `no-such-filter`; its filters are: cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw"],
         modules_refused: None,
@@ -323,6 +328,7 @@ fn delve_row() -> Row {
             disconnected; the debuggee was started outside this run and was left running; the adapter is gone"#]],
         }),
         spinner: Some(go_spinner),
+        go_test: Some(("main_test.go", 8, "TestMean")),
         function: "main.mean",
         unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the delve adapter has no exception filter `no-such-filter`; its filters are: unrecovered-panic, runtime-fatal-throw"],
         modules_refused: Some(expect!["refused: the delve adapter does not support listing modules (its `initialize` answer lacks `supportsModulesRequest`)"]),
@@ -677,6 +683,44 @@ async fn deeper_ops(dir: &Path, row: &Row) {
     end(&b).await;
 }
 
+/// One Go test function debugged by name: it stops in the test, and only
+/// that test runs.
+async fn go_test_function(dir: &Path, file: &str, line: u32, test: &str) {
+    let b = bench(dir, config());
+    b.call(json!({"op": "breakpoints", "file": file, "lines": [line]}))
+        .await;
+    let (text, s) = b
+        .call(json!({"op": "launch", "program": file, "test": test, "timeout_seconds": 90}))
+        .await;
+    assert_eq!(
+        (
+            s["state"].as_str(),
+            s["function"].as_str(),
+            s["line"].as_u64()
+        ),
+        (Some("stopped"), Some("avg.TestMean"), Some(line as u64)),
+        "{text}"
+    );
+    let (_, s) = b.call(json!({"op": "evaluate", "expression": "got"})).await;
+    assert_eq!(s["result"], "17.333333333333332");
+    b.call(json!({"op": "breakpoints", "file": file, "lines": []}))
+        .await;
+    let (text, s) = b.call(json!({"op": "continue"})).await;
+    assert_eq!(s["state"], "ended", "{text}");
+    let (out, _) = b.call(json!({"op": "output"})).await;
+    assert!(out.contains("mean = 17.333333333333332, want 18"), "{out}");
+    assert!(!out.contains("nothing to see"), "only TestMean ran: {out}");
+    end(&b).await;
+
+    // A mode that does not fit the program: a clear error, nothing started.
+    let err = b
+        .err(json!({"op": "launch", "program": file, "mode": "exec"}))
+        .await;
+    expect!["bad arguments: cannot launch `main_test.go` under delve: mode exec runs a compiled Go program, and this is not one; use mode debug for a package or .go file"]
+        .assert_eq(&err.to_string());
+    assert!(b.processes().await.is_empty());
+}
+
 async fn scenario(row: Row) {
     for any in row.needs {
         if tool_core::fixtures::require(any).is_none() {
@@ -700,6 +744,9 @@ async fn scenario(row: Row) {
 
     breakpoint_kinds(&b, &row).await;
     deeper_ops(dir.path(), &row).await;
+    if let Some((file, line, test)) = row.go_test {
+        go_test_function(dir.path(), file, line, test).await;
+    }
     standard_input(&b, &row).await;
 
     // A crash stops where it happened and says what happened, without

@@ -142,6 +142,9 @@ pub struct LaunchInput<'a> {
     pub env: &'a BTreeMap<String, String>,
     /// A file whose text is the program's standard input.
     pub stdin_file: Option<&'a Path>,
+    /// delve: how the Go program is launched (checked by
+    /// [`delve::launch_mode`]).
+    pub go: Option<delve::GoLaunch>,
 }
 
 /// Numbers the scratch folders of this process.

@@ -162,6 +162,20 @@ impl OpContext<'_> {
                 "`{program}` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog {program}` or `cargo build`) and launch the executable"
             )));
         }
+        let go = match (spec.kind, args.mode, args.test.as_deref()) {
+            (AdapterKind::Delve, mode, test) => Some(
+                adapters::delve::launch_mode(&path, mode, test).map_err(|why| {
+                    ToolError::bad_args(format!("cannot launch `{program}` under delve: {why}"))
+                })?,
+            ),
+            (_, None, None) => None,
+            _ => {
+                return Err(ToolError::bad_args(format!(
+                    "`mode` and `test` are for Go programs under delve, and `{program}` goes to the {} adapter; leave them out",
+                    spec.id
+                )))
+            }
+        };
         let stdin_route = match (&args.stdin, adapters::stdin_route(spec.kind)) {
             (None, _) => None,
             (Some(_), Some(route)) => Some(route),
@@ -207,6 +221,7 @@ impl OpContext<'_> {
             cwd: cwd.as_deref().unwrap_or(&resolved.project_dir),
             env: &env,
             stdin_file: stdin.as_ref().map(|(_, f)| f.as_path()),
+            go,
         });
         let mut request = match made {
             Ok(r) => r,
