@@ -383,7 +383,7 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
             "bad arguments: the breakpoint at line 6: `condition` is empty; leave it out, or give it text",
             "bad arguments: line 6 is given twice, with different conditions; give each line once",
             "refused: no debug session is running; set breakpoints and launch a program first",
-            "bad arguments: argument `colour`: unknown field `colour`, expected one of `op`, `file`, `lines`, `functions`, `filters`, `program`, `args`, `stdin`, `env`, `cwd`, `adapter`, `port`, `pid`, `thread_id`, `frame_id`, `reference`, `expression`, `context`, `name`, `value`, `memory_reference`, `count`, `timeout_seconds`; check the tool's input schema",
+            "bad arguments: argument `colour`: unknown field `colour`, expected one of `op`, `file`, `lines`, `functions`, `filters`, `program`, `args`, `stdin`, `env`, `cwd`, `mode`, `test`, `adapter`, `port`, `pid`, `thread_id`, `frame_id`, `reference`, `expression`, `context`, `name`, `value`, `memory_reference`, `count`, `timeout_seconds`; check the tool's input schema",
         ]
     "#]].assert_debug_eq(&errors);
     let (text, s) = b.call(json!({"op": "status"})).await;

@@ -1,5 +1,5 @@
 //! One scenario table, a row per adapter (debugpy on Python, lldb on C,
-//! delve on Go), driven by one test body: what a program that crashes, a
+//! lldb on a Rust crate built by cargo, delve on Go), driven by one test body: what a program that crashes, a
 //! program that spins and an attach to a closed port look like under each.
 //! Every row names its own programs and its expected answers; the body is
 //! the same for all.
@@ -120,10 +120,19 @@ fn debugpy_server(dir: &Path, port: u16) -> std::process::Child {
 
 /// `lldb-server gdbserver 127.0.0.1:PORT ./spin`.
 fn lldb_server(dir: &Path, port: u16) -> std::process::Child {
+    gdbserver(dir, port, "./spin")
+}
+
+/// `lldb-server gdbserver 127.0.0.1:PORT target/debug/spin`.
+fn lldb_server_rust(dir: &Path, port: u16) -> std::process::Child {
+    gdbserver(dir, port, "target/debug/spin")
+}
+
+fn gdbserver(dir: &Path, port: u16, program: &str) -> std::process::Child {
     let server =
         tool_core::fixtures::require(&["lldb-server", "lldb-server-14"]).expect("lldb-server");
     std::process::Command::new(server)
-        .args(["gdbserver", &format!("127.0.0.1:{port}"), "./spin"])
+        .args(["gdbserver", &format!("127.0.0.1:{port}"), program])
         .current_dir(dir)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -163,6 +172,10 @@ fn c_spinner(dir: &Path) -> std::process::Child {
     spawn_quiet(dir, &dir.join("spin"), &[])
 }
 
+fn rust_spinner(dir: &Path) -> std::process::Child {
+    spawn_quiet(dir, &dir.join("target/debug/spin"), &[])
+}
+
 fn go_spinner(dir: &Path) -> std::process::Child {
     spawn_quiet(dir, &dir.join("spin-bin"), &[])
 }
@@ -194,6 +207,15 @@ fn gcc(dir: &Path) {
             .unwrap();
         assert!(built.success(), "gcc {name}.c");
     }
+}
+
+fn cargo_build(dir: &Path) {
+    let built = std::process::Command::new("cargo")
+        .args(["build", "--offline", "--quiet", "--bins"])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(built.success(), "cargo build");
 }
 
 fn go_build(dir: &Path) {
@@ -285,6 +307,48 @@ fn lldb_row() -> Row {
             disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
         }),
         spinner: Some(c_spinner),
+        go_test: None,
+        function: "mean",
+        unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the lldb adapter has no exception filter `no-such-filter`; its filters are: cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw"],
+        modules_refused: None,
+        disassemble_refused: Some(expect!["refused: the lldb adapter does not support disassembly (its `initialize` answer lacks `supportsDisassembleRequest`)"]),
+        read_memory_refused: Some(expect!["refused: the lldb adapter does not support reading memory (its `initialize` answer lacks `supportsReadMemoryRequest`)"]),
+        closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
+    }
+}
+
+fn lldb_rust_row() -> Row {
+    Row {
+        adapter: "lldb",
+        needs: &[&["lldb-dap", "lldb-vscode-14", "lldb-vscode"], &["cargo"]],
+        fixture: "rust",
+        build: Some(cargo_build),
+        crash: "target/debug/crash",
+        crash_built: None,
+        source: Some(("src/bin/crash.rs", expect!["bad arguments: `src/bin/crash.rs` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog src/bin/crash.rs` or `cargo build`) and launch the executable"])),
+        crash_stop: expect![[r#"
+            stopped: panic: index out of bounds: the len is 3 but the index is 5 (at src/bin/crash.rs:3:5) — thread N in crash::pick at src/bin/crash.rs:3 (below 7 frames outside the workspace; stack shows all)
+                3 |     xs[i]"#]],
+        spin: "target/debug/spin",
+        looping: Looping {
+            file: "src/bin/loop.rs",
+            line: 5,
+            program: "target/debug/loop",
+        },
+        condition_locals: expect!["locals: xs = size=6, total = 23, iter = core::ops::range::Range<unsigned long> @ 0xADDR, i = 3"],
+        greet: "target/debug/greet",
+        greet_without_stdin: Some(expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
+        stdin_refused: None,
+        logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of src/bin/loop.rs: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
+        pause_stop: expect!["paused — thread N"],
+        listening: Some(Listening {
+            start: lldb_server_rust,
+            debuggee: Debuggee::Child("spin"),
+            said: expect![[r#"
+                debug terminate  port PORT
+                disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
+        }),
+        spinner: Some(rust_spinner),
         go_test: None,
         function: "mean",
         unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the lldb adapter has no exception filter `no-such-filter`; its filters are: cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw"],
@@ -936,6 +1000,11 @@ async fn scenario_debugpy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scenario_lldb_on_c() {
     scenario(lldb_row()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scenario_lldb_on_rust() {
+    scenario(lldb_rust_row()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

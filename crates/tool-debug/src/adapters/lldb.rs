@@ -220,8 +220,18 @@ pub fn is_rust_executable(path: &Path) -> bool {
 /// in the program's output → `index out of bounds: … (at src/main.rs:7:5)`:
 /// the last panic message the default hook printed.
 pub fn panic_message(output: &str) -> Option<String> {
-    let at = output.rfind("' panicked at ")?;
-    let rest = &output[at + "' panicked at ".len()..];
+    // `thread 'main' panicked at …`, or since Rust 1.88 with the thread's
+    // id: `thread 'main' (22475) panicked at …`.
+    let at = output
+        .rmatch_indices(" panicked at ")
+        .map(|(i, _)| i)
+        .find(|i| {
+            output[..*i]
+                .rsplit('\n')
+                .next()
+                .is_some_and(|l| l.starts_with("thread '"))
+        })?;
+    let rest = &output[at + " panicked at ".len()..];
     let mut lines = rest.lines();
     let first = lines.next()?.trim();
     // Rust ≥ 1.73: `panicked at FILE:L:C:` then the message on the next
@@ -259,6 +269,11 @@ mod tests {
         assert_eq!(
             panic_message(out).as_deref(),
             Some("index out of bounds: the len is 3 but the index is 5 (at src/main.rs:7:5)")
+        );
+        let out = "crashing\nthread 'main' (22475) panicked at src/bin/crash.rs:3:5:\nindex out of bounds: the len is 3 but the index is 5\n";
+        assert_eq!(
+            panic_message(out).as_deref(),
+            Some("index out of bounds: the len is 3 but the index is 5 (at src/bin/crash.rs:3:5)")
         );
         assert_eq!(panic_message("no panic here"), None);
     }

@@ -88,7 +88,7 @@ impl OpContext<'_> {
                 let (place, at) = format::frame_place(self.workspace, f);
                 FrameEntry {
                     frame_id: id,
-                    function: f.name.clone(),
+                    function: format::function_name(&f.name),
                     file: at.as_ref().map(|(p, _)| self.rel(p)),
                     line: at.as_ref().map(|(_, l)| *l),
                     place,

@@ -441,7 +441,7 @@ impl OpContext<'_> {
                     stop: stop.stop_id,
                     reason: stop.reason.clone(),
                     thread_id: stop.thread_id,
-                    function: frame.as_ref().map(|f| f.name.clone()),
+                    function: frame.as_ref().map(|f| format::function_name(&f.name)),
                     file: at.as_ref().map(|(p, _)| self.rel(p)),
                     line: at.as_ref().map(|(_, l)| *l),
                     source: at.as_ref().and_then(|(p, l)| format::source_line(p, *l)),

@@ -409,7 +409,10 @@ impl Session {
             return;
         }
         self.record_processes();
-        let alive = self.inner.client.closed().is_none();
+        // A start that failed (an adapter that did not answer in time) is
+        // not asked to say goodbye: it is killed at once.
+        let alive =
+            self.inner.client.closed().is_none() && !matches!(ending, Ending::Failed { .. });
         let stopped = match self.snapshot().state {
             RunState::Stopped(stop) => Some(stop.thread_id.unwrap_or(1)),
             _ => None,
