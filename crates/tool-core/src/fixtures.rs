@@ -36,6 +36,8 @@ pub fn bin_dirs_in(fixtures: &Path) -> Vec<PathBuf> {
     vec![
         fixtures.join("venv").join("bin"),
         fixtures.join("npm").join("node_modules").join(".bin"),
+        // Current Go tools (dlv, gopls) before Debian's and the rest.
+        fixtures.join("go").join("bin"),
         fixtures.join("bin"),
     ]
 }

@@ -9,6 +9,13 @@
 //! adapter's default exception filters, which the tool sends as IDEs do
 //! (debugpy's `uncaught` filter alone costs it ~0.5 s of start-up here).
 //! Target: the tool adds under 50 ms.
+//!
+//! Then the cost of a conditional breakpoint against none, per adapter,
+//! through the tool: a loop whose line runs [`HOT_HITS`] times, launched to
+//! its exit without a breakpoint and with a breakpoint whose condition is
+//! never true (so the adapter evaluates it on every hit and never stops);
+//! the difference over the hits is what one evaluated hit costs. A plain
+//! breakpoint costs nothing until it stops: that is the first table.
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -258,10 +265,144 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// How many times the hot loop's line runs.
+const HOT_HITS: u32 = 500;
+const HOT_ROUNDS: usize = 3;
+
+/// A hot loop under one adapter: the program to launch and its line.
+struct HotCase {
+    name: &'static str,
+    root: tempfile::TempDir,
+    program: &'static str,
+    file: &'static str,
+    line: u32,
+}
+
+fn hot_cases() -> Vec<HotCase> {
+    let fixtures = tool_core::fixtures::workspace_root().join("tests/fixtures/debug");
+    let mut out = Vec::new();
+    if tool_core::fixtures::find("debugpy").is_some() {
+        let root = tempfile::tempdir().unwrap();
+        for f in ["hot.py", "requirements.txt"] {
+            std::fs::copy(fixtures.join("python").join(f), root.path().join(f)).unwrap();
+        }
+        out.push(HotCase {
+            name: "debugpy  hot.py",
+            root,
+            program: "hot.py",
+            file: "hot.py",
+            line: 6,
+        });
+    }
+    let lldb = ["lldb-dap", "lldb-vscode-14", "lldb-vscode"]
+        .iter()
+        .find_map(|n| tool_core::fixtures::find(n));
+    if let (Some(_), Some(gcc)) = (lldb, tool_core::fixtures::find("gcc")) {
+        let root = tempfile::tempdir().unwrap();
+        for f in ["hot.c", "Makefile"] {
+            std::fs::copy(fixtures.join("c").join(f), root.path().join(f)).unwrap();
+        }
+        let ok = Command::new(gcc)
+            .args(["-g", "-O0", "-o", "hot", "hot.c"])
+            .current_dir(root.path())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        out.push(HotCase {
+            name: "lldb     hot (C)",
+            root,
+            program: "hot",
+            file: "hot.c",
+            line: 7,
+        });
+    }
+    if tool_core::fixtures::find("dlv").is_some() && tool_core::fixtures::find("go").is_some() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::copy(fixtures.join("go/go.mod"), root.path().join("go.mod")).unwrap();
+        std::fs::create_dir_all(root.path().join("cmd/hot")).unwrap();
+        std::fs::copy(
+            fixtures.join("go/cmd/hot/main.go"),
+            root.path().join("cmd/hot/main.go"),
+        )
+        .unwrap();
+        out.push(HotCase {
+            name: "delve    cmd/hot",
+            root,
+            program: "cmd/hot",
+            file: "cmd/hot/main.go",
+            line: 9,
+        });
+    }
+    out
+}
+
+/// Launch to the program's exit, with `lines` as the breakpoints.
+async fn launch_to_exit(
+    case: &HotCase,
+    supervisor: &std::sync::Arc<DebugSupervisor>,
+    conversation: &str,
+    lines: Value,
+) -> Duration {
+    let tool = supervisor.tool(Workspace::new(case.root.path()).unwrap(), conversation);
+    let cx = CallContext::new();
+    tool.call(
+        &cx,
+        json!({"op": "breakpoints", "file": case.file, "lines": lines}),
+    )
+    .await
+    .unwrap();
+    let started = Instant::now();
+    let out = tool
+        .call(
+            &cx,
+            json!({"op": "launch", "program": case.program, "timeout_seconds": 300}),
+        )
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+    let s = out.structured.clone().unwrap();
+    assert_eq!(s["state"], "ended", "{}", out.joined_text());
+    let _ = tool.call(&cx, json!({"op": "terminate"})).await;
+    elapsed
+}
+
+async fn conditional_cost(supervisor: &std::sync::Arc<DebugSupervisor>) {
+    println!();
+    println!("conditional breakpoint: launch to exit of a loop whose line runs {HOT_HITS} times, with no breakpoint and with `i < 0` (never true) on that line; {HOT_ROUNDS} rounds, median");
+    println!(
+        "{:<18} {:>14} {:>16} {:>16}",
+        "adapter/program", "no bp ms", "condition ms", "per hit"
+    );
+    for case in hot_cases() {
+        let never = json!([{"line": case.line, "condition": "i < 0"}]);
+        let _ = launch_to_exit(&case, supervisor, "hot-warm", json!([])).await;
+        let (mut none, mut cond) = (Vec::new(), Vec::new());
+        for round in 0..HOT_ROUNDS {
+            let conversation = format!("hot-{round}");
+            none.push(launch_to_exit(&case, supervisor, &conversation, json!([])).await);
+            cond.push(launch_to_exit(&case, supervisor, &conversation, never.clone()).await);
+        }
+        let (n, c) = (median(none), median(cond));
+        let per_hit = (ms(c) - ms(n)) / f64::from(HOT_HITS);
+        println!(
+            "{:<18} {:>14.1} {:>16.1} {:>13.3} ms",
+            case.name,
+            ms(n),
+            ms(c),
+            per_hit
+        );
+    }
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let supervisor = DebugSupervisor::new(DebugConfig {
         search_path: Some(tool_core::fixtures::path_env()),
+        // Go builds offline, with the toolchain that is here.
+        env: vec![
+            ("GOPROXY".into(), "off".into()),
+            ("GOTOOLCHAIN".into(), "local".into()),
+        ],
         ..DebugConfig::default()
     });
     println!("debug bench: launch to first stop (stopped event + top frame), {ROUNDS} rounds each after one warm-up, interleaved (alternating who goes first); median and min");
@@ -317,5 +458,6 @@ async fn main() {
             );
         }
     }
+    conditional_cost(&supervisor).await;
     supervisor.shutdown_all().await;
 }

@@ -14,9 +14,15 @@ pub enum Op {
     Status,
     /// Set the breakpoints of `file` to `lines` (numbers, or objects with a condition, hit count or log message; empty clears the file); works before launch.
     Breakpoints,
+    /// Set the function breakpoints to `functions` (names, or objects with a condition, hit count or log message; empty clears them); works before launch.
+    FunctionBreakpoints,
+    /// Choose which exceptions stop the program: `filters` from the adapter's own list (status shows it; debugpy raised/uncaught/userUnhandled, lldb cpp_throw/cpp_catch, delve unrecovered-panic); works before launch.
+    ExceptionBreakpoints,
     /// Start `program` with `args`, stopped at your breakpoints.
     Launch,
-    /// Attach to a debuggee already listening on `port`.
+    /// End the program and launch it again with the same arguments and the breakpoints set now.
+    Restart,
+    /// Attach to a debuggee listening on `port`, or to the running process `pid`.
     Attach,
     /// Run to the next stop.
     Continue,
@@ -38,8 +44,16 @@ pub enum Op {
     Variables,
     /// The local variables of `frame_id` (default: the top frame of the stopped thread) in one call, capped as `variables` is.
     Locals,
-    /// Evaluate `expression` in `frame_id` (default: the top frame).
+    /// Evaluate `expression` in `frame_id` (default: the top frame), in `context` (watch, repl or hover).
     Evaluate,
+    /// Set the variable `name` to `value` in `reference` (default: the top frame's locals).
+    SetVariable,
+    /// The modules (executables, shared libraries, Python modules) the program has loaded (capped at 50).
+    Modules,
+    /// Disassemble `count` instructions (default 20) at `memory_reference` (default: the stopped thread's instruction pointer).
+    Disassemble,
+    /// Read `count` bytes (default 64, at most 1024) at `memory_reference`.
+    ReadMemory,
     /// The program's stdout/stderr since the last `output` call.
     Output,
     /// End the session: the program, the adapter and all they started.
@@ -52,7 +66,10 @@ impl Op {
             Op::Adapters => "adapters",
             Op::Status => "status",
             Op::Breakpoints => "breakpoints",
+            Op::FunctionBreakpoints => "function_breakpoints",
+            Op::ExceptionBreakpoints => "exception_breakpoints",
             Op::Launch => "launch",
+            Op::Restart => "restart",
             Op::Attach => "attach",
             Op::Continue => "continue",
             Op::Pause => "pause",
@@ -65,8 +82,46 @@ impl Op {
             Op::Variables => "variables",
             Op::Locals => "locals",
             Op::Evaluate => "evaluate",
+            Op::SetVariable => "set_variable",
+            Op::Modules => "modules",
+            Op::Disassemble => "disassemble",
+            Op::ReadMemory => "read_memory",
             Op::Output => "output",
             Op::Terminate => "terminate",
+        }
+    }
+}
+
+/// How delve launches a Go program (its `mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GoMode {
+    /// Build the package (or .go file) and run it.
+    Debug,
+    /// Run an executable built already.
+    Exec,
+    /// Build the package's tests and run them.
+    Test,
+}
+
+/// How `evaluate` means its expression (DAP's `context`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EvaluateContext {
+    /// An expression whose value is watched.
+    Watch,
+    /// What a user types in the debug console (debugpy: statements too; lldb: lldb commands).
+    Repl,
+    /// The value under the mouse: side-effect free where the adapter can tell.
+    Hover,
+}
+
+impl EvaluateContext {
+    pub fn name(self) -> &'static str {
+        match self {
+            EvaluateContext::Watch => "watch",
+            EvaluateContext::Repl => "repl",
+            EvaluateContext::Hover => "hover",
         }
     }
 }
@@ -84,13 +139,20 @@ pub struct DebugArgs {
     #[serde(default)]
     #[schemars(with = "Option<Vec<crate::breakpoint::LineEntry>>")]
     pub lines: Option<Vec<LineBreakpoint>>,
+    /// function_breakpoints: function names (`main.process`, `mean`), or objects `{"name": "foo", "condition": "n == 0"}`; an empty list clears them.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<crate::breakpoint::FunctionEntry>>")]
+    pub functions: Option<Vec<crate::breakpoint::FunctionBreakpoint>>,
+    /// exception_breakpoints: the adapter's filter ids to enable (an empty list stops on no exception).
+    #[serde(default)]
+    pub filters: Option<Vec<String>>,
     /// launch: the program (a .py or .go file, a Go package directory, or a compiled executable), relative to the workspace root.
     #[serde(default)]
     pub program: Option<String>,
     /// launch: the program's command-line arguments.
     #[serde(default)]
     pub args: Option<Vec<String>>,
-    /// launch: text given to the program on its standard input, then end of file (lldb only).
+    /// launch: text given to the program on its standard input, then end of file (debugpy, lldb, delve).
     #[serde(default)]
     pub stdin: Option<String>,
     /// launch: extra environment variables for the program.
@@ -99,12 +161,21 @@ pub struct DebugArgs {
     /// launch: the program's working directory, relative to the workspace root (default: its project folder).
     #[serde(default)]
     pub cwd: Option<String>,
+    /// launch (delve): `debug` builds a package or .go file, `exec` runs a compiled Go program, `test` builds a package's tests; default: told from `program` (a `_test.go` file or `test` means test).
+    #[serde(default)]
+    pub mode: Option<GoMode>,
+    /// launch (delve, mode test): the test function to run, e.g. `TestMean` (default: all of the package's tests).
+    #[serde(default)]
+    pub test: Option<String>,
     /// launch/attach: the adapter id (debugpy, lldb, delve, dart, …); default: chosen from the program.
     #[serde(default)]
     pub adapter: Option<String>,
     /// attach: the TCP port the debuggee (or its debug server) listens on at 127.0.0.1.
     #[serde(default)]
     pub port: Option<u16>,
+    /// attach: the id of a running process to attach to (lldb, delve; debugpy where ptrace and gdb allow), instead of `port`.
+    #[serde(default)]
+    pub pid: Option<u32>,
     /// continue/pause/step_*/stack: the thread; default the thread that stopped.
     #[serde(default)]
     pub thread_id: Option<u64>,
@@ -117,7 +188,22 @@ pub struct DebugArgs {
     /// evaluate: the expression.
     #[serde(default)]
     pub expression: Option<String>,
-    /// launch/attach/continue/pause/step_*: how long to wait for the next stop (default 30).
+    /// evaluate: how the expression is meant (default: the adapter's usual one).
+    #[serde(default)]
+    pub context: Option<EvaluateContext>,
+    /// set_variable: the variable's name, as variables or locals list it.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// set_variable: the new value, an expression in the program's language.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// disassemble/read_memory: a memory reference (an address like `0x4a2f10`, or one an answer gave).
+    #[serde(default)]
+    pub memory_reference: Option<String>,
+    /// disassemble: instructions (default 20, at most 200); read_memory: bytes (default 64, at most 1024).
+    #[serde(default)]
+    pub count: Option<u64>,
+    /// launch/attach/restart/continue/pause/step_*: how long to wait for the next stop (default 30); evaluate: how long the expression may run (default 15).
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
 }

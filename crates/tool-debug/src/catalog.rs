@@ -189,6 +189,18 @@ impl Catalog {
         None
     }
 
+    /// The adapter that attaches to the running process `pid` when none is
+    /// named: a Python interpreter goes to debugpy, anything else by its
+    /// executable (`/proc/PID/exe`) as [`Catalog::route`] would send it.
+    pub fn route_process(&self, pid: u32) -> Option<&AdapterSpec> {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+        let name = exe.file_name()?.to_str()?;
+        if name.starts_with("python") {
+            return self.specs.iter().find(|s| s.kind == AdapterKind::Debugpy);
+        }
+        self.route(&exe)
+    }
+
     /// The project's interpreter: `.venv/bin/python`, `venv/bin/python` in
     /// the project (then the workspace root), then `python3` on the path.
     pub fn project_python(&self, project: &Path, root: &Path) -> Option<(PathBuf, String)> {
@@ -320,27 +332,31 @@ pub fn is_go_package(path: &Path) -> bool {
             }))
 }
 
+/// Whether the first `limit` bytes of the file at `path` contain `mark`.
+pub fn file_contains(path: &Path, mark: &[u8], limit: u64) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    if file.take(limit).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    head.windows(mark.len()).any(|w| w == mark)
+}
+
 /// The marker the Go linker writes into every executable it builds (the
 /// start of its build info, `go version -m` reads it).
 const GO_BUILD_INFO_MAGIC: &[u8] = b"\xff Go buildinf:";
 
 /// A compiled program whose build info says Go built it: delve runs it.
 pub fn is_go_executable(path: &Path) -> bool {
-    use std::io::Read;
     if !path.is_file() || !is_native_executable(path) {
         return false;
     }
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
     // The build info sits near the start of the data; a bounded read finds
     // it in any Go binary without reading a huge C++ one whole.
-    let mut head = Vec::new();
-    if file.take(64 << 20).read_to_end(&mut head).is_err() {
-        return false;
-    }
-    head.windows(GO_BUILD_INFO_MAGIC.len())
-        .any(|w| w == GO_BUILD_INFO_MAGIC)
+    file_contains(path, GO_BUILD_INFO_MAGIC, 64 << 20)
 }
 
 pub(crate) fn rel(path: &Path, root: &Path) -> String {

@@ -50,6 +50,17 @@ pub fn source_line(path: &Path, line: u64) -> Option<String> {
 /// Where a frame is: `mean at avg.py:6`, or `__libc_start_main (no source)`.
 /// The location is returned only with a line: debugpy reports line 0 for a
 /// thread paused between line events, and that is said, not guessed.
+/// A function's name as the model reads it: a Rust symbol's hash suffix
+/// (`crash::pick::h340449e6937631ed` → `crash::pick`) left out.
+pub fn function_name(name: &str) -> String {
+    match name.rsplit_once("::h") {
+        Some((head, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
+            head.to_string()
+        }
+        _ => name.to_string(),
+    }
+}
+
 pub fn frame_place(
     ws: &Workspace,
     frame: &dap_types::StackFrame,
@@ -64,7 +75,7 @@ pub fn frame_place(
             (
                 format!(
                     "{} at {}:{}",
-                    frame.name,
+                    function_name(&frame.name),
                     display_path(ws, &path),
                     frame.line
                 ),
@@ -74,16 +85,20 @@ pub fn frame_place(
         (Some(p), _) => (
             format!(
                 "{} at {} (the adapter gave no line; step_over to get one)",
-                frame.name,
+                function_name(&frame.name),
                 display_path(ws, Path::new(p))
             ),
             None,
         ),
         (None, Some(name)) if frame.line > 0 => (
-            format!("{} at {name}:{} (no path)", frame.name, frame.line),
+            format!(
+                "{} at {name}:{} (no path)",
+                function_name(&frame.name),
+                frame.line
+            ),
             None,
         ),
-        _ => (format!("{} (no source)", frame.name), None),
+        _ => (format!("{} (no source)", function_name(&frame.name)), None),
     }
 }
 
@@ -101,6 +116,16 @@ pub fn output_tail(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rust_symbol_hashes_are_left_out() {
+        assert_eq!(
+            function_name("crash::pick::h340449e6937631ed"),
+            "crash::pick"
+        );
+        assert_eq!(function_name("main.mean"), "main.mean");
+        assert_eq!(function_name("a::hello"), "a::hello");
+    }
 
     #[test]
     fn durations_read_as_words() {

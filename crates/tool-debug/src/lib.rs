@@ -82,6 +82,11 @@ impl Default for DebugConfig {
 struct Conversation {
     session: Option<Session>,
     breakpoints: BTreeMap<PathBuf, Vec<breakpoint::LineBreakpoint>>,
+    function_breakpoints: Vec<breakpoint::FunctionBreakpoint>,
+    /// The exception filters asked for; `None`: the adapter's defaults.
+    exception_filters: Option<Vec<String>>,
+    /// The last `launch`, for `restart`.
+    last_launch: Option<DebugArgs>,
 }
 
 /// The debug-session supervisor: the resource the `debug` tool is bound to.
@@ -256,7 +261,7 @@ impl Binding for DebugBinding {
 mod tests {
     #[test]
     fn the_description_reads_as_one_paragraph() {
-        expect_test::expect![[r#"Drive a debugger (Debug Adapter Protocol: debugpy for Python, lldb for C/C++/Rust executables, delve for Go, the Dart adapter). Choose the operation with `op`. One session per conversation (30-minute limit). Typical flow: {"op":"breakpoints","file":"src/app.py","lines":[12, {"line":20,"condition":"n > 3"}]} (works before launch; an entry may also have hit_condition or log_message) → {"op":"launch","program":"src/app.py"} (waits for the first stop) → {"op":"locals"} → {"op":"stack"} → {"op":"scopes","frame_id":N} → {"op":"variables","reference":N} → {"op":"evaluate","expression":"len(xs)"} → {"op":"step_over"} / {"op":"continue"} → {"op":"output"} → {"op":"terminate"}. Frame ids and references are valid only until the program moves; take fresh ones after every stop. Waiting ops answer "still running" after timeout_seconds (default 30) instead of hanging: then call pause. `adapters` says which debuggers can start here and why not; `status` says where the program is."#]]
+        expect_test::expect![[r#"Drive a debugger (Debug Adapter Protocol: debugpy for Python, lldb for C/C++/Rust executables, delve for Go, the Dart adapter). Choose the operation with `op`. One session per conversation (30-minute limit). Typical flow: {"op":"breakpoints","file":"src/app.py","lines":[12, {"line":20,"condition":"n > 3"}]} (works before launch; an entry may also have hit_condition or log_message) → {"op":"launch","program":"src/app.py"} (waits for the first stop) → {"op":"locals"} → {"op":"stack"} → {"op":"scopes","frame_id":N} → {"op":"variables","reference":N} → {"op":"evaluate","expression":"len(xs)"} → {"op":"step_over"} / {"op":"continue"} → {"op":"output"} → {"op":"terminate"}. Also: function_breakpoints, exception_breakpoints (filters from the adapter; status lists them), set_variable, restart, modules, disassemble, read_memory; attach takes `port` or `pid`. Frame ids and references are valid only until the program moves; take fresh ones after every stop. Waiting ops answer "still running" after timeout_seconds (default 30) instead of hanging: then call pause. `adapters` says which debuggers can start here and why not; `status` says where the program is."#]]
         .assert_eq(&super::description());
     }
 }

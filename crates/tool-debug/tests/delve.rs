@@ -99,5 +99,5 @@ async fn a_go_bug_is_found_end_to_end_under_delve() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     left.sort();
-    assert_eq!(left, ["cmd", "go.mod", "main.go"]);
+    assert_eq!(left, ["cmd", "go.mod", "main.go", "main_test.go"]);
 }

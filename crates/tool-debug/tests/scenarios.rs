@@ -1,5 +1,5 @@
 //! One scenario table, a row per adapter (debugpy on Python, lldb on C,
-//! delve on Go), driven by one test body: what a program that crashes, a
+//! lldb on a Rust crate built by cargo, delve on Go), driven by one test body: what a program that crashes, a
 //! program that spins and an attach to a closed port look like under each.
 //! Every row names its own programs and its expected answers; the body is
 //! the same for all.
@@ -14,6 +14,27 @@ use std::time::{Duration, Instant};
 
 /// Starts a debug server with the spinning program on a port.
 type DebugServer = fn(&Path, u16) -> std::process::Child;
+
+/// Starts the spinning program on its own, outside any debugger.
+type Spinner = fn(&Path) -> std::process::Child;
+
+/// Which process a debug server debugs.
+#[derive(Clone, Copy)]
+enum Debuggee {
+    /// The server process itself (`python -m debugpy --listen … spin.py`).
+    Server,
+    /// Its child running this executable (`lldb-server gdbserver`, a
+    /// headless `dlv`, which has a telemetry child besides).
+    Child(&'static str),
+}
+
+/// A debuggee started with its debug server listening on a port.
+struct Listening {
+    start: DebugServer,
+    debuggee: Debuggee,
+    /// `terminate`'s answer after attaching to it.
+    said: Expect,
+}
 
 /// A program with a loop, for the breakpoint kinds.
 struct Looping {
@@ -62,9 +83,101 @@ struct Row {
     logpoint_refused: Option<Expect>,
     /// `attach` to a port where nothing listens.
     closed_port: Expect,
-    /// Starts the spinning program under a debug server listening on the
-    /// port; `terminate` after attaching to it, and its answer.
-    listening: Option<(DebugServer, Expect)>,
+    /// The spinning program under a debug server listening on a port.
+    listening: Option<Listening>,
+    /// Starts the spinning program alone, for `attach` by `pid`.
+    spinner: Option<Spinner>,
+    /// A Go test function: the `_test.go` file, a line in the test, the
+    /// test's name.
+    go_test: Option<(&'static str, u32, &'static str)>,
+    /// The looping program's function, as a function breakpoint names it.
+    function: &'static str,
+    /// The launch refused for an exception filter the adapter lacks.
+    unknown_filter: Expect,
+    /// Refusals of the ops the adapter lacks: modules, disassemble,
+    /// read_memory (`None`: it has them).
+    modules_refused: Option<Expect>,
+    disassemble_refused: Option<Expect>,
+    read_memory_refused: Option<Expect>,
+}
+
+/// The fixtures' Python (the one with debugpy).
+fn python() -> std::path::PathBuf {
+    tool_core::fixtures::require(&["python3"]).expect("python3")
+}
+
+/// `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client spin.py`.
+fn debugpy_server(dir: &Path, port: u16) -> std::process::Child {
+    std::process::Command::new(python())
+        .args(["-m", "debugpy", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--wait-for-client", "spin.py"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `lldb-server gdbserver 127.0.0.1:PORT ./spin`.
+fn lldb_server(dir: &Path, port: u16) -> std::process::Child {
+    gdbserver(dir, port, "./spin")
+}
+
+/// `lldb-server gdbserver 127.0.0.1:PORT target/debug/spin`.
+fn lldb_server_rust(dir: &Path, port: u16) -> std::process::Child {
+    gdbserver(dir, port, "target/debug/spin")
+}
+
+fn gdbserver(dir: &Path, port: u16, program: &str) -> std::process::Child {
+    let server =
+        tool_core::fixtures::require(&["lldb-server", "lldb-server-14"]).expect("lldb-server");
+    std::process::Command::new(server)
+        .args(["gdbserver", &format!("127.0.0.1:{port}"), program])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `dlv --headless --listen 127.0.0.1:PORT exec ./spin-bin`.
+fn headless_dlv(dir: &Path, port: u16) -> std::process::Child {
+    let dlv = tool_core::fixtures::require(&["dlv"]).expect("dlv");
+    std::process::Command::new(dlv)
+        .args(["--headless", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--accept-multiclient", "exec", "./spin-bin"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn spawn_quiet(dir: &Path, program: &Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn python_spinner(dir: &Path) -> std::process::Child {
+    spawn_quiet(dir, &python(), &["spin.py"])
+}
+
+fn c_spinner(dir: &Path) -> std::process::Child {
+    spawn_quiet(dir, &dir.join("spin"), &[])
+}
+
+fn rust_spinner(dir: &Path) -> std::process::Child {
+    spawn_quiet(dir, &dir.join("target/debug/spin"), &[])
+}
+
+fn go_spinner(dir: &Path) -> std::process::Child {
+    spawn_quiet(dir, &dir.join("spin-bin"), &[])
 }
 
 /// The processes whose parent is `pid`.
@@ -96,21 +209,28 @@ fn gcc(dir: &Path) {
     }
 }
 
-fn go_build(dir: &Path) {
-    let built = std::process::Command::new("go")
-        .args([
-            "build",
-            "-gcflags=all=-N -l",
-            "-o",
-            "crash-bin",
-            "./cmd/crash",
-        ])
-        .env("GOPROXY", "off")
-        .env("GOTOOLCHAIN", "local")
+fn cargo_build(dir: &Path) {
+    let built = std::process::Command::new("cargo")
+        .args(["build", "--offline", "--quiet", "--bins"])
         .current_dir(dir)
         .status()
         .unwrap();
-    assert!(built.success(), "go build ./cmd/crash");
+    assert!(built.success(), "cargo build");
+}
+
+fn go_build(dir: &Path) {
+    for name in ["crash", "spin"] {
+        let built = std::process::Command::new("go")
+            .args(["build", "-gcflags=all=-N -l", "-o"])
+            .arg(format!("{name}-bin"))
+            .arg(format!("./cmd/{name}"))
+            .env("GOPROXY", "off")
+            .env("GOTOOLCHAIN", "local")
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(built.success(), "go build ./cmd/{name}");
+    }
 }
 
 fn debugpy_row() -> Row {
@@ -135,9 +255,22 @@ fn debugpy_row() -> Row {
         condition_locals: expect!["locals: i = 3, total = 23, xs = [4, 8, 15, 16, 23, 42]"],
         greet: "greet.py",
         greet_without_stdin: None,
-        stdin_refused: Some(expect!["refused: the debugpy adapter cannot give the program standard input here (only lldb can); leave `stdin` out, or have the program read a file"]),
+        stdin_refused: None,
         pause_stop: expect!["paused — thread N"],
-        listening: None,
+        listening: Some(Listening {
+            start: debugpy_server,
+            debuggee: Debuggee::Server,
+            said: expect![[r#"
+            debug terminate  port PORT
+            disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
+        }),
+        spinner: Some(python_spinner),
+        go_test: None,
+        function: "mean",
+        unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the debugpy adapter has no exception filter `no-such-filter`; its filters are: raised, uncaught, userUnhandled"],
+        modules_refused: None,
+        disassemble_refused: Some(expect!["refused: the debugpy adapter does not support disassembly (its `initialize` answer lacks `supportsDisassembleRequest`)"]),
+        read_memory_refused: Some(expect!["refused: the debugpy adapter does not support reading memory (its `initialize` answer lacks `supportsReadMemoryRequest`)"]),
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -166,7 +299,62 @@ fn lldb_row() -> Row {
         stdin_refused: None,
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of avg.c: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
         pause_stop: expect!["paused — thread N"],
-        listening: None,
+        listening: Some(Listening {
+            start: lldb_server,
+            debuggee: Debuggee::Child("spin"),
+            said: expect![[r#"
+            debug terminate  port PORT
+            disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
+        }),
+        spinner: Some(c_spinner),
+        go_test: None,
+        function: "mean",
+        unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the lldb adapter has no exception filter `no-such-filter`; its filters are: cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw"],
+        modules_refused: None,
+        disassemble_refused: Some(expect!["refused: the lldb adapter does not support disassembly (its `initialize` answer lacks `supportsDisassembleRequest`)"]),
+        read_memory_refused: Some(expect!["refused: the lldb adapter does not support reading memory (its `initialize` answer lacks `supportsReadMemoryRequest`)"]),
+        closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
+    }
+}
+
+fn lldb_rust_row() -> Row {
+    Row {
+        adapter: "lldb",
+        needs: &[&["lldb-dap", "lldb-vscode-14", "lldb-vscode"], &["cargo"]],
+        fixture: "rust",
+        build: Some(cargo_build),
+        crash: "target/debug/crash",
+        crash_built: None,
+        source: Some(("src/bin/crash.rs", expect!["bad arguments: `src/bin/crash.rs` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog src/bin/crash.rs` or `cargo build`) and launch the executable"])),
+        crash_stop: expect![[r#"
+            stopped: panic: index out of bounds: the len is 3 but the index is 5 (at src/bin/crash.rs:3:5) — thread N in crash::pick at src/bin/crash.rs:3 (below 7 frames outside the workspace; stack shows all)
+                3 |     xs[i]"#]],
+        spin: "target/debug/spin",
+        looping: Looping {
+            file: "src/bin/loop.rs",
+            line: 5,
+            program: "target/debug/loop",
+        },
+        condition_locals: expect!["locals: xs = size=6, total = 23, iter = core::ops::range::Range<unsigned long> @ 0xADDR, i = 3"],
+        greet: "target/debug/greet",
+        greet_without_stdin: Some(expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
+        stdin_refused: None,
+        logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of src/bin/loop.rs: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
+        pause_stop: expect!["paused — thread N"],
+        listening: Some(Listening {
+            start: lldb_server_rust,
+            debuggee: Debuggee::Child("spin"),
+            said: expect![[r#"
+                debug terminate  port PORT
+                disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
+        }),
+        spinner: Some(rust_spinner),
+        go_test: None,
+        function: "mean",
+        unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the lldb adapter has no exception filter `no-such-filter`; its filters are: cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw"],
+        modules_refused: None,
+        disassemble_refused: Some(expect!["refused: the lldb adapter does not support disassembly (its `initialize` answer lacks `supportsDisassembleRequest`)"]),
+        read_memory_refused: Some(expect!["refused: the lldb adapter does not support reading memory (its `initialize` answer lacks `supportsReadMemoryRequest`)"]),
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -193,9 +381,23 @@ fn delve_row() -> Row {
         condition_locals: expect!["locals: xs = []int len: 6, cap: 6, [4,8,15,16,23,42], ~r0 = 0, total = 23, i = 3"],
         greet: "cmd/greet",
         greet_without_stdin: Some(expect!["the program exited with code 0"]),
-        stdin_refused: Some(expect!["refused: the delve adapter cannot give the program standard input here (only lldb can); leave `stdin` out, or have the program read a file"]),
+        stdin_refused: None,
         pause_stop: expect!["paused — thread N"],
-        listening: None,
+        listening: Some(Listening {
+            start: headless_dlv,
+            debuggee: Debuggee::Child("spin-bin"),
+            // A headless dlv names no process to its DAP client.
+            said: expect![[r#"
+            debug terminate  port PORT
+            disconnected; the debuggee was started outside this run and was left running; the adapter is gone"#]],
+        }),
+        spinner: Some(go_spinner),
+        go_test: Some(("main_test.go", 8, "TestMean")),
+        function: "main.mean",
+        unknown_filter: expect!["refused: cannot launch with the exception breakpoints set: the delve adapter has no exception filter `no-such-filter`; its filters are: unrecovered-panic, runtime-fatal-throw"],
+        modules_refused: Some(expect!["refused: the delve adapter does not support listing modules (its `initialize` answer lacks `supportsModulesRequest`)"]),
+        disassemble_refused: None,
+        read_memory_refused: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
     }
 }
@@ -398,6 +600,191 @@ async fn standard_input(b: &Bench, row: &Row) {
     }
 }
 
+/// The ops an IDE has beyond breakpoints and steps: a function
+/// breakpoint, exception filters checked against the adapter's list,
+/// evaluate in a context, set_variable (and its bad input), modules,
+/// disassemble and read_memory (or their refusal, by name), and restart.
+async fn deeper_ops(dir: &Path, row: &Row) {
+    let b = bench(dir, config());
+    let l = &row.looping;
+
+    // Bad input to the new ops: a clear error, nothing kept.
+    let err = b
+        .err(json!({"op": "function_breakpoints", "functions": [""]}))
+        .await;
+    expect!["bad arguments: a function breakpoint needs a name; an empty one names no function"]
+        .assert_eq(&err.to_string());
+    let err = b.err(json!({"op": "exception_breakpoints"})).await;
+    assert!(matches!(err, tool_core::ToolError::BadArgs(_)), "{err}");
+    let err = b.err(json!({"op": "disassemble", "count": 0})).await;
+    expect!["bad arguments: `count` is 0; give between 1 and 200"].assert_eq(&err.to_string());
+    let err = b.err(json!({"op": "restart"})).await;
+    expect!["refused: restart launches the last program again, and nothing was launched in this conversation; launch one first"].assert_eq(&err.to_string());
+    let (text, _) = b.call(json!({"op": "status"})).await;
+    assert!(!text.contains("function breakpoints"), "{text}");
+
+    // A function breakpoint stops in the function.
+    let (text, _) = b
+        .call(json!({"op": "function_breakpoints", "functions": [row.function]}))
+        .await;
+    assert!(
+        text.contains("kept; sent when a program is launched"),
+        "{text}"
+    );
+    let (text, s) = b
+        .call(json!({"op": "launch", "program": l.program, "timeout_seconds": 60}))
+        .await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    assert!(
+        s["function"].as_str().unwrap_or_default().contains("mean"),
+        "{text}"
+    );
+    let (text, _) = b.call(json!({"op": "status"})).await;
+    assert!(
+        text.contains(&format!("function breakpoints: {}", row.function)),
+        "{text}"
+    );
+    let (text, s) = b
+        .call(json!({"op": "function_breakpoints", "functions": []}))
+        .await;
+    assert_eq!(s["sent"], true, "{text}");
+    end(&b).await;
+
+    // An exception filter the adapter lacks: the launch says which it has.
+    b.call(json!({"op": "exception_breakpoints", "filters": ["no-such-filter"]}))
+        .await;
+    let err = b
+        .err(json!({"op": "launch", "program": l.program, "timeout_seconds": 60}))
+        .await;
+    row.unknown_filter.assert_eq(&err.to_string());
+    assert!(b.processes().await.is_empty());
+    b.call(json!({"op": "exception_breakpoints", "filters": []}))
+        .await;
+
+    // At the third iteration: evaluate as a hover, set a variable.
+    let (text, s) = launch_with(&b, row, json!({"line": l.line, "condition": "i == 3"})).await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    let (_, s) = b
+        .call(json!({"op": "evaluate", "expression": "i", "context": "hover"}))
+        .await;
+    assert_eq!(s["result"], "3");
+    let (text, s) = b
+        .call(json!({"op": "set_variable", "name": "total", "value": "100"}))
+        .await;
+    assert_eq!(s["variable"]["value"], "100", "{text}");
+    let (_, s) = b
+        .call(json!({"op": "evaluate", "expression": "total"}))
+        .await;
+    assert_eq!(s["result"], "100");
+    let err = b
+        .err(json!({"op": "set_variable", "name": "nosuch", "value": "1"}))
+        .await;
+    assert!(
+        err.to_string()
+            .starts_with("bad arguments: there is no variable `nosuch` in the locals of "),
+        "{err}"
+    );
+    let err = b
+        .err(json!({"op": "set_variable", "name": "total", "value": "1", "reference": 999}))
+        .await;
+    assert!(matches!(err, tool_core::ToolError::BadArgs(_)), "{err}");
+    let (_, s) = b
+        .call(json!({"op": "evaluate", "expression": "total"}))
+        .await;
+    assert_eq!(s["result"], "100", "bad input changed the variable");
+
+    match &row.modules_refused {
+        None => {
+            let (text, s) = b.call(json!({"op": "modules"})).await;
+            assert!(s["total"].as_u64().unwrap_or(0) > 0, "{text}");
+        }
+        Some(refusal) => refusal.assert_eq(&b.err(json!({"op": "modules"})).await.to_string()),
+    }
+    match &row.disassemble_refused {
+        None => {
+            let (text, s) = b.call(json!({"op": "disassemble", "count": 4})).await;
+            assert_eq!(
+                s["instructions"].as_array().map(Vec::len),
+                Some(4),
+                "{text}"
+            );
+            // The slice `xs` lives where its memory reference says: 4, 8, …
+            let (text, s) = b.call(json!({"op": "locals"})).await;
+            let at = s["variables"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|v| v["name"] == "xs")
+                .and_then(|v| v["memory_reference"].as_str())
+                .unwrap_or_else(|| panic!("no memory reference for xs: {text}"))
+                .to_string();
+            let (text, s) = b
+                .call(json!({"op": "read_memory", "memory_reference": at, "count": 16}))
+                .await;
+            // delve reads at most the slice's length in bytes (6 here).
+            assert_eq!(s["hex"], "040000000000", "{text}");
+        }
+        Some(refusal) => refusal.assert_eq(&b.err(json!({"op": "disassemble"})).await.to_string()),
+    }
+    if let Some(refusal) = &row.read_memory_refused {
+        let err = b
+            .err(json!({"op": "read_memory", "memory_reference": "0x1000"}))
+            .await;
+        refusal.assert_eq(&err.to_string());
+    }
+
+    // restart: the same program and breakpoints, from the start.
+    let (text, s) = b
+        .call(json!({"op": "restart", "timeout_seconds": 60}))
+        .await;
+    assert!(text.starts_with("debug restart  "), "{text}");
+    assert_eq!(s["state"], "stopped", "{text}");
+    assert_eq!(loop_variable(&b).await, "3");
+    let (_, s) = b
+        .call(json!({"op": "evaluate", "expression": "total"}))
+        .await;
+    assert_eq!(s["result"], "23", "{text}");
+    end(&b).await;
+}
+
+/// One Go test function debugged by name: it stops in the test, and only
+/// that test runs.
+async fn go_test_function(dir: &Path, file: &str, line: u32, test: &str) {
+    let b = bench(dir, config());
+    b.call(json!({"op": "breakpoints", "file": file, "lines": [line]}))
+        .await;
+    let (text, s) = b
+        .call(json!({"op": "launch", "program": file, "test": test, "timeout_seconds": 90}))
+        .await;
+    assert_eq!(
+        (
+            s["state"].as_str(),
+            s["function"].as_str(),
+            s["line"].as_u64()
+        ),
+        (Some("stopped"), Some("avg.TestMean"), Some(line as u64)),
+        "{text}"
+    );
+    let (_, s) = b.call(json!({"op": "evaluate", "expression": "got"})).await;
+    assert_eq!(s["result"], "17.333333333333332");
+    b.call(json!({"op": "breakpoints", "file": file, "lines": []}))
+        .await;
+    let (text, s) = b.call(json!({"op": "continue"})).await;
+    assert_eq!(s["state"], "ended", "{text}");
+    let (out, _) = b.call(json!({"op": "output"})).await;
+    assert!(out.contains("mean = 17.333333333333332, want 18"), "{out}");
+    assert!(!out.contains("nothing to see"), "only TestMean ran: {out}");
+    end(&b).await;
+
+    // A mode that does not fit the program: a clear error, nothing started.
+    let err = b
+        .err(json!({"op": "launch", "program": file, "mode": "exec"}))
+        .await;
+    expect!["bad arguments: cannot launch `main_test.go` under delve: mode exec runs a compiled Go program, and this is not one; use mode debug for a package or .go file"]
+        .assert_eq(&err.to_string());
+    assert!(b.processes().await.is_empty());
+}
+
 async fn scenario(row: Row) {
     for any in row.needs {
         if tool_core::fixtures::require(any).is_none() {
@@ -420,6 +807,10 @@ async fn scenario(row: Row) {
     }
 
     breakpoint_kinds(&b, &row).await;
+    deeper_ops(dir.path(), &row).await;
+    if let Some((file, line, test)) = row.go_test {
+        go_test_function(dir.path(), file, line, test).await;
+    }
     standard_input(&b, &row).await;
 
     // A crash stops where it happened and says what happened, without
@@ -468,37 +859,137 @@ async fn scenario(row: Row) {
     assert!(took < Duration::from_secs(1), "refused after {took:?}");
     assert!(b.processes().await.is_empty());
 
+    // Something listens but never answers: the attach gives up at the
+    // bound, and says so.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let started = Instant::now();
+    let err = b
+        .err(json!({"op": "attach", "port": port, "adapter": row.adapter, "timeout_seconds": 2}))
+        .await;
+    let took = started.elapsed();
+    let said = err.to_string();
+    assert!(
+        matches!(err, tool_core::ToolError::TimedOut(_))
+            && said
+                .contains("within 2000 ms; gave up, and nothing of this session is left running"),
+        "{said}"
+    );
+    assert!(took < Duration::from_secs(5), "gave up after {took:?}");
+    assert!(b.processes().await.is_empty());
+    drop(silent);
+
     // Attached to a debuggee started outside the run, `terminate`
     // disconnects and leaves it running.
-    if let Some((start, said)) = &row.listening {
+    if let Some(listening) = &row.listening {
         let port = closed_port();
-        let mut server = start(dir.path(), port);
-        for _ in 0..100 {
+        let mut server = (listening.start)(dir.path(), port);
+        for _ in 0..200 {
             if tool_debug::session::port_listened_on(port) == Some(true) {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let (text, _) = b
-            .call(json!({"op": "attach", "port": port, "adapter": row.adapter, "timeout_seconds": 30}))
+            .call(
+                json!({"op": "attach", "port": port, "adapter": row.adapter, "timeout_seconds": 5}),
+            )
             .await;
         assert!(text.contains(&format!("attach  port {port}")), "{text}");
-        let debuggees = children_of(server.id());
-        assert_eq!(debuggees.len(), 1, "the debug server's debuggee");
+        let debuggee = match listening.debuggee {
+            Debuggee::Server => server.id(),
+            Debuggee::Child(exe) => {
+                let children: Vec<u32> = children_of(server.id())
+                    .into_iter()
+                    .filter(|c| {
+                        std::fs::read_link(format!("/proc/{c}/exe"))
+                            .is_ok_and(|p| p.file_name().is_some_and(|n| n == exe))
+                    })
+                    .collect();
+                assert_eq!(children.len(), 1, "the debug server's debuggee");
+                children[0]
+            }
+        };
+        wait_for_pause(&b).await;
         let (text, _) = b.call(json!({"op": "terminate"})).await;
-        let text = text.replace(&debuggees[0].to_string(), "DEBUGGEE");
-        said.assert_eq(&stable(&text, Some(port)));
+        let text = text.replace(&debuggee.to_string(), "DEBUGGEE");
+        listening.said.assert_eq(&stable(&text, Some(port)));
         assert!(
-            tool_core::process::pid_alive(debuggees[0]),
+            tool_core::process::pid_alive(debuggee),
             "the debuggee was killed"
         );
-        let _ = tool_core::process::signals::send(
-            debuggees[0],
-            tool_core::process::signals::Signal::Kill,
-        );
+        kill(debuggee);
         let _ = server.kill();
         let _ = server.wait();
     }
+
+    // Attached to a running process by its pid: it can be paused, and
+    // `terminate` leaves it running.
+    if let Some(spinner) = row.spinner {
+        let mut program = spinner(dir.path());
+        let pid = program.id();
+        // Without `adapter`: routed by what the process runs.
+        let (text, _) = b
+            .call(json!({"op": "attach", "pid": pid, "timeout_seconds": 20}))
+            .await;
+        assert!(
+            text.contains(&format!("attach  pid {pid} under {}", row.adapter)),
+            "{text}"
+        );
+        wait_for_pause(&b).await;
+        let recorded = b.processes().await;
+        assert!(
+            !recorded.contains(&pid),
+            "the debuggee is not the session's"
+        );
+        let (text, s) = b.call(json!({"op": "terminate"})).await;
+        expect![[r#"
+            debug terminate  pid PID
+            disconnected; the debuggee (pid PID) was started outside this run and is still running; the adapter is gone"#]]
+        .assert_eq(&text.replace(&pid.to_string(), "PID"));
+        assert_eq!(s["detached"]["alive"], true, "{text}");
+        assert!(
+            tool_core::process::pid_alive(pid),
+            "the debuggee was killed"
+        );
+        assert_no_orphans(&b, &recorded).await;
+        kill(pid);
+        let _ = program.wait();
+    }
+
+    // Bad input to attach changes nothing.
+    let err = b.err(json!({"op": "attach", "port": 1, "pid": 1})).await;
+    expect!["bad arguments: attach takes `port` or `pid`, not both: a debug server's port, or the id of a running process"].assert_eq(&err.to_string());
+    let gone = {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    };
+    let err = b.err(json!({"op": "attach", "pid": gone})).await;
+    assert_eq!(
+        err.to_string(),
+        format!("bad arguments: no running process has pid {gone}; check it with `ps`")
+    );
+    assert!(b.processes().await.is_empty());
+}
+
+/// The attached program, running, is paused (it may have been stopped
+/// by the attach itself; then it is continued first).
+async fn wait_for_pause(b: &Bench) {
+    let (text, s) = b.call(json!({"op": "status"})).await;
+    if s["state"] == "stopped" {
+        b.call(json!({"op": "continue", "timeout_seconds": 1}))
+            .await;
+    } else {
+        assert_eq!(s["state"], "running", "{text}");
+    }
+    let (text, s) = b.call(json!({"op": "pause", "timeout_seconds": 20})).await;
+    assert_eq!(s["state"], "stopped", "{text}");
+}
+
+fn kill(pid: u32) {
+    let _ = tool_core::process::signals::send(pid, tool_core::process::signals::Signal::Kill);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -509,6 +1000,11 @@ async fn scenario_debugpy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scenario_lldb_on_c() {
     scenario(lldb_row()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scenario_lldb_on_rust() {
+    scenario(lldb_rust_row()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,7 +4,7 @@
 //! from elsewhere is another environment and fails in ways that look like
 //! broken code.
 
-use super::LaunchInput;
+use super::{LaunchInput, RequestArguments};
 use crate::catalog::{AdapterKind, AdapterSpec, Catalog, CommandLine, Connect};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -33,6 +33,21 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
         .debuggee_python
         .clone()
         .unwrap_or_else(|| PathBuf::from("python3"));
+    // debugpy's launcher hands its debuggee /dev/null: a program given
+    // `stdin` starts through a shell that opens the file as its input and
+    // execs the interpreter (same pid; the launcher itself stays plain).
+    let python_command: Vec<String> = match input.stdin_file {
+        None => vec![python.to_string_lossy().into_owned()],
+        Some(file) => vec![
+            "/bin/sh".into(),
+            "-c".into(),
+            format!(
+                "exec \"$0\" \"$@\" < {}",
+                shell_quoted(&file.to_string_lossy())
+            ),
+            python.to_string_lossy().into_owned(),
+        ],
+    };
     json!({
         "type": "python",
         "request": "launch",
@@ -41,7 +56,8 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
         "args": input.args,
         "cwd": input.cwd,
         "env": input.env,
-        "python": [python],
+        "python": python_command,
+        "debugLauncherPython": python,
         "console": "internalConsole",
         "redirectOutput": true,
         "justMyCode": true,
@@ -49,10 +65,30 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
     })
 }
 
-pub(super) fn attach(port: u16) -> Value {
+/// `text` as one word for `sh`: single-quoted, its quotes escaped.
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// `python -m debugpy --listen PORT` runs its own adapter on that port:
+/// the client connects straight to it, as an IDE does for `connect`.
+pub(super) fn attach(port: u16) -> RequestArguments {
+    RequestArguments {
+        arguments: json!({
+            "type": "python", "request": "attach", "name": "agent-tools",
+            "connect": {"host": "127.0.0.1", "port": port}, "justMyCode": true,
+        }),
+        scratch_dir: None,
+        connect_to: Some(port),
+    }
+}
+
+/// Attach to a running Python process: the adapter injects debugpy into it
+/// with gdb (which needs ptrace permission over it).
+pub(super) fn attach_pid(pid: u32) -> Value {
     json!({
         "type": "python", "request": "attach", "name": "agent-tools",
-        "connect": {"host": "127.0.0.1", "port": port}, "justMyCode": true,
+        "processId": pid, "justMyCode": true,
     })
 }
 
@@ -157,6 +193,12 @@ pub fn hide_adapter_frames(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_words_are_quoted() {
+        assert_eq!(shell_quoted("/tmp/a b/stdin"), "'/tmp/a b/stdin'");
+        assert_eq!(shell_quoted("it's"), "'it'\\''s'");
+    }
 
     #[test]
     fn a_traceback_starts_at_the_first_user_frame() {

@@ -4,8 +4,10 @@
 //! connects straight to it; it reports exit codes in a console line.
 
 use super::{LaunchInput, RequestArguments};
+use crate::args::GoMode;
 use crate::catalog::{AdapterKind, AdapterSpec, Connect};
 use serde_json::json;
+use std::path::{Path, PathBuf};
 
 pub fn spec() -> AdapterSpec {
     AdapterSpec {
@@ -25,12 +27,87 @@ pub fn spec() -> AdapterSpec {
     }
 }
 
-pub(super) fn launch(input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
-    let mode = if crate::catalog::is_native_executable(input.program) {
-        "exec"
-    } else {
-        "debug"
+/// How delve launches a program: its `mode`, the `program` it is given
+/// and the arguments in front of the model's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoLaunch {
+    pub mode: GoMode,
+    pub program: PathBuf,
+    pub leading_args: Vec<String>,
+}
+
+/// The launch of `program` in `mode` (told from the program when not
+/// given), running only the test function `test` if named; `Err` says why
+/// they do not fit together.
+pub fn launch_mode(
+    program: &Path,
+    mode: Option<GoMode>,
+    test: Option<&str>,
+) -> Result<GoLaunch, String> {
+    let executable = crate::catalog::is_native_executable(program);
+    let test_file = program.is_file()
+        && program
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with("_test.go"));
+    let mode = match mode {
+        Some(m) => m,
+        None if executable => GoMode::Exec,
+        None if test_file || test.is_some() => GoMode::Test,
+        None => GoMode::Debug,
     };
+    match mode {
+        GoMode::Exec if !executable => {
+            return Err("mode exec runs a compiled Go program, and this is not one; use mode debug for a package or .go file".into())
+        }
+        GoMode::Debug | GoMode::Test if executable => {
+            return Err("this is a compiled program: delve can only run it (mode exec); build and test modes need the package's sources".into())
+        }
+        _ => {}
+    }
+    if test.is_some() && mode != GoMode::Test {
+        return Err("`test` names a Go test function, which runs in mode test; leave `mode` out or make it test".into());
+    }
+    let program = if mode == GoMode::Test && program.is_file() {
+        // Tests are built per package: the folder of the _test.go file.
+        program.parent().unwrap_or(program).to_path_buf()
+    } else {
+        program.to_path_buf()
+    };
+    let leading_args = match test {
+        Some(name) => {
+            let name = name.trim();
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '/')
+            {
+                return Err(format!("`test` is `{name}`, not a Go test function name (like TestMean, or TestMean/subtest)"));
+            }
+            vec!["-test.run".to_string(), format!("^{name}$")]
+        }
+        None => Vec::new(),
+    };
+    Ok(GoLaunch {
+        mode,
+        program,
+        leading_args,
+    })
+}
+
+pub(super) fn launch(input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+    let go = match &input.go {
+        Some(go) => go.clone(),
+        None => launch_mode(input.program, None, None)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+    };
+    let mode = match go.mode {
+        GoMode::Debug => "debug",
+        GoMode::Exec => "exec",
+        GoMode::Test => "test",
+    };
+    let mut args = go.leading_args.clone();
+    args.extend(input.args.iter().cloned());
     // The build goes to a scratch folder, not into the workspace.
     let dir = super::scratch_dir()?;
     let out = dir.join("__debug_bin");
@@ -38,8 +115,8 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> std::io::Result<RequestArgument
         arguments: json!({
             "request": "launch",
             "mode": mode,
-            "program": input.program,
-            "args": input.args,
+            "program": go.program,
+            "args": args,
             "cwd": input.cwd,
             "env": input.env,
             "output": out,
@@ -59,6 +136,11 @@ pub(super) fn attach(port: u16) -> RequestArguments {
     }
 }
 
+/// Attach to a running Go process by its id (`dlv dap` in local attach mode).
+pub(super) fn attach_pid(pid: u32) -> serde_json::Value {
+    json!({"request": "attach", "mode": "local", "processId": pid})
+}
+
 /// Exit status from delve's console line `Process 123 has exited with status 3`.
 pub fn exit_status_line(text: &str) -> Option<i64> {
     let at = text.find("has exited with status ")?;
@@ -72,6 +154,32 @@ pub fn exit_status_line(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mode_is_told_from_the_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let test_file = dir.path().join("main_test.go");
+        std::fs::write(&test_file, "package main\n").unwrap();
+        let go = launch_mode(&test_file, None, Some("TestMean")).unwrap();
+        assert_eq!(
+            (go.mode, go.program.as_path(), go.leading_args),
+            (
+                GoMode::Test,
+                dir.path(),
+                vec!["-test.run".to_string(), "^TestMean$".to_string()]
+            )
+        );
+        assert_eq!(
+            launch_mode(dir.path(), None, None).unwrap().mode,
+            GoMode::Debug
+        );
+        expect_test::expect!["mode exec runs a compiled Go program, and this is not one; use mode debug for a package or .go file"]
+            .assert_eq(&launch_mode(dir.path(), Some(GoMode::Exec), None).unwrap_err());
+        expect_test::expect!["`test` names a Go test function, which runs in mode test; leave `mode` out or make it test"]
+            .assert_eq(&launch_mode(dir.path(), Some(GoMode::Debug), Some("TestMean")).unwrap_err());
+        expect_test::expect!["`test` is `Test Mean`, not a Go test function name (like TestMean, or TestMean/subtest)"]
+            .assert_eq(&launch_mode(dir.path(), None, Some("Test Mean")).unwrap_err());
+    }
 
     #[test]
     fn exit_lines_are_read() {

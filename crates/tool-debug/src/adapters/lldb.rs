@@ -78,6 +78,14 @@ pub(super) fn attach(port: u16) -> Value {
     })
 }
 
+/// Attach to a running process by its id (ptrace).
+pub(super) fn attach_pid(adapter: &crate::catalog::ResolvedAdapter, pid: u32) -> Value {
+    json!({
+        "pid": pid,
+        "initCommands": adapter.init_commands,
+    })
+}
+
 /// What lldb needs besides its command line in `project_dir`.
 #[derive(Debug, Default)]
 pub(crate) struct Setup {
@@ -197,6 +205,44 @@ fn system_python_home(version: &str) -> Option<String> {
         .then(|| "/usr".to_string())
 }
 
+/// Where a Rust panic goes once its message is printed: the function an
+/// IDE breaks on.
+pub const RUST_PANIC: &str = "rust_panic";
+
+/// A compiled Rust program: its symbols name the panic machinery (read
+/// bounded, as a Go executable's build info is).
+pub fn is_rust_executable(path: &Path) -> bool {
+    crate::catalog::is_native_executable(path)
+        && crate::catalog::file_contains(path, b"rust_begin_unwind", 256 << 20)
+}
+
+/// `thread 'main' panicked at src/main.rs:7:5:\nindex out of bounds: …`
+/// in the program's output → `index out of bounds: … (at src/main.rs:7:5)`:
+/// the last panic message the default hook printed.
+pub fn panic_message(output: &str) -> Option<String> {
+    // `thread 'main' panicked at …`, or since Rust 1.88 with the thread's
+    // id: `thread 'main' (22475) panicked at …`.
+    let at = output
+        .rmatch_indices(" panicked at ")
+        .map(|(i, _)| i)
+        .find(|i| {
+            output[..*i]
+                .rsplit('\n')
+                .next()
+                .is_some_and(|l| l.starts_with("thread '"))
+        })?;
+    let rest = &output[at + " panicked at ".len()..];
+    let mut lines = rest.lines();
+    let first = lines.next()?.trim();
+    // Rust ≥ 1.73: `panicked at FILE:L:C:` then the message on the next
+    // line; before: `panicked at 'MSG', FILE:L:C`.
+    if let Some(place) = first.strip_suffix(':') {
+        let message = lines.next().unwrap_or_default().trim();
+        return Some(format!("{message} (at {place})"));
+    }
+    Some(first.to_string())
+}
+
 /// The lldb command whose answer says why the thread stopped, for an
 /// lldb-vscode that sends a bare `exception` stop with no description
 /// (Debian's lldb-vscode-14 does, for signals and for a pause alike).
@@ -216,6 +262,21 @@ pub fn stop_reason_in(thread_info: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_message_is_read_from_the_output() {
+        let out = "start\nthread 'main' panicked at src/main.rs:7:5:\nindex out of bounds: the len is 3 but the index is 5\nnote: run with `RUST_BACKTRACE=1`\n";
+        assert_eq!(
+            panic_message(out).as_deref(),
+            Some("index out of bounds: the len is 3 but the index is 5 (at src/main.rs:7:5)")
+        );
+        let out = "crashing\nthread 'main' (22475) panicked at src/bin/crash.rs:3:5:\nindex out of bounds: the len is 3 but the index is 5\n";
+        assert_eq!(
+            panic_message(out).as_deref(),
+            Some("index out of bounds: the len is 3 but the index is 5 (at src/bin/crash.rs:3:5)")
+        );
+        assert_eq!(panic_message("no panic here"), None);
+    }
 
     #[test]
     fn the_stop_reason_is_read_from_thread_info() {

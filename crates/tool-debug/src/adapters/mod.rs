@@ -142,6 +142,9 @@ pub struct LaunchInput<'a> {
     pub env: &'a BTreeMap<String, String>,
     /// A file whose text is the program's standard input.
     pub stdin_file: Option<&'a Path>,
+    /// delve: how the Go program is launched (checked by
+    /// [`delve::launch_mode`]).
+    pub go: Option<delve::GoLaunch>,
 }
 
 /// Numbers the scratch folders of this process.
@@ -159,11 +162,36 @@ pub fn scratch_dir() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Whether the adapter can give a program its standard input (lldb, through
-/// its `target.input-path` setting; debugpy and delve have no launch option
-/// for it).
-pub fn takes_stdin(kind: AdapterKind) -> bool {
-    kind == AdapterKind::Lldb
+/// How an adapter's program gets the `stdin` text of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdinRoute {
+    /// From a scratch file the launch arguments name: lldb's
+    /// `target.input-path`; debugpy's debuggee started through `sh -c
+    /// 'exec … < FILE'` (its launcher gives it /dev/null otherwise).
+    File,
+    /// Written into the adapter's own standard input, which the debuggee
+    /// inherits: `dlv dap` speaks DAP on TCP and starts its target with
+    /// its own stdin.
+    AdapterStdin,
+}
+
+/// How the adapter can give a program its standard input, if it can.
+pub fn stdin_route(kind: AdapterKind) -> Option<StdinRoute> {
+    match kind {
+        AdapterKind::Lldb | AdapterKind::Debugpy => Some(StdinRoute::File),
+        AdapterKind::Delve => Some(StdinRoute::AdapterStdin),
+        AdapterKind::Dart | AdapterKind::Custom => None,
+    }
+}
+
+/// Function breakpoints a launch of `program` gets by default, as an IDE
+/// sets them: a Rust program under lldb stops on `rust_panic`.
+pub fn default_functions(kind: AdapterKind, program: &Path) -> Vec<String> {
+    if kind == AdapterKind::Lldb && lldb::is_rust_executable(program) {
+        vec![lldb::RUST_PANIC.to_string()]
+    } else {
+        Vec::new()
+    }
 }
 
 /// The arguments of a launch or attach request, and what they imply.
@@ -204,18 +232,50 @@ pub fn launch_arguments(input: &LaunchInput<'_>) -> std::io::Result<RequestArgum
     Ok(out)
 }
 
-/// The `attach` arguments for a debuggee listening on `port`.
-pub fn attach_arguments(adapter: &ResolvedAdapter, port: u16) -> RequestArguments {
+/// What an `attach` reaches: a debug server on a port, or a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttachTarget {
+    /// A debuggee (or its debug server) listening on 127.0.0.1:port.
+    Port(u16),
+    /// A running process, attached to by the adapter (ptrace).
+    Pid(u32),
+}
+
+/// The `attach` arguments for `target`; `Err` says why this adapter
+/// cannot attach that way.
+pub fn attach_arguments(
+    adapter: &ResolvedAdapter,
+    target: AttachTarget,
+) -> Result<RequestArguments, String> {
     let spec = &adapter.spec;
-    let mut out = match spec.kind {
-        AdapterKind::Debugpy => RequestArguments::plain(debugpy::attach(port)),
-        AdapterKind::Lldb => RequestArguments::plain(lldb::attach(port)),
-        AdapterKind::Delve => delve::attach(port),
-        AdapterKind::Dart => RequestArguments::plain(dart::attach(adapter, port)),
-        AdapterKind::Custom => RequestArguments::plain(json!({"port": port})),
+    let mut out = match (spec.kind, target) {
+        (AdapterKind::Debugpy, AttachTarget::Port(port)) => debugpy::attach(port),
+        (AdapterKind::Debugpy, AttachTarget::Pid(pid)) => {
+            RequestArguments::plain(debugpy::attach_pid(pid))
+        }
+        (AdapterKind::Lldb, AttachTarget::Port(port)) => RequestArguments::plain(lldb::attach(port)),
+        (AdapterKind::Lldb, AttachTarget::Pid(pid)) => {
+            RequestArguments::plain(lldb::attach_pid(adapter, pid))
+        }
+        (AdapterKind::Delve, AttachTarget::Port(port)) => delve::attach(port),
+        (AdapterKind::Delve, AttachTarget::Pid(pid)) => {
+            RequestArguments::plain(delve::attach_pid(pid))
+        }
+        (AdapterKind::Dart, AttachTarget::Port(port)) => {
+            RequestArguments::plain(dart::attach(adapter, port))
+        }
+        (AdapterKind::Custom, AttachTarget::Port(port)) => {
+            RequestArguments::plain(json!({"port": port}))
+        }
+        (AdapterKind::Dart | AdapterKind::Custom, AttachTarget::Pid(_)) => {
+            return Err(format!(
+                "the {} adapter cannot attach to a process id; start the program with its debug server and attach with `port`",
+                spec.id
+            ))
+        }
     };
     merge(&mut out.arguments, &spec.launch_template);
-    out
+    Ok(out)
 }
 
 /// A question to ask the adapter about a stop that came without a

@@ -37,12 +37,35 @@ impl OpContext<'_> {
                     None => return out,
                 }
             }
+            "breakpoint" | "function breakpoint" if !s.default_functions().is_empty() => {
+                match self.rust_panic(s, stop).await {
+                    Some(w) => ("exception", w),
+                    None => return out,
+                }
+            }
             _ => return out,
         };
         s.explain_stop(stop.stop_id, reason, &words);
         out.reason = reason.to_string();
         out.words = Some(words);
         out
+    }
+
+    /// A stop on the default `rust_panic` breakpoint, in words: the panic
+    /// message the hook printed just before (`None` for any other stop).
+    async fn rust_panic(&self, s: &Session, stop: &StopInfo) -> Option<String> {
+        let frame = self.top_frame(s, stop.thread_id?).await?;
+        if !frame.name.contains(crate::adapters::lldb::RUST_PANIC) {
+            return None;
+        }
+        // The hook's message may still be on its way through the adapter.
+        for _ in 0..10 {
+            if let Some(m) = crate::adapters::lldb::panic_message(&s.output_tail(4000)) {
+                return Some(format!("stopped: panic: {m}"));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        }
+        Some("stopped: panic (its message was not printed)".to_string())
     }
 
     /// The exception, panic or signal behind an `exception` stop.

@@ -101,14 +101,38 @@ impl OpContext<'_> {
             .iter()
             .map(|(f, l)| (self.rel(f), l.iter().map(|b| b.line).collect()))
             .collect();
+        let mut functions: Vec<String> = self
+            .conversation
+            .function_breakpoints
+            .iter()
+            .map(|f| f.name.clone())
+            .collect();
         let Some(s) = &self.conversation.session else {
             return done(StatusResult {
                 state: "none",
                 breakpoints: bps,
                 set,
                 session: None,
+                exception_filters: Vec::new(),
+                functions,
             });
         };
+        functions.extend(
+            s.default_functions()
+                .iter()
+                .map(|d| format!("{d} (default)")),
+        );
+        let exception_filters = s
+            .exception_filters()
+            .into_iter()
+            .map(|f| {
+                let on = match &self.conversation.exception_filters {
+                    Some(asked) => asked.contains(&f.id),
+                    None => f.default,
+                };
+                (f.id, on)
+            })
+            .collect();
         let (state, detail) = match s.snapshot().state {
             RunState::Starting => ("starting", StatusDetail::Starting),
             RunState::Running | RunState::Exiting { .. } => ("running", StatusDetail::Running),
@@ -127,6 +151,8 @@ impl OpContext<'_> {
                 ttl_left: (!ended).then(|| s.ttl_left()),
                 detail,
             }),
+            exception_filters,
+            functions,
         })
     }
 

@@ -1,41 +1,24 @@
 //! The ops that look at a stopped program: `threads`, `stack`, `scopes`,
-//! `variables` and `evaluate`. Frame ids and references they hand out are
+//! `variables`, `locals`, `evaluate` and `set_variable`. Frame ids and references they hand out are
 //! the session's handles, valid until the program moves.
 
 use super::results::{
-    EvaluateResult, FrameEntry, LocalsResult, ScopeEntry, ScopeLine, ScopesResult, StackResult,
-    ThreadEntry, ThreadsResult, VariableEntry, VariablesResult,
+    EvaluateResult, FrameEntry, LocalsResult, ScopeEntry, ScopeLine, ScopesResult,
+    SetVariableResult, StackResult, ThreadEntry, ThreadsResult, VariableEntry, VariablesResult,
 };
 use super::{done, OpContext};
-use crate::args::{DebugArgs, Op};
+use crate::args::{DebugArgs, EvaluateContext, Op};
 use crate::format;
-use crate::session::{HandleKind, RunState, Session};
+use crate::session::{HandleKind, RunState, Session, StopInfo};
 use dap_types::requests as req;
-use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::time::Duration;
 use tool_core::format::cap_chars;
 use tool_core::{ToolError, ToolOutput};
 
 const FRAME_CAP: usize = 30;
 const VARIABLE_CAP: usize = 50;
 const VALUE_CAP: usize = 400;
-
-/// `evaluate` with the adapter's own `context` word: `dap-types` knows only
-/// the schema's values, and a harness adapter may want another.
-enum EvaluateIn {}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct EvaluateArguments {
-    expression: String,
-    frame_id: u64,
-    context: String,
-}
-
-impl req::Request for EvaluateIn {
-    const COMMAND: &'static str = "evaluate";
-    type Arguments = EvaluateArguments;
-    type Response = dap_types::EvaluateResponse;
-}
 
 /// A variable as the model reads it, with a handle when it has children.
 fn variable_entry(
@@ -56,6 +39,7 @@ fn variable_entry(
         }),
         name: v.name,
         type_: v.type_,
+        memory_reference: v.memory_reference,
     }
 }
 
@@ -104,7 +88,7 @@ impl OpContext<'_> {
                 let (place, at) = format::frame_place(self.workspace, f);
                 FrameEntry {
                     frame_id: id,
-                    function: f.name.clone(),
+                    function: format::function_name(&f.name),
                     file: at.as_ref().map(|(p, _)| self.rel(p)),
                     line: at.as_ref().map(|(_, l)| *l),
                     place,
@@ -199,22 +183,7 @@ impl OpContext<'_> {
 
     pub(super) async fn locals(&self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {
         let (s, stop) = self.stopped(Op::Locals)?;
-        let (frame_dap, thread, frame) = match args.frame_id {
-            Some(id) => {
-                let r = s.resolve_handle(id, HandleKind::Frame)?;
-                (r.dap_id, r.thread_id, format!("frame {id}"))
-            }
-            None => {
-                let thread = stop.thread_id.ok_or_else(|| {
-                    ToolError::bad_args("the stop names no thread; pass `frame_id` from stack")
-                })?;
-                let top = self.top_frame(&s, thread).await.ok_or_else(|| {
-                    ToolError::failed("the adapter gave no frames for the stopped thread; call stack, then pass frame_id")
-                })?;
-                let label = format::frame_place(self.workspace, &top).0;
-                (top.id, Some(thread), format!("top frame, {label}"))
-            }
-        };
+        let (frame_dap, thread, frame) = self.frame_or_top(&s, &stop, args.frame_id).await?;
         let (variables, total) = self.frame_locals(&s, frame_dap).await?;
         let variables = variables
             .into_iter()
@@ -236,21 +205,12 @@ impl OpContext<'_> {
         s: &Session,
         frame_dap: u64,
     ) -> Result<(Vec<dap_types::Variable>, usize), ToolError> {
-        let sc = s
-            .typed::<req::Scopes>(&dap_types::ScopesArguments {
-                frame_id: frame_dap,
-            })
-            .await?;
-        let with_vars = || sc.scopes.iter().filter(|x| x.variables_reference != 0);
-        let Some(scope) = with_vars()
-            .find(|x| x.name.to_ascii_lowercase().starts_with("local"))
-            .or_else(|| with_vars().find(|x| !x.expensive))
-        else {
+        let Some(scope) = self.locals_scope(s, frame_dap).await? else {
             return Ok((Vec::new(), 0));
         };
         let vars = s
             .typed::<req::Variables>(&dap_types::VariablesArguments {
-                variables_reference: scope.variables_reference,
+                variables_reference: scope,
                 filter: None,
                 start: None,
                 count: None,
@@ -263,6 +223,149 @@ impl OpContext<'_> {
         Ok((variables, total))
     }
 
+    /// The frame `frame_id` names, or the stopped thread's top frame: its
+    /// adapter id, its thread and how the answer names it.
+    async fn frame_or_top(
+        &self,
+        s: &Session,
+        stop: &StopInfo,
+        frame_id: Option<u64>,
+    ) -> Result<(u64, Option<u64>, String), ToolError> {
+        match frame_id {
+            Some(id) => {
+                let r = s.resolve_handle(id, HandleKind::Frame)?;
+                Ok((r.dap_id, r.thread_id, format!("frame {id}")))
+            }
+            None => {
+                let (top, thread, label) = self.stopped_top(s, stop).await?;
+                Ok((top, Some(thread), format!("top frame, {label}")))
+            }
+        }
+    }
+
+    /// The stopped thread's top frame: its adapter id, the thread and its
+    /// place (`mean at avg.py:6`).
+    async fn stopped_top(
+        &self,
+        s: &Session,
+        stop: &StopInfo,
+    ) -> Result<(u64, u64, String), ToolError> {
+        let thread = stop.thread_id.ok_or_else(|| {
+            ToolError::bad_args(
+                "the stop names no thread; pass `frame_id` (or `reference`) from stack",
+            )
+        })?;
+        let top = self.top_frame(s, thread).await.ok_or_else(|| {
+            ToolError::failed(
+                "the adapter gave no frames for the stopped thread; call stack, then pass frame_id",
+            )
+        })?;
+        Ok((top.id, thread, format::frame_place(self.workspace, &top).0))
+    }
+
+    /// The reference of a frame's local variables: its first scope the
+    /// adapter calls local, else its first cheap one.
+    async fn locals_scope(&self, s: &Session, frame_dap: u64) -> Result<Option<u64>, ToolError> {
+        let sc = s
+            .typed::<req::Scopes>(&dap_types::ScopesArguments {
+                frame_id: frame_dap,
+            })
+            .await?;
+        let with_vars = || sc.scopes.iter().filter(|x| x.variables_reference != 0);
+        Ok(with_vars()
+            .find(|x| x.name.to_ascii_lowercase().starts_with("local"))
+            .or_else(|| with_vars().find(|x| !x.expensive))
+            .map(|x| x.variables_reference))
+    }
+
+    pub(super) async fn set_variable(&self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {
+        let (name, value) = match (args.name.as_deref(), args.value.as_deref()) {
+            (Some(n), Some(v)) if !n.trim().is_empty() && !v.trim().is_empty() => (n.trim(), v),
+            _ => {
+                return Err(ToolError::bad_args(
+                    "set_variable needs `name` (as locals or variables list it) and `value` (an expression in the program's language); `reference` picks the container (default: the top frame's locals)",
+                ))
+            }
+        };
+        let (s, stop) = self.stopped(Op::SetVariable)?;
+        s.require("supportsSetVariable", "setting variables")?;
+        let (container, thread, place) = match args.reference {
+            Some(r) => {
+                let h = s.resolve_handle(r, HandleKind::Variables)?;
+                (h.dap_id, h.thread_id, format!("reference {r}"))
+            }
+            None => {
+                let (top, thread, label) = self.stopped_top(&s, &stop).await?;
+                let scope = self.locals_scope(&s, top).await?.ok_or_else(|| {
+                    ToolError::failed(
+                        "the top frame has no local variables; pass `reference` from scopes",
+                    )
+                })?;
+                (scope, Some(thread), format!("the locals of {label}"))
+            }
+        };
+        // An unknown name is refused before anything is sent.
+        let present = s
+            .typed::<req::Variables>(&dap_types::VariablesArguments {
+                variables_reference: container,
+                filter: None,
+                start: None,
+                count: None,
+                format: None,
+            })
+            .await?;
+        if !present.variables.iter().any(|v| v.name == name) {
+            let names: Vec<&str> = present
+                .variables
+                .iter()
+                .take(VARIABLE_CAP)
+                .map(|v| v.name.as_str())
+                .collect();
+            return Err(ToolError::bad_args(format!(
+                "there is no variable `{name}` in {place}; there are: {}",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )));
+        }
+        let set = s
+            .typed::<req::SetVariable>(&dap_types::SetVariableArguments {
+                variables_reference: container,
+                name: name.to_string(),
+                value: value.to_string(),
+                format: None,
+            })
+            .await
+            .map_err(|e| match e {
+                ToolError::Failed(m) => ToolError::failed(format!(
+                    "the {} adapter did not set `{name}` to `{value}`: {m}; the variable keeps its value",
+                    s.adapter_id()
+                )),
+                other => other,
+            })?;
+        done(SetVariableResult {
+            variable: variable_entry(
+                &s,
+                stop.stop_id,
+                thread,
+                dap_types::Variable {
+                    name: name.to_string(),
+                    value: set.value,
+                    type_: set.type_,
+                    presentation_hint: None,
+                    evaluate_name: None,
+                    variables_reference: set.variables_reference.unwrap_or(0),
+                    named_variables: None,
+                    indexed_variables: None,
+                    memory_reference: None,
+                },
+            ),
+            place,
+        })
+    }
+
     pub(super) async fn evaluate(&self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {
         let expression = args
             .expression
@@ -270,35 +373,41 @@ impl OpContext<'_> {
             .filter(|e| !e.trim().is_empty())
             .ok_or_else(|| ToolError::bad_args("evaluate needs `expression`"))?;
         let (s, stop) = self.stopped(Op::Evaluate)?;
-        let (frame_dap, frame) = match args.frame_id {
-            Some(id) => (
-                s.resolve_handle(id, HandleKind::Frame)?.dap_id,
-                format!("frame {id}"),
-            ),
-            None => {
-                let thread = stop.thread_id.ok_or_else(|| {
-                    ToolError::bad_args("the stop names no thread; pass `frame_id` from stack")
-                })?;
-                let top = self.top_frame(&s, thread).await.ok_or_else(|| {
-                    ToolError::failed("the adapter gave no frames for the stopped thread; call stack, then pass frame_id")
-                })?;
-                let label = format::frame_place(self.workspace, &top).0;
-                (top.id, format!("top frame, {label}"))
+        let (frame_dap, _, frame) = self.frame_or_top(&s, &stop, args.frame_id).await?;
+        let context = match args.context {
+            None => s.evaluate_context().to_string(),
+            Some(EvaluateContext::Hover) => {
+                s.require("supportsEvaluateForHovers", "the hover context")?;
+                "hover".to_string()
             }
+            Some(c) => c.name().to_string(),
         };
-        let ev = s
-            .typed::<EvaluateIn>(&EvaluateArguments {
-                expression: expression.to_string(),
-                frame_id: frame_dap,
-                context: s.evaluate_context().to_string(),
-            })
+        let within = match args.timeout_seconds {
+            None => self.supervisor.config().request_timeout,
+            Some(_) => super::wait_bound(args, Duration::ZERO)?,
+        };
+        let answer = s
+            .request_within(
+                "evaluate",
+                json!({"expression": expression, "frameId": frame_dap, "context": context}),
+                within,
+            )
             .await
             .map_err(|e| match e {
                 ToolError::Failed(m) => ToolError::failed(format!(
                     "evaluating `{expression}` failed: {m}; check the name is in scope in that frame (scopes / variables list what is)"
                 )),
+                ToolError::TimedOut(_) => ToolError::timed_out(format!(
+                    "evaluating `{expression}` did not finish within {} (a getter or call that blocks?); the adapter may still be running it: call status, and terminate if the session no longer answers",
+                    format::duration(within)
+                )),
                 other => other,
             })?;
+        let ev: dap_types::EvaluateResponse = serde_json::from_value(answer).map_err(|e| {
+            ToolError::failed(format!(
+                "the adapter's `evaluate` answer could not be read: {e}"
+            ))
+        })?;
         done(EvaluateResult {
             result: cap_chars(ev.result.trim(), VALUE_CAP).into_owned(),
             type_: ev.type_,

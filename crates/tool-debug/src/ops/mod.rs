@@ -7,12 +7,16 @@
 //! structured answer is that result serialized, its text rendered from it.
 //!
 //! The ops are grouped: [`info`] (adapters, status, breakpoints, output),
-//! [`run`] (launch, attach, continue, steps, pause, terminate) and
-//! [`inspect`] (threads, stack, scopes, variables, evaluate).
+//! [`catch`] (function and exception breakpoints), [`run`] (launch,
+//! attach, restart, continue, steps, pause, terminate), [`inspect`]
+//! (threads, stack, scopes, variables, locals, evaluate, set_variable) and
+//! [`machine`] (modules, disassemble, read_memory).
 
+mod catch;
 mod explain;
 mod info;
 mod inspect;
+mod machine;
 mod results;
 mod run;
 
@@ -64,7 +68,10 @@ impl OpContext<'_> {
             Op::Adapters => self.adapters().await,
             Op::Status => self.status(),
             Op::Breakpoints => self.breakpoints(&args).await,
+            Op::FunctionBreakpoints => self.function_breakpoints(&args).await,
+            Op::ExceptionBreakpoints => self.exception_breakpoints(&args).await,
             Op::Launch | Op::Attach => self.launch(&args).await,
+            Op::Restart => self.restart(&args).await,
             Op::Continue | Op::StepOver | Op::StepIn | Op::StepOut => self.resume(&args).await,
             Op::Pause => self.pause(&args).await,
             Op::Threads => self.threads().await,
@@ -73,6 +80,10 @@ impl OpContext<'_> {
             Op::Variables => self.variables(&args).await,
             Op::Locals => self.locals(&args).await,
             Op::Evaluate => self.evaluate(&args).await,
+            Op::SetVariable => self.set_variable(&args).await,
+            Op::Modules => self.modules().await,
+            Op::Disassemble => self.disassemble(&args).await,
+            Op::ReadMemory => self.read_memory(&args).await,
             Op::Output => self.output(),
             Op::Terminate => self.terminate().await,
         };

@@ -7,7 +7,7 @@ use super::results::{
     AlreadyStopped, Detached, LocalsPreview, Outcome, RunResult, TerminateResult, OUTPUT_IN_ANSWER,
 };
 use super::{done, relative_to, wait_bound, OpContext};
-use crate::adapters::{self, LaunchInput, RequestArguments};
+use crate::adapters::{self, AttachTarget, LaunchInput, RequestArguments};
 use crate::args::{DebugArgs, Op};
 use crate::catalog::{AdapterKind, AdapterSpec, ResolvedAdapter};
 use crate::format;
@@ -38,22 +38,31 @@ impl OpContext<'_> {
                     RunState::Ended(e) => Some(e.describe()),
                     _ => None,
                 });
-        let plan = if op == Op::Launch {
-            self.launch_plan(args).await?
-        } else {
+        let plan = if op == Op::Attach {
             self.attach_plan(args).await?
+        } else {
+            let plan = self.launch_plan(args).await?;
+            self.conversation.last_launch = Some(args.clone());
+            plan
+        };
+        let how = match plan.connect_to {
+            // Connected straight to the debuggee's own debug server.
+            Some(port) => format!("connected to 127.0.0.1:{port}"),
+            None => format!(
+                "`{}`",
+                plan.adapter
+                    .command
+                    .iter()
+                    .map(|a| a.to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
         };
         let head = format!(
-            "{}  {} under {} (`{}`)",
+            "{}  {} under {} ({how})",
             op.name(),
             plan.label,
             plan.adapter.spec.id,
-            plan.adapter
-                .command
-                .iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" ")
         );
         let notes: Vec<String> = plan
             .adapter
@@ -67,6 +76,7 @@ impl OpContext<'_> {
             // bound is the handshake's too.
             limits.handshake = limits.handshake.min(wait);
         }
+        let started = std::time::Instant::now();
         let (session, report) = Session::start(plan, limits).await.map_err(|e| match e {
             ToolError::Refused(m) => ToolError::refused(relative_to(&m, self.workspace.root())),
             other => other,
@@ -77,7 +87,13 @@ impl OpContext<'_> {
             let rel = self.rel(file);
             breakpoints.extend(statuses.iter().map(|b| breakpoint_line(&rel, file, b)));
         }
-        let settled = session.wait_settled(0, wait).await;
+        // An attach is bounded as a whole: its handshake (debugpy injects
+        // itself into a process by pid) counts against the wait.
+        let settle_within = match op {
+            Op::Attach => wait.saturating_sub(started.elapsed()),
+            _ => wait,
+        };
+        let settled = session.wait_settled(0, settle_within).await;
         done(RunResult {
             head,
             previous_ending,
@@ -85,6 +101,33 @@ impl OpContext<'_> {
             breakpoints,
             outcome: self.outcome(&session, settled, wait, false).await,
         })
+    }
+
+    /// `restart`: the last launch again, with the breakpoints set now. A
+    /// live session is ended first; an attached one is refused (it was
+    /// not ours to start).
+    pub(super) async fn restart(&mut self, args: &DebugArgs) -> Result<ToolOutput, ToolError> {
+        wait_bound(args, self.default_wait())?;
+        let last = self.conversation.last_launch.clone().ok_or_else(|| {
+            ToolError::refused(
+                "restart launches the last program again, and nothing was launched in this conversation; launch one first",
+            )
+        })?;
+        if let Some(s) = self.conversation.session.clone() {
+            if s.attached() && !s.is_ended() {
+                return Err(ToolError::refused(format!(
+                    "restart launches the last program again, and this session attached to {} (not ours to start); terminate it, then attach again",
+                    s.label()
+                )));
+            }
+            s.shutdown(Ending::Terminated).await;
+        }
+        let again = DebugArgs {
+            op: Op::Restart,
+            timeout_seconds: args.timeout_seconds.or(last.timeout_seconds),
+            ..last
+        };
+        self.launch(&again).await
     }
 
     async fn launch_plan(&self, args: &DebugArgs) -> Result<LaunchPlan, ToolError> {
@@ -119,12 +162,30 @@ impl OpContext<'_> {
                 "`{program}` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog {program}` or `cargo build`) and launch the executable"
             )));
         }
-        if args.stdin.is_some() && !adapters::takes_stdin(spec.kind) {
-            return Err(ToolError::refused(format!(
-                "the {} adapter cannot give the program standard input here (only lldb can); leave `stdin` out, or have the program read a file",
-                spec.id
-            )));
-        }
+        let go = match (spec.kind, args.mode, args.test.as_deref()) {
+            (AdapterKind::Delve, mode, test) => Some(
+                adapters::delve::launch_mode(&path, mode, test).map_err(|why| {
+                    ToolError::bad_args(format!("cannot launch `{program}` under delve: {why}"))
+                })?,
+            ),
+            (_, None, None) => None,
+            _ => {
+                return Err(ToolError::bad_args(format!(
+                    "`mode` and `test` are for Go programs under delve, and `{program}` goes to the {} adapter; leave them out",
+                    spec.id
+                )))
+            }
+        };
+        let stdin_route = match (&args.stdin, adapters::stdin_route(spec.kind)) {
+            (None, _) => None,
+            (Some(_), Some(route)) => Some(route),
+            (Some(_), None) => {
+                return Err(ToolError::refused(format!(
+                    "the {} adapter cannot give the program standard input here (debugpy, lldb and delve can); leave `stdin` out, or have the program read a file",
+                    spec.id
+                )))
+            }
+        };
         let cwd = match args.cwd.as_deref() {
             None => None,
             Some(c) => {
@@ -138,9 +199,8 @@ impl OpContext<'_> {
             }
         };
         let resolved = self.resolve_adapter(&spec, &start).await?;
-        let stdin = match &args.stdin {
-            None => None,
-            Some(text) => {
+        let stdin = match (&args.stdin, stdin_route) {
+            (Some(text), Some(adapters::StdinRoute::File)) => {
                 let dir = adapters::scratch_dir().map_err(|e| {
                     ToolError::failed(format!("cannot make a scratch folder for stdin: {e}"))
                 })?;
@@ -150,6 +210,7 @@ impl OpContext<'_> {
                 })?;
                 Some((dir, file))
             }
+            _ => None,
         };
         let env = args.env.clone().unwrap_or_default();
         let made = adapters::launch_arguments(&LaunchInput {
@@ -160,6 +221,7 @@ impl OpContext<'_> {
             cwd: cwd.as_deref().unwrap_or(&resolved.project_dir),
             env: &env,
             stdin_file: stdin.as_ref().map(|(_, f)| f.as_path()),
+            go,
         });
         let mut request = match made {
             Ok(r) => r,
@@ -171,21 +233,53 @@ impl OpContext<'_> {
             }
         };
         if let Some((dir, _)) = stdin {
-            // Only lldb takes stdin, and it uses no other scratch folder.
+            // A stdin file is taken by lldb and debugpy, which use no other
+            // scratch folder.
             request.scratch_dir = Some(dir);
         }
-        Ok(self.plan(resolved, "launch", self.rel(&path), request))
+        let mut plan = self.plan(resolved, "launch", self.rel(&path), request);
+        if stdin_route == Some(adapters::StdinRoute::AdapterStdin) {
+            plan.adapter_stdin = args.stdin.clone();
+        }
+        plan.default_functions = adapters::default_functions(spec.kind, &path);
+        Ok(plan)
     }
 
     async fn attach_plan(&self, args: &DebugArgs) -> Result<LaunchPlan, ToolError> {
-        let port = args.port.ok_or_else(|| {
-            ToolError::bad_args("attach needs `port`: the TCP port at 127.0.0.1 the debuggee (or its debug server) listens on")
-        })?;
+        let target = match (args.port, args.pid) {
+            (Some(port), None) => AttachTarget::Port(port),
+            (None, Some(pid)) => AttachTarget::Pid(pid),
+            (Some(_), Some(_)) => {
+                return Err(ToolError::bad_args(
+                    "attach takes `port` or `pid`, not both: a debug server's port, or the id of a running process",
+                ))
+            }
+            (None, None) => {
+                return Err(ToolError::bad_args(
+                    "attach needs `port` (the TCP port at 127.0.0.1 the debuggee's debug server listens on) or `pid` (a running process)",
+                ))
+            }
+        };
+        if let AttachTarget::Pid(pid) = target {
+            if pid == 0 || !tool_core::process::pid_alive(pid) {
+                return Err(ToolError::bad_args(format!(
+                    "no running process has pid {pid}; check it with `ps`"
+                )));
+            }
+        }
         let catalog = self.supervisor.catalog();
         let root = self.workspace.root().to_path_buf();
-        let spec = match args.adapter.as_deref() {
-            Some(id) => self.named_adapter(id)?,
-            None => {
+        let spec = match (args.adapter.as_deref(), target) {
+            (Some(id), _) => self.named_adapter(id)?,
+            (None, AttachTarget::Pid(pid)) => catalog.route_process(pid)
+                .cloned()
+                .ok_or_else(|| {
+                    ToolError::bad_args(format!(
+                        "cannot tell which debugger attaches to pid {pid} (not a Python interpreter, a Go program or a native executable); pass `adapter` (one of {})",
+                        catalog.ids()
+                    ))
+                })?,
+            (None, AttachTarget::Port(_)) => {
                 let usable: Vec<_> = catalog
                     .specs()
                     .iter()
@@ -203,10 +297,20 @@ impl OpContext<'_> {
                 }
             }
         };
-        crate::session::refuse_closed_port(port).await?;
+        if let AttachTarget::Port(port) = target {
+            crate::session::refuse_closed_port(port).await?;
+        }
         let resolved = self.resolve_adapter(&spec, &root).await?;
-        let request = adapters::attach_arguments(&resolved, port);
-        Ok(self.plan(resolved, "attach", format!("port {port}"), request))
+        let request = adapters::attach_arguments(&resolved, target).map_err(ToolError::refused)?;
+        let label = match target {
+            AttachTarget::Port(port) => format!("port {port}"),
+            AttachTarget::Pid(pid) => format!("pid {pid}"),
+        };
+        let mut plan = self.plan(resolved, "attach", label, request);
+        if let AttachTarget::Pid(pid) = target {
+            plan.debuggee_pid = Some(pid);
+        }
+        Ok(plan)
     }
 
     fn named_adapter(&self, id: &str) -> Result<AdapterSpec, ToolError> {
@@ -229,8 +333,13 @@ impl OpContext<'_> {
             request,
             arguments: arguments.arguments,
             breakpoints: self.conversation.breakpoints.clone(),
+            function_breakpoints: self.conversation.function_breakpoints.clone(),
+            default_functions: Vec::new(),
+            exception_filters: self.conversation.exception_filters.clone(),
             connect_to: arguments.connect_to,
             scratch_dir: arguments.scratch_dir,
+            debuggee_pid: None,
+            adapter_stdin: None,
             env: self.supervisor.config().env.clone(),
             search_path: self.supervisor.catalog().search_path().clone(),
         }
@@ -332,7 +441,7 @@ impl OpContext<'_> {
                     stop: stop.stop_id,
                     reason: stop.reason.clone(),
                     thread_id: stop.thread_id,
-                    function: frame.as_ref().map(|f| f.name.clone()),
+                    function: frame.as_ref().map(|f| format::function_name(&f.name)),
                     file: at.as_ref().map(|(p, _)| self.rel(p)),
                     line: at.as_ref().map(|(_, l)| *l),
                     source: at.as_ref().and_then(|(p, l)| format::source_line(p, *l)),

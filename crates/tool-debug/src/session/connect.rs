@@ -92,7 +92,18 @@ pub(crate) async fn connect(
                     log.trim()
                 )));
             };
-            drop(stdin);
+            // The debuggee inherits the adapter's stdin: the launch's
+            // `stdin` text, then end of file (at once, with none).
+            match plan.adapter_stdin.clone() {
+                None => drop(stdin),
+                Some(text) => tasks.push(tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    let mut stdin = stdin;
+                    // A program that exits before reading it all closes the
+                    // pipe: nothing to report then.
+                    let _ = stdin.write_all(text.as_bytes()).await;
+                })),
+            }
             tasks.push(capture_into(lines, sinks.output.clone()));
             let stream = tokio::net::TcpStream::connect(&addr).await.map_err(|e| {
                 ToolError::failed(format!("cannot connect to the adapter at {addr}: {e}"))
@@ -111,15 +122,17 @@ pub(crate) async fn connect(
 
 /// A debug server someone else started (a headless `dlv`).
 async fn connect_to_port(port: u16, limits: &SessionLimits) -> Result<Connection, ToolError> {
+    // An attach's handshake bound is its wait bound: connecting is part of it.
+    let within = limits.request.min(limits.handshake);
     let stream = tokio::time::timeout(
-        limits.request,
+        within,
         tokio::net::TcpStream::connect(("127.0.0.1", port)),
     )
     .await
     .map_err(|_| {
         ToolError::timed_out(format!(
             "connecting to 127.0.0.1:{port} did not finish within {} ms; is the debug server listening there?",
-            limits.request.as_millis()
+            within.as_millis()
         ))
     })?
     .map_err(|e| {

@@ -84,8 +84,9 @@ impl Session {
             handles: Mutex::new(Default::default()),
             owned: Owned::new(conn.child, adapter_pid, plan.scratch_dir.clone()),
             breakpoints: Mutex::new(BTreeMap::new()),
+            default_functions: plan.default_functions.clone(),
             capabilities: Mutex::new(Value::Null),
-            debuggee_pid: Mutex::new(None),
+            debuggee_pid: Mutex::new(plan.debuggee_pid),
             background: Background::default(),
         });
         let mut tasks = conn.tasks;
@@ -138,7 +139,7 @@ impl Session {
                 limits.handshake,
             )
             .await
-            .map_err(|e| dap_to_tool(e, log()))?;
+            .map_err(|e| handshake_error(e, log()))?;
         *self.inner.capabilities.lock().expect("caps lock") = caps.clone();
 
         // Real adapters differ: debugpy sends `initialized` only after it got
@@ -148,7 +149,7 @@ impl Session {
         let launch = client
             .send(plan.request, plan.arguments.clone())
             .await
-            .map_err(|e| dap_to_tool(e, log()))?;
+            .map_err(|e| handshake_error(e, log()))?;
         let mut launch_reply = Box::pin(launch.wait(limits.handshake));
         let mut launch_result: Option<Result<Value, DapError>> = None;
         let deadline = tokio::time::Instant::now() + limits.handshake;
@@ -178,7 +179,7 @@ impl Session {
                 }
                 _ = tokio::time::sleep_until(deadline) => {
                     return Err(ToolError::timed_out(format!(
-                        "the adapter did not become ready (no `initialized` event) within {} ms; adapter log: {}",
+                        "the adapter did not become ready (no `initialized` event) within {} ms; gave up, and nothing of this session is left running; adapter log: {}",
                         limits.handshake.as_millis(),
                         log().trim()
                     )));
@@ -200,24 +201,45 @@ impl Session {
                 })?;
             report.breakpoints.insert(file.clone(), statuses);
         }
-        if let Some(filters) = caps
-            .get("exceptionBreakpointFilters")
-            .and_then(Value::as_array)
-        {
-            // What an IDE does: the filters the adapter enables by default
-            // (debugpy: stop on uncaught exceptions).
-            let defaults: Vec<&str> = filters
-                .iter()
-                .filter(|f| f.get("default").and_then(Value::as_bool) == Some(true))
-                .filter_map(|f| f.get("filter").and_then(Value::as_str))
-                .collect();
-            let _ = client
-                .request(
-                    "setExceptionBreakpoints",
-                    json!({ "filters": defaults }),
-                    limits.request,
-                )
-                .await;
+        if !plan.function_breakpoints.is_empty() || !plan.default_functions.is_empty() {
+            report.functions = self
+                .set_function_breakpoints(&plan.function_breakpoints)
+                .await
+                .map_err(|e| match e {
+                    ToolError::Refused(why) => ToolError::refused(format!(
+                        "cannot {} with the function breakpoints set: {why}",
+                        plan.request
+                    )),
+                    other => other,
+                })?;
+        }
+        match &plan.exception_filters {
+            Some(filters) => self
+                .set_exception_filters(filters)
+                .await
+                .map_err(|e| match e {
+                    ToolError::Refused(why) | ToolError::BadArgs(why) => {
+                        ToolError::refused(format!(
+                            "cannot {} with the exception breakpoints set: {why}",
+                            plan.request
+                        ))
+                    }
+                    other => other,
+                })?,
+            None => {
+                // What an IDE does: the filters the adapter enables by
+                // default (debugpy: stop on uncaught exceptions).
+                let defaults = super::catch::default_filters(&caps);
+                if caps.get("exceptionBreakpointFilters").is_some() {
+                    let _ = client
+                        .request(
+                            "setExceptionBreakpoints",
+                            json!({ "filters": defaults }),
+                            limits.request,
+                        )
+                        .await;
+                }
+            }
         }
         if caps
             .get("supportsConfigurationDoneRequest")
@@ -227,7 +249,7 @@ impl Session {
             client
                 .request("configurationDone", json!({}), limits.request)
                 .await
-                .map_err(|e| dap_to_tool(e, log()))?;
+                .map_err(|e| handshake_error(e, log()))?;
         }
         let reply = match launch_result {
             Some(r) => r,
@@ -249,8 +271,20 @@ impl Session {
                 "the {} adapter refused to {} {}: {message}",
                 plan.adapter.spec.id, plan.request, plan.label
             )),
-            other => dap_to_tool(other, self.adapter_log_tail()),
+            other => handshake_error(other, self.adapter_log_tail()),
         }
+    }
+}
+
+/// A request of the handshake that failed: nothing of the session is left
+/// (the caller shuts it down), so the error says so instead of offering a
+/// session to go on with.
+fn handshake_error(e: DapError, log_tail: String) -> ToolError {
+    match e {
+        DapError::Timeout { .. } => ToolError::timed_out(format!(
+            "{e}; gave up, and nothing of this session is left running; check the adapter and the debuggee, then try again (a larger timeout_seconds waits longer)"
+        )),
+        other => dap_to_tool(other, log_tail),
     }
 }
 

@@ -15,6 +15,7 @@
 //!   the debuggee and everything they started are killed, and the scratch
 //!   folder is removed; a session dropped without ending does the same.
 
+mod catch;
 mod connect;
 mod handles;
 mod handshake;
@@ -73,6 +74,14 @@ pub struct BreakpointStatus {
     pub message: Option<String>,
 }
 
+/// A function breakpoint as the adapter answered it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionStatus {
+    pub asked: crate::breakpoint::FunctionBreakpoint,
+    pub verified: bool,
+    pub message: Option<String>,
+}
+
 /// Everything `start` needs.
 #[derive(Debug, Clone)]
 pub struct LaunchPlan {
@@ -83,11 +92,22 @@ pub struct LaunchPlan {
     /// What the model called it: a relative program path, or "port N".
     pub label: String,
     pub breakpoints: BTreeMap<PathBuf, Vec<LineBreakpoint>>,
+    pub function_breakpoints: Vec<crate::breakpoint::FunctionBreakpoint>,
+    /// Function breakpoints every session of this program has (Rust:
+    /// `rust_panic`), besides the model's.
+    pub default_functions: Vec<String>,
+    /// `None`: the filters the adapter enables by default.
+    pub exception_filters: Option<Vec<String>>,
     /// Connect to this port instead of starting the adapter (delve attach:
     /// a headless `dlv` speaks DAP itself).
     pub connect_to: Option<u16>,
     /// Removed when the session ends (delve's build output).
     pub scratch_dir: Option<PathBuf>,
+    /// The process an attach by pid reaches (not ours to end).
+    pub debuggee_pid: Option<u32>,
+    /// Written to the adapter's stdin, then end of file: the debuggee
+    /// inherits it (delve's `stdin`).
+    pub adapter_stdin: Option<String>,
     pub env: Vec<(String, String)>,
     pub search_path: std::ffi::OsString,
 }
@@ -96,6 +116,7 @@ pub struct LaunchPlan {
 #[derive(Debug, Clone, Default)]
 pub struct StartReport {
     pub breakpoints: BTreeMap<PathBuf, Vec<BreakpointStatus>>,
+    pub functions: Vec<FunctionStatus>,
 }
 
 /// What a session is, fixed at its start.
@@ -159,6 +180,8 @@ struct Inner {
     handles: Mutex<HandleTable>,
     owned: Owned,
     breakpoints: Mutex<BTreeMap<PathBuf, Vec<BreakpointStatus>>>,
+    /// Function breakpoints set by default (not the model's).
+    default_functions: Vec<String>,
     capabilities: Mutex<Value>,
     /// From the adapter's `process` event.
     debuggee_pid: Mutex<Option<u32>>,
@@ -386,9 +409,31 @@ impl Session {
             return;
         }
         self.record_processes();
-        let alive = self.inner.client.closed().is_none();
+        // A start that failed (an adapter that did not answer in time) is
+        // not asked to say goodbye: it is killed at once.
+        let alive =
+            self.inner.client.closed().is_none() && !matches!(ending, Ending::Failed { .. });
+        let stopped = match self.snapshot().state {
+            RunState::Stopped(stop) => Some(stop.thread_id.unwrap_or(1)),
+            _ => None,
+        };
         // Mark it ended first, so a concurrent reader sees why.
         self.inner.run.set_ended(ending);
+        if alive && self.inner.info.attached {
+            if let Some(thread) = stopped {
+                // A debuggee we let go of is left running, not halted where
+                // it stopped (a headless dlv would keep it halted).
+                let _ = self
+                    .inner
+                    .client
+                    .request(
+                        "continue",
+                        serde_json::json!({ "threadId": thread }),
+                        DISCONNECT_GRACE,
+                    )
+                    .await;
+            }
+        }
         if alive {
             let _ = self
                 .inner

@@ -52,6 +52,13 @@ pub(in crate::ops) struct StatusResult {
     pub set: Vec<(String, Vec<u32>)>,
     #[serde(skip)]
     pub session: Option<SessionSummary>,
+    /// The adapter's exception filters, each with whether it is on (in a
+    /// session only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exception_filters: Vec<(String, bool)>,
+    /// Function breakpoints, the model's and the defaults.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<String>,
 }
 
 impl Answer for StatusResult {
@@ -96,6 +103,23 @@ impl Answer for StatusResult {
             StatusDetail::Ended(why) => out.push(format!("ended: {why}")),
         }
         out.push(bp_note);
+        if !self.functions.is_empty() {
+            out.push(format!(
+                "function breakpoints: {}",
+                self.functions.join(", ")
+            ));
+        }
+        if !self.exception_filters.is_empty() {
+            let filters: Vec<String> = self
+                .exception_filters
+                .iter()
+                .map(|(id, on)| format!("{id} ({})", if *on { "on" } else { "off" }))
+                .collect();
+            out.push(format!(
+                "exception filters: {} (change with exception_breakpoints)",
+                filters.join(", ")
+            ));
+        }
         out.join("\n")
     }
 }

@@ -140,17 +140,24 @@ pub(in crate::ops) struct VariableEntry {
     pub type_: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<u64>,
+    /// Where it lives, for read_memory (adapters give it for some values).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_reference: Option<String>,
 }
 
 impl VariableEntry {
-    /// `xs (list) = [4, 8]  [reference 6]`
+    /// `xs (list) = [4, 8]  [reference 6]  [memory 0xc000012345]`
     pub(in crate::ops) fn text(&self) -> String {
         format!(
-            "{}{} = {}{}",
+            "{}{} = {}{}{}",
             self.name,
             type_suffix(self.type_.as_deref()),
             self.value,
-            reference_suffix(self.reference)
+            reference_suffix(self.reference),
+            self.memory_reference
+                .as_deref()
+                .map(|m| format!("  [memory {m}]"))
+                .unwrap_or_default()
         )
     }
 }
@@ -257,6 +264,25 @@ impl Answer for EvaluateResult {
             self.result,
             type_suffix(self.type_.as_deref()),
             reference_suffix(self.reference)
+        )
+    }
+}
+
+/// `set_variable`.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct SetVariableResult {
+    pub variable: VariableEntry,
+    /// `reference 4`, `the locals of mean at avg.py:6`
+    #[serde(skip)]
+    pub place: String,
+}
+
+impl Answer for SetVariableResult {
+    fn text(&self) -> String {
+        format!(
+            "debug set_variable  in {}\n{}",
+            self.place,
+            self.variable.text()
         )
     }
 }

@@ -4,12 +4,16 @@
 //! carry are `#[serde(skip)]`. The results are grouped as the ops are:
 //! [`info`], [`run`] and [`inspect`]; the pieces they share are here.
 
+mod catch;
 mod info;
 mod inspect;
+mod machine;
 mod run;
 
+pub(super) use catch::*;
 pub(super) use info::*;
 pub(super) use inspect::*;
+pub(super) use machine::*;
 pub(super) use run::*;
 
 use crate::session::StopInfo;
