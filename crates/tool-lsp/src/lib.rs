@@ -18,7 +18,8 @@
 //! operations), [`format`] (output), [`diagnostics`] (freshness and the
 //! ledger), [`checker`] (project checkers), [`rename`] (with
 //! [`identifier`], the new name's check, and
-//! [`mentions`], the files it must reach), [`on_write`],
+//! [`mentions`], the files it must reach), [`on_write`], [`preview`] (the
+//! diagnostics delta of a staged change),
 //! [`tools`] and [`binding`].
 
 pub mod binding;
@@ -32,6 +33,7 @@ pub mod mentions;
 pub mod on_write;
 pub mod ops;
 pub mod position;
+pub mod preview;
 pub mod rename;
 pub mod supervisor;
 pub mod tools;

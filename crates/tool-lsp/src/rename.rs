@@ -17,7 +17,8 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tool_core::files::{FileChange, FileTransaction, TransactionError};
-use tool_core::{ToolError, ToolOutput, Workspace};
+use tool_core::staging::{StagedFile, StagedMove};
+use tool_core::{StagedChange, StagingLink, ToolError, ToolOutput, Workspace};
 
 /// Arguments of `lsp_rename`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -41,6 +42,11 @@ pub struct RenameArgs {
     /// How long this call may wait for the server, 5 to 300 seconds.
     #[serde(default)]
     pub timeout_seconds: Option<u64>,
+    /// Stage the rename instead of writing it: the answer names an
+    /// `edit_id` and shows the diff and the diagnostics it would cause;
+    /// `resolve` accepts or discards it.
+    #[serde(default)]
+    pub stage: bool,
 }
 
 /// The files an edit touches, played in memory.
@@ -259,6 +265,31 @@ impl PlannedEdit {
         out
     }
 
+    /// The plan as a staged change of `tool`: every file whose content
+    /// changes, with its text before and after, and the renames as moves.
+    pub fn staged_change(&self, ws: &Workspace, tool: &str) -> StagedChange {
+        let mut change = StagedChange::new(tool);
+        for c in self.file_changes() {
+            let text = |b: Option<Vec<u8>>| b.map(|b| String::from_utf8_lossy(&b).into_owned());
+            change.files.push(StagedFile {
+                rel: ws.relative(&c.path),
+                edits: self.edits.get(&c.path).copied().unwrap_or(0),
+                path: c.path,
+                old: text(c.expected),
+                new: text(c.new),
+            });
+        }
+        change.moves = self
+            .renames
+            .iter()
+            .map(|(from, to)| StagedMove {
+                from: ws.relative(from).into(),
+                to: ws.relative(to).into(),
+            })
+            .collect();
+        change
+    }
+
     /// The transaction that writes the plan beneath the workspace root.
     pub fn transaction(&self, ws: &Workspace) -> FileTransaction {
         let mut tx = FileTransaction::new(ws.dir());
@@ -332,8 +363,12 @@ struct Prepared {
     unrenamed: Vec<Mentioning>,
 }
 
-/// Run one `lsp_rename` call.
-pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, ToolError> {
+/// Run one `lsp_rename` call; with `stage`, into `link`'s change store.
+pub async fn run(
+    sup: &LspSupervisor,
+    link: &StagingLink,
+    args: RenameArgs,
+) -> Result<ToolOutput, ToolError> {
     if args.new_name.trim().is_empty() {
         return Err(ToolError::bad_args(
             "`new_name` is empty; give the new identifier",
@@ -350,7 +385,99 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
         prepare(sup, &t, &args),
     )
     .await?;
+    if args.stage {
+        return stage(sup, link, &args, prepared).await;
+    }
     commit(sup, &args, prepared).await
+}
+
+/// A rename with no edits: refused, whether staged or written.
+fn no_edits(client: &str, p: &ops::Positioned, args: &RenameArgs) -> ToolError {
+    ToolError::refused(format!(
+        "{client} answered the rename of `{}` at {}:{} to `{}` with no edits: \
+         servers answer so when the symbol is not theirs to rename (a builtin, a name defined \
+         outside the workspace) or when they reject the new name; nothing was written",
+        p.symbol, p.file.shown, args.line, args.new_name
+    ))
+}
+
+/// `stage: true`: keep the rename in the run's change store and show it,
+/// with what the servers would report after it; nothing is written.
+async fn stage(
+    sup: &LspSupervisor,
+    link: &StagingLink,
+    args: &RenameArgs,
+    prepared: Prepared,
+) -> Result<ToolOutput, ToolError> {
+    let Prepared {
+        p,
+        plan,
+        reach,
+        unrenamed,
+    } = prepared;
+    let ws = sup.workspace();
+    let change = plan.staged_change(ws, "lsp_rename");
+    if change.files.is_empty() {
+        return Err(no_edits(&p.target.client.name, &p, args));
+    }
+    let header = format!(
+        "lsp_rename  `{}` → `{}`: {} in {}",
+        p.symbol,
+        args.new_name,
+        tool_core::format::plural(change.edits(), "edit", "edits"),
+        tool_core::format::plural(change.files.len(), "file", "files"),
+    );
+    let mut out = staged_output(link, change, header).await?;
+    for line in reach.report(ws, &unrenamed) {
+        out.push_text(line);
+    }
+    if let Some(Value::Object(obj)) = out.structured.as_mut() {
+        obj.insert(
+            "not_renamed".into(),
+            json!(unrenamed
+                .iter()
+                .map(|m| ws.relative(&m.path))
+                .collect::<Vec<_>>()),
+        );
+    }
+    Ok(out)
+}
+
+/// Lines of diff a staged change's preview shows.
+pub const PREVIEW_LINES: usize = 200;
+
+/// Stage `change` in the run's change store and answer with its id, its
+/// diff and the servers' diagnostics delta; nothing is written.
+pub async fn staged_output(
+    link: &StagingLink,
+    change: StagedChange,
+    header: String,
+) -> Result<ToolOutput, ToolError> {
+    let Some(store) = link.store() else {
+        return Err(ToolError::unavailable(format!(
+            "`stage: true` needs the run's `resolve` tool to accept the change, and this run has none (the astgrep family is not bound); nothing was staged or written — call {} without `stage` to write at once",
+            change.tool
+        )));
+    };
+    let id = store.stage_change(change.clone());
+    let mut text = vec![
+        format!(
+            "(proposed) {} in {} … call resolve with edit_id \"{id}\" and action \"accept\" to write them, or \"discard\"",
+            tool_core::format::plural(change.edits(), "edit", "edits"),
+            tool_core::format::plural(change.files.len(), "file", "files"),
+        ),
+        format!("{header}; nothing is written until accepted"),
+        change.diff(PREVIEW_LINES),
+    ];
+    let delta = link.diagnostics_delta(&change).await;
+    text.extend(delta.clone());
+    Ok(ToolOutput::text(text.join("\n")).with_structured(json!({
+        "edit_id": id,
+        "edits": change.edits(),
+        "files": change.files.iter().map(|f| f.rel.clone()).collect::<Vec<_>>(),
+        "moves": change.moves.iter().map(|m| json!({"from": m.from, "to": m.to})).collect::<Vec<_>>(),
+        "diagnostics_after": delta,
+    })))
 }
 
 async fn prepare(
@@ -474,12 +601,7 @@ async fn commit(
     let ws = sup.workspace();
     let tx = plan.transaction(ws);
     if tx.is_empty() {
-        return Err(ToolError::refused(format!(
-            "{} answered the rename of `{}` at {}:{} to `{}` with no edits: \
-             servers answer so when the symbol is not theirs to rename (a builtin, a name defined \
-             outside the workspace) or when they reject the new name; nothing was written",
-            client.name, p.symbol, p.file.shown, args.line, args.new_name
-        )));
+        return Err(no_edits(&client.name, &p, args));
     }
     tx.commit().map_err(|e| match e {
         e @ TransactionError::NotAFile { .. } => ToolError::refused(e.to_string()),

@@ -6,7 +6,9 @@ use crate::rename::{self, RenameArgs};
 use crate::supervisor::LspSupervisor;
 use serde_json::Value;
 use std::sync::Arc;
-use tool_core::{async_trait, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec};
+use tool_core::{
+    async_trait, CallContext, StagingLink, Tier, Tool, ToolError, ToolOutput, ToolSpec,
+};
 use tracing::Instrument;
 
 const LSP_DESCRIPTION: &str = "Ask the project's language server. Positions are `line` (1-based) plus `symbol` \
@@ -24,7 +26,9 @@ the `new_name`. Files the server's project model may not cover (a tests/ folder 
 without a compile database) are opened in it first. Answers with the files changed and the number of edits, and \
 lists every file that still mentions the old name (\"not renamed — …\"). For C/C++ without a compile database, a \
 rename that would leave such mentions is refused unless `partial: true`. `timeout_seconds` (5–300) bounds the wait \
-on the server.";
+on the server. With `stage: true` nothing is written: the answer names an `edit_id`, shows the diff and the errors and \
+warnings the language servers would report after it, and `resolve` accepts (all files or none, refused if any \
+changed since) or discards it.";
 
 async fn cancellable(
     cx: &CallContext,
@@ -75,11 +79,21 @@ impl Tool for LspTool {
 /// `lsp_rename`: write tier, so a read-only surface never sees it.
 pub struct LspRenameTool {
     sup: Arc<LspSupervisor>,
+    /// Where `stage: true` keeps the rename.
+    link: StagingLink,
 }
 
 impl LspRenameTool {
     pub fn new(sup: Arc<LspSupervisor>) -> Self {
-        LspRenameTool { sup }
+        LspRenameTool {
+            sup,
+            link: StagingLink::default(),
+        }
+    }
+
+    pub fn with_link(mut self, link: StagingLink) -> Self {
+        self.link = link;
+        self
     }
 }
 
@@ -100,8 +114,13 @@ impl Tool for LspRenameTool {
                 .map(|v| v.to_string().trim_matches('"').to_string())
                 .unwrap_or_default()
         };
+        let staged = if args.get("stage").and_then(Value::as_bool) == Some(true) {
+            " (staged: nothing is written until resolve accepts it)"
+        } else {
+            ""
+        };
         format!(
-            "rename `{}` at {}:{} to `{}` across the project",
+            "rename `{}` at {}:{} to `{}` across the project{staged}",
             get("symbol"),
             get("file"),
             get("line"),
@@ -113,6 +132,6 @@ impl Tool for LspRenameTool {
         let args: RenameArgs = tool_core::parse_args(args)?;
         // Not cancellable half-way: the transaction commits or it does not.
         let _ = cx;
-        rename::run(&self.sup, args).await
+        rename::run(&self.sup, &self.link, args).await
     }
 }
