@@ -225,10 +225,7 @@ async fn a_staged_typescript_rename_is_applied_on_accept_and_refused_after_drift
     let util = "export function greet(name: string): string {\n  return \"hello \" + name;\n}\n";
     let app = "import { greet } from \"./util\";\n\nconsole.log(greet(\"world\"));\n";
     let p = Project::new(&[
-        (
-            "tsconfig.json",
-            "{\"compilerOptions\": {\"strict\": true, \"target\": \"es2020\", \"module\": \"commonjs\"}, \"include\": [\"src\"]}\n",
-        ),
+        ("tsconfig.json", TS_CONFIG),
         ("src/util.ts", util),
         ("src/app.ts", app),
     ]);
@@ -272,4 +269,129 @@ async fn a_staged_typescript_rename_is_applied_on_accept_and_refused_after_drift
     expect_test::expect!["refused: edit_2 rejected: 1 file changed since staging: src/util.ts; nothing was written. Call lsp_rename again to stage the change against the current content"]
         .assert_eq(&err.to_string());
     assert_eq!(p.read("src/app.ts"), app.replace("greet", "welcome"));
+}
+
+const TS_CONFIG: &str = "{\"compilerOptions\": {\"strict\": true, \"target\": \"es2020\", \"module\": \"commonjs\"}, \"include\": [\"src\"]}\n";
+const TS_UTIL: &str =
+    "export function greet(name: string): string {\n  return \"hello \" + name;\n}\n";
+const TS_APP: &str = "import { greet } from \"./lib/util\";\n\nconsole.log(greet(\"world\"));\n";
+
+fn typescript_with_lib() -> Option<Project> {
+    tool_core::fixtures::require(&["typescript-language-server"])?;
+    Some(Project::new(&[
+        ("tsconfig.json", TS_CONFIG),
+        ("src/lib/util.ts", TS_UTIL),
+        ("src/app.ts", TS_APP),
+    ]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typescript_file_move_updates_the_imports_in_other_files() {
+    let Some(p) = typescript_with_lib() else {
+        return;
+    };
+    let out = p
+        .until_indexed(
+            "lsp_rename",
+            json!({"file": "src/lib/util.ts", "new_path": "src/greeting.ts"}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        lsp_rename  move src/lib/util.ts → src/greeting.ts: 1 file moved, 1 edit in 1 file (edits from typescript)
+        src/app.ts (1 edit)"#]]
+    .assert_eq(&out.joined_text());
+    assert_eq!(p.read("src/greeting.ts"), TS_UTIL);
+    assert!(!p.dir.path().join("src/lib/util.ts").exists());
+    assert_eq!(
+        p.read("src/app.ts"),
+        TS_APP.replace("./lib/util", "./greeting")
+    );
+    // The server follows: the moved function's definition is found at its new place.
+    let def = p
+        .text(
+            "lsp",
+            json!({"op": "definition", "file": "src/app.ts", "line": 3, "symbol": "greet"}),
+        )
+        .await;
+    assert!(def.contains("src/greeting.ts:1"), "{def}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_folder_move_touches_nothing_until_accepted_and_is_refused_after_drift() {
+    let Some(p) = typescript_with_lib() else {
+        return;
+    };
+    let before = p.disk();
+    let out = p
+        .until_indexed(
+            "lsp_rename",
+            json!({"file": "src/lib", "new_path": "src/core", "stage": true}),
+        )
+        .await;
+    let s = out.structured.clone().unwrap();
+    assert_eq!(s["edit_id"], "edit_1", "{}", out.joined_text());
+    assert_eq!(
+        s["files"],
+        json!(["src/app.ts", "src/core/util.ts", "src/lib/util.ts"])
+    );
+    assert_eq!(s["moves"], json!([{"from": "src/lib", "to": "src/core"}]));
+    expect_test::expect!["after this change: not computed: it creates or deletes files, and language servers resolve imports against the disk, which a preview never touches — resolve accept reports the diagnostics after the write"]
+        .assert_eq(s["diagnostics_after"].as_str().unwrap());
+    assert_eq!(p.disk(), before, "a staged move touches nothing");
+
+    // The target appears meanwhile: refused, nothing written.
+    std::fs::create_dir_all(p.dir.path().join("src/core")).unwrap();
+    std::fs::write(p.dir.path().join("src/core/util.ts"), "export {};\n").unwrap();
+    let err = p
+        .call("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await
+        .unwrap_err();
+    expect_test::expect!["refused: edit_1 rejected: 1 file changed since staging: src/core/util.ts; nothing was written. Call lsp_rename again to stage the change against the current content"]
+        .assert_eq(&err.to_string());
+    assert_eq!(p.read("src/lib/util.ts"), TS_UTIL);
+    assert_eq!(p.read("src/app.ts"), TS_APP);
+
+    std::fs::remove_dir_all(p.dir.path().join("src/core")).unwrap();
+    p.until_indexed(
+        "lsp_rename",
+        json!({"file": "src/lib", "new_path": "src/core", "stage": true}),
+    )
+    .await;
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_2", "action": "accept"}))
+        .await;
+    assert!(
+        out.starts_with("resolve edit_2: accepted — 1 replacement written to 3 files"),
+        "{out}"
+    );
+    assert_eq!(p.read("src/core/util.ts"), TS_UTIL);
+    assert!(!p.dir.path().join("src/lib/util.ts").exists());
+    assert_eq!(
+        p.read("src/app.ts"),
+        TS_APP.replace("./lib/util", "./core/util")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_of_more_than_a_thousand_files_is_refused_and_nothing_moves() {
+    let names: Vec<String> = (0..1001).map(|i| format!("big/f{i:04}.txt")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x\n")).collect();
+    let p = Project::new(&files);
+    let before = p.disk();
+    let err = p
+        .call("lsp_rename", json!({"file": "big", "new_path": "moved"}))
+        .await
+        .unwrap_err();
+    expect_test::expect!["refused: `big` holds more than 1,000 files, more than one move takes; nothing was moved — move it with a shell command and fix imports with lsp_rename on the files that need it"]
+        .assert_eq(&err.to_string());
+    assert_eq!(p.disk(), before);
+    let err = p
+        .call(
+            "lsp_rename",
+            json!({"file": "big", "new_path": "moved", "line": 1}),
+        )
+        .await
+        .unwrap_err();
+    expect_test::expect!["bad arguments: a move takes `file` and `new_path` only; leave out line, symbol and new_name (or leave out new_path to rename a symbol)"]
+        .assert_eq(&err.to_string());
 }

@@ -802,6 +802,7 @@ fn initialize_params(spec: &StartSpec, root_uri: &str, root_name: &str) -> Value
                 "applyEdit": true,
                 "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"]},
                 "didChangeWatchedFiles": {"dynamicRegistration": true},
+                "fileOperations": {"willRename": true, "didRename": true},
                 "symbol": {"dynamicRegistration": false},
             },
             "textDocument": {

@@ -18,7 +18,8 @@
 //! operations), [`format`] (output), [`diagnostics`] (freshness and the
 //! ledger), [`checker`] (project checkers), [`rename`] (with
 //! [`identifier`], the new name's check, and
-//! [`mentions`], the files it must reach), [`on_write`], [`preview`] (the
+//! [`mentions`], the files it must reach), [`file_move`] (moves of files
+//! and folders), [`on_write`], [`preview`] (the
 //! diagnostics delta of a staged change),
 //! [`tools`] and [`binding`].
 
@@ -27,6 +28,7 @@ pub mod catalog;
 pub mod checker;
 pub mod client;
 pub mod diagnostics;
+pub mod file_move;
 pub mod format;
 pub mod identifier;
 pub mod mentions;

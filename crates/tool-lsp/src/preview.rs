@@ -25,7 +25,7 @@ use crate::supervisor::{LspSupervisor, Target};
 use std::sync::Arc;
 use tool_core::format::plural;
 use tool_core::staging::{StagedChange, StagedFile};
-use tool_core::{async_trait, PreviewHook};
+use tool_core::{async_trait, PreviewHook, ToolError};
 
 /// Files a preview checks, at most (each may wait the diagnostics bound).
 pub const PREVIEW_FILES: usize = 20;
@@ -201,6 +201,23 @@ impl PreviewHook for ServerPreview {
     /// text: baselines of the old texts, then every new text sent, then
     /// each file's diagnostics, then every file restored.
     async fn diagnostics_delta(&self, change: &StagedChange) -> Option<String> {
+        // Servers resolve imports against the disk (tsserver finds no module
+        // in a file that is only open): a change that creates or deletes
+        // files would be previewed wrong, so it is not previewed.
+        let creates_or_deletes = change
+            .files
+            .iter()
+            .any(|f| f.old.is_none() || f.new.is_none());
+        if creates_or_deletes
+            && change
+                .files
+                .iter()
+                .any(|f| self.sup.catalog().for_file(&f.path).is_some())
+        {
+            return Some(
+                "after this change: not computed: it creates or deletes files, and language servers resolve imports against the disk, which a preview never touches — resolve accept reports the diagnostics after the write".into(),
+            );
+        }
         let files: Vec<&StagedFile> = change
             .files
             .iter()
@@ -221,14 +238,11 @@ impl PreviewHook for ServerPreview {
                         was_open,
                     });
                 }
-                // A standing reason (no server for this root) is said once
-                // per run, as the write wrapper does.
-                Err(e) => {
-                    let why = e.to_string();
-                    if !why.contains("not available here") || self.ledger.first_time(&why) {
-                        not_computed.push(format!("{} ({why})", f.rel));
-                    }
-                }
+                // No server can run for this file here (no root marker, no
+                // binary): the preview makes no claim about it, and says
+                // nothing — the write wrapper names that reason once.
+                Err(ToolError::Unavailable(_)) => {}
+                Err(e) => not_computed.push(format!("{} ({e})", f.rel)),
             }
         }
         let mut ready = Vec::new();

@@ -28,7 +28,9 @@ lists every file that still mentions the old name (\"not renamed — …\"). For
 rename that would leave such mentions is refused unless `partial: true`. `timeout_seconds` (5–300) bounds the wait \
 on the server. With `stage: true` nothing is written: the answer names an `edit_id`, shows the diff and the errors and \
 warnings the language servers would report after it, and `resolve` accepts (all files or none, refused if any \
-changed since) or discards it.";
+changed since) or discards it. To move a file or a folder (at most 1,000 files) give `file` and `new_path` instead \
+of line, symbol and new_name: imports in other files are updated as the language servers say, and the edits and \
+the move are written together or not at all.";
 
 async fn cancellable(
     cx: &CallContext,
@@ -114,6 +116,13 @@ impl Tool for LspRenameTool {
                 .map(|v| v.to_string().trim_matches('"').to_string())
                 .unwrap_or_default()
         };
+        if args.get("new_path").is_some() {
+            return format!(
+                "move {} to {}, updating imports across the project",
+                get("file"),
+                get("new_path")
+            );
+        }
         let staged = if args.get("stage").and_then(Value::as_bool) == Some(true) {
             " (staged: nothing is written until resolve accepts it)"
         } else {
