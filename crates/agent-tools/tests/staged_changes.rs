@@ -395,3 +395,114 @@ async fn a_folder_of_more_than_a_thousand_files_is_refused_and_nothing_moves() {
     expect_test::expect!["bad arguments: a move takes `file` and `new_path` only; leave out line, symbol and new_name (or leave out new_path to rename a symbol)"]
         .assert_eq(&err.to_string());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typescript_add_missing_import_is_applied_and_staged_like_the_others() {
+    if tool_core::fixtures::require(&["typescript-language-server"]).is_none() {
+        return;
+    }
+    let app = "console.log(greet(\"world\"));\n";
+    let p = Project::new(&[
+        ("tsconfig.json", TS_CONFIG),
+        ("src/util.ts", TS_UTIL),
+        ("src/app.ts", app),
+    ]);
+    let listed = p
+        .until_indexed(
+            "lsp",
+            json!({"op": "code_actions", "file": "src/app.ts", "line": 1, "symbol": "greet"}),
+        )
+        .await
+        .joined_text();
+    assert!(listed.contains("Add import from \"./util\""), "{listed}");
+
+    // Staged first: nothing written, the preview says the error goes away.
+    let before = p.disk();
+    let out = p
+        .until_indexed(
+            "lsp_code_action",
+            json!({"file": "src/app.ts", "line": 1, "symbol": "greet", "action": "add import from", "stage": true}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 1 edit in 1 file … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        lsp_code_action  "Add import from "./util"" at src/app.ts:1: 1 edit in 1 file; nothing is written until accepted
+        --- a/src/app.ts
+        +++ b/src/app.ts
+        @@ -1 +1,3 @@
+        +import { greet } from "./util";
+        +
+         console.log(greet("world"));
+        after this change: 1 error fixed"#]]
+    .assert_eq(&out.joined_text());
+    assert_eq!(p.disk(), before, "a staged code action touches nothing");
+    p.text("resolve", json!({"edit_id": "edit_1", "action": "discard"}))
+        .await;
+
+    // Applied at once.
+    let out = p
+        .text(
+            "lsp_code_action",
+            json!({"file": "src/app.ts", "line": 1, "symbol": "greet", "action": "add import from"}),
+        )
+        .await;
+    assert!(
+        out.starts_with("lsp_code_action  \"Add import from \"./util\"\" at src/app.ts:1: 1 edit in 1 file\nsrc/app.ts (1 edit)"),
+        "{out}"
+    );
+    assert_eq!(
+        p.read("src/app.ts"),
+        format!("import {{ greet }} from \"./util\";\n\n{app}")
+    );
+}
+
+/// basedpyright (the fixture's Python server) offers no "remove unused
+/// import"; its quick fix for an unused import is the ignore comment, and
+/// that is what is applied here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_quick_fix_for_an_unused_import_is_applied() {
+    let Some(p) = python() else { return };
+    let app = "import os\nfrom util import greet\n\nprint(greet(\"world\"))\n";
+    std::fs::write(p.dir.path().join("app.py"), app).unwrap();
+    let listed = p
+        .text(
+            "lsp",
+            json!({"op": "code_actions", "file": "app.py", "line": 1, "symbol": "os"}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        lsp code_actions  `os` at app.py:1
+        1. Add `# pyright: ignore[reportUnusedImport]` [quickfix] — edits app.py (1 edit)
+        (listed only: nothing was applied; apply one with lsp_code_action and its number)"#]]
+    .assert_eq(&listed);
+    let err = p
+        .call(
+            "lsp_code_action",
+            json!({"file": "app.py", "line": 1, "symbol": "os", "action": 2}),
+        )
+        .await
+        .unwrap_err();
+    expect_test::expect![[r#"
+        bad arguments: `action` 2: there is 1 action here:
+        1. Add `# pyright: ignore[reportUnusedImport]`"#]]
+    .assert_eq(&err.to_string());
+    let out = p
+        .text(
+            "lsp_code_action",
+            json!({"file": "app.py", "line": 1, "symbol": "os", "action": 1}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        lsp_code_action  "Add `# pyright: ignore[reportUnusedImport]`" at app.py:1: 1 edit in 1 file
+        app.py (1 edit)
+        lsp: no new errors or warnings in app.py"#]]
+    .assert_eq(&out);
+    assert_eq!(
+        p.read("app.py"),
+        app.replacen(
+            "import os\n",
+            "import os  # pyright: ignore[reportUnusedImport]\n",
+            1
+        )
+    );
+}

@@ -7,7 +7,7 @@ use crate::catalog::{self, Catalog, CatalogConfig, Resolution};
 use crate::on_write::{self, DiagnosticsOnWrite, RunLedger, TouchedPaths};
 use crate::preview::ServerPreview;
 use crate::supervisor::{LspSupervisor, Timeouts};
-use crate::tools::{LspRenameTool, LspTool};
+use crate::tools::{LspCodeActionTool, LspRenameTool, LspTool};
 use serde_json::Value;
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -124,7 +124,10 @@ impl Binding for LspBinding {
             self.ledger.clone(),
         )));
         registry.register(Arc::new(LspTool::new(sup.clone())))?;
-        registry.register(Arc::new(LspRenameTool::new(sup).with_link(link)))?;
+        registry.register(Arc::new(
+            LspRenameTool::new(sup.clone()).with_link(link.clone()),
+        ))?;
+        registry.register(Arc::new(LspCodeActionTool::new(sup, link)))?;
         Ok(())
     }
 
@@ -132,6 +135,15 @@ impl Binding for LspBinding {
         let sup = self.supervisor_for(run);
         let mut tools = write_tools();
         tools.push(("resolve", resolved_paths(self.staging_link())));
+        // A staged action writes nothing: the preview carries its delta.
+        let applied_file: TouchedPaths = Arc::new(|args: &Value| {
+            if args.get("stage").and_then(Value::as_bool) == Some(true) {
+                Vec::new()
+            } else {
+                on_write::path_argument(args)
+            }
+        });
+        tools.push(("lsp_code_action", applied_file));
         for (name, touched) in tools {
             if registry.contains(name) {
                 let (sup, ledger) = (sup.clone(), self.ledger.clone());

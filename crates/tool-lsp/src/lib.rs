@@ -21,12 +21,13 @@
 //! [`mentions`], the files it must reach), [`file_move`] (moves of files
 //! and folders), [`on_write`], [`preview`] (the
 //! diagnostics delta of a staged change),
-//! [`tools`] and [`binding`].
+//! [`code_action`] (applying one), [`tools`] and [`binding`].
 
 pub mod binding;
 pub mod catalog;
 pub mod checker;
 pub mod client;
+pub mod code_action;
 pub mod diagnostics;
 pub mod file_move;
 pub mod format;
@@ -47,4 +48,4 @@ pub use diagnostics::DiagnosticLedger;
 pub use on_write::{DiagnosticsOnWrite, RunLedger, TouchedPaths};
 pub use position::PositionEncoding;
 pub use supervisor::{LspSupervisor, Timeouts};
-pub use tools::{LspRenameTool, LspTool};
+pub use tools::{LspCodeActionTool, LspRenameTool, LspTool};

@@ -32,6 +32,12 @@ changed since) or discards it. To move a file or a folder (at most 1,000 files) 
 of line, symbol and new_name: imports in other files are updated as the language servers say, and the edits and \
 the move are written together or not at all.";
 
+const CODE_ACTION_DESCRIPTION: &str = "Apply one code action (quick fix, refactoring) the language server offers at a \
+position: `file`, 1-based `line` and the `symbol` on it as in `lsp`, and `action` — its number in the list `lsp` op \
+`code_actions` gives there, or a piece of its title matching exactly one. The action's edit and the edits its command \
+sends are written together, or not at all. With `stage: true` nothing is written: the answer names an `edit_id`, \
+shows the diff and the diagnostics after it, and `resolve` accepts or discards it.";
+
 async fn cancellable(
     cx: &CallContext,
     work: impl std::future::Future<Output = Result<ToolOutput, ToolError>>,
@@ -142,5 +148,51 @@ impl Tool for LspRenameTool {
         // Not cancellable half-way: the transaction commits or it does not.
         let _ = cx;
         rename::run(&self.sup, &self.link, args).await
+    }
+}
+
+/// `lsp_code_action`: write tier; applies or stages one code action.
+pub struct LspCodeActionTool {
+    sup: Arc<LspSupervisor>,
+    link: StagingLink,
+}
+
+impl LspCodeActionTool {
+    pub fn new(sup: Arc<LspSupervisor>, link: StagingLink) -> Self {
+        LspCodeActionTool { sup, link }
+    }
+}
+
+#[async_trait]
+impl Tool for LspCodeActionTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "lsp_code_action",
+            CODE_ACTION_DESCRIPTION,
+            Tier::Write,
+            tool_core::schema_for::<crate::code_action::CodeActionArgs>(),
+        )
+    }
+
+    fn describe_call(&self, args: &Value) -> String {
+        let get = |k: &str| {
+            args.get(k)
+                .map(|v| v.to_string().trim_matches('"').to_string())
+                .unwrap_or_default()
+        };
+        format!(
+            "apply code action {} at {}:{} (`{}`)",
+            get("action"),
+            get("file"),
+            get("line"),
+            get("symbol")
+        )
+    }
+
+    async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: crate::code_action::CodeActionArgs = tool_core::parse_args(args)?;
+        // Not cancellable half-way: the transaction commits or it does not.
+        let _ = cx;
+        crate::code_action::run(&self.sup, &self.link, args).await
     }
 }
