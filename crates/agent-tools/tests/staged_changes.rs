@@ -188,7 +188,7 @@ async fn an_ast_edit_that_breaks_types_shows_the_new_error_before_anything_is_wr
         +++ b/app.py
         @@ -1,3 +1,3 @@
          from util import greet
- 
+         
         -print(greet("world"))
         +print(greet("world", 2))
         after this change: 1 new error, 1 new warning
