@@ -27,7 +27,11 @@ pub const FAMILIES: &[ToolFamily] = &[
     },
     ToolFamily {
         feature: "lsp",
-        tools: &[("lsp", Tier::Read), ("lsp_rename", Tier::Write)],
+        tools: &[
+            ("lsp", Tier::Read),
+            ("lsp_rename", Tier::Write),
+            ("lsp_code_action", Tier::Write),
+        ],
         resource: "language-server supervisor + working directory",
         compiled: cfg!(feature = "lsp"),
     },

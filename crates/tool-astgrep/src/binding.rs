@@ -1,6 +1,7 @@
 //! How a run binds the parser resource: one [`EditStore`] shared by
 //! `ast_grep`, `ast_edit` and `resolve`, opened (and its journal recovered)
-//! when the tools register.
+//! when the tools register, and set as the run's change store in its
+//! [`StagingLink`] so other tools' staged changes reach `resolve` too.
 
 use crate::catalog::Lang;
 use crate::journal::{Journal, Recovery};
@@ -8,7 +9,7 @@ use crate::store::EditStore;
 use crate::tools::{AstEditTool, AstGrepTool, ResolveTool};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tool_core::{Binding, Registry, RegistryError, RunContext, Workspace};
+use tool_core::{Binding, Registry, RegistryError, RunContext, StagingLink, Workspace};
 
 /// The tree-sitter parser resource of one run.
 #[derive(Debug, Default)]
@@ -16,6 +17,8 @@ pub struct AstGrepBinding {
     /// Where the apply journal lives; default [`Journal::for_root`].
     journal_dir: Option<PathBuf>,
     store: Mutex<Option<Arc<EditStore>>>,
+    /// The run's staging link, when the host gave one.
+    link: Mutex<Option<StagingLink>>,
 }
 
 impl AstGrepBinding {
@@ -47,12 +50,25 @@ impl Binding for AstGrepBinding {
         "tree-sitter parser"
     }
 
+    fn link_staging(&self, link: &StagingLink) {
+        *self.link.lock().expect("link lock") = Some(link.clone());
+    }
+
     fn register(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
         let store = Arc::new(EditStore::open(self.journal(run)));
         *self.store.lock().expect("store lock") = Some(store.clone());
+        let link = self
+            .link
+            .lock()
+            .expect("link lock")
+            .clone()
+            .unwrap_or_default();
+        link.set_store(store.clone());
         let ws = run.workspace.clone();
         registry.register(Arc::new(AstGrepTool::new(ws.clone())))?;
-        registry.register(Arc::new(AstEditTool::new(ws, store.clone())))?;
+        registry.register(Arc::new(
+            AstEditTool::new(ws, store.clone()).with_link(link),
+        ))?;
         registry.register(Arc::new(ResolveTool::new(store)))?;
         Ok(())
     }

@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use tool_core::files::FileTransaction;
+use tool_core::files::{FileChange, FileTransaction};
 use tool_core::fs::{write_own_file, Root};
 use tool_core::Workspace;
 
@@ -58,10 +58,11 @@ struct Record {
 #[derive(Debug, Serialize, Deserialize)]
 struct RecordFile {
     path: PathBuf,
-    old: String,
-    new: String,
-    old_sha: String,
-    new_sha: String,
+    /// `None`: the file did not exist before (after) the apply.
+    old: Option<String>,
+    new: Option<String>,
+    old_sha: Option<String>,
+    new_sha: Option<String>,
 }
 
 /// An open record: remove it with [`Journal::finish`] when the apply returns.
@@ -167,6 +168,21 @@ impl Journal {
 
     /// Record an apply about to start. `files`: (path, old, new).
     pub fn begin(&self, edit_id: &str, files: &[(PathBuf, &str, &str)]) -> io::Result<OpenRecord> {
+        let files: Vec<(PathBuf, Option<&str>, Option<&str>)> = files
+            .iter()
+            .map(|(p, old, new)| (p.clone(), Some(*old), Some(*new)))
+            .collect();
+        self.begin_change(edit_id, &files)
+    }
+
+    /// Record an apply about to start that may create (`old` is `None`) or
+    /// delete (`new` is `None`) files.
+    pub fn begin_change(
+        &self,
+        edit_id: &str,
+        files: &[(PathBuf, Option<&str>, Option<&str>)],
+    ) -> io::Result<OpenRecord> {
+        let sha = |t: &Option<&str>| t.map(|t| fingerprint(t.as_bytes()));
         let record = Record {
             version: 1,
             pid: std::process::id(),
@@ -175,10 +191,10 @@ impl Journal {
                 .iter()
                 .map(|(p, old, new)| RecordFile {
                     path: p.clone(),
-                    old: old.to_string(),
-                    new: new.to_string(),
-                    old_sha: fingerprint(old.as_bytes()),
-                    new_sha: fingerprint(new.as_bytes()),
+                    old: old.map(str::to_string),
+                    new: new.map(str::to_string),
+                    old_sha: sha(old),
+                    new_sha: sha(new),
                 })
                 .collect(),
         };
@@ -279,10 +295,12 @@ impl Journal {
                 .ok()
                 .flatten();
             let sha = current.as_deref().map(fingerprint);
-            let state = match sha.as_deref() {
-                Some(s) if s == f.new_sha => State::New,
-                Some(s) if s == f.old_sha => State::Old,
-                _ => State::Other,
+            let state = if sha == f.new_sha {
+                State::New
+            } else if sha == f.old_sha {
+                State::Old
+            } else {
+                State::Other
             };
             states.push(state);
         }
@@ -304,11 +322,11 @@ impl Journal {
         for (f, s) in record.files.iter().zip(&states) {
             match s {
                 State::New => {
-                    tx.replace(
-                        f.path.clone(),
-                        f.new.clone().into_bytes(),
-                        f.old.clone().into_bytes(),
-                    );
+                    tx.push(FileChange {
+                        path: f.path.clone(),
+                        expected: f.new.clone().map(String::into_bytes),
+                        new: f.old.clone().map(String::into_bytes),
+                    });
                     restored.push(f.path.clone());
                 }
                 State::Old => {}

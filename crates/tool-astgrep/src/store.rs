@@ -1,17 +1,21 @@
-//! The run's edit store: staged rewrites under ids (`edit_1`, `edit_2`, …),
-//! accepted all-or-nothing or discarded.
+//! The run's edit store: staged changes under ids (`edit_1`, `edit_2`, …),
+//! accepted all-or-nothing or discarded. It keeps any
+//! [`StagedChange`] — an ast_edit rewrite, and through the run's
+//! [`tool_core::StagingLink`] a staged rename, file move or code action.
 //!
 //! Edits live in memory for the run; only the apply journal touches disk.
-//! Invariants: an edit is written only if every one of its files still has
-//! the fingerprint it had at staging; it is written through one
-//! `FileTransaction` (all files or none); an id is used once — after accept,
-//! discard or rejection it answers with what happened to it.
+//! Invariants: an edit is written only if every one of its files still
+//! holds what it held at staging (and a file it creates is still absent);
+//! it is written through one `FileTransaction` (all files or none); an id is
+//! used once — after accept, discard or rejection it answers with what
+//! happened to it.
 
-use crate::journal::{fingerprint, Journal, Recovery};
+use crate::journal::{Journal, Recovery};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use tool_core::files::{FileTransaction, TransactionError};
+use tool_core::files::TransactionError;
+use tool_core::staging::{ChangeStore, StagedChange};
 use tool_core::ToolError;
 
 /// One file of a staged edit.
@@ -20,8 +24,6 @@ pub struct StagedFile {
     pub path: PathBuf,
     /// Relative to the workspace root.
     pub rel: String,
-    /// SHA-256 of `old`, taken at staging.
-    pub fingerprint: String,
     pub old: String,
     pub new: String,
     pub replacements: usize,
@@ -39,12 +41,28 @@ impl NewEdit {
     pub fn replacements(&self) -> usize {
         self.files.iter().map(|f| f.replacements).sum()
     }
+
+    /// The rewrite as a change of files, as the store keeps it.
+    pub fn into_change(self) -> StagedChange {
+        let mut change = StagedChange::new("ast_edit");
+        change.files = self
+            .files
+            .into_iter()
+            .map(|f| tool_core::staging::StagedFile {
+                path: f.path,
+                rel: f.rel,
+                old: Some(f.old),
+                new: Some(f.new),
+                edits: f.replacements,
+            })
+            .collect();
+        change
+    }
 }
 
 impl StagedFile {
     pub fn new(path: PathBuf, rel: String, old: String, new: String, replacements: usize) -> Self {
         StagedFile {
-            fingerprint: fingerprint(old.as_bytes()),
             path,
             rel,
             old,
@@ -56,10 +74,10 @@ impl StagedFile {
 
 #[derive(Debug)]
 enum EditState {
-    Staged(NewEdit),
-    Accepted { files: usize },
-    Discarded,
-    Rejected { why: String },
+    Staged(StagedChange),
+    Accepted { files: usize, tool: String },
+    Discarded { tool: String },
+    Rejected { why: String, tool: String },
 }
 
 /// A fault to inject into the next accept, for tests of crash safety and of
@@ -133,24 +151,17 @@ impl EditStore {
         *self.fault.lock().expect("fault lock") = fault;
     }
 
-    /// Stage an edit; returns its id.
+    /// Stage an ast_edit rewrite; returns its id.
     pub fn stage(&self, edit: NewEdit) -> String {
-        let mut inner = self.inner.lock().expect("store lock");
-        inner.next += 1;
-        let id = format!("edit_{}", inner.next);
-        inner.edits.insert(id.clone(), EditState::Staged(edit));
-        id
+        self.stage_change(edit.into_change())
     }
 
     /// A staged edit's files, for previews and tests.
-    pub fn staged_files(&self, id: &str) -> Option<Vec<StagedFile>> {
-        match self.inner.lock().expect("store lock").edits.get(id) {
-            Some(EditState::Staged(e)) => Some(e.files.clone()),
-            _ => None,
-        }
+    pub fn staged_files(&self, id: &str) -> Option<Vec<tool_core::staging::StagedFile>> {
+        self.staged_change(id).map(|c| c.files)
     }
 
-    fn take_staged(&self, inner: &mut Inner, id: &str) -> Result<NewEdit, ToolError> {
+    fn take_staged(&self, inner: &mut Inner, id: &str) -> Result<StagedChange, ToolError> {
         match inner.edits.get(id) {
             None => {
                 let staged: Vec<&str> = inner
@@ -162,21 +173,21 @@ impl EditStore {
                 Err(ToolError::bad_args(format!(
                     "unknown edit_id `{id}`; {}",
                     if staged.is_empty() {
-                        "nothing is staged in this run — call ast_edit first".to_string()
+                        "nothing is staged in this run — call ast_edit (or lsp_rename with `stage: true`) first".to_string()
                     } else {
                         format!("staged in this run: {}", staged.join(", "))
                     }
                 )))
             }
-            Some(EditState::Accepted { files }) => Err(ToolError::refused(format!(
-                "{id} was already accepted ({} written); there is nothing left to resolve — call ast_edit again for a new change",
+            Some(EditState::Accepted { files, tool }) => Err(ToolError::refused(format!(
+                "{id} was already accepted ({} written); there is nothing left to resolve — call {tool} again for a new change",
                 tool_core::format::plural(*files, "file", "files")
             ))),
-            Some(EditState::Discarded) => Err(ToolError::refused(format!(
-                "{id} was already discarded; nothing of it can be applied — call ast_edit again to stage it anew"
+            Some(EditState::Discarded { tool }) => Err(ToolError::refused(format!(
+                "{id} was already discarded; nothing of it can be applied — call {tool} again to stage it anew"
             ))),
-            Some(EditState::Rejected { why }) => Err(ToolError::refused(format!(
-                "{id} was rejected ({why}); call ast_edit again to stage it against the current files"
+            Some(EditState::Rejected { why, tool }) => Err(ToolError::refused(format!(
+                "{id} was rejected ({why}); call {tool} again to stage it against the current files"
             ))),
             Some(EditState::Staged(_)) => match inner.edits.remove(id) {
                 Some(EditState::Staged(e)) => Ok(e),
@@ -189,11 +200,16 @@ impl EditStore {
     pub fn discard(&self, id: &str) -> Result<Discarded, ToolError> {
         let mut inner = self.inner.lock().expect("store lock");
         let edit = self.take_staged(&mut inner, id)?;
-        inner.edits.insert(id.to_string(), EditState::Discarded);
+        inner.edits.insert(
+            id.to_string(),
+            EditState::Discarded {
+                tool: edit.tool.clone(),
+            },
+        );
         Ok(Discarded {
             id: id.to_string(),
             files: edit.files.len(),
-            replacements: edit.replacements(),
+            replacements: edit.edits(),
         })
     }
 
@@ -201,48 +217,48 @@ impl EditStore {
     pub fn accept(&self, id: &str) -> Result<Accepted, ToolError> {
         let mut inner = self.inner.lock().expect("store lock");
         let edit = self.take_staged(&mut inner, id)?;
+        let tool = edit.tool.clone();
+        let rel = |p: &PathBuf| {
+            edit.rel_of(p)
+                .map_or_else(|| p.display().to_string(), str::to_string)
+        };
+        let rejected = |inner: &mut Inner, why: String| {
+            inner.edits.insert(
+                id.to_string(),
+                EditState::Rejected {
+                    why: why.clone(),
+                    tool: tool.clone(),
+                },
+            );
+            ToolError::refused(format!(
+                "{id} rejected: {why}; nothing was written. Call {tool} again to stage the change against the current content"
+            ))
+        };
 
-        // Compare every file with its fingerprint at staging.
-        let drifted: Vec<String> = edit
-            .files
-            .iter()
-            .filter(|f| {
-                self.journal
-                    .root()
-                    .read(&f.path, f.old.len() as u64)
-                    .map(|b| fingerprint(&b) != f.fingerprint)
-                    .unwrap_or(true)
-            })
-            .map(|f| f.rel.clone())
-            .collect();
+        // Compare every file with its content at staging.
+        let tx = edit.transaction(self.journal.root());
+        // A file that is no longer a regular file (a link now) counts as
+        // changed, as it would to any reader.
+        let drifted = match tx.drifted() {
+            Ok(d) => d,
+            Err(TransactionError::NotAFile { path, .. }) => vec![path],
+            Err(e) => return Err(rejected(&mut inner, e.to_string())),
+        };
         if !drifted.is_empty() {
             let why = format!(
                 "{} changed since staging: {}",
                 tool_core::format::plural(drifted.len(), "file", "files"),
-                drifted.join(", ")
+                drifted.iter().map(rel).collect::<Vec<_>>().join(", ")
             );
-            inner
-                .edits
-                .insert(id.to_string(), EditState::Rejected { why: why.clone() });
-            return Err(ToolError::refused(format!(
-                "{id} rejected: {why}; nothing was written. Call ast_edit again to stage the change against the current content"
-            )));
+            return Err(rejected(&mut inner, why));
         }
 
-        let mut tx = FileTransaction::new(self.journal.root());
-        for f in &edit.files {
-            tx.replace(
-                f.path.clone(),
-                f.old.clone().into_bytes(),
-                f.new.clone().into_bytes(),
-            );
-        }
-        let entries: Vec<(PathBuf, &str, &str)> = edit
+        let entries: Vec<(PathBuf, Option<&str>, Option<&str>)> = edit
             .files
             .iter()
-            .map(|f| (f.path.clone(), f.old.as_str(), f.new.as_str()))
+            .map(|f| (f.path.clone(), f.old.as_deref(), f.new.as_deref()))
             .collect();
-        let record = match self.journal.begin(id, &entries) {
+        let record = match self.journal.begin_change(id, &entries) {
             Ok(r) => r,
             Err(e) => {
                 inner.edits.insert(id.to_string(), EditState::Staged(edit));
@@ -264,10 +280,14 @@ impl EditStore {
             Ok(()) => {
                 let _ = self.journal.finish(record);
                 let files: Vec<String> = edit.files.iter().map(|f| f.rel.clone()).collect();
-                let replacements = edit.replacements();
-                inner
-                    .edits
-                    .insert(id.to_string(), EditState::Accepted { files: files.len() });
+                let replacements = edit.edits();
+                inner.edits.insert(
+                    id.to_string(),
+                    EditState::Accepted {
+                        files: files.len(),
+                        tool: tool.clone(),
+                    },
+                );
                 Ok(Accepted {
                     id: id.to_string(),
                     files,
@@ -276,40 +296,20 @@ impl EditStore {
             }
             Err(TransactionError::Drifted(paths)) => {
                 let _ = self.journal.finish(record);
-                let rels: Vec<String> = paths
-                    .iter()
-                    .map(|p| {
-                        edit.files
-                            .iter()
-                            .find(|f| &f.path == p)
-                            .map(|f| f.rel.clone())
-                            .unwrap_or_else(|| p.display().to_string())
-                    })
-                    .collect();
-                let why = format!("changed while applying: {}", rels.join(", "));
-                inner
-                    .edits
-                    .insert(id.to_string(), EditState::Rejected { why: why.clone() });
-                Err(ToolError::refused(format!(
-                    "{id} rejected: {why}; nothing was written. Call ast_edit again"
-                )))
+                let why = format!(
+                    "changed while applying: {}",
+                    paths.iter().map(rel).collect::<Vec<_>>().join(", ")
+                );
+                Err(rejected(&mut inner, why))
             }
             Err(TransactionError::NotAFile { path, source }) => {
                 // A target became a link, a directory or a special file.
                 let _ = self.journal.finish(record);
-                let shown = edit
-                    .files
-                    .iter()
-                    .find(|f| f.path == path)
-                    .map_or_else(|| path.display().to_string(), |f| f.rel.clone());
-                let why =
-                    format!("{shown} is no longer the regular file it was at staging ({source})");
-                inner
-                    .edits
-                    .insert(id.to_string(), EditState::Rejected { why: why.clone() });
-                Err(ToolError::refused(format!(
-                    "{id} rejected: {why}; nothing was written. Call ast_edit again"
-                )))
+                let why = format!(
+                    "{} is no longer the regular file it was at staging ({source})",
+                    rel(&path)
+                );
+                Err(rejected(&mut inner, why))
             }
             Err(e @ TransactionError::WriteFailed { .. }) => {
                 let _ = self.journal.finish(record);
@@ -326,6 +326,7 @@ impl EditStore {
                     id.to_string(),
                     EditState::Rejected {
                         why: "its apply failed half way".into(),
+                        tool,
                     },
                 );
                 Err(ToolError::failed(format!(
@@ -334,5 +335,146 @@ impl EditStore {
                 )))
             }
         }
+    }
+}
+
+impl ChangeStore for EditStore {
+    fn stage_change(&self, change: StagedChange) -> String {
+        let mut inner = self.inner.lock().expect("store lock");
+        inner.next += 1;
+        let id = format!("edit_{}", inner.next);
+        inner.edits.insert(id.clone(), EditState::Staged(change));
+        id
+    }
+
+    fn staged_change(&self, id: &str) -> Option<StagedChange> {
+        match self.inner.lock().expect("store lock").edits.get(id) {
+            Some(EditState::Staged(c)) => Some(c.clone()),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_core::staging::{StagedFile, StagedMove};
+    use tool_core::Workspace;
+
+    /// A move staged as another tool would: `a.ts` deleted, `lib/a.ts`
+    /// created, `main.ts` edited.
+    fn setup() -> (tempfile::TempDir, EditStore, StagedChange) {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::write(root.join("a.ts"), "export const a = 1;\n").unwrap();
+        std::fs::write(root.join("main.ts"), "import { a } from './a';\n").unwrap();
+        let ws = Workspace::new(&root).unwrap();
+        let store = EditStore::open(Journal::at(root.join(".journal"), &ws));
+        let file = |rel: &str, old: Option<&str>, new: Option<&str>| StagedFile {
+            path: root.join(rel),
+            rel: rel.into(),
+            old: old.map(Into::into),
+            new: new.map(Into::into),
+            edits: usize::from(old.is_some() && new.is_some()),
+        };
+        let change = StagedChange {
+            tool: "lsp_rename".into(),
+            files: vec![
+                file("a.ts", Some("export const a = 1;\n"), None),
+                file("lib/a.ts", None, Some("export const a = 1;\n")),
+                file(
+                    "main.ts",
+                    Some("import { a } from './a';\n"),
+                    Some("import { a } from './lib/a';\n"),
+                ),
+            ],
+            moves: vec![StagedMove {
+                from: "a.ts".into(),
+                to: "lib/a.ts".into(),
+            }],
+        };
+        (d, store, change)
+    }
+
+    fn read(d: &tempfile::TempDir, rel: &str) -> Option<String> {
+        std::fs::read_to_string(d.path().join(rel)).ok()
+    }
+
+    #[test]
+    fn a_staged_move_is_accepted_whole() {
+        let (d, store, change) = setup();
+        let id = store.stage_change(change.clone());
+        assert_eq!(store.staged_change(&id), Some(change));
+        let done = store.accept(&id).unwrap();
+        assert_eq!(done.files, ["a.ts", "lib/a.ts", "main.ts"]);
+        assert_eq!(read(&d, "a.ts"), None);
+        assert_eq!(read(&d, "lib/a.ts").unwrap(), "export const a = 1;\n");
+        assert_eq!(
+            read(&d, "main.ts").unwrap(),
+            "import { a } from './lib/a';\n"
+        );
+        let again = store.accept(&id).unwrap_err();
+        expect_test::expect!["refused: edit_1 was already accepted (3 files written); there is nothing left to resolve — call lsp_rename again for a new change"]
+            .assert_eq(&again.to_string());
+    }
+
+    #[test]
+    fn a_staged_move_after_drift_is_refused_naming_its_tool() {
+        let (d, store, change) = setup();
+        let id = store.stage_change(change);
+        // Someone creates the move's target meanwhile.
+        std::fs::create_dir(d.path().join("lib")).unwrap();
+        std::fs::write(d.path().join("lib/a.ts"), "// mine\n").unwrap();
+        let err = store.accept(&id).unwrap_err();
+        expect_test::expect!["refused: edit_1 rejected: 1 file changed since staging: lib/a.ts; nothing was written. Call lsp_rename again to stage the change against the current content"]
+            .assert_eq(&err.to_string());
+        assert_eq!(read(&d, "a.ts").unwrap(), "export const a = 1;\n");
+        assert_eq!(read(&d, "main.ts").unwrap(), "import { a } from './a';\n");
+        assert_eq!(read(&d, "lib/a.ts").unwrap(), "// mine\n");
+    }
+
+    /// Fault injection: the move's second part (creating the target) fails;
+    /// the deleted source is put back and nothing else is written.
+    #[test]
+    fn a_move_whose_second_part_fails_is_rolled_back_completely() {
+        let (d, store, change) = setup();
+        let id = store.stage_change(change);
+        store.inject_fault(Some(InjectedFault::FailWrite(1)));
+        let err = store.accept(&id).unwrap_err();
+        let root = d.path().canonicalize().unwrap();
+        expect_test::expect!["failed: edit_1 not applied: writing <root>/lib/a.ts failed (injected write failure); every file already written was restored, nothing changed; edit_1 is still staged — fix the cause (permissions, disk space) and call resolve again, or discard it"]
+            .assert_eq(&err.to_string().replace(root.to_str().unwrap(), "<root>"));
+        assert_eq!(read(&d, "a.ts").unwrap(), "export const a = 1;\n");
+        assert_eq!(read(&d, "lib/a.ts"), None);
+        assert_eq!(read(&d, "main.ts").unwrap(), "import { a } from './a';\n");
+        assert!(store.journal().pending().is_empty());
+        store.inject_fault(None);
+        store.accept(&id).unwrap();
+        assert_eq!(read(&d, "a.ts"), None);
+    }
+
+    /// A crash half way through a move: recovery deletes the created file
+    /// and puts back the deleted one.
+    #[test]
+    fn recovery_undoes_a_half_applied_move() {
+        let (d, store, change) = setup();
+        let entries: Vec<(PathBuf, Option<&str>, Option<&str>)> = change
+            .files
+            .iter()
+            .map(|f| (f.path.clone(), f.old.as_deref(), f.new.as_deref()))
+            .collect();
+        let record = store.journal().begin_change("edit_9", &entries).unwrap();
+        std::fs::remove_file(d.path().join("a.ts")).unwrap();
+        std::fs::create_dir(d.path().join("lib")).unwrap();
+        std::fs::write(d.path().join("lib/a.ts"), "export const a = 1;\n").unwrap();
+        store.journal().abandon(record);
+        let r = store.journal().recover();
+        assert!(
+            matches!(&r[..], [Recovery::RolledBack { restored, .. }] if restored.len() == 2),
+            "{r:?}"
+        );
+        assert_eq!(read(&d, "a.ts").unwrap(), "export const a = 1;\n");
+        assert_eq!(read(&d, "lib/a.ts"), None);
+        assert_eq!(read(&d, "main.ts").unwrap(), "import { a } from './a';\n");
     }
 }

@@ -7,9 +7,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
+use tool_core::staging::ChangeStore;
 use tool_core::{
-    async_trait, parse_args, schema_for, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec,
-    Workspace,
+    async_trait, parse_args, schema_for, CallContext, StagingLink, Tier, Tool, ToolError,
+    ToolOutput, ToolSpec, Workspace,
 };
 
 /// Arguments of `ast_grep`.
@@ -131,11 +132,23 @@ impl Tool for AstGrepTool {
 pub struct AstEditTool {
     workspace: Workspace,
     store: Arc<EditStore>,
+    /// Where the preview's diagnostics delta comes from, when linked.
+    link: StagingLink,
 }
 
 impl AstEditTool {
     pub fn new(workspace: Workspace, store: Arc<EditStore>) -> Self {
-        AstEditTool { workspace, store }
+        AstEditTool {
+            workspace,
+            store,
+            link: StagingLink::default(),
+        }
+    }
+
+    /// Add the language servers' diagnostics delta to every preview.
+    pub fn with_link(mut self, link: StagingLink) -> Self {
+        self.link = link;
+        self
     }
 }
 
@@ -155,7 +168,7 @@ impl Tool for AstEditTool {
         let ws = self.workspace.clone();
         let store = self.store.clone();
         let cancel = cx.cancel.clone();
-        blocking(move || {
+        let out = blocking(move || {
             ops::stage(
                 &ws,
                 &store,
@@ -166,8 +179,34 @@ impl Tool for AstEditTool {
                 &cancel,
             )
         })
-        .await
+        .await?;
+        Ok(with_diagnostics_delta(&self.link, self.store.as_ref(), out).await)
     }
+}
+
+/// A staging result with the language servers' view of its change added:
+/// the text section, and `diagnostics_after` in the structured part.
+pub async fn with_diagnostics_delta(
+    link: &StagingLink,
+    store: &dyn ChangeStore,
+    mut out: ToolOutput,
+) -> ToolOutput {
+    let id = out
+        .structured
+        .as_ref()
+        .and_then(|s| s.get("edit_id"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let Some(change) = id.and_then(|id| store.staged_change(&id)) else {
+        return out;
+    };
+    if let Some(section) = link.diagnostics_delta(&change).await {
+        if let Some(Value::Object(obj)) = out.structured.as_mut() {
+            obj.insert("diagnostics_after".into(), Value::String(section.clone()));
+        }
+        out.push_text(section);
+    }
+    out
 }
 
 /// `resolve`: apply or discard a staged edit.

@@ -5,6 +5,7 @@
 //! registered; whether the resource can really serve this checkout is decided
 //! later, at call time, by the tools themselves.
 
+use crate::staging::StagingLink;
 use crate::{Registry, RegistryError, Workspace};
 
 /// What every binding of one run shares.
@@ -19,6 +20,11 @@ pub struct RunContext {
 pub trait Binding: Send + Sync {
     /// The resource, as `doctor` names it ("language-server supervisor").
     fn resource(&self) -> &'static str;
+
+    /// The run's [`StagingLink`], given before [`register`](Self::register):
+    /// a binding whose tools stage changes, keep them, or preview them
+    /// keeps it and fills in its half there.
+    fn link_staging(&self, _link: &StagingLink) {}
 
     /// Register this resource's tools.
     fn register(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError>;

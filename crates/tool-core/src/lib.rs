@@ -7,7 +7,9 @@
 //! path inside the run's root, the handle-based file access every tool opens
 //! workspace files with ([`fs`]), all-or-nothing file writes ([`files`]), the
 //! one child-process helper every crate starts processes with, and the
-//! `Content-Length` [`framing`] the LSP and DAP clients share.
+//! `Content-Length` [`framing`] the LSP and DAP clients share, and the
+//! [`staging`] types that connect a tool that stages a change, the store
+//! `resolve` accepts it from, and the language servers' preview of it.
 //!
 //! This crate must never depend on a `tool-*` crate, and never start a process
 //! or write a file other than through [`process`], [`fs`] and [`files`].
@@ -25,6 +27,7 @@ pub mod output;
 pub mod process;
 pub mod programs;
 pub mod registry;
+pub mod staging;
 pub mod tier;
 pub mod tool;
 pub mod workspace;
@@ -34,6 +37,7 @@ pub use binding::{Binding, RunContext};
 pub use error::ToolError;
 pub use output::{Content, ToolOutput};
 pub use registry::{AllowAll, Approval, ApprovalRequest, Approver, Registry, RegistryError};
+pub use staging::{PreviewHook, StagedChange, StagingLink};
 pub use tier::{Surface, Tier};
 pub use tool::{CallContext, Progress, ProgressSink, Tool, ToolSpec};
 pub use workspace::Workspace;

@@ -1,15 +1,18 @@
 //! [`LspBinding`]: how a run's language-server supervisor brings `lsp` and
-//! `lsp_rename` into the registry, and wraps the harness's write tools with
-//! diagnostics on write.
+//! `lsp_rename` into the registry, wraps the harness's write tools (and
+//! `resolve`, which writes staged changes) with diagnostics on write, and
+//! sets the run's preview hook: the diagnostics delta of staged changes.
 
 use crate::catalog::{self, Catalog, CatalogConfig, Resolution};
 use crate::on_write::{self, DiagnosticsOnWrite, RunLedger, TouchedPaths};
+use crate::preview::ServerPreview;
 use crate::supervisor::{LspSupervisor, Timeouts};
-use crate::tools::{LspRenameTool, LspTool};
+use crate::tools::{LspCodeActionTool, LspRenameTool, LspTool};
+use serde_json::Value;
 use std::ffi::OsString;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-use tool_core::{Binding, Registry, RegistryError, RunContext};
+use tool_core::{Binding, Registry, RegistryError, RunContext, StagingLink};
 
 /// The harness tools wrapped with diagnostics on write, and how each names
 /// the files it writes.
@@ -30,6 +33,20 @@ pub struct LspBinding {
     path_env: Option<OsString>,
     supervisor: OnceLock<Arc<LspSupervisor>>,
     ledger: Arc<RunLedger>,
+    /// The run's staging link, when the host gave one.
+    link: Mutex<Option<StagingLink>>,
+}
+
+/// The files a `resolve` call writes: those of the change it accepts.
+fn resolved_paths(link: StagingLink) -> TouchedPaths {
+    Arc::new(move |args: &Value| {
+        let accept = args.get("action").and_then(Value::as_str) == Some("accept");
+        let id = args.get("edit_id").and_then(Value::as_str).unwrap_or("");
+        match link.store().and_then(|s| s.staged_change(id.trim())) {
+            Some(change) if accept => change.files.into_iter().map(|f| f.rel).collect(),
+            _ => Vec::new(),
+        }
+    })
 }
 
 impl LspBinding {
@@ -39,6 +56,7 @@ impl LspBinding {
             path_env: std::env::var_os("PATH"),
             supervisor: OnceLock::new(),
             ledger: Arc::default(),
+            link: Mutex::default(),
         }
     }
 
@@ -60,6 +78,15 @@ impl LspBinding {
             t.diagnostics = Duration::from_millis(ms);
         }
         t
+    }
+
+    /// The run's staging link (a private one when the host gave none).
+    fn staging_link(&self) -> StagingLink {
+        self.link
+            .lock()
+            .expect("link lock")
+            .get_or_insert_with(StagingLink::default)
+            .clone()
     }
 
     /// The supervisor, once registered.
@@ -85,16 +112,39 @@ impl Binding for LspBinding {
         "language-server supervisor"
     }
 
+    fn link_staging(&self, link: &StagingLink) {
+        *self.link.lock().expect("link lock") = Some(link.clone());
+    }
+
     fn register(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
         let sup = self.supervisor_for(run);
+        let link = self.staging_link();
+        link.set_hook(Arc::new(ServerPreview::new(
+            sup.clone(),
+            self.ledger.clone(),
+        )));
         registry.register(Arc::new(LspTool::new(sup.clone())))?;
-        registry.register(Arc::new(LspRenameTool::new(sup)))?;
+        registry.register(Arc::new(
+            LspRenameTool::new(sup.clone()).with_link(link.clone()),
+        ))?;
+        registry.register(Arc::new(LspCodeActionTool::new(sup, link)))?;
         Ok(())
     }
 
     fn after_all(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
         let sup = self.supervisor_for(run);
-        for (name, touched) in write_tools() {
+        let mut tools = write_tools();
+        tools.push(("resolve", resolved_paths(self.staging_link())));
+        // A staged action writes nothing: the preview carries its delta.
+        let applied_file: TouchedPaths = Arc::new(|args: &Value| {
+            if args.get("stage").and_then(Value::as_bool) == Some(true) {
+                Vec::new()
+            } else {
+                on_write::path_argument(args)
+            }
+        });
+        tools.push(("lsp_code_action", applied_file));
+        for (name, touched) in tools {
             if registry.contains(name) {
                 let (sup, ledger) = (sup.clone(), self.ledger.clone());
                 registry.wrap(name, move |inner| {

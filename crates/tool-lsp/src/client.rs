@@ -121,7 +121,7 @@ impl Activity {
     }
 }
 
-type Reply = Result<Value, RequestError>;
+pub type Reply = Result<Value, RequestError>;
 
 struct Shared {
     name: String,
@@ -139,6 +139,9 @@ struct Shared {
     stderr: SharedOutput,
     /// Set before a deliberate stop, so the exit is not counted as a crash.
     stopping: AtomicBool,
+    /// While a command of lsp_code_action runs: the edits the server asks
+    /// to apply (`workspace/applyEdit`), kept instead of written.
+    captured: Mutex<Option<Vec<Value>>>,
 }
 
 impl Shared {
@@ -321,6 +324,7 @@ impl LspClient {
                 .unwrap_or_else(|| "root".into()),
             stderr: stderr_ring,
             stopping: AtomicBool::new(false),
+            captured: Mutex::default(),
         });
 
         // Writer: one task owns stdin, so frames never interleave.
@@ -650,6 +654,28 @@ impl LspClient {
         pushed.max(pulled)
     }
 
+    /// Run `workspace/executeCommand` and return its answer with the
+    /// edits the server sent through `workspace/applyEdit` meanwhile
+    /// (captured, not written).
+    pub async fn execute_capturing(
+        &self,
+        command: &Value,
+        timeout: Duration,
+    ) -> (Reply, Vec<Value>) {
+        *self.shared.captured.lock().expect("captured") = Some(Vec::new());
+        let reply = self
+            .request("workspace/executeCommand", command.clone(), timeout)
+            .await;
+        let edits = self
+            .shared
+            .captured
+            .lock()
+            .expect("captured")
+            .take()
+            .unwrap_or_default();
+        (reply, edits)
+    }
+
     /// The open document's state, if open.
     pub async fn doc(&self, uri: &str) -> Option<OpenDoc> {
         self.docs.lock().await.get(uri).cloned()
@@ -802,6 +828,7 @@ fn initialize_params(spec: &StartSpec, root_uri: &str, root_name: &str) -> Value
                 "applyEdit": true,
                 "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"]},
                 "didChangeWatchedFiles": {"dynamicRegistration": true},
+                "fileOperations": {"willRename": true, "didRename": true},
                 "symbol": {"dynamicRegistration": false},
             },
             "textDocument": {
@@ -920,12 +947,19 @@ fn answer_server_request(
             }
             Ok(Value::Null)
         }
-        // Edits reach the disk only through lsp_rename (write tier, approved,
-        // all-or-nothing); a read-tier query must not write behind the model.
-        "workspace/applyEdit" => Ok(json!({
-            "applied": false,
-            "failureReason": "this client applies edits only through its lsp_rename tool"
-        })),
+        // Edits reach the disk only through the write-tier tools (approved,
+        // all-or-nothing): while lsp_code_action runs a command, the edits
+        // it sends are captured into that change; otherwise refused.
+        "workspace/applyEdit" => match shared.captured.lock().expect("captured").as_mut() {
+            Some(edits) => {
+                edits.push(params.get("edit").cloned().unwrap_or(Value::Null));
+                Ok(json!({"applied": true}))
+            }
+            None => Ok(json!({
+                "applied": false,
+                "failureReason": "this client applies edits only through its write tools"
+            })),
+        },
         "workspace/workspaceFolders" => {
             Ok(json!([{"uri": shared.root_uri, "name": shared.root_name}]))
         }

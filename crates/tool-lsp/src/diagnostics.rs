@@ -365,9 +365,28 @@ impl DiagnosticLedger {
     /// The diagnostics of `diags` that are new, and record `diags` as the
     /// file's state. A key seen once and now present twice yields one new.
     pub fn fold(&mut self, path: &Path, diags: &[DiagLine]) -> Vec<DiagLine> {
+        let (new, _, counts) = self.compare(path, diags);
+        self.seen.insert(path.to_path_buf(), counts);
+        new
+    }
+
+    /// What `diags` would change against what the run was told of the file,
+    /// recording nothing: the new diagnostics, and the severities of those
+    /// gone (one entry per diagnostic fixed).
+    pub fn delta(&self, path: &Path, diags: &[DiagLine]) -> (Vec<DiagLine>, Vec<&'static str>) {
+        let (new, gone, _) = self.compare(path, diags);
+        (new, gone)
+    }
+
+    fn compare(
+        &self,
+        path: &Path,
+        diags: &[DiagLine],
+    ) -> (Vec<DiagLine>, Vec<&'static str>, HashMap<LedgerKey, usize>) {
         let mut sorted = diags.to_vec();
         sorted.sort();
-        let old = self.seen.get(path).cloned().unwrap_or_default();
+        let empty = HashMap::new();
+        let old = self.seen.get(path).unwrap_or(&empty);
         let mut counts: HashMap<LedgerKey, usize> = HashMap::new();
         let mut new = Vec::new();
         for d in sorted {
@@ -377,8 +396,13 @@ impl DiagnosticLedger {
                 new.push(d);
             }
         }
-        self.seen.insert(path.to_path_buf(), counts);
-        new
+        let mut gone = Vec::new();
+        for (k, &was) in old {
+            let now = counts.get(k).copied().unwrap_or(0);
+            gone.extend(std::iter::repeat_n(k.0, was.saturating_sub(now)));
+        }
+        gone.sort();
+        (new, gone, counts)
     }
 }
 
@@ -448,6 +472,11 @@ mod tests {
         // A different severity is a different key.
         let new = ledger.fold(p, &[d(7, "error", "old")]);
         assert_eq!(new, vec![d(7, "error", "old")]);
+        // A delta compares without recording: one new, one error gone.
+        let (new, gone) = ledger.delta(p, &[d(1, "warning", "w")]);
+        assert_eq!(new, vec![d(1, "warning", "w")]);
+        assert_eq!(gone, ["error"]);
+        assert_eq!(ledger.delta(p, &[d(1, "warning", "w")]).0.len(), 1);
     }
 
     #[test]

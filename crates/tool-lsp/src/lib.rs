@@ -18,20 +18,25 @@
 //! operations), [`format`] (output), [`diagnostics`] (freshness and the
 //! ledger), [`checker`] (project checkers), [`rename`] (with
 //! [`identifier`], the new name's check, and
-//! [`mentions`], the files it must reach), [`on_write`],
-//! [`tools`] and [`binding`].
+//! [`mentions`], the files it must reach), [`file_move`] (moves of files
+//! and folders), [`on_write`], [`preview`] (the
+//! diagnostics delta of a staged change),
+//! [`code_action`] (applying one), [`tools`] and [`binding`].
 
 pub mod binding;
 pub mod catalog;
 pub mod checker;
 pub mod client;
+pub mod code_action;
 pub mod diagnostics;
+pub mod file_move;
 pub mod format;
 pub mod identifier;
 pub mod mentions;
 pub mod on_write;
 pub mod ops;
 pub mod position;
+pub mod preview;
 pub mod rename;
 pub mod supervisor;
 pub mod tools;
@@ -43,4 +48,4 @@ pub use diagnostics::DiagnosticLedger;
 pub use on_write::{DiagnosticsOnWrite, RunLedger, TouchedPaths};
 pub use position::PositionEncoding;
 pub use supervisor::{LspSupervisor, Timeouts};
-pub use tools::{LspRenameTool, LspTool};
+pub use tools::{LspCodeActionTool, LspRenameTool, LspTool};

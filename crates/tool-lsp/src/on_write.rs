@@ -46,7 +46,7 @@ impl Default for ReportLimits {
 /// What the run has been told so far; shared by every wrapped tool.
 #[derive(Default)]
 pub struct RunLedger {
-    ledger: Mutex<DiagnosticLedger>,
+    pub(crate) ledger: Mutex<DiagnosticLedger>,
     /// "cannot check" reasons already said once.
     said: Mutex<HashSet<String>>,
     /// Diagnostics that arrived after their write's bound ran out, not yet
@@ -55,6 +55,12 @@ pub struct RunLedger {
 }
 
 impl RunLedger {
+    /// Whether a standing "cannot check" reason is said for the first time
+    /// in this run (it is then remembered).
+    pub(crate) fn first_time(&self, why: &str) -> bool {
+        self.said.lock().expect("said").insert(why.to_string())
+    }
+
     fn take_late(&self) -> Vec<String> {
         std::mem::take(&mut *self.late.lock().expect("late"))
     }
@@ -276,7 +282,7 @@ impl DiagnosticsOnWrite {
                 // Say a standing reason (no server here) once per run, a
                 // passing one every time.
                 let standing = why.contains("not available here");
-                if standing && !self.ledger.said.lock().expect("said").insert(why.clone()) {
+                if standing && !self.ledger.first_time(&why) {
                     return (None, Vec::new());
                 }
                 (Some(format!("lsp: {shown} not checked: {why}")), Vec::new())
@@ -308,7 +314,7 @@ async fn settled(
 }
 
 /// Errors and warnings of `doc`, as the model reads them.
-fn problems(
+pub(crate) fn problems(
     shown: &str,
     diags: &[lsp_types::Diagnostic],
     doc: &OpenDoc,

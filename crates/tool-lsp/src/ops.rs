@@ -438,12 +438,13 @@ async fn navigate(
     }
 }
 
-async fn code_actions(
-    sup: &LspSupervisor,
+/// The code actions the server offers at a position (for the quick fixes,
+/// with the diagnostics on its line), and whether there were any such
+/// diagnostics.
+pub async fn offered_actions(
     t: &Timeouts,
     p: &Positioned,
-    head: &str,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<(Vec<Value>, bool), ToolError> {
     let client = &p.target.client;
     if !client.has_capability("codeActionProvider") {
         return Err(ToolError::unavailable(format!(
@@ -473,9 +474,22 @@ async fn code_actions(
         json!({"textDocument": {"uri": p.uri}, "range": range, "context": {"diagnostics": on_line, "triggerKind": 1}}),
     )
     .await?;
+    Ok((
+        v.as_array().cloned().unwrap_or_default(),
+        !on_line.is_empty(),
+    ))
+}
+
+async fn code_actions(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    p: &Positioned,
+    head: &str,
+) -> Result<ToolOutput, ToolError> {
+    let (actions, any_diagnostic) = offered_actions(t, p).await?;
     let ws = sup.workspace();
     let mut rows = Vec::new();
-    for a in v.as_array().into_iter().flatten() {
+    for a in &actions {
         let title = a.get("title").and_then(Value::as_str).unwrap_or("?");
         let kind = a.get("kind").and_then(Value::as_str).unwrap_or("");
         let mut row = if kind.is_empty() {
@@ -501,7 +515,7 @@ async fn code_actions(
         rows.push(row);
     }
     if rows.is_empty() {
-        let why = if on_line.is_empty() {
+        let why = if !any_diagnostic {
             " and there is no diagnostic on this line"
         } else {
             ""
@@ -519,8 +533,7 @@ async fn code_actions(
         .collect();
     out.extend(note);
     out.push(
-        "(listed only: nothing was applied; make the change with your edit tools or lsp_rename)"
-            .into(),
+        "(listed only: nothing was applied; apply one with lsp_code_action and its number)".into(),
     );
     Ok(ToolOutput::text(format!("{head}\n{}", out.join("\n"))))
 }

@@ -22,20 +22,30 @@ use std::time::{Duration, Instant};
 /// answer may only mean it has not looked yet.
 const COLD_SERVER: Duration = Duration::from_secs(60);
 use tool_core::files::{FileChange, FileTransaction, TransactionError};
-use tool_core::{ToolError, ToolOutput, Workspace};
+use tool_core::staging::{StagedFile, StagedMove};
+use tool_core::{StagedChange, StagingLink, ToolError, ToolOutput, Workspace};
 
 /// Arguments of `lsp_rename`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RenameArgs {
-    /// File relative to the workspace root where the symbol is.
+    /// File relative to the workspace root where the symbol is; or, with
+    /// `new_path`, the file or folder to move.
     pub file: String,
-    /// 1-based line of the symbol.
-    pub line: u32,
-    /// The identifier on that line to rename.
-    pub symbol: String,
-    /// What to call it.
-    pub new_name: String,
+    /// 1-based line of the symbol (a symbol rename).
+    #[serde(default)]
+    pub line: Option<u32>,
+    /// The identifier on that line to rename (a symbol rename).
+    #[serde(default)]
+    pub symbol: Option<String>,
+    /// What to call it (a symbol rename).
+    #[serde(default)]
+    pub new_name: Option<String>,
+    /// Move `file` (a file, or a folder of at most 1,000 files) here,
+    /// relative to the workspace root, updating imports in other files as
+    /// the language servers say; give no line, symbol or new_name then.
+    #[serde(default)]
+    pub new_path: Option<String>,
     /// Which occurrence of `symbol` on the line, 1-based, when it occurs more than once.
     #[serde(default)]
     pub occurrence: Option<u32>,
@@ -46,6 +56,46 @@ pub struct RenameArgs {
     /// How long this call may wait for the server, 5 to 300 seconds.
     #[serde(default)]
     pub timeout_seconds: Option<u64>,
+    /// Stage the change instead of writing it: the answer names an
+    /// `edit_id` and shows the diff and the diagnostics it would cause;
+    /// `resolve` accepts or discards it.
+    #[serde(default)]
+    pub stage: bool,
+}
+
+/// A symbol rename, its arguments checked.
+#[derive(Debug, Clone)]
+pub struct SymbolRename {
+    pub file: String,
+    pub line: u32,
+    pub symbol: String,
+    pub new_name: String,
+    pub occurrence: Option<u32>,
+    pub partial: bool,
+    pub timeout_seconds: Option<u64>,
+    pub stage: bool,
+}
+
+impl RenameArgs {
+    /// The symbol rename these arguments ask for: `line`, `symbol` and
+    /// `new_name` all given.
+    fn symbol_rename(self) -> Result<SymbolRename, ToolError> {
+        let missing = |field: &str| {
+            ToolError::bad_args(format!(
+                "missing `{field}`: a symbol rename takes file, line, symbol and new_name; a file or folder move takes file and new_path"
+            ))
+        };
+        Ok(SymbolRename {
+            line: self.line.ok_or_else(|| missing("line"))?,
+            symbol: self.symbol.ok_or_else(|| missing("symbol"))?,
+            new_name: self.new_name.ok_or_else(|| missing("new_name"))?,
+            file: self.file,
+            occurrence: self.occurrence,
+            partial: self.partial,
+            timeout_seconds: self.timeout_seconds,
+            stage: self.stage,
+        })
+    }
 }
 
 /// The files an edit touches, played in memory.
@@ -136,6 +186,39 @@ impl PlannedEdit {
         enc: PositionEncoding,
     ) -> Result<PlannedEdit, String> {
         let mut plan = PlannedEdit::default();
+        plan.add(ws, edit, enc)?;
+        Ok(plan)
+    }
+
+    /// Move `from` to `to` (neither a folder), after the edits played so
+    /// far: the file's text, edits included, ends up at `to`.
+    pub fn move_file(&mut self, ws: &Workspace, from: &Path, to: &Path) -> Result<(), String> {
+        self.load(ws, from)?;
+        self.load(ws, to)?;
+        if self.files[to].1.is_some() {
+            return Err(format!("{} exists", ws.relative(to)));
+        }
+        let text = self.files.get_mut(from).expect("loaded").1.take();
+        if text.is_none() {
+            return Err(format!("{} does not exist", ws.relative(from)));
+        }
+        self.files.get_mut(to).expect("loaded").1 = text;
+        if let Some(n) = self.edits.remove(from) {
+            self.edits.insert(to.to_path_buf(), n);
+        }
+        self.renames.push((from.to_path_buf(), to.to_path_buf()));
+        Ok(())
+    }
+
+    /// Play one more WorkspaceEdit on top of what is planned (edits from
+    /// several servers merge; two that overlap in one file are refused).
+    pub fn add(
+        &mut self,
+        ws: &Workspace,
+        edit: &Value,
+        enc: PositionEncoding,
+    ) -> Result<(), String> {
+        let plan = self;
         if let Some(dc) = edit.get("documentChanges").and_then(Value::as_array) {
             for op in dc {
                 match op.get("kind").and_then(Value::as_str) {
@@ -223,7 +306,7 @@ impl PlannedEdit {
                 )?;
             }
         }
-        Ok(plan)
+        Ok(())
     }
 
     /// Where `path` ends up once the plan is applied and its text there
@@ -262,6 +345,31 @@ impl PlannedEdit {
             });
         }
         out
+    }
+
+    /// The plan as a staged change of `tool`: every file whose content
+    /// changes, with its text before and after, and the renames as moves.
+    pub fn staged_change(&self, ws: &Workspace, tool: &str) -> StagedChange {
+        let mut change = StagedChange::new(tool);
+        for c in self.file_changes() {
+            let text = |b: Option<Vec<u8>>| b.map(|b| String::from_utf8_lossy(&b).into_owned());
+            change.files.push(StagedFile {
+                rel: ws.relative(&c.path),
+                edits: self.edits.get(&c.path).copied().unwrap_or(0),
+                path: c.path,
+                old: text(c.expected),
+                new: text(c.new),
+            });
+        }
+        change.moves = self
+            .renames
+            .iter()
+            .map(|(from, to)| StagedMove {
+                from: ws.relative(from).into(),
+                to: ws.relative(to).into(),
+            })
+            .collect();
+        change
     }
 
     /// The transaction that writes the plan beneath the workspace root.
@@ -309,7 +417,7 @@ pub fn edit_summary(ws: &Workspace, edit: &Value) -> String {
 
 /// The new name is an identifier of the file's language (when the language
 /// has a rule), and not the old name: checked before any server is asked.
-fn check_new_name(sup: &LspSupervisor, args: &RenameArgs) -> Result<(), ToolError> {
+fn check_new_name(sup: &LspSupervisor, args: &SymbolRename) -> Result<(), ToolError> {
     if args.new_name == args.symbol {
         return Err(ToolError::bad_args(format!(
             "`new_name` is `{}`, the symbol's own name: there is nothing to rename; nothing was written",
@@ -337,8 +445,16 @@ struct Prepared {
     unrenamed: Vec<Mentioning>,
 }
 
-/// Run one `lsp_rename` call.
-pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, ToolError> {
+/// Run one `lsp_rename` call; with `stage`, into `link`'s change store.
+pub async fn run(
+    sup: &LspSupervisor,
+    link: &StagingLink,
+    args: RenameArgs,
+) -> Result<ToolOutput, ToolError> {
+    if args.new_path.is_some() {
+        return crate::file_move::run(sup, link, args).await;
+    }
+    let args = args.symbol_rename()?;
     if args.new_name.trim().is_empty() {
         return Err(ToolError::bad_args(
             "`new_name` is empty; give the new identifier",
@@ -355,13 +471,105 @@ pub async fn run(sup: &LspSupervisor, args: RenameArgs) -> Result<ToolOutput, To
         prepare(sup, &t, &args),
     )
     .await?;
+    if args.stage {
+        return stage(sup, link, &args, prepared).await;
+    }
     commit(sup, &args, prepared).await
+}
+
+/// A rename with no edits: refused, whether staged or written.
+fn no_edits(client: &str, p: &ops::Positioned, args: &SymbolRename) -> ToolError {
+    ToolError::refused(format!(
+        "{client} answered the rename of `{}` at {}:{} to `{}` with no edits: \
+         servers answer so when the symbol is not theirs to rename (a builtin, a name defined \
+         outside the workspace) or when they reject the new name; nothing was written",
+        p.symbol, p.file.shown, args.line, args.new_name
+    ))
+}
+
+/// `stage: true`: keep the rename in the run's change store and show it,
+/// with what the servers would report after it; nothing is written.
+async fn stage(
+    sup: &LspSupervisor,
+    link: &StagingLink,
+    args: &SymbolRename,
+    prepared: Prepared,
+) -> Result<ToolOutput, ToolError> {
+    let Prepared {
+        p,
+        plan,
+        reach,
+        unrenamed,
+    } = prepared;
+    let ws = sup.workspace();
+    let change = plan.staged_change(ws, "lsp_rename");
+    if change.files.is_empty() {
+        return Err(no_edits(&p.target.client.name, &p, args));
+    }
+    let header = format!(
+        "lsp_rename  `{}` → `{}`: {} in {}",
+        p.symbol,
+        args.new_name,
+        tool_core::format::plural(change.edits(), "edit", "edits"),
+        tool_core::format::plural(change.files.len(), "file", "files"),
+    );
+    let mut out = staged_output(link, change, header).await?;
+    for line in reach.report(ws, &unrenamed) {
+        out.push_text(line);
+    }
+    if let Some(Value::Object(obj)) = out.structured.as_mut() {
+        obj.insert(
+            "not_renamed".into(),
+            json!(unrenamed
+                .iter()
+                .map(|m| ws.relative(&m.path))
+                .collect::<Vec<_>>()),
+        );
+    }
+    Ok(out)
+}
+
+/// Lines of diff a staged change's preview shows.
+pub const PREVIEW_LINES: usize = 200;
+
+/// Stage `change` in the run's change store and answer with its id, its
+/// diff and the servers' diagnostics delta; nothing is written.
+pub async fn staged_output(
+    link: &StagingLink,
+    change: StagedChange,
+    header: String,
+) -> Result<ToolOutput, ToolError> {
+    let Some(store) = link.store() else {
+        return Err(ToolError::unavailable(format!(
+            "`stage: true` needs the run's `resolve` tool to accept the change, and this run has none (the astgrep family is not bound); nothing was staged or written — call {} without `stage` to write at once",
+            change.tool
+        )));
+    };
+    let id = store.stage_change(change.clone());
+    let mut text = vec![
+        format!(
+            "(proposed) {} in {} … call resolve with edit_id \"{id}\" and action \"accept\" to write them, or \"discard\"",
+            tool_core::format::plural(change.edits(), "edit", "edits"),
+            tool_core::format::plural(change.files.len(), "file", "files"),
+        ),
+        format!("{header}; nothing is written until accepted"),
+        change.diff(PREVIEW_LINES),
+    ];
+    let delta = link.diagnostics_delta(&change).await;
+    text.extend(delta.clone());
+    Ok(ToolOutput::text(text.join("\n")).with_structured(json!({
+        "edit_id": id,
+        "edits": change.edits(),
+        "files": change.files.iter().map(|f| f.rel.clone()).collect::<Vec<_>>(),
+        "moves": change.moves.iter().map(|m| json!({"from": m.from, "to": m.to})).collect::<Vec<_>>(),
+        "diagnostics_after": delta,
+    })))
 }
 
 async fn prepare(
     sup: &LspSupervisor,
     t: &Timeouts,
-    args: &RenameArgs,
+    args: &SymbolRename,
 ) -> Result<Prepared, ToolError> {
     let largs = LspArgs {
         op: Op::Definition,
@@ -478,36 +686,16 @@ async fn prepare(
     })
 }
 
-async fn commit(
+/// Tell a server what a written plan changed: open documents get the new
+/// text and a save, renamed ones are closed and reopened, the rest are
+/// announced as changed files. `language_id`: for files the catalog does
+/// not name.
+pub async fn announce(
     sup: &LspSupervisor,
-    args: &RenameArgs,
-    prepared: Prepared,
-) -> Result<ToolOutput, ToolError> {
-    let Prepared {
-        p,
-        plan,
-        reach,
-        unrenamed,
-    } = prepared;
-    let client = &p.target.client;
-    let ws = sup.workspace();
-    let tx = plan.transaction(ws);
-    if tx.is_empty() {
-        return Err(ToolError::refused(format!(
-            "{} answered the rename of `{}` at {}:{} to `{}` with no edits: \
-             servers answer so when the symbol is not theirs to rename (a builtin, a name defined \
-             outside the workspace) or when they reject the new name; nothing was written",
-            client.name, p.symbol, p.file.shown, args.line, args.new_name
-        )));
-    }
-    tx.commit().map_err(|e| match e {
-        e @ TransactionError::NotAFile { .. } => ToolError::refused(e.to_string()),
-        e => ToolError::failed(format!("{e}; re-run lsp_rename once the files are settled")),
-    })?;
-
-    // Tell the server what changed: open documents get the new text and a
-    // save, renamed ones are closed and reopened, the rest are announced as
-    // changed files.
+    client: &crate::client::LspClient,
+    plan: &PlannedEdit,
+    language_id: &str,
+) {
     let mut watched = Vec::new();
     for (from, to) in &plan.renames {
         client.close(&file_uri(from)).await;
@@ -528,7 +716,7 @@ async fn commit(
             .catalog()
             .for_file(&path)
             .map(|(_, l)| l)
-            .unwrap_or_else(|| p.target.language_id.clone());
+            .unwrap_or_else(|| language_id.to_string());
         if let Ok(doc) = client.sync_file(&path, &language_id).await {
             client.did_save(&uri, &doc.text);
         }
@@ -542,6 +730,31 @@ async fn commit(
             json!({"changes": watched}),
         );
     }
+}
+
+async fn commit(
+    sup: &LspSupervisor,
+    args: &SymbolRename,
+    prepared: Prepared,
+) -> Result<ToolOutput, ToolError> {
+    let Prepared {
+        p,
+        plan,
+        reach,
+        unrenamed,
+    } = prepared;
+    let client = &p.target.client;
+    let ws = sup.workspace();
+    let tx = plan.transaction(ws);
+    if tx.is_empty() {
+        return Err(no_edits(&client.name, &p, args));
+    }
+    tx.commit().map_err(|e| match e {
+        e @ TransactionError::NotAFile { .. } => ToolError::refused(e.to_string()),
+        e => ToolError::failed(format!("{e}; re-run lsp_rename once the files are settled")),
+    })?;
+
+    announce(sup, client, &plan, &p.target.language_id).await;
 
     let mut out = vec![format!(
         "lsp_rename  `{}` → `{}`: {} in {}",

@@ -6,7 +6,9 @@ use crate::rename::{self, RenameArgs};
 use crate::supervisor::LspSupervisor;
 use serde_json::Value;
 use std::sync::Arc;
-use tool_core::{async_trait, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec};
+use tool_core::{
+    async_trait, CallContext, StagingLink, Tier, Tool, ToolError, ToolOutput, ToolSpec,
+};
 use tracing::Instrument;
 
 const LSP_DESCRIPTION: &str = "Ask the project's language server. Positions are `line` (1-based) plus `symbol` \
@@ -24,7 +26,17 @@ the `new_name`. Files the server's project model may not cover (a tests/ folder 
 without a compile database) are opened in it first. Answers with the files changed and the number of edits, and \
 lists every file that still mentions the old name (\"not renamed — …\"). For C/C++ without a compile database, a \
 rename that would leave such mentions is refused unless `partial: true`. `timeout_seconds` (5–300) bounds the wait \
-on the server.";
+on the server. With `stage: true` nothing is written: the answer names an `edit_id`, shows the diff and the errors and \
+warnings the language servers would report after it, and `resolve` accepts (all files or none, refused if any \
+changed since) or discards it. To move a file or a folder (at most 1,000 files) give `file` and `new_path` instead \
+of line, symbol and new_name: imports in other files are updated as the language servers say, and the edits and \
+the move are written together or not at all.";
+
+const CODE_ACTION_DESCRIPTION: &str = "Apply one code action (quick fix, refactoring) the language server offers at a \
+position: `file`, 1-based `line` and the `symbol` on it as in `lsp`, and `action` — its number in the list `lsp` op \
+`code_actions` gives there, or a piece of its title matching exactly one. The action's edit and the edits its command \
+sends are written together, or not at all. With `stage: true` nothing is written: the answer names an `edit_id`, \
+shows the diff and the diagnostics after it, and `resolve` accepts or discards it.";
 
 async fn cancellable(
     cx: &CallContext,
@@ -75,11 +87,21 @@ impl Tool for LspTool {
 /// `lsp_rename`: write tier, so a read-only surface never sees it.
 pub struct LspRenameTool {
     sup: Arc<LspSupervisor>,
+    /// Where `stage: true` keeps the rename.
+    link: StagingLink,
 }
 
 impl LspRenameTool {
     pub fn new(sup: Arc<LspSupervisor>) -> Self {
-        LspRenameTool { sup }
+        LspRenameTool {
+            sup,
+            link: StagingLink::default(),
+        }
+    }
+
+    pub fn with_link(mut self, link: StagingLink) -> Self {
+        self.link = link;
+        self
     }
 }
 
@@ -100,8 +122,20 @@ impl Tool for LspRenameTool {
                 .map(|v| v.to_string().trim_matches('"').to_string())
                 .unwrap_or_default()
         };
+        if args.get("new_path").is_some() {
+            return format!(
+                "move {} to {}, updating imports across the project",
+                get("file"),
+                get("new_path")
+            );
+        }
+        let staged = if args.get("stage").and_then(Value::as_bool) == Some(true) {
+            " (staged: nothing is written until resolve accepts it)"
+        } else {
+            ""
+        };
         format!(
-            "rename `{}` at {}:{} to `{}` across the project",
+            "rename `{}` at {}:{} to `{}` across the project{staged}",
             get("symbol"),
             get("file"),
             get("line"),
@@ -113,6 +147,52 @@ impl Tool for LspRenameTool {
         let args: RenameArgs = tool_core::parse_args(args)?;
         // Not cancellable half-way: the transaction commits or it does not.
         let _ = cx;
-        rename::run(&self.sup, args).await
+        rename::run(&self.sup, &self.link, args).await
+    }
+}
+
+/// `lsp_code_action`: write tier; applies or stages one code action.
+pub struct LspCodeActionTool {
+    sup: Arc<LspSupervisor>,
+    link: StagingLink,
+}
+
+impl LspCodeActionTool {
+    pub fn new(sup: Arc<LspSupervisor>, link: StagingLink) -> Self {
+        LspCodeActionTool { sup, link }
+    }
+}
+
+#[async_trait]
+impl Tool for LspCodeActionTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "lsp_code_action",
+            CODE_ACTION_DESCRIPTION,
+            Tier::Write,
+            tool_core::schema_for::<crate::code_action::CodeActionArgs>(),
+        )
+    }
+
+    fn describe_call(&self, args: &Value) -> String {
+        let get = |k: &str| {
+            args.get(k)
+                .map(|v| v.to_string().trim_matches('"').to_string())
+                .unwrap_or_default()
+        };
+        format!(
+            "apply code action {} at {}:{} (`{}`)",
+            get("action"),
+            get("file"),
+            get("line"),
+            get("symbol")
+        )
+    }
+
+    async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: crate::code_action::CodeActionArgs = tool_core::parse_args(args)?;
+        // Not cancellable half-way: the transaction commits or it does not.
+        let _ = cx;
+        crate::code_action::run(&self.sup, &self.link, args).await
     }
 }

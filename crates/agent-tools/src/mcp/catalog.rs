@@ -17,7 +17,7 @@ fn known_hints(name: &str) -> Option<(bool, bool, bool)> {
         // Only stages a change: nothing is written until `resolve`.
         "ast_edit" => (false, false, false),
         "resolve" => (true, false, false),
-        "lsp_rename" => (true, false, false),
+        "lsp_rename" | "lsp_code_action" => (true, false, false),
         // Runs the user's program / arbitrary code, which can reach anything.
         "debug" => (true, false, true),
         "eval" => (true, false, true),

@@ -8,7 +8,7 @@
 use crate::{RunOptions, FAMILIES};
 use std::path::Path;
 use std::sync::Arc;
-use tool_core::{Approver, Binding, Registry, RegistryError, RunContext, Workspace};
+use tool_core::{Approver, Binding, Registry, RegistryError, RunContext, StagingLink, Workspace};
 
 #[cfg(feature = "ask")]
 pub(crate) mod ask;
@@ -161,6 +161,13 @@ impl ToolsetBuilder {
     pub fn build(self) -> Result<Toolset, RegistryError> {
         let registry = Registry::new();
         registry.set_approver(self.approver);
+        // One staging link per run: the parser binding's edit store keeps
+        // what lsp_rename stages, and the language servers preview what
+        // ast_edit stages, without either crate knowing the other.
+        let staging = StagingLink::default();
+        for (_, binding) in &self.bindings {
+            binding.link_staging(&staging);
+        }
         for (_, binding) in &self.bindings {
             binding.register(&self.run, &registry)?;
         }

@@ -1,0 +1,508 @@
+//! Staged changes through the facade against real language servers: a
+//! staged `lsp_rename` and an `ast_edit` show their diff and the
+//! diagnostics the servers would report after them, touch nothing on disk
+//! (bytes and mtime) until `resolve` accepts, are refused after drift, and
+//! `resolve` reports the diagnostics after the real write.
+
+#![cfg(all(feature = "lsp", feature = "astgrep"))]
+
+use agent_tools::{RunOptions, Toolset, ToolsetBuilder};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+use tool_astgrep::AstGrepBinding;
+use tool_core::{AllowAll, CallContext, Surface, Tier, ToolError, ToolOutput};
+use tool_lsp::{CatalogConfig, LspBinding};
+
+struct Project {
+    dir: tempfile::TempDir,
+    toolset: Toolset,
+}
+
+impl Project {
+    fn new(files: &[(&str, &str)]) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        // A generous bound: these machines are shared, and a cold server's
+        // first check can take more than the default 10 s there.
+        let config = CatalogConfig {
+            diagnostics_wait_ms: Some(60_000),
+            ..CatalogConfig::default()
+        };
+        let lsp = LspBinding::new(config).with_path(Some(tool_core::fixtures::path_env()));
+        let toolset = ToolsetBuilder::new(dir.path())
+            .unwrap()
+            .approver(Arc::new(AllowAll))
+            .bind("lsp", Box::new(lsp))
+            .astgrep(AstGrepBinding::new().with_journal_dir(dir.path().join(".journal")))
+            .with_defaults(&RunOptions::new(dir.path()))
+            .build()
+            .unwrap();
+        Project { dir, toolset }
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        self.toolset
+            .registry()
+            .call(Surface::new(Tier::Exec), tool, args, CallContext::new())
+            .await
+    }
+
+    async fn text(&self, tool: &str, args: Value) -> String {
+        match self.call(tool, args.clone()).await {
+            Ok(out) => out.joined_text(),
+            Err(e) => panic!("{tool} {args}: {e}"),
+        }
+    }
+
+    /// A call retried while the server is still indexing (tsserver loads
+    /// its project in the background first).
+    async fn until_indexed(&self, tool: &str, args: Value) -> ToolOutput {
+        for _ in 0..60 {
+            match self.call(tool, args.clone()).await {
+                Err(ToolError::TimedOut(why)) if why.contains("still indexing") => {
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await
+                }
+                other => return other.unwrap_or_else(|e| panic!("{tool} {args}: {e}")),
+            }
+        }
+        panic!("{tool}: the server was still indexing after 30 s")
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(rel)).unwrap()
+    }
+
+    /// Every file's bytes and mtime, the journal aside.
+    fn disk(&self) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
+        fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, SystemTime)>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.ends_with(".journal") {
+                    continue;
+                }
+                if p.is_dir() {
+                    walk(&p, out);
+                } else {
+                    let m = std::fs::metadata(&p).unwrap().modified().unwrap();
+                    out.insert(p.clone(), (std::fs::read(&p).unwrap(), m));
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(self.dir.path(), &mut out);
+        out
+    }
+}
+
+const PY_UTIL: &str = "def greet(name: str) -> str:\n    return \"hello \" + name\n";
+const PY_APP: &str = "from util import greet\n\nprint(greet(\"world\"))\n";
+
+fn python() -> Option<Project> {
+    tool_core::fixtures::require(&["basedpyright-langserver"])?;
+    Some(Project::new(&[
+        ("pyproject.toml", "[project]\nname = \"x\"\n"),
+        ("util.py", PY_UTIL),
+        ("app.py", PY_APP),
+    ]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_python_rename_shows_its_delta_writes_nothing_and_accept_applies_it() {
+    let Some(p) = python() else { return };
+    let before = p.disk();
+    let out = p
+        .text(
+            "lsp_rename",
+            json!({"file": "util.py", "line": 1, "symbol": "greet", "new_name": "welcome", "stage": true}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 3 edits in 2 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        lsp_rename  `greet` → `welcome`: 3 edits in 2 files; nothing is written until accepted
+        --- a/app.py
+        +++ b/app.py
+        @@ -1,3 +1,3 @@
+        -from util import greet
+        +from util import welcome
+         
+        -print(greet("world"))
+        +print(welcome("world"))
+        --- a/util.py
+        +++ b/util.py
+        @@ -1,2 +1,2 @@
+        -def greet(name: str) -> str:
+        +def welcome(name: str) -> str:
+             return "hello " + name
+        after this change: no new errors or warnings"#]]
+    .assert_eq(&out);
+    assert_eq!(p.disk(), before, "a staged rename touches nothing");
+
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await;
+    expect_test::expect![[r#"
+        resolve edit_1: accepted — 3 replacements written to 2 files: app.py, util.py
+        lsp: no new errors or warnings in app.py
+        lsp: no new errors or warnings in util.py"#]]
+    .assert_eq(&out);
+    assert_eq!(p.read("util.py"), PY_UTIL.replace("greet", "welcome"));
+    assert_eq!(p.read("app.py"), PY_APP.replace("greet", "welcome"));
+
+    // Staged again, then the file changes: the accept is refused whole.
+    p.text(
+        "lsp_rename",
+        json!({"file": "util.py", "line": 1, "symbol": "welcome", "new_name": "hail", "stage": true}),
+    )
+    .await;
+    std::fs::write(p.dir.path().join("app.py"), "# edited\n").unwrap();
+    let err = p
+        .call("resolve", json!({"edit_id": "edit_2", "action": "accept"}))
+        .await
+        .unwrap_err();
+    expect_test::expect!["refused: edit_2 rejected: 1 file changed since staging: app.py; nothing was written. Call lsp_rename again to stage the change against the current content"]
+        .assert_eq(&err.to_string());
+    assert_eq!(p.read("util.py"), PY_UTIL.replace("greet", "welcome"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ast_edit_that_breaks_types_shows_the_new_error_before_anything_is_written() {
+    let Some(p) = python() else { return };
+    let before = p.disk();
+    let out = p
+        .text(
+            "ast_edit",
+            json!({"pattern": "greet($X)", "rewrite": "greet($X, 2)", "path": "app.py"}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 1 replacement in 1 file … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        ast_edit  greet($X)  →  greet($X, 2)  [python] in app.py; nothing is written until accepted
+        --- a/app.py
+        +++ b/app.py
+        @@ -1,3 +1,3 @@
+         from util import greet
+         
+        -print(greet("world"))
+        +print(greet("world", 2))
+        after this change: 1 new error, 1 new warning
+          app.py:3:7 warning [reportUnknownArgumentType] Argument type is unknown
+          app.py:3:22 error [reportCallIssue] Expected 1 positional argument"#]]
+    .assert_eq(&out);
+    assert_eq!(p.disk(), before, "a staged edit touches nothing");
+    // The servers' view was put back: the file on disk has no error.
+    let diags = p
+        .text("lsp", json!({"op": "diagnostics", "file": "app.py"}))
+        .await;
+    assert!(!diags.contains("reportCallIssue"), "{diags}");
+
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await;
+    expect_test::expect![[r#"
+        resolve edit_1: accepted — 1 replacement written to 1 file: app.py
+        lsp: 2 new problems in app.py after this write:
+        app.py:3:7 warning [reportUnknownArgumentType] Argument type is unknown
+        app.py:3:22 error [reportCallIssue] Expected 1 positional argument"#]]
+    .assert_eq(&out);
+    assert_eq!(
+        p.read("app.py"),
+        PY_APP.replace("\"world\")", "\"world\", 2)")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_typescript_rename_is_applied_on_accept_and_refused_after_drift() {
+    if tool_core::fixtures::require(&["typescript-language-server"]).is_none() {
+        return;
+    }
+    let util = "export function greet(name: string): string {\n  return \"hello \" + name;\n}\n";
+    let app = "import { greet } from \"./util\";\n\nconsole.log(greet(\"world\"));\n";
+    let p = Project::new(&[
+        ("tsconfig.json", TS_CONFIG),
+        ("src/util.ts", util),
+        ("src/app.ts", app),
+    ]);
+    let before = p.disk();
+    let out = p
+        .until_indexed(
+            "lsp_rename",
+            json!({"file": "src/util.ts", "line": 1, "symbol": "greet", "new_name": "welcome", "stage": true}),
+        )
+        .await;
+    let s = out.structured.clone().unwrap();
+    assert_eq!(s["edit_id"], "edit_1");
+    assert_eq!(s["files"], json!(["src/app.ts", "src/util.ts"]));
+    assert_eq!(
+        s["diagnostics_after"],
+        "after this change: no new errors or warnings"
+    );
+    assert_eq!(p.disk(), before, "a staged rename touches nothing");
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await;
+    assert!(
+        out.starts_with(
+            "resolve edit_1: accepted — 3 replacements written to 2 files: src/app.ts, src/util.ts"
+        ),
+        "{out}"
+    );
+    assert_eq!(p.read("src/util.ts"), util.replace("greet", "welcome"));
+    assert_eq!(p.read("src/app.ts"), app.replace("greet", "welcome"));
+
+    p.text(
+        "lsp_rename",
+        json!({"file": "src/util.ts", "line": 1, "symbol": "welcome", "new_name": "hail", "stage": true}),
+    )
+    .await;
+    std::fs::write(p.dir.path().join("src/util.ts"), "export {};\n").unwrap();
+    let err = p
+        .call("resolve", json!({"edit_id": "edit_2", "action": "accept"}))
+        .await
+        .unwrap_err();
+    expect_test::expect!["refused: edit_2 rejected: 1 file changed since staging: src/util.ts; nothing was written. Call lsp_rename again to stage the change against the current content"]
+        .assert_eq(&err.to_string());
+    assert_eq!(p.read("src/app.ts"), app.replace("greet", "welcome"));
+}
+
+const TS_CONFIG: &str = "{\"compilerOptions\": {\"strict\": true, \"target\": \"es2020\", \"module\": \"commonjs\"}, \"include\": [\"src\"]}\n";
+const TS_UTIL: &str =
+    "export function greet(name: string): string {\n  return \"hello \" + name;\n}\n";
+const TS_APP: &str = "import { greet } from \"./lib/util\";\n\nconsole.log(greet(\"world\"));\n";
+
+fn typescript_with_lib() -> Option<Project> {
+    tool_core::fixtures::require(&["typescript-language-server"])?;
+    Some(Project::new(&[
+        ("tsconfig.json", TS_CONFIG),
+        ("src/lib/util.ts", TS_UTIL),
+        ("src/app.ts", TS_APP),
+    ]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typescript_file_move_updates_the_imports_in_other_files() {
+    let Some(p) = typescript_with_lib() else {
+        return;
+    };
+    let out = p
+        .until_indexed(
+            "lsp_rename",
+            json!({"file": "src/lib/util.ts", "new_path": "src/greeting.ts"}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        lsp_rename  move src/lib/util.ts → src/greeting.ts: 1 file moved, 1 edit in 1 file (edits from typescript)
+        src/app.ts (1 edit)"#]]
+    .assert_eq(&out.joined_text());
+    assert_eq!(p.read("src/greeting.ts"), TS_UTIL);
+    assert!(!p.dir.path().join("src/lib/util.ts").exists());
+    assert_eq!(
+        p.read("src/app.ts"),
+        TS_APP.replace("./lib/util", "./greeting")
+    );
+    // The server follows: the moved function's definition is found at its new place.
+    let def = p
+        .text(
+            "lsp",
+            json!({"op": "definition", "file": "src/app.ts", "line": 3, "symbol": "greet"}),
+        )
+        .await;
+    assert!(def.contains("src/greeting.ts:1"), "{def}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_folder_move_touches_nothing_until_accepted_and_is_refused_after_drift() {
+    let Some(p) = typescript_with_lib() else {
+        return;
+    };
+    let before = p.disk();
+    let out = p
+        .until_indexed(
+            "lsp_rename",
+            json!({"file": "src/lib", "new_path": "src/core", "stage": true}),
+        )
+        .await;
+    let s = out.structured.clone().unwrap();
+    assert_eq!(s["edit_id"], "edit_1", "{}", out.joined_text());
+    assert_eq!(
+        s["files"],
+        json!(["src/app.ts", "src/core/util.ts", "src/lib/util.ts"])
+    );
+    assert_eq!(s["moves"], json!([{"from": "src/lib", "to": "src/core"}]));
+    expect_test::expect!["after this change: not computed: it creates or deletes files, and language servers resolve imports against the disk, which a preview never touches — resolve accept reports the diagnostics after the write"]
+        .assert_eq(s["diagnostics_after"].as_str().unwrap());
+    assert_eq!(p.disk(), before, "a staged move touches nothing");
+
+    // The target appears meanwhile: refused, nothing written.
+    std::fs::create_dir_all(p.dir.path().join("src/core")).unwrap();
+    std::fs::write(p.dir.path().join("src/core/util.ts"), "export {};\n").unwrap();
+    let err = p
+        .call("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await
+        .unwrap_err();
+    expect_test::expect!["refused: edit_1 rejected: 1 file changed since staging: src/core/util.ts; nothing was written. Call lsp_rename again to stage the change against the current content"]
+        .assert_eq(&err.to_string());
+    assert_eq!(p.read("src/lib/util.ts"), TS_UTIL);
+    assert_eq!(p.read("src/app.ts"), TS_APP);
+
+    std::fs::remove_dir_all(p.dir.path().join("src/core")).unwrap();
+    p.until_indexed(
+        "lsp_rename",
+        json!({"file": "src/lib", "new_path": "src/core", "stage": true}),
+    )
+    .await;
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_2", "action": "accept"}))
+        .await;
+    assert!(
+        out.starts_with("resolve edit_2: accepted — 1 replacement written to 3 files"),
+        "{out}"
+    );
+    assert_eq!(p.read("src/core/util.ts"), TS_UTIL);
+    assert!(!p.dir.path().join("src/lib/util.ts").exists());
+    assert_eq!(
+        p.read("src/app.ts"),
+        TS_APP.replace("./lib/util", "./core/util")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_of_more_than_a_thousand_files_is_refused_and_nothing_moves() {
+    let names: Vec<String> = (0..1001).map(|i| format!("big/f{i:04}.txt")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x\n")).collect();
+    let p = Project::new(&files);
+    let before = p.disk();
+    let err = p
+        .call("lsp_rename", json!({"file": "big", "new_path": "moved"}))
+        .await
+        .unwrap_err();
+    expect_test::expect!["refused: `big` holds more than 1,000 files, more than one move takes; nothing was moved — move it with a shell command and fix imports with lsp_rename on the files that need it"]
+        .assert_eq(&err.to_string());
+    assert_eq!(p.disk(), before);
+    let err = p
+        .call(
+            "lsp_rename",
+            json!({"file": "big", "new_path": "moved", "line": 1}),
+        )
+        .await
+        .unwrap_err();
+    expect_test::expect!["bad arguments: a move takes `file` and `new_path` only; leave out line, symbol and new_name (or leave out new_path to rename a symbol)"]
+        .assert_eq(&err.to_string());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typescript_add_missing_import_is_applied_and_staged_like_the_others() {
+    if tool_core::fixtures::require(&["typescript-language-server"]).is_none() {
+        return;
+    }
+    let app = "console.log(greet(\"world\"));\n";
+    let p = Project::new(&[
+        ("tsconfig.json", TS_CONFIG),
+        ("src/util.ts", TS_UTIL),
+        ("src/app.ts", app),
+    ]);
+    let listed = p
+        .until_indexed(
+            "lsp",
+            json!({"op": "code_actions", "file": "src/app.ts", "line": 1, "symbol": "greet"}),
+        )
+        .await
+        .joined_text();
+    assert!(listed.contains("Add import from \"./util\""), "{listed}");
+
+    // Staged first: nothing written, the preview says the error goes away.
+    let before = p.disk();
+    let out = p
+        .until_indexed(
+            "lsp_code_action",
+            json!({"file": "src/app.ts", "line": 1, "symbol": "greet", "action": "add import from", "stage": true}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 1 edit in 1 file … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        lsp_code_action  "Add import from "./util"" at src/app.ts:1: 1 edit in 1 file; nothing is written until accepted
+        --- a/src/app.ts
+        +++ b/src/app.ts
+        @@ -1 +1,3 @@
+        +import { greet } from "./util";
+        +
+         console.log(greet("world"));
+        after this change: 1 error fixed"#]]
+    .assert_eq(&out.joined_text());
+    assert_eq!(p.disk(), before, "a staged code action touches nothing");
+    p.text("resolve", json!({"edit_id": "edit_1", "action": "discard"}))
+        .await;
+
+    // Applied at once.
+    let out = p
+        .text(
+            "lsp_code_action",
+            json!({"file": "src/app.ts", "line": 1, "symbol": "greet", "action": "add import from"}),
+        )
+        .await;
+    assert!(
+        out.starts_with("lsp_code_action  \"Add import from \"./util\"\" at src/app.ts:1: 1 edit in 1 file\nsrc/app.ts (1 edit)"),
+        "{out}"
+    );
+    assert_eq!(
+        p.read("src/app.ts"),
+        format!("import {{ greet }} from \"./util\";\n\n{app}")
+    );
+}
+
+/// basedpyright (the fixture's Python server) offers no "remove unused
+/// import"; its quick fix for an unused import is the ignore comment, and
+/// that is what is applied here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_quick_fix_for_an_unused_import_is_applied() {
+    let Some(p) = python() else { return };
+    let app = "import os\nfrom util import greet\n\nprint(greet(\"world\"))\n";
+    std::fs::write(p.dir.path().join("app.py"), app).unwrap();
+    let listed = p
+        .text(
+            "lsp",
+            json!({"op": "code_actions", "file": "app.py", "line": 1, "symbol": "os"}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        lsp code_actions  `os` at app.py:1
+        1. Add `# pyright: ignore[reportUnusedImport]` [quickfix] — edits app.py (1 edit)
+        (listed only: nothing was applied; apply one with lsp_code_action and its number)"#]]
+    .assert_eq(&listed);
+    let err = p
+        .call(
+            "lsp_code_action",
+            json!({"file": "app.py", "line": 1, "symbol": "os", "action": 2}),
+        )
+        .await
+        .unwrap_err();
+    expect_test::expect![[r#"
+        bad arguments: `action` 2: there is 1 action here:
+        1. Add `# pyright: ignore[reportUnusedImport]`"#]]
+    .assert_eq(&err.to_string());
+    let out = p
+        .text(
+            "lsp_code_action",
+            json!({"file": "app.py", "line": 1, "symbol": "os", "action": 1}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        lsp_code_action  "Add `# pyright: ignore[reportUnusedImport]`" at app.py:1: 1 edit in 1 file
+        app.py (1 edit)
+        lsp: no new errors or warnings in app.py"#]]
+    .assert_eq(&out);
+    assert_eq!(
+        p.read("app.py"),
+        app.replacen(
+            "import os\n",
+            "import os  # pyright: ignore[reportUnusedImport]\n",
+            1
+        )
+    );
+}

@@ -1,0 +1,279 @@
+//! `lsp_rename` with `file` and `new_path`: a file or a folder moved, with
+//! the edits the language servers give for it.
+//!
+//! `workspace/willRenameFiles` goes to every server that handles one of the
+//! moved files (and offers it); their edits are played in memory against
+//! the old paths and merged, then the move is played on top, so the whole
+//! change — edits and move — is one [`tool_core::files::FileTransaction`]:
+//! written entirely, or rolled back entirely. `workspace/didRenameFiles`
+//! follows a written move. With `stage`, the same change is staged for
+//! `resolve` instead.
+//!
+//! Invariants: the target does not exist and is not inside the source; a
+//! folder holds at most [`MAX_MOVED_FILES`] files, each a regular UTF-8
+//! text file (a link or a binary file is refused, naming it); nothing is
+//! written before every server has answered.
+
+use crate::client::{file_uri, LspClient};
+use crate::rename::{self, PlannedEdit, RenameArgs};
+use crate::supervisor::{LspSupervisor, Target};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tool_core::files::TransactionError;
+use tool_core::format::plural;
+use tool_core::fs::FileKind;
+use tool_core::{StagingLink, ToolError, ToolOutput, Workspace};
+
+/// The most files a folder move takes.
+pub const MAX_MOVED_FILES: usize = 1000;
+
+/// Every (from, to) pair of regular files a move of `from` to `to` makes.
+fn moved_files(
+    ws: &Workspace,
+    from: &Path,
+    to: &Path,
+) -> Result<Vec<(PathBuf, PathBuf)>, ToolError> {
+    let shown = ws.relative(from);
+    match ws.dir().kind(from)? {
+        Some(FileKind::Regular) => return Ok(vec![(from.to_path_buf(), to.to_path_buf())]),
+        Some(FileKind::Directory) => {}
+        Some(kind) => {
+            return Err(ToolError::bad_args(format!(
+                "`{shown}` is {}, not a file or a folder; nothing was moved",
+                kind.a()
+            )))
+        }
+        None => {
+            return Err(ToolError::bad_args(format!(
+                "`{shown}` does not exist in the workspace; nothing was moved"
+            )))
+        }
+    }
+    let mut out = Vec::new();
+    let mut dirs = vec![from.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| ToolError::failed(format!("cannot list {}: {e}", ws.relative(&dir))))?;
+        for e in entries {
+            let e = e.map_err(|e| ToolError::failed(format!("cannot list {shown}: {e}")))?;
+            let path = e.path();
+            let kind = e
+                .file_type()
+                .map_err(|e| ToolError::failed(format!("cannot list {shown}: {e}")))?;
+            if kind.is_dir() {
+                dirs.push(path);
+            } else if kind.is_file() {
+                let rel = path.strip_prefix(from).expect("beneath the folder");
+                out.push((path.clone(), to.join(rel)));
+                if out.len() > MAX_MOVED_FILES {
+                    return Err(ToolError::refused(format!(
+                        "`{shown}` holds more than {} files, more than one move takes; nothing was moved — move it with a shell command and fix imports with lsp_rename on the files that need it",
+                        tool_core::format::thousands(MAX_MOVED_FILES)
+                    )));
+                }
+            } else {
+                return Err(ToolError::refused(format!(
+                    "`{}` is not a regular file (a link or a special file), which this move cannot carry; nothing was moved",
+                    ws.relative(&path)
+                )));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The servers that handle any of the moved files, each with its files.
+async fn servers_for(
+    sup: &LspSupervisor,
+    pairs: &[(PathBuf, PathBuf)],
+) -> Vec<(Target, Vec<(PathBuf, PathBuf)>)> {
+    let mut out: Vec<(Target, Vec<(PathBuf, PathBuf)>)> = Vec::new();
+    for (from, to) in pairs {
+        if sup.catalog().for_file(from).is_none() {
+            continue;
+        }
+        // A file no server can run for here gets no edits from one.
+        let Ok(target) = sup.target_for(from).await else {
+            continue;
+        };
+        match out
+            .iter_mut()
+            .find(|(t, _)| Arc::ptr_eq(&t.client, &target.client))
+        {
+            Some((_, files)) => files.push((from.clone(), to.clone())),
+            None => out.push((target, vec![(from.clone(), to.clone())])),
+        }
+    }
+    out
+}
+
+fn file_renames(files: &[(PathBuf, PathBuf)]) -> Value {
+    json!({"files": files
+        .iter()
+        .map(|(f, t)| json!({"oldUri": file_uri(f), "newUri": file_uri(t)}))
+        .collect::<Vec<_>>()})
+}
+
+fn offers_will_rename(client: &LspClient) -> bool {
+    client
+        .capabilities
+        .pointer("/workspace/fileOperations/willRename")
+        .is_some_and(|v| !v.is_null())
+}
+
+/// Run a move.
+pub async fn run(
+    sup: &LspSupervisor,
+    link: &StagingLink,
+    args: RenameArgs,
+) -> Result<ToolOutput, ToolError> {
+    if args.line.is_some() || args.symbol.is_some() || args.new_name.is_some() {
+        return Err(ToolError::bad_args(
+            "a move takes `file` and `new_path` only; leave out line, symbol and new_name (or leave out new_path to rename a symbol)",
+        ));
+    }
+    let ws = sup.workspace();
+    let new_path = args.new_path.as_deref().unwrap_or("");
+    let from = ws.resolve_existing(&args.file)?;
+    let to = ws.resolve(new_path)?;
+    if from == ws.root() {
+        return Err(ToolError::bad_args(
+            "the workspace root cannot be moved; nothing was moved",
+        ));
+    }
+    if ws.dir().kind(&to)?.is_some() {
+        return Err(ToolError::bad_args(format!(
+            "`{}` exists; a move never replaces a file or a folder — nothing was moved",
+            ws.relative(&to)
+        )));
+    }
+    if to.starts_with(&from) {
+        return Err(ToolError::bad_args(format!(
+            "`{}` is inside `{}`: a folder cannot move into itself; nothing was moved",
+            ws.relative(&to),
+            ws.relative(&from)
+        )));
+    }
+    let t = crate::ops::call_timeouts(sup, args.timeout_seconds)?;
+    let pairs = moved_files(ws, &from, &to)?;
+
+    let servers = ops_within(sup, &args, servers_for(sup, &pairs)).await?;
+    let mut plan = PlannedEdit::default();
+    let mut asked = Vec::new();
+    for (target, files) in &servers {
+        let client = &target.client;
+        if !offers_will_rename(client) {
+            continue;
+        }
+        // A server answers for the projects it has loaded (tsserver loads
+        // one when a file of it opens): open the first moved file, and let
+        // the server finish indexing, bounded.
+        if let Some((first, _)) = files.first() {
+            let _ = client.sync_file(first, &target.language_id).await;
+        }
+        if let Err((what, waited)) = client.wait_until_idle(t.index_wait).await {
+            return Err(ToolError::timed_out(format!(
+                "{} is still indexing ({} s so far: {what}); nothing was moved — retry in a moment",
+                target.slot.entry.id,
+                waited.as_secs()
+            )));
+        }
+        let edit = client
+            .request("workspace/willRenameFiles", file_renames(files), t.request)
+            .await
+            .map_err(|e| e.into_tool_error(&client.name))?;
+        asked.push(target.slot.entry.id.clone());
+        if edit.is_null() {
+            continue;
+        }
+        plan.add(ws, &edit, client.encoding).map_err(|why| {
+            ToolError::refused(format!(
+                "{}'s edits for the move cannot be applied: {why}; nothing was moved",
+                client.name
+            ))
+        })?;
+    }
+    for (f, t) in &pairs {
+        plan.move_file(ws, f, t).map_err(|why| {
+            ToolError::refused(format!("the move cannot be made: {why}; nothing was moved"))
+        })?;
+    }
+    let edited: Vec<String> = plan
+        .edits
+        .iter()
+        .map(|(p, n)| format!("{} ({})", ws.relative(p), plural(*n, "edit", "edits")))
+        .collect();
+    let header = format!(
+        "lsp_rename  move {} → {}: {} moved, {} in {}{}",
+        ws.relative(&from),
+        ws.relative(&to),
+        plural(pairs.len(), "file", "files"),
+        plural(plan.edit_count(), "edit", "edits"),
+        plural(plan.edits.len(), "file", "files"),
+        if asked.is_empty() {
+            " (no language server offers edits for moved files here)".to_string()
+        } else {
+            format!(" (edits from {})", asked.join(", "))
+        }
+    );
+    if args.stage {
+        let mut change = plan.staged_change(ws, "lsp_rename");
+        // One move line for a folder, not one per file.
+        if pairs.len() > 1 || from != pairs[0].0 {
+            change.moves = vec![tool_core::staging::StagedMove {
+                from: ws.relative(&from).into(),
+                to: ws.relative(&to).into(),
+            }];
+        }
+        return rename::staged_output(link, change, header).await;
+    }
+
+    plan.transaction(ws).commit().map_err(|e| match e {
+        e @ TransactionError::NotAFile { .. } => ToolError::refused(e.to_string()),
+        e @ TransactionError::Drifted(_) => ToolError::refused(e.to_string()),
+        e => ToolError::failed(format!("{e}; re-run lsp_rename once the files are settled")),
+    })?;
+    if from != pairs.first().map(|p| p.0.clone()).unwrap_or_default() {
+        remove_empty_folders(&from);
+    }
+    for (target, files) in &servers {
+        target
+            .client
+            .notify("workspace/didRenameFiles", file_renames(files));
+        rename::announce(sup, &target.client, &plan, &target.language_id).await;
+    }
+    let mut out = vec![header];
+    out.extend(edited.iter().cloned());
+    Ok(ToolOutput::text(out.join("\n")).with_structured(json!({
+        "moved": {"from": ws.relative(&from), "to": ws.relative(&to)},
+        "files_moved": pairs.len(),
+        "edits": plan.edit_count(),
+        "files": plan.edits.keys().map(|p| ws.relative(p)).collect::<Vec<_>>(),
+    })))
+}
+
+async fn ops_within<T>(
+    sup: &LspSupervisor,
+    args: &RenameArgs,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T, ToolError> {
+    crate::ops::within_call_timeout(sup, args.timeout_seconds, Some(&args.file), async {
+        Ok(work.await)
+    })
+    .await
+}
+
+/// The moved folder's empty directories, deepest first (a folder holding
+/// anything new is left alone).
+fn remove_empty_folders(dir: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_folders(&e.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+}

@@ -1,0 +1,344 @@
+//! The diagnostics delta of a staged change: what the language servers
+//! would report after it, computed without touching the disk.
+//!
+//! For each file the change leaves in place that has a server, the staged
+//! text goes to the server as an unsaved change (`didChange`), its
+//! diagnostics are awaited by the same freshness proofs the write wrapper
+//! uses ([`crate::diagnostics::fresh`]), and compared with the run's ledger
+//! (a file the run has not written is first given its baseline, from its
+//! text at staging, as the write wrapper does). Then the server's view is
+//! put back: the disk's text for a file it had open, closed otherwise.
+//!
+//! Invariants: nothing is written and nothing is saved (`didSave` would
+//! make a server check the disk); the ledger is read, never folded, so the
+//! real write still reports what is new; each file's wait is bounded by
+//! the write wrapper's diagnostics bound (from when its server runs), at
+//! most [`PREVIEW_FILES`] files are checked, and a file whose server runs
+//! out of it is named "not computed", never passed off as clean. Save-time checks (rust-analyzer's
+//! `cargo check`) see only the disk, so a preview has a server's own
+//! diagnostics, not those.
+
+use crate::client::{file_uri, read_document};
+use crate::diagnostics::{self, DiagLine, NotReady};
+use crate::on_write::{problems, RunLedger};
+use crate::supervisor::{LspSupervisor, Target};
+use std::sync::Arc;
+use tool_core::format::plural;
+use tool_core::staging::{StagedChange, StagedFile};
+use tool_core::{async_trait, PreviewHook, ToolError};
+
+/// Files a preview checks, at most (each may wait the diagnostics bound).
+pub const PREVIEW_FILES: usize = 20;
+
+/// New problems listed in a preview, at most.
+pub const PREVIEW_PROBLEMS: usize = 20;
+
+/// tool-lsp's [`PreviewHook`]: the run's supervisor and ledger.
+pub struct ServerPreview {
+    sup: Arc<LspSupervisor>,
+    ledger: Arc<RunLedger>,
+}
+
+/// One file's delta.
+struct FileDelta {
+    new: Vec<DiagLine>,
+    fixed: Vec<&'static str>,
+}
+
+/// One file of the change in its server, while the preview runs.
+struct Opened<'a> {
+    file: &'a StagedFile,
+    target: Target,
+    uri: String,
+    /// Whether the server had it open before the preview.
+    was_open: bool,
+}
+
+impl ServerPreview {
+    pub fn new(sup: Arc<LspSupervisor>, ledger: Arc<RunLedger>) -> Self {
+        ServerPreview { sup, ledger }
+    }
+
+    fn not_ready(&self, o: &Opened<'_>, e: NotReady) -> String {
+        let server = &o.target.slot.entry.id;
+        match e {
+            NotReady::Timeout(_) => format!(
+                "{} ({server} not ready after {} ms)",
+                o.file.rel,
+                self.sup.timeouts.diagnostics.as_millis()
+            ),
+            NotReady::Request(r) => format!("{} ({server}: {r})", o.file.rel),
+        }
+    }
+
+    /// The file's diagnostics for `text`, sent as an unsaved change.
+    async fn diagnostics_of(&self, o: &Opened<'_>, text: String) -> Result<Vec<DiagLine>, String> {
+        let client = &o.target.client;
+        let doc = client
+            .sync_text(&o.file.path, &o.target.language_id, text)
+            .await;
+        let fresh = diagnostics::fresh(client, &o.uri, &doc, self.sup.timeouts.diagnostics)
+            .await
+            .map_err(|e| self.not_ready(o, e))?;
+        Ok(problems(
+            &o.file.rel,
+            &fresh.diagnostics,
+            &doc,
+            client.encoding,
+        ))
+    }
+
+    /// A file the run has not written gets its baseline first, from its
+    /// text at staging (the write wrapper does the same before a write).
+    async fn baseline(&self, o: &Opened<'_>) -> Result<(), String> {
+        if self
+            .ledger
+            .ledger
+            .lock()
+            .expect("ledger")
+            .knows(&o.file.path)
+        {
+            return Ok(());
+        }
+        let baseline = match &o.file.old {
+            None => Vec::new(),
+            Some(before) => self.diagnostics_of(o, before.clone()).await?,
+        };
+        self.ledger
+            .ledger
+            .lock()
+            .expect("ledger")
+            .baseline(&o.file.path, &baseline);
+        Ok(())
+    }
+
+    /// Put the server's view of the file back to the disk's.
+    async fn restore(&self, o: &Opened<'_>) {
+        let client = &o.target.client;
+        match (
+            o.was_open,
+            read_document(self.sup.workspace(), &o.file.path),
+        ) {
+            (true, Ok(text)) => {
+                client
+                    .sync_text(&o.file.path, &o.target.language_id, text)
+                    .await;
+            }
+            _ => client.close(&o.uri).await,
+        }
+    }
+}
+
+/// "2 new errors, 1 new warning" of these severities (`word`: "new ").
+fn counted(severities: impl Iterator<Item = &'static str>, word: &str) -> String {
+    let (mut errors, mut warnings) = (0, 0);
+    for s in severities {
+        if s == "error" {
+            errors += 1;
+        } else {
+            warnings += 1;
+        }
+    }
+    let mut parts = Vec::new();
+    if errors > 0 {
+        parts.push(plural(
+            errors,
+            &format!("{word}error"),
+            &format!("{word}errors"),
+        ));
+    }
+    if warnings > 0 {
+        parts.push(plural(
+            warnings,
+            &format!("{word}warning"),
+            &format!("{word}warnings"),
+        ));
+    }
+    parts.join(", ")
+}
+
+/// The preview's section from each file's delta and the files not computed.
+fn render(deltas: &[FileDelta], not_computed: &[String]) -> String {
+    let new: Vec<&DiagLine> = deltas.iter().flat_map(|d| &d.new).collect();
+    let fixed = counted(deltas.iter().flat_map(|d| d.fixed.iter().copied()), "");
+    let mut head = Vec::new();
+    if !new.is_empty() {
+        head.push(counted(new.iter().map(|d| d.severity), "new "));
+    }
+    if !fixed.is_empty() {
+        head.push(format!("{fixed} fixed"));
+    }
+    let mut lines = Vec::new();
+    if !deltas.is_empty() {
+        lines.push(if head.is_empty() {
+            "after this change: no new errors or warnings".to_string()
+        } else {
+            format!("after this change: {}", head.join("; "))
+        });
+    }
+    lines.extend(
+        new.iter()
+            .take(PREVIEW_PROBLEMS)
+            .map(|d| format!("  {}", d.render())),
+    );
+    if new.len() > PREVIEW_PROBLEMS {
+        lines.push(format!(
+            "  … {} more new problems",
+            new.len() - PREVIEW_PROBLEMS
+        ));
+    }
+    lines.extend(
+        not_computed
+            .iter()
+            .map(|why| format!("after this change: not computed: {why}")),
+    );
+    lines.join("\n")
+}
+
+#[async_trait]
+impl PreviewHook for ServerPreview {
+    /// In phases, so that every file is checked against the others' new
+    /// text: baselines of the old texts, then every new text sent, then
+    /// each file's diagnostics, then every file restored.
+    async fn diagnostics_delta(&self, change: &StagedChange) -> Option<String> {
+        // Servers resolve imports against the disk (tsserver finds no module
+        // in a file that is only open): a change that creates or deletes
+        // files would be previewed wrong, so it is not previewed.
+        let creates_or_deletes = change
+            .files
+            .iter()
+            .any(|f| f.old.is_none() || f.new.is_none());
+        if creates_or_deletes
+            && change
+                .files
+                .iter()
+                .any(|f| self.sup.catalog().for_file(&f.path).is_some())
+        {
+            return Some(
+                "after this change: not computed: it creates or deletes files, and language servers resolve imports against the disk, which a preview never touches — resolve accept reports the diagnostics after the write".into(),
+            );
+        }
+        let files: Vec<&StagedFile> = change
+            .files
+            .iter()
+            .filter(|f| f.new.is_some() && self.sup.catalog().for_file(&f.path).is_some())
+            .collect();
+        let mut not_computed = Vec::new();
+        let skipped = files.len().saturating_sub(PREVIEW_FILES);
+        let mut opened = Vec::new();
+        for f in files.into_iter().take(PREVIEW_FILES) {
+            match self.sup.target_for(&f.path).await {
+                Ok(target) => {
+                    let uri = file_uri(&f.path);
+                    let was_open = target.client.doc(&uri).await.is_some();
+                    opened.push(Opened {
+                        file: f,
+                        target,
+                        uri,
+                        was_open,
+                    });
+                }
+                // No server can run for this file here (no root marker, no
+                // binary): the preview makes no claim about it, and says
+                // nothing — the write wrapper names that reason once.
+                Err(ToolError::Unavailable(_)) => {}
+                Err(e) => not_computed.push(format!("{} ({e})", f.rel)),
+            }
+        }
+        let mut ready = Vec::new();
+        for o in opened.iter() {
+            match self.baseline(o).await {
+                Ok(()) => ready.push(o),
+                Err(why) => not_computed.push(why),
+            }
+        }
+        for o in &ready {
+            let after = o.file.new.clone().unwrap_or_default();
+            o.target
+                .client
+                .sync_text(&o.file.path, &o.target.language_id, after)
+                .await;
+        }
+        let mut deltas = Vec::new();
+        for o in &ready {
+            let after = o.file.new.clone().unwrap_or_default();
+            match self.diagnostics_of(o, after).await {
+                Ok(lines) => {
+                    let (new, fixed) = self
+                        .ledger
+                        .ledger
+                        .lock()
+                        .expect("ledger")
+                        .delta(&o.file.path, &lines);
+                    deltas.push(FileDelta { new, fixed });
+                }
+                Err(why) => not_computed.push(why),
+            }
+        }
+        for o in &opened {
+            self.restore(o).await;
+        }
+        if skipped > 0 {
+            not_computed.push(format!(
+                "{} more (a preview checks at most {PREVIEW_FILES} files)",
+                plural(skipped, "file", "files")
+            ));
+        }
+        if deltas.is_empty() && not_computed.is_empty() {
+            return None;
+        }
+        Some(render(&deltas, &not_computed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(n: u32, severity: &'static str, code: &str, msg: &str) -> DiagLine {
+        DiagLine {
+            path: "src/a.py".into(),
+            line: n,
+            col: 5,
+            severity,
+            code: Some(code.into()),
+            message: msg.into(),
+        }
+    }
+
+    #[test]
+    fn the_section_counts_new_and_fixed_and_names_what_was_not_computed() {
+        let deltas = [
+            FileDelta {
+                new: vec![
+                    line(
+                        14,
+                        "error",
+                        "reportAttributeAccessIssue",
+                        "Cannot access attribute \"x\"",
+                    ),
+                    line(
+                        20,
+                        "error",
+                        "reportCallIssue",
+                        "Expected 1 positional argument",
+                    ),
+                ],
+                fixed: vec!["error"],
+            },
+            FileDelta {
+                new: Vec::new(),
+                fixed: Vec::new(),
+            },
+        ];
+        let not = ["src/b.ts (typescript not ready after 10000 ms)".to_string()];
+        expect_test::expect![[r#"
+            after this change: 2 new errors; 1 error fixed
+              src/a.py:14:5 error [reportAttributeAccessIssue] Cannot access attribute "x"
+              src/a.py:20:5 error [reportCallIssue] Expected 1 positional argument
+            after this change: not computed: src/b.ts (typescript not ready after 10000 ms)"#]]
+        .assert_eq(&render(&deltas, &not));
+        expect_test::expect!["after this change: no new errors or warnings"]
+            .assert_eq(&render(&deltas[1..], &[]));
+    }
+}
