@@ -33,7 +33,7 @@ pub enum CheckerFormat {
 }
 
 /// The command `diagnostics "*"` runs for a project.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CheckerSpec {
     /// Alternatives in order of preference; the first whose binary resolves
@@ -59,7 +59,7 @@ pub enum RootRule {
 }
 
 /// One language's server.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerEntry {
     /// Stable id (`python`, `rust`…), used in `status` and config.
@@ -99,10 +99,35 @@ pub struct ServerEntry {
     pub save_check_progress: Option<String>,
 }
 
+/// The built-in catalog's text (`catalog/servers.toml`), embedded.
+pub const BUILTIN_TOML: &str = include_str!("../catalog/servers.toml");
+
+/// A catalog file: its `[[servers]]` tables.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    servers: Vec<ServerEntry>,
+}
+
+/// Parse a catalog file's text (the built-in one, or a test's).
+pub fn parse_catalog(text: &str) -> Result<Vec<ServerEntry>, String> {
+    toml::from_str::<CatalogFile>(text)
+        .map(|f| f.servers)
+        .map_err(|e| e.to_string())
+}
+
+/// The built-in entries, from the embedded `catalog/servers.toml` (a test
+/// checks every entry loads, so this cannot fail in a built binary).
+pub fn builtin() -> Vec<ServerEntry> {
+    parse_catalog(BUILTIN_TOML).expect("the built-in catalog/servers.toml is valid (tested)")
+}
+
+#[cfg(test)]
 fn cmd(parts: &[&str]) -> Vec<String> {
     parts.iter().map(|s| s.to_string()).collect()
 }
 
+#[cfg(test)]
 fn exts(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
@@ -110,8 +135,10 @@ fn exts(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The built-in entries.
-pub fn builtin() -> Vec<ServerEntry> {
+/// The built-in entries as Rust literals, before they became data: the
+/// TOML must give exactly these.
+#[cfg(test)]
+fn builtin_literals() -> Vec<ServerEntry> {
     vec![
         ServerEntry {
             id: "python".into(),
@@ -558,6 +585,12 @@ mod tests {
             ..CatalogConfig::default()
         };
         assert!(off.without_project_code().servers.is_empty());
+    }
+
+    #[test]
+    fn the_toml_catalog_loads_and_equals_the_former_literals() {
+        let loaded = parse_catalog(BUILTIN_TOML).unwrap();
+        assert_eq!(loaded, builtin_literals());
     }
 
     #[test]

@@ -21,9 +21,38 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The built-in catalog, in routing order.
+/// The built-in catalog's text (`catalog/adapters.toml`), embedded.
+pub const BUILTIN_TOML: &str = include_str!("../../catalog/adapters.toml");
+
+/// An adapter catalog file: its `[[adapters]]` tables.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdapterFile {
+    adapters: Vec<AdapterSpec>,
+}
+
+/// Parse an adapter catalog's text (the built-in one, or a test's).
+pub fn parse_catalog(text: &str) -> Result<Vec<AdapterSpec>, String> {
+    toml::from_str::<AdapterFile>(text)
+        .map(|f| f.adapters)
+        .map_err(|e| e.to_string())
+}
+
+/// The built-in catalog, in routing order, from the embedded
+/// `catalog/adapters.toml` (a test checks it loads).
 pub fn builtin() -> Vec<AdapterSpec> {
-    vec![debugpy::spec(), lldb::spec(), delve::spec(), dart::spec()]
+    parse_catalog(BUILTIN_TOML).expect("the built-in catalog/adapters.toml is valid (tested)")
+}
+
+#[cfg(test)]
+mod catalog_file_tests {
+    use super::*;
+
+    #[test]
+    fn the_toml_adapters_load_and_equal_the_former_literals() {
+        let literals = vec![debugpy::spec(), lldb::spec(), delve::spec(), dart::spec()];
+        assert_eq!(parse_catalog(BUILTIN_TOML).unwrap(), literals);
+    }
 }
 
 impl Catalog {
