@@ -4,7 +4,7 @@
 //! AND the adapter's binary must resolve; either alone is reported as not
 //! usable, with what is missing, rather than guessed around. The harness can
 //! add its own adapters ([`AdapterSpec::custom`]). This module knows no
-//! adapter in particular: the built-in entries, and resolving a spec into a
+//! adapter in particular: the built-in entries (`catalog/adapters.toml`), and resolving a spec into a
 //! command line (`Catalog::new`, `Catalog::resolve`), are in
 //! [`crate::adapters`], which needs each adapter's knowledge to do it.
 

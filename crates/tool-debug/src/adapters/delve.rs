@@ -4,26 +4,7 @@
 //! connects straight to it; it reports exit codes in a console line.
 
 use super::{LaunchInput, RequestArguments};
-use crate::catalog::{AdapterKind, AdapterSpec, Connect};
 use serde_json::json;
-
-pub fn spec() -> AdapterSpec {
-    AdapterSpec {
-        id: "delve".into(),
-        kind: AdapterKind::Delve,
-        commands: vec![vec![
-            "dlv".into(),
-            "dap".into(),
-            "--listen".into(),
-            "127.0.0.1:0".into(),
-        ]],
-        markers: vec!["go.mod".into()],
-        extensions: vec!["go".into()],
-        connect: Connect::TcpListen,
-        launch_template: json!({}),
-        evaluate_context: "repl".into(),
-    }
-}
 
 pub(super) fn launch(input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
     let mode = if crate::catalog::is_native_executable(input.program) {
