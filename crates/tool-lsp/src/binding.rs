@@ -2,7 +2,8 @@
 //! `lsp_rename` into the registry, and wraps the harness's write tools with
 //! diagnostics on write.
 
-use crate::catalog::{self, Catalog, CatalogConfig, Resolution};
+use crate::catalog::{self, Catalog, Resolution, Role};
+use crate::config::CatalogConfig;
 use crate::on_write::{self, DiagnosticsOnWrite, RunLedger, TouchedPaths};
 use crate::supervisor::{LspSupervisor, Timeouts};
 use crate::tools::{LspRenameTool, LspTool};
@@ -112,6 +113,14 @@ impl Binding for LspBinding {
             .iter()
             .map(|e| {
                 let r = catalog::resolve(e, root, root, self.path_env.as_ref());
+                let name = match e.role {
+                    Role::Server => e.id.clone(),
+                    Role::Linter => format!("{} (linter)", e.id),
+                };
+                let untested = match e.tested {
+                    Some(false) => "; untested: no test here drives this server",
+                    _ => "",
+                };
                 match (&r, r.why_not(e, &|p| run.workspace.relative(p))) {
                     (
                         Resolution::Ready {
@@ -121,19 +130,23 @@ impl Binding for LspBinding {
                         },
                         _,
                     ) => format!(
-                        "lsp {}: can start at {} ({} → {}{})",
-                        e.id,
+                        "lsp {name}: usable, starts at {} ({} → {}{}){untested}",
                         run.workspace.relative(root),
                         command.join(" "),
                         program.display(),
                         catalog::project_local_note(program, run.workspace.root())
                     ),
                     (_, Some(why)) => {
-                        format!("lsp {}: cannot start at the workspace root: {why}", e.id)
+                        format!("lsp {name}: not usable at the workspace root: {why}{untested}")
                     }
                     (_, None) => unreachable!(),
                 }
             })
+            .chain(
+                cat.untrusted()
+                    .iter()
+                    .map(|u| format!("lsp {}", u.notice())),
+            )
             .collect()
     }
 }

@@ -12,7 +12,8 @@
 //! never starts a process except through tool-core's child helper, and never
 //! leaves a server running after its supervisor is gone.
 //!
-//! Modules: [`catalog`] (which server for which file), [`transport`]
+//! Modules: [`catalog`] (which server for which file), [`config`] (the
+//! config layers that change it, and the project's trust rule), [`transport`]
 //! (framing), [`client`] (one server session), [`supervisor`] (lifecycles),
 //! [`position`] (line + symbol ↔ LSP positions), [`ops`] (the ten
 //! operations), [`format`] (output), [`diagnostics`] (freshness and the
@@ -25,6 +26,7 @@ pub mod binding;
 pub mod catalog;
 pub mod checker;
 pub mod client;
+pub mod config;
 pub mod diagnostics;
 pub mod format;
 pub mod identifier;
@@ -38,7 +40,8 @@ pub mod tools;
 pub mod transport;
 
 pub use binding::LspBinding;
-pub use catalog::{Catalog, CatalogConfig, ServerEntry};
+pub use catalog::{Catalog, ServerEntry};
+pub use config::CatalogConfig;
 pub use diagnostics::DiagnosticLedger;
 pub use on_write::{DiagnosticsOnWrite, RunLedger, TouchedPaths};
 pub use position::PositionEncoding;

@@ -2,7 +2,7 @@
 //! started lazily on the first call that needs it, restarted with backoff
 //! after a crash up to a limit, and stopped with the run.
 
-use crate::catalog::{self, Catalog, Resolution, ServerEntry};
+use crate::catalog::{self, Catalog, Resolution, RootRule, ServerEntry};
 use crate::client::{LspClient, StartSpec};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -196,31 +196,65 @@ impl LspSupervisor {
                 .extension()
                 .map(|e| format!("`.{}` files", e.to_string_lossy()))
                 .unwrap_or_else(|| "files without an extension".into());
-            ToolError::unavailable(format!(
+            let mut why = format!(
                 "no language server in the catalog for {ext} ({}); the catalog covers {}; \
                  the harness can add a server in the `[lsp]` config",
                 self.rel(path),
                 self.catalog.known_extensions().join(" ")
-            ))
+            );
+            for notice in self.catalog.untrusted_for(path) {
+                why.push('\n');
+                why.push_str(&notice);
+            }
+            ToolError::unavailable(why)
         })
     }
 
     /// The running server for `path`, started (or restarted) if needed.
     pub async fn target_for(&self, path: &Path) -> Result<Target, ToolError> {
-        let (entry, language_id) = self.entry_for(path)?;
-        let r = self.resolve(entry, path).map_err(|why| {
-            ToolError::unavailable(format!(
-                "cannot start a server for {}: {why}",
-                self.rel(path)
-            ))
-        })?;
-        let slot = self.slot(entry, r);
+        let (slot, language_id) = self.server_slot_for(path)?;
         let client = self.ensure_running(&slot).await?;
         Ok(Target {
             client,
             slot,
             language_id,
         })
+    }
+
+    /// The slot of `path`'s server: the first server entry for it whose
+    /// root marker and binary resolve; else why none can start (the first
+    /// entry's reason, then the alternatives').
+    pub fn server_slot_for(&self, path: &Path) -> Result<(Arc<ServerSlot>, String), ToolError> {
+        let candidates = self.catalog.servers_for(path);
+        if candidates.is_empty() {
+            return Err(self.entry_for(path).expect_err("no entry for the file"));
+        }
+        let mut whys = Vec::new();
+        for (entry, language_id) in candidates {
+            match self.resolve(entry, path) {
+                Ok(r) => return Ok((self.slot(entry, r), language_id)),
+                Err(why) if whys.is_empty() => whys.push(why),
+                Err(why) => whys.push(format!("alternative {}: {why}", entry.id)),
+            }
+        }
+        Err(ToolError::unavailable(format!(
+            "cannot start a server for {}: {}",
+            self.rel(path),
+            whys.join("; ")
+        )))
+    }
+
+    /// The slots of the linters that run beside `path`'s server, and why
+    /// each of the others cannot.
+    pub fn linter_slots_for(&self, path: &Path) -> Vec<(String, Result<Arc<ServerSlot>, String>)> {
+        self.catalog
+            .linters_for(path)
+            .into_iter()
+            .map(|(entry, _)| {
+                let slot = self.resolve(entry, path).map(|r| self.slot(entry, r));
+                (entry.id.clone(), slot)
+            })
+            .collect()
     }
 
     /// The slot's live client, starting it if there is none.
@@ -301,16 +335,7 @@ impl LspSupervisor {
     /// Returns one line per server.
     pub async fn reload(&self, path: Option<&Path>) -> Result<Vec<String>, ToolError> {
         let slots: Vec<Arc<ServerSlot>> = match path {
-            Some(p) => {
-                let (entry, _) = self.entry_for(p)?;
-                let r = self.resolve(entry, p).map_err(|why| {
-                    ToolError::unavailable(format!(
-                        "cannot start a server for {}: {why}",
-                        self.rel(p)
-                    ))
-                })?;
-                vec![self.slot(entry, r)]
-            }
+            Some(p) => vec![self.server_slot_for(p)?.0],
             None => self.slots(),
         };
         if slots.is_empty() {
@@ -400,6 +425,7 @@ impl LspSupervisor {
         // Entries that have no slot: what would happen at the workspace root,
         // and refusals already met.
         let refusals = self.refusals.lock().expect("refusals").clone();
+        let (mut no_root, mut not_installed) = (Vec::new(), Vec::new());
         for entry in self.catalog.entries() {
             if slots.iter().any(|s| s.entry.id == entry.id) {
                 continue;
@@ -421,6 +447,19 @@ impl LspSupervisor {
                 self.workspace.root(),
                 self.path_env.as_ref(),
             );
+            // Of the many entries that cannot serve this checkout, only
+            // those with a project root here get a line of their own.
+            match &r {
+                Resolution::NoMarker { .. } => {
+                    no_root.push(entry.id.as_str());
+                    continue;
+                }
+                Resolution::NoBinary { .. } if entry.root_rule == RootRule::Workspace => {
+                    not_installed.push(entry.id.as_str());
+                    continue;
+                }
+                _ => {}
+            }
             lines.push(match (&r, r.why_not(entry, &|p| self.rel(p))) {
                 (
                     Resolution::Ready {
@@ -440,6 +479,20 @@ impl LspSupervisor {
                 (_, None) => unreachable!("only Ready has no reason"),
             });
         }
+        if !no_root.is_empty() {
+            lines.push(format!(
+                "no project root at the workspace root (each starts for a file inside its kind of project; \
+                 `doctor` lists what each looks for): {}",
+                no_root.join(", ")
+            ));
+        }
+        if !not_installed.is_empty() {
+            lines.push(format!(
+                "not installed (no server binary in the project or on $PATH): {}",
+                not_installed.join(", ")
+            ));
+        }
+        lines.extend(self.catalog.untrusted().iter().map(|u| u.notice()));
         lines
     }
 
