@@ -60,6 +60,9 @@ impl LspBinding {
         if let Some(ms) = self.config.diagnostics_wait_ms {
             t.diagnostics = Duration::from_millis(ms);
         }
+        if let Some(ms) = self.config.idle_timeout_ms {
+            t.idle = Duration::from_millis(ms.max(1));
+        }
         t
     }
 

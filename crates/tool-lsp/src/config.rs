@@ -37,6 +37,10 @@ pub struct CatalogConfig {
     /// How long the write wrapper waits for diagnostics, in milliseconds.
     #[serde(default)]
     pub diagnostics_wait_ms: Option<u64>,
+    /// A server unused this long is stopped (default 600000: 10 minutes);
+    /// the next call that needs it starts it again.
+    #[serde(default)]
+    pub idle_timeout_ms: Option<u64>,
     /// Project entries naming a command, not used because the workspace is
     /// not trusted.
     #[serde(skip)]
@@ -96,6 +100,7 @@ impl CatalogConfig {
         self.request_timeout_ms = later.request_timeout_ms.or(self.request_timeout_ms);
         self.index_wait_ms = later.index_wait_ms.or(self.index_wait_ms);
         self.diagnostics_wait_ms = later.diagnostics_wait_ms.or(self.diagnostics_wait_ms);
+        self.idle_timeout_ms = later.idle_timeout_ms.or(self.idle_timeout_ms);
         self.untrusted.extend(later.untrusted);
         self
     }

@@ -1,6 +1,7 @@
 //! The run's language-server supervisor: one client per (server, root),
 //! started lazily on the first call that needs it, restarted with backoff
-//! after a crash up to a limit, and stopped with the run.
+//! after a crash up to a limit, stopped when unused for the idle timeout
+//! (the next call starts it again), and stopped with the run.
 
 use crate::catalog::{self, Catalog, Resolution, RootRule, ServerEntry};
 use crate::client::{LspClient, StartSpec};
@@ -24,6 +25,8 @@ pub struct Timeouts {
     pub diagnostics: Duration,
     /// A project checker (`diagnostics "*"`).
     pub checker: Duration,
+    /// A server unused this long is stopped.
+    pub idle: Duration,
 }
 
 impl Default for Timeouts {
@@ -34,6 +37,7 @@ impl Default for Timeouts {
             index_wait: Duration::from_secs(60),
             diagnostics: Duration::from_secs(10),
             checker: Duration::from_secs(180),
+            idle: Duration::from_secs(600),
         }
     }
 }
@@ -51,6 +55,10 @@ struct SlotState {
     client: Option<Arc<LspClient>>,
     crashes: u32,
     last_crash: Option<(Instant, String)>,
+    /// When a call last asked for the client.
+    last_used: Option<Instant>,
+    /// When the idle timeout stopped it (until it starts again).
+    stopped_idle: Option<Instant>,
 }
 
 impl SlotState {
@@ -92,13 +100,47 @@ impl ServerSlot {
     }
 }
 
+type SlotMap = BTreeMap<(String, PathBuf), Arc<ServerSlot>>;
+
+/// Stop every server of `slots` unused for `idle` (and not in use by a
+/// call: nobody else holds its client), until the supervisor is gone.
+async fn stop_idle_servers(slots: std::sync::Weak<Mutex<SlotMap>>, idle: Duration) {
+    let tick = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+    loop {
+        tokio::time::sleep(tick).await;
+        let Some(slots) = slots.upgrade() else {
+            return;
+        };
+        let all: Vec<Arc<ServerSlot>> = slots.lock().expect("slots").values().cloned().collect();
+        drop(slots);
+        for slot in all {
+            let Ok(mut state) = slot.state.try_lock() else {
+                continue;
+            };
+            let unused = state.last_used.is_some_and(|t| t.elapsed() >= idle);
+            let in_use = state
+                .client
+                .as_ref()
+                .is_some_and(|c| Arc::strong_count(c) > 1);
+            if unused && !in_use {
+                if let Some(c) = state.client.take() {
+                    c.stop().await;
+                    state.stopped_idle = Some(Instant::now());
+                }
+            }
+        }
+    }
+}
+
 /// The run's language servers.
 pub struct LspSupervisor {
     workspace: Workspace,
     catalog: Catalog,
     path_env: Option<OsString>,
     pub timeouts: Timeouts,
-    slots: Mutex<BTreeMap<(String, PathBuf), Arc<ServerSlot>>>,
+    slots: Arc<Mutex<SlotMap>>,
+    /// The task stopping idle servers, started with the first server.
+    reaper: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Entries that could not start, by (id, where it was looked for): why.
     refusals: Mutex<BTreeMap<(String, PathBuf), String>>,
 }
@@ -110,7 +152,8 @@ impl LspSupervisor {
             catalog,
             path_env: std::env::var_os("PATH"),
             timeouts: Timeouts::default(),
-            slots: Mutex::default(),
+            slots: Arc::default(),
+            reaper: Mutex::default(),
             refusals: Mutex::default(),
         }
     }
@@ -262,8 +305,10 @@ impl LspSupervisor {
         &self,
         slot: &Arc<ServerSlot>,
     ) -> Result<Arc<LspClient>, ToolError> {
+        self.start_reaper();
         let mut state = slot.state.lock().await;
         state.observe();
+        state.last_used = Some(Instant::now());
         if let Some(c) = &state.client {
             return Ok(c.clone());
         }
@@ -307,6 +352,8 @@ impl LspSupervisor {
         match LspClient::start(spec).await {
             Ok(c) => {
                 state.client = Some(c.clone());
+                state.stopped_idle = None;
+                state.last_used = Some(Instant::now());
                 Ok(c)
             }
             Err(why) => {
@@ -318,6 +365,15 @@ impl LspSupervisor {
                     state.crashes
                 )))
             }
+        }
+    }
+
+    /// Start the idle-server reaper once (inside the runtime).
+    fn start_reaper(&self) {
+        let mut reaper = self.reaper.lock().expect("reaper");
+        if reaper.is_none() {
+            let slots = Arc::downgrade(&self.slots);
+            *reaper = Some(tokio::spawn(stop_idle_servers(slots, self.timeouts.idle)));
         }
     }
 
@@ -416,9 +472,14 @@ impl LspSupervisor {
                     format!("{head}: {cr}; not restarted again — run `lsp` op `reload`")
                 }
                 (None, Some(cr)) => format!("{head}: {cr}; the next call restarts it"),
-                (None, None) => {
-                    format!("{head}: not running (starts on the next call that needs it)")
-                }
+                (None, None) => match state.stopped_idle {
+                    Some(at) => format!(
+                        "{head}: stopped (idle: unused for {} s, stopped {} s ago; the next call that needs it starts it again)",
+                        self.timeouts.idle.as_secs(),
+                        at.elapsed().as_secs()
+                    ),
+                    None => format!("{head}: not running (starts on the next call that needs it)"),
+                },
             };
             lines.push(line);
         }
@@ -520,11 +581,22 @@ impl LspSupervisor {
 
     /// Stop every server.
     pub async fn shutdown(&self) {
+        if let Some(r) = self.reaper.lock().expect("reaper").take() {
+            r.abort();
+        }
         for slot in self.slots() {
             let client = slot.state.lock().await.client.take();
             if let Some(c) = client {
                 c.stop().await;
             }
+        }
+    }
+}
+
+impl Drop for LspSupervisor {
+    fn drop(&mut self) {
+        if let Some(r) = self.reaper.get_mut().ok().and_then(Option::take) {
+            r.abort();
         }
     }
 }

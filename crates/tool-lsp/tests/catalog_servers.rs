@@ -460,3 +460,41 @@ async fn a_linter_that_fails_is_named_and_the_servers_answer_still_given() {
         app.py:2:12 error [reportReturnType] Type "Literal['x']" is not assignable to return type "int" (python)
         broken-linter did not answer (failed: broken-linter (sh -c exit 3) did not start at .: `initialize` failed: the language server is gone: writing to it failed: Broken pipe (os error 32); the next call tries again (crashed ×1))"#]].assert_eq(&out);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_server_is_stopped_and_the_next_call_starts_it_again() {
+    if tool_core::fixtures::require(&["vscode-json-language-server"]).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data.json"), "{\n  \"name\": \"demo\"\n}\n").unwrap();
+    let mut config = only("json");
+    config.idle_timeout_ms = Some(1_000);
+    let run = Run::with_binding(dir, LspBinding::new(config));
+    let symbols = json!({"op": "symbols", "file": "data.json"});
+    let first = run.lsp(symbols.clone()).await;
+    assert!(first.contains("2: string name  demo"), "{first}");
+    let pids = run.pids().await;
+    assert_eq!(pids.len(), 1);
+    // Unused past the idle timeout: stopped, its processes gone.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !run.pids().await.is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    common::assert_all_dead(&pids).await;
+    let status = run.lsp(json!({"op": "status"})).await;
+    let line = status.lines().find(|l| l.starts_with("json at ")).unwrap();
+    assert!(
+        line.starts_with(
+            "json at . (vscode-json-language-server --stdio): stopped (idle: unused for 1 s, stopped "
+        ) && line.ends_with(" s ago; the next call that needs it starts it again)"),
+        "{status}"
+    );
+    // The next call answers, from a new server.
+    let again = run.lsp(symbols).await;
+    assert_eq!(again, first);
+    let new_pids = run.pids().await;
+    assert_eq!(new_pids.len(), 1);
+    assert_ne!(new_pids, pids);
+    run.finish().await;
+}
