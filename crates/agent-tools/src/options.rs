@@ -1,5 +1,10 @@
 //! What the binary (and any harness that wants the defaults) knows about a
-//! run before binding it: the root, the vibe commands, and the config file.
+//! run before binding it: the root, the vibe commands, and the config files:
+//! the user's (`$XDG_CONFIG_HOME/agent-tools/config.toml`, else
+//! `~/.config/agent-tools/config.toml`), the harness-supplied one, and the
+//! project's (`.agent-tools.toml` at the workspace root; only its `[lsp]`
+//! section is read, and a command it names runs only in a trusted
+//! workspace).
 //!
 //! Config mistakes are named, never swallowed: every message says the file,
 //! the section, the key path and (for a bad value) the value, on one line —
@@ -24,7 +29,30 @@ pub struct RunOptions {
     /// cannot exec never starts a server in a mode that runs the project's
     /// own code (rust-analyzer's build scripts and proc macros).
     pub surface: Option<tool_core::Tier>,
+    /// The harness-supplied config (`--config`).
     pub config: RunConfig,
+    /// The user's own config file, read under the harness's (`None`: none).
+    pub user_config: Option<RunConfig>,
+    /// Whether the checkout is trusted to name commands in its project
+    /// config (`--trust-workspace`).
+    pub trust_workspace: bool,
+}
+
+/// The project config's file name, at the workspace root.
+pub const PROJECT_CONFIG: &str = ".agent-tools.toml";
+
+/// Where the user's config file is: `$XDG_CONFIG_HOME/agent-tools/config.toml`,
+/// else `$HOME/.config/agent-tools/config.toml` (`None` without either).
+pub fn user_config_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".config"))
+        })?;
+    Some(base.join("agent-tools").join("config.toml"))
 }
 
 /// The config file (TOML). Each tool family reads its own section; unknown
@@ -76,6 +104,35 @@ impl RunConfig {
         })?;
         config.source = Some(path.to_path_buf());
         Ok(config)
+    }
+
+    /// The user's config file, when there is one (a file that exists but
+    /// does not parse is an error, named by its path).
+    pub fn load_user() -> Result<Option<Self>, String> {
+        match user_config_path() {
+            Some(p) if p.is_file() => RunConfig::load(&p).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// The project config's `[lsp]` section, when `root` has a
+    /// `.agent-tools.toml` (other sections are not read: a checkout does
+    /// not choose the surface or the other families' settings).
+    pub fn project_lsp(root: &Path) -> Result<Option<toml::Value>, String> {
+        let path = root.join(PROJECT_CONFIG);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read project config {}: {e}", path.display()))?;
+        let table: toml::Table = toml::from_str(&text).map_err(|e| {
+            format!(
+                "project config {}: {}",
+                path.display(),
+                e.message().trim().replace('\n', "; ")
+            )
+        })?;
+        Ok(table.get("lsp").cloned())
     }
 
     /// `message` about this config, prefixed with the file it came from:

@@ -4,7 +4,7 @@
 
 #![cfg(feature = "lsp")]
 
-use agent_tools::{RunOptions, ToolsetBuilder};
+use agent_tools::{RunConfig, RunOptions, ToolsetBuilder};
 use serde_json::json;
 use std::sync::Arc;
 use tool_core::{AllowAll, CallContext, Surface, Tier};
@@ -39,11 +39,11 @@ fn the_default_binding_reads_the_lsp_config_section_and_doctor_says_why() {
     assert!(names.contains(&"lsp_rename".to_string()), "{names:?}");
     let doctor = toolset.doctor_lines("lsp").join("\n");
     assert!(
-        doctor.contains("lsp zig: cannot start at the workspace root"),
+        doctor.contains("lsp zig: not usable at the workspace root"),
         "{doctor}"
     );
     assert!(
-        doctor.contains("lsp rust: cannot start at the workspace root: no rust project root"),
+        doctor.contains("lsp rust: not usable at the workspace root: no rust project root"),
         "{doctor}"
     );
     assert!(!doctor.contains("lsp dart"), "{doctor}");
@@ -61,7 +61,7 @@ fn the_default_binding_reads_the_lsp_config_section_and_doctor_says_why() {
             assert_eq!(
                 why,
                 "config: [lsp] no_such_key = 1: unknown field `no_such_key`, expected one of \
-                 `servers`, `disable`, `request_timeout_ms`, `index_wait_ms`, `diagnostics_wait_ms`"
+                 `servers`, `disable`, `request_timeout_ms`, `index_wait_ms`, `diagnostics_wait_ms`, `idle_timeout_ms`"
             )
         }
         other => panic!("{other:?}"),
@@ -129,4 +129,89 @@ async fn the_facades_write_and_edit_report_new_diagnostics() {
         status.contains("python at . (basedpyright-langserver --stdio): running"),
         "{status}"
     );
+}
+
+/// A checkout whose `.agent-tools.toml` names a server that would leave a
+/// marker file when started.
+fn project_naming_a_command() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join(".agent-tools.toml"),
+        "surface = \"exec\"\n[lsp]\nrequest_timeout_ms = 4000\n[[lsp.servers]]\nid = \"evil\"\n\
+         commands = [[\"sh\", \"-c\", \"touch started-by-project-config\"]]\n\
+         root_markers = [\".agent-tools.toml\"]\n[lsp.servers.extensions]\nevil = \"evil\"\n",
+    )
+    .unwrap();
+    std::fs::write(d.path().join("x.evil"), "boom\n").unwrap();
+    d
+}
+
+async fn diagnostics_of_x_evil(d: &tempfile::TempDir, trust: bool) -> (String, String) {
+    let mut opts = RunOptions::new(d.path());
+    opts.trust_workspace = trust;
+    let toolset = ToolsetBuilder::new(d.path())
+        .unwrap()
+        .approver(Arc::new(AllowAll))
+        .with_defaults(&opts)
+        .build()
+        .unwrap();
+    let reg = toolset.registry();
+    let out = match reg
+        .call(
+            Surface::new(Tier::Exec),
+            "lsp",
+            json!({"op": "diagnostics", "file": "x.evil"}),
+            CallContext::new(),
+        )
+        .await
+    {
+        Ok(o) => o.joined_text(),
+        Err(e) => e.to_string(),
+    };
+    let doctor = toolset.doctor_lines("lsp").join("\n");
+    (out, doctor)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_config_naming_a_command_runs_it_only_in_a_trusted_workspace() {
+    let d = project_naming_a_command();
+    let marker = d.path().join("started-by-project-config");
+    let (out, doctor) = diagnostics_of_x_evil(&d, false).await;
+    assert!(!marker.exists(), "the untrusted project's command ran");
+    let notice = ".agent-tools.toml server `evil` (sh -c touch started-by-project-config): not run: \
+                  project config names a command; trust the workspace to use it (--trust-workspace)";
+    assert!(out.ends_with(notice), "{out}");
+    assert!(doctor.contains(&format!("lsp {notice}")), "{doctor}");
+
+    let (out, _) = diagnostics_of_x_evil(&d, true).await;
+    assert!(
+        marker.exists(),
+        "the trusted project's command did not run: {out}"
+    );
+    assert!(
+        out.contains("evil (sh -c touch started-by-project-config) did not start"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_user_config_is_read_under_the_harness_config() {
+    let d = python_project();
+    let user: RunConfig = toml::from_str(
+        "[lsp]\ndisable = [\"dart\"]\nrequest_timeout_ms = 1\n[[lsp.servers]]\nid = \"zig\"\n\
+         commands = [[\"no-such-zls\"]]\nroot_markers = [\"build.zig\"]\n[lsp.servers.extensions]\nzig = \"zig\"\n",
+    )
+    .unwrap();
+    let mut opts = RunOptions::new(d.path());
+    opts.user_config = Some(user);
+    opts.config.lsp = Some(toml::from_str("disable = [\"go\"]\n").unwrap());
+    let toolset = ToolsetBuilder::new(d.path())
+        .unwrap()
+        .with_defaults(&opts)
+        .build()
+        .unwrap();
+    let doctor = toolset.doctor_lines("lsp").join("\n");
+    assert!(doctor.contains("lsp zig: not usable"), "{doctor}");
+    assert!(!doctor.contains("lsp dart"), "{doctor}");
+    assert!(!doctor.contains("lsp go"), "{doctor}");
 }

@@ -4,10 +4,11 @@
 //! AND the adapter's binary must resolve; either alone is reported as not
 //! usable, with what is missing, rather than guessed around. The harness can
 //! add its own adapters ([`AdapterSpec::custom`]). This module knows no
-//! adapter in particular: the built-in entries, and resolving a spec into a
+//! adapter in particular: the built-in entries (`catalog/adapters.toml`), and resolving a spec into a
 //! command line (`Catalog::new`, `Catalog::resolve`), are in
 //! [`crate::adapters`], which needs each adapter's knowledge to do it.
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -16,7 +17,8 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 /// Which built-in adapter behaviour a spec gets (launch arguments, quirks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AdapterKind {
     Debugpy,
     Lldb,
@@ -28,7 +30,8 @@ pub enum AdapterKind {
 }
 
 /// How the client reaches the adapter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Connect {
     /// DAP on the adapter's stdin/stdout.
     Stdio,
@@ -38,8 +41,10 @@ pub enum Connect {
     TcpListen,
 }
 
-/// One adapter of the catalog.
-#[derive(Debug, Clone)]
+/// One adapter of the catalog (a `[[adapters]]` table of
+/// `catalog/adapters.toml`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AdapterSpec {
     pub id: String,
     pub kind: AdapterKind,
@@ -54,9 +59,14 @@ pub struct AdapterSpec {
     pub extensions: Vec<String>,
     pub connect: Connect,
     /// Extra launch arguments merged over the built-in ones.
+    #[serde(default = "empty_object")]
     pub launch_template: Value,
     /// The `context` of `evaluate` requests.
     pub evaluate_context: String,
+}
+
+fn empty_object() -> Value {
+    json!({})
 }
 
 impl AdapterSpec {

@@ -14,6 +14,10 @@
 //!   (the staged text sent as an unsaved change, diagnostics awaited, the
 //!   server's view put back) to its section, against the moment the server
 //!   delivered the staged text's diagnostics.
+//! - footprint: the host's own RSS, and its servers', with five servers
+//!   started (json, yaml, css, html, bash), and again after they pass the
+//!   idle timeout (15 s here) and are stopped. Target: host under 30 MB.
+//!   `LSP_BENCH=footprint` runs this part alone.
 
 use serde_json::{json, Value};
 use std::path::Path;
@@ -233,6 +237,10 @@ async fn preview(s: &Setup, file: &str, bad: &str) -> (Duration, Duration) {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    if std::env::var("LSP_BENCH").as_deref() == Ok("footprint") {
+        footprint().await;
+        return;
+    }
     println!(
         "lsp bench: median of {N}, tool and bare client alternated on the same server process"
     );
@@ -326,4 +334,89 @@ async fn main() {
             (ratio - 1.0) * 100.0
         );
     }
+    footprint().await;
+}
+
+/// Resident memory of a process in KiB (`VmRSS` of /proc), 0 when gone.
+fn rss_kib(pid: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// RSS of every process in the groups `pgids` lead (a server and its
+/// children), in KiB.
+fn servers_rss_kib(pgids: &[u32]) -> u64 {
+    pgids
+        .iter()
+        .flat_map(|&g| {
+            let mut members = tool_core::process::group_members(g);
+            members.push(g);
+            members.sort();
+            members.dedup();
+            members
+        })
+        .map(|p| rss_kib(&p.to_string()))
+        .sum()
+}
+
+async fn footprint() {
+    let servers = [
+        ("json", "data.json", "{\n  \"a\": 1\n}\n"),
+        ("yaml", "c.yaml", "a: 1\n"),
+        ("css", "s.css", ".a {\n  color: red;\n}\n"),
+        ("html", "i.html", "<html>\n<body></body>\n</html>\n"),
+        ("bash", "r.sh", "#!/bin/bash\necho hi\n"),
+    ];
+    if let Some((_, missing)) = [
+        ("json", "vscode-json-language-server"),
+        ("yaml", "yaml-language-server"),
+        ("bash", "bash-language-server"),
+    ]
+    .iter()
+    .find(|(_, b)| tool_core::fixtures::find(b).is_none())
+    {
+        println!("footprint: skipped, {missing} not installed (cargo xtask fixtures)");
+        return;
+    }
+    let config = CatalogConfig {
+        idle_timeout_ms: Some(15_000),
+        ..CatalogConfig::default()
+    };
+    let s = setup("python", config);
+    let host_before = rss_kib("self");
+    for (_, file, text) in servers {
+        std::fs::write(s.root.join(file), text).unwrap();
+        call(&s, "lsp", json!({"op": "symbols", "file": file})).await;
+    }
+    let sup = s.binding.supervisor().unwrap().clone();
+    let pids = sup.pids().await;
+    let (host_started, servers_started) = (rss_kib("self"), servers_rss_kib(&pids));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !sup.pids().await.is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (host_idle, servers_idle) = (rss_kib("self"), servers_rss_kib(&pids));
+    let mb = |k: u64| k as f64 / 1024.0;
+    println!(
+        "footprint: host RSS {:.1} MB before, {:.1} MB with {} servers started (servers {:.1} MB), \
+         {:.1} MB after the idle timeout stopped them (servers {:.1} MB){}",
+        mb(host_before),
+        mb(host_started),
+        pids.len(),
+        mb(servers_started),
+        mb(host_idle),
+        mb(servers_idle),
+        if host_idle < 30 * 1024 {
+            ": host within the 30 MB target"
+        } else {
+            ": host over the 30 MB target"
+        }
+    );
+    sup.shutdown().await;
 }

@@ -3,7 +3,8 @@
 //! `resolve`, which writes staged changes) with diagnostics on write, and
 //! sets the run's preview hook: the diagnostics delta of staged changes.
 
-use crate::catalog::{self, Catalog, CatalogConfig, Resolution};
+use crate::catalog::{self, Catalog, Resolution, Role};
+use crate::config::CatalogConfig;
 use crate::on_write::{self, DiagnosticsOnWrite, RunLedger, TouchedPaths};
 use crate::preview::ServerPreview;
 use crate::supervisor::{LspSupervisor, Timeouts};
@@ -76,6 +77,9 @@ impl LspBinding {
         }
         if let Some(ms) = self.config.diagnostics_wait_ms {
             t.diagnostics = Duration::from_millis(ms);
+        }
+        if let Some(ms) = self.config.idle_timeout_ms {
+            t.idle = Duration::from_millis(ms.max(1));
         }
         t
     }
@@ -162,6 +166,14 @@ impl Binding for LspBinding {
             .iter()
             .map(|e| {
                 let r = catalog::resolve(e, root, root, self.path_env.as_ref());
+                let name = match e.role {
+                    Role::Server => e.id.clone(),
+                    Role::Linter => format!("{} (linter)", e.id),
+                };
+                let untested = match e.tested {
+                    Some(false) => "; untested: no test here drives this server",
+                    _ => "",
+                };
                 match (&r, r.why_not(e, &|p| run.workspace.relative(p))) {
                     (
                         Resolution::Ready {
@@ -171,19 +183,23 @@ impl Binding for LspBinding {
                         },
                         _,
                     ) => format!(
-                        "lsp {}: can start at {} ({} → {}{})",
-                        e.id,
+                        "lsp {name}: usable, starts at {} ({} → {}{}){untested}",
                         run.workspace.relative(root),
                         command.join(" "),
                         program.display(),
                         catalog::project_local_note(program, run.workspace.root())
                     ),
                     (_, Some(why)) => {
-                        format!("lsp {}: cannot start at the workspace root: {why}", e.id)
+                        format!("lsp {name}: not usable at the workspace root: {why}{untested}")
                     }
                     (_, None) => unreachable!(),
                 }
             })
+            .chain(
+                cat.untrusted()
+                    .iter()
+                    .map(|u| format!("lsp {}", u.notice())),
+            )
             .collect()
     }
 }

@@ -8,6 +8,7 @@
 //! the missing half and what was looked for. The harness extends or replaces
 //! entries with [`CatalogConfig`], without code changes.
 
+use crate::config::CatalogConfig;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -33,7 +34,7 @@ pub enum CheckerFormat {
 }
 
 /// The command `diagnostics "*"` runs for a project.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CheckerSpec {
     /// Alternatives in order of preference; the first whose binary resolves
@@ -56,16 +57,38 @@ pub enum RootRule {
     /// Cargo: the outermost `Cargo.toml` that declares `[workspace]` and
     /// lists this package, else the nearest one (a member is not a root).
     CargoWorkspace,
+    /// The workspace root, with no marker needed (servers of single files:
+    /// YAML, JSON, shell…).
+    Workspace,
+}
+
+/// What an entry does for its files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The file's server: it answers every query. Of several for a file,
+    /// the first (in catalog order) that resolves serves it.
+    #[default]
+    Server,
+    /// Runs beside the file's server; its diagnostics are merged with the
+    /// server's, labelled by source.
+    Linter,
 }
 
 /// One language's server.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerEntry {
     /// Stable id (`python`, `rust`…), used in `status` and config.
     pub id: String,
+    /// The file's server, or a linter beside it.
+    #[serde(default)]
+    pub role: Role,
     /// File extensions (without dot) and the LSP language id of each.
     pub extensions: BTreeMap<String, String>,
+    /// Whole file names (`Dockerfile`) and the LSP language id of each.
+    #[serde(default)]
+    pub file_names: BTreeMap<String, String>,
     /// Server command lines in order of preference.
     pub commands: Vec<Vec<String>>,
     pub root_markers: Vec<String>,
@@ -97,237 +120,54 @@ pub struct ServerEntry {
     /// write, diagnostics are read only once such a run has begun and ended.
     #[serde(default)]
     pub save_check_progress: Option<String>,
-}
-
-fn cmd(parts: &[&str]) -> Vec<String> {
-    parts.iter().map(|s| s.to_string()).collect()
-}
-
-fn exts(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(e, l)| (e.to_string(), l.to_string()))
-        .collect()
-}
-
-/// The built-in entries.
-pub fn builtin() -> Vec<ServerEntry> {
-    vec![
-        ServerEntry {
-            id: "python".into(),
-            extensions: exts(&[("py", "python"), ("pyi", "python")]),
-            commands: vec![
-                cmd(&["basedpyright-langserver", "--stdio"]),
-                cmd(&["pyright-langserver", "--stdio"]),
-                cmd(&["pylsp"]),
-                cmd(&["ty", "server"]),
-            ],
-            root_markers: [
-                "pyproject.toml",
-                "setup.py",
-                "setup.cfg",
-                "requirements.txt",
-                "pyrightconfig.json",
-            ]
-            .map(String::from)
-            .to_vec(),
-            root_rule: RootRule::Nearest,
-            checker: Some(CheckerSpec {
-                commands: vec![
-                    cmd(&["basedpyright", "--outputjson"]),
-                    cmd(&["pyright", "--outputjson"]),
-                ],
-                format: CheckerFormat::PyrightJson,
-                env: BTreeMap::new(),
-            }),
-            no_checker_reason: None,
-            initialization_options: None,
-            settings: None,
-            reports_progress: false,
-            startup_settle_ms: None,
-            save_check_progress: None,
-        },
-        ServerEntry {
-            id: "typescript".into(),
-            extensions: exts(&[
-                ("ts", "typescript"),
-                ("mts", "typescript"),
-                ("cts", "typescript"),
-                ("tsx", "typescriptreact"),
-                ("js", "javascript"),
-                ("mjs", "javascript"),
-                ("cjs", "javascript"),
-                ("jsx", "javascriptreact"),
-            ]),
-            commands: vec![cmd(&["typescript-language-server", "--stdio"])],
-            root_markers: ["tsconfig.json", "jsconfig.json", "package.json"]
-                .map(String::from)
-                .to_vec(),
-            root_rule: RootRule::Nearest,
-            checker: Some(CheckerSpec {
-                commands: vec![cmd(&["tsc", "--noEmit", "--pretty", "false"])],
-                format: CheckerFormat::Tsc,
-                env: BTreeMap::new(),
-            }),
-            no_checker_reason: None,
-            // A rename from an import renames the declaration and every use,
-            // not only the local alias (tsserver's default for editors).
-            initialization_options: Some(serde_json::json!({
-                "preferences": {"providePrefixAndSuffixTextForRename": false}
-            })),
-            settings: None,
-            reports_progress: true,
-            startup_settle_ms: None,
-            save_check_progress: None,
-        },
-        ServerEntry {
-            id: "rust".into(),
-            extensions: exts(&[("rs", "rust")]),
-            commands: vec![cmd(&["rust-analyzer"])],
-            root_markers: vec!["Cargo.toml".into()],
-            root_rule: RootRule::CargoWorkspace,
-            checker: Some(CheckerSpec {
-                commands: vec![cmd(&["cargo", "check", "--message-format=json"])],
-                format: CheckerFormat::CargoJson,
-                env: BTreeMap::new(),
-            }),
-            no_checker_reason: None,
-            initialization_options: None,
-            settings: None,
-            reports_progress: true,
-            startup_settle_ms: None,
-            save_check_progress: Some("rust-analyzer/flycheck".into()),
-        },
-        ServerEntry {
-            id: "c".into(),
-            extensions: exts(&[
-                ("c", "c"),
-                ("h", "c"),
-                ("cc", "cpp"),
-                ("cpp", "cpp"),
-                ("cxx", "cpp"),
-                ("hpp", "cpp"),
-                ("hh", "cpp"),
-            ]),
-            commands: vec![cmd(&["clangd"])],
-            root_markers: [
-                "compile_commands.json",
-                "compile_flags.txt",
-                "CMakeLists.txt",
-                ".clangd",
-            ]
-            .map(String::from)
-            .to_vec(),
-            root_rule: RootRule::Nearest,
-            checker: Some(CheckerSpec {
-                commands: vec![cmd(&["clangd"])],
-                format: CheckerFormat::ClangdCheck,
-                env: BTreeMap::new(),
-            }),
-            no_checker_reason: None,
-            initialization_options: None,
-            settings: None,
-            reports_progress: false,
-            // clangd starts its background index (and reports it) a moment after
-            // the first open; a definition asked before that finds only the
-            // header. The wait ends at its first progress report.
-            startup_settle_ms: Some(3000),
-            save_check_progress: None,
-        },
-        ServerEntry {
-            id: "go".into(),
-            extensions: exts(&[("go", "go")]),
-            commands: vec![cmd(&["gopls"])],
-            root_markers: vec!["go.mod".into()],
-            root_rule: RootRule::Nearest,
-            checker: Some(CheckerSpec {
-                commands: vec![cmd(&["go", "vet", "./..."])],
-                format: CheckerFormat::GoVet,
-                env: BTreeMap::new(),
-            }),
-            no_checker_reason: None,
-            initialization_options: None,
-            settings: None,
-            reports_progress: false,
-            startup_settle_ms: None,
-            save_check_progress: None,
-        },
-        ServerEntry {
-            id: "dart".into(),
-            extensions: exts(&[("dart", "dart")]),
-            commands: vec![cmd(&["dart", "language-server"])],
-            root_markers: vec!["pubspec.yaml".into()],
-            root_rule: RootRule::Nearest,
-            checker: Some(CheckerSpec {
-                commands: vec![cmd(&["dart", "analyze", "--format=machine"])],
-                format: CheckerFormat::DartMachine,
-                env: BTreeMap::new(),
-            }),
-            no_checker_reason: None,
-            initialization_options: None,
-            settings: None,
-            reports_progress: false,
-            startup_settle_ms: None,
-            save_check_progress: None,
-        },
-    ]
-}
-
-/// The harness's changes to the catalog (the `[lsp]` config section).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CatalogConfig {
-    /// Entries added, or replacing a built-in one with the same id.
+    /// Built-in entries say whether a test drives this server for real
+    /// (`doctor` shows the untested ones); a user's entry need not.
     #[serde(default)]
-    pub servers: Vec<ServerEntry>,
-    /// Built-in ids to drop.
-    #[serde(default)]
-    pub disable: Vec<String>,
-    /// Request timeout in milliseconds.
-    #[serde(default)]
-    pub request_timeout_ms: Option<u64>,
-    /// How long a query waits for indexing, in milliseconds.
-    #[serde(default)]
-    pub index_wait_ms: Option<u64>,
-    /// How long the write wrapper waits for diagnostics, in milliseconds.
-    #[serde(default)]
-    pub diagnostics_wait_ms: Option<u64>,
+    pub tested: Option<bool>,
 }
 
-/// rust-analyzer's settings that keep it from running the project's code:
-/// no build scripts, no proc-macro expansion, no `cargo check` on save.
-pub fn rust_analyzer_without_project_code() -> Value {
-    serde_json::json!({
-        "cargo": {"buildScripts": {"enable": false}},
-        "procMacro": {"enable": false},
-        "checkOnSave": false
-    })
-}
-
-impl CatalogConfig {
-    /// The catalog for a run whose surface may not run the project's code
-    /// (the read surface): built-in servers that would run it by default
-    /// are started with that switched off. Today that is rust-analyzer
-    /// (build scripts and proc macros while indexing, `cargo check` on
-    /// save). An entry the user configured for the same id is kept as
-    /// given: the user chose it.
-    pub fn without_project_code(mut self) -> Self {
-        let user_has = |id: &str| self.servers.iter().any(|e| e.id == id);
-        if !user_has("rust") && !self.disable.iter().any(|d| d == "rust") {
-            if let Some(mut rust) = builtin().into_iter().find(|e| e.id == "rust") {
-                rust.initialization_options = Some(rust_analyzer_without_project_code());
-                rust.save_check_progress = None;
-                self.servers.push(rust);
-            }
+impl ServerEntry {
+    /// The LSP language id of `path` for this entry, when it serves it (by
+    /// whole file name, else by extension, case-insensitively).
+    pub fn language_of(&self, path: &Path) -> Option<String> {
+        let name = path.file_name()?.to_str()?;
+        if let Some(l) = self.file_names.get(name) {
+            return Some(l.clone());
         }
-        self
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        self.extensions.get(&ext).cloned()
     }
+}
+
+/// The built-in catalog's text (`catalog/servers.toml`), embedded.
+pub const BUILTIN_TOML: &str = include_str!("../catalog/servers.toml");
+
+/// A catalog file: its `[[servers]]` tables.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    servers: Vec<ServerEntry>,
+}
+
+/// Parse a catalog file's text (the built-in one, or a test's).
+pub fn parse_catalog(text: &str) -> Result<Vec<ServerEntry>, String> {
+    toml::from_str::<CatalogFile>(text)
+        .map(|f| f.servers)
+        .map_err(|e| e.to_string())
+}
+
+/// The built-in entries, from the embedded `catalog/servers.toml` (a test
+/// checks every entry loads, so this cannot fail in a built binary).
+pub fn builtin() -> Vec<ServerEntry> {
+    parse_catalog(BUILTIN_TOML).expect("the built-in catalog/servers.toml is valid (tested)")
 }
 
 /// The entries in effect for a run.
 #[derive(Debug, Clone)]
 pub struct Catalog {
     entries: Vec<ServerEntry>,
+    /// Project entries set aside (the workspace is not trusted).
+    untrusted: Vec<crate::config::Untrusted>,
 }
 
 /// Why an entry cannot serve a file, or what it resolved to.
@@ -351,13 +191,16 @@ pub enum Resolution {
 
 impl Default for Catalog {
     fn default() -> Self {
-        Catalog { entries: builtin() }
+        Catalog::new(builtin())
     }
 }
 
 impl Catalog {
     pub fn new(entries: Vec<ServerEntry>) -> Self {
-        Catalog { entries }
+        Catalog {
+            entries,
+            untrusted: Vec::new(),
+        }
     }
 
     /// The built-ins changed by `config`.
@@ -373,7 +216,24 @@ impl Catalog {
                 entries.push(extra.clone());
             }
         }
-        Catalog { entries }
+        Catalog {
+            entries,
+            untrusted: config.untrusted.clone(),
+        }
+    }
+
+    /// Project entries that name a command and were not used.
+    pub fn untrusted(&self) -> &[crate::config::Untrusted] {
+        &self.untrusted
+    }
+
+    /// The notices of set-aside project entries for `path`'s extension.
+    pub fn untrusted_for(&self, path: &Path) -> Vec<String> {
+        self.untrusted
+            .iter()
+            .filter(|u| u.entry.language_of(path).is_some())
+            .map(|u| u.notice())
+            .collect()
     }
 
     pub fn entries(&self) -> &[ServerEntry] {
@@ -384,12 +244,28 @@ impl Catalog {
         self.entries.iter().find(|e| e.id == id)
     }
 
-    /// The entry for a file, by extension, and its LSP language id.
+    /// The entry for a file, by extension, and its LSP language id: the
+    /// first server entry for it.
     pub fn for_file(&self, path: &Path) -> Option<(&ServerEntry, String)> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        self.servers_for(path).into_iter().next()
+    }
+
+    /// Every server entry for a file, in order of preference.
+    pub fn servers_for(&self, path: &Path) -> Vec<(&ServerEntry, String)> {
+        self.with_role(path, Role::Server)
+    }
+
+    /// The linters that run beside a file's server.
+    pub fn linters_for(&self, path: &Path) -> Vec<(&ServerEntry, String)> {
+        self.with_role(path, Role::Linter)
+    }
+
+    fn with_role(&self, path: &Path, role: Role) -> Vec<(&ServerEntry, String)> {
         self.entries
             .iter()
-            .find_map(|e| e.extensions.get(&ext).map(|l| (e, l.clone())))
+            .filter(|e| e.role == role)
+            .filter_map(|e| e.language_of(path).map(|l| (e, l)))
+            .collect()
     }
 
     /// Every known extension, for messages.
@@ -397,7 +273,12 @@ impl Catalog {
         let mut v: Vec<String> = self
             .entries
             .iter()
-            .flat_map(|e| e.extensions.keys().map(|k| format!(".{k}")))
+            .flat_map(|e| {
+                e.extensions
+                    .keys()
+                    .map(|k| format!(".{k}"))
+                    .chain(e.file_names.keys().cloned())
+            })
             .collect();
         v.sort();
         v.dedup();
@@ -413,6 +294,11 @@ pub fn find_root(entry: &ServerEntry, start: &Path, workspace_root: &Path) -> Op
     } else {
         start.parent()?
     };
+    if entry.root_rule == RootRule::Workspace {
+        return dir
+            .starts_with(workspace_root)
+            .then(|| workspace_root.to_path_buf());
+    }
     let mut with_marker = Vec::new();
     for d in dir.ancestors() {
         if !d.starts_with(workspace_root) {
@@ -426,7 +312,7 @@ pub fn find_root(entry: &ServerEntry, start: &Path, workspace_root: &Path) -> Op
         }
     }
     match entry.root_rule {
-        RootRule::Nearest => with_marker.into_iter().next(),
+        RootRule::Nearest | RootRule::Workspace => with_marker.into_iter().next(),
         RootRule::CargoWorkspace => {
             let nearest = with_marker.first()?.clone();
             let workspace = with_marker.iter().rev().find(|d| {
@@ -563,6 +449,47 @@ mod tests {
             ..CatalogConfig::default()
         };
         assert!(off.without_project_code().servers.is_empty());
+    }
+
+    #[test]
+    fn every_built_in_server_loads_from_the_toml() {
+        let entries = parse_catalog(BUILTIN_TOML).unwrap();
+        let mut ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
+        let n = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "ids are unique");
+        for e in &entries {
+            assert!(!e.extensions.is_empty(), "{}: no extensions", e.id);
+            assert!(
+                !e.commands.is_empty() && e.commands.iter().all(|c| !c.is_empty()),
+                "{}: an empty command",
+                e.id
+            );
+            assert_eq!(
+                e.root_markers.is_empty(),
+                e.root_rule == RootRule::Workspace,
+                "{}: root markers are needed unless the root is the workspace's",
+                e.id
+            );
+            assert!(e.tested.is_some(), "{}: says whether it is tested", e.id);
+        }
+        assert!(entries.len() >= 40, "{} entries", entries.len());
+        let ts = entries.iter().find(|e| e.id == "typescript").unwrap();
+        assert_eq!(
+            ts.initialization_options.as_ref().unwrap().to_string(),
+            r#"{"preferences":{"providePrefixAndSuffixTextForRename":false}}"#
+        );
+        let rust = entries.iter().find(|e| e.id == "rust").unwrap();
+        assert_eq!(rust.root_rule, RootRule::CargoWorkspace);
+        assert_eq!(
+            rust.checker.as_ref().unwrap().format,
+            CheckerFormat::CargoJson
+        );
+        // A bad entry is named, not skipped.
+        let err = parse_catalog("[[servers]]\nid = \"x\"\nextensions = {}\ncommands = []\nroot_markers = []\nport = 1\n")
+            .unwrap_err();
+        assert!(err.contains("unknown field `port`"), "{err}");
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! never starts a process except through tool-core's child helper, and never
 //! leaves a server running after its supervisor is gone.
 //!
-//! Modules: [`catalog`] (which server for which file), [`transport`]
+//! Modules: [`catalog`] (which server for which file), [`config`] (the
+//! config layers that change it, and the project's trust rule), [`transport`]
 //! (framing), [`client`] (one server session), [`supervisor`] (lifecycles),
 //! [`position`] (line + symbol ↔ LSP positions), [`ops`] (the ten
 //! operations), [`format`] (output), [`diagnostics`] (freshness and the
@@ -28,6 +29,7 @@ pub mod catalog;
 pub mod checker;
 pub mod client;
 pub mod code_action;
+pub mod config;
 pub mod diagnostics;
 pub mod file_move;
 pub mod format;
@@ -43,7 +45,8 @@ pub mod tools;
 pub mod transport;
 
 pub use binding::LspBinding;
-pub use catalog::{Catalog, CatalogConfig, ServerEntry};
+pub use catalog::{Catalog, ServerEntry};
+pub use config::CatalogConfig;
 pub use diagnostics::DiagnosticLedger;
 pub use on_write::{DiagnosticsOnWrite, RunLedger, TouchedPaths};
 pub use position::PositionEncoding;

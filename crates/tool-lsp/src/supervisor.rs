@@ -1,8 +1,9 @@
 //! The run's language-server supervisor: one client per (server, root),
 //! started lazily on the first call that needs it, restarted with backoff
-//! after a crash up to a limit, and stopped with the run.
+//! after a crash up to a limit, stopped when unused for the idle timeout
+//! (the next call starts it again), and stopped with the run.
 
-use crate::catalog::{self, Catalog, Resolution, ServerEntry};
+use crate::catalog::{self, Catalog, Resolution, RootRule, ServerEntry};
 use crate::client::{LspClient, StartSpec};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -24,6 +25,8 @@ pub struct Timeouts {
     pub diagnostics: Duration,
     /// A project checker (`diagnostics "*"`).
     pub checker: Duration,
+    /// A server unused this long is stopped.
+    pub idle: Duration,
 }
 
 impl Default for Timeouts {
@@ -34,6 +37,7 @@ impl Default for Timeouts {
             index_wait: Duration::from_secs(60),
             diagnostics: Duration::from_secs(10),
             checker: Duration::from_secs(180),
+            idle: Duration::from_secs(600),
         }
     }
 }
@@ -51,6 +55,10 @@ struct SlotState {
     client: Option<Arc<LspClient>>,
     crashes: u32,
     last_crash: Option<(Instant, String)>,
+    /// When a call last asked for the client.
+    last_used: Option<Instant>,
+    /// When the idle timeout stopped it (until it starts again).
+    stopped_idle: Option<Instant>,
 }
 
 impl SlotState {
@@ -92,13 +100,47 @@ impl ServerSlot {
     }
 }
 
+type SlotMap = BTreeMap<(String, PathBuf), Arc<ServerSlot>>;
+
+/// Stop every server of `slots` unused for `idle` (and not in use by a
+/// call: nobody else holds its client), until the supervisor is gone.
+async fn stop_idle_servers(slots: std::sync::Weak<Mutex<SlotMap>>, idle: Duration) {
+    let tick = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+    loop {
+        tokio::time::sleep(tick).await;
+        let Some(slots) = slots.upgrade() else {
+            return;
+        };
+        let all: Vec<Arc<ServerSlot>> = slots.lock().expect("slots").values().cloned().collect();
+        drop(slots);
+        for slot in all {
+            let Ok(mut state) = slot.state.try_lock() else {
+                continue;
+            };
+            let unused = state.last_used.is_some_and(|t| t.elapsed() >= idle);
+            let in_use = state
+                .client
+                .as_ref()
+                .is_some_and(|c| Arc::strong_count(c) > 1);
+            if unused && !in_use {
+                if let Some(c) = state.client.take() {
+                    c.stop().await;
+                    state.stopped_idle = Some(Instant::now());
+                }
+            }
+        }
+    }
+}
+
 /// The run's language servers.
 pub struct LspSupervisor {
     workspace: Workspace,
     catalog: Catalog,
     path_env: Option<OsString>,
     pub timeouts: Timeouts,
-    slots: Mutex<BTreeMap<(String, PathBuf), Arc<ServerSlot>>>,
+    slots: Arc<Mutex<SlotMap>>,
+    /// The task stopping idle servers, started with the first server.
+    reaper: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Entries that could not start, by (id, where it was looked for): why.
     refusals: Mutex<BTreeMap<(String, PathBuf), String>>,
 }
@@ -110,7 +152,8 @@ impl LspSupervisor {
             catalog,
             path_env: std::env::var_os("PATH"),
             timeouts: Timeouts::default(),
-            slots: Mutex::default(),
+            slots: Arc::default(),
+            reaper: Mutex::default(),
             refusals: Mutex::default(),
         }
     }
@@ -196,25 +239,23 @@ impl LspSupervisor {
                 .extension()
                 .map(|e| format!("`.{}` files", e.to_string_lossy()))
                 .unwrap_or_else(|| "files without an extension".into());
-            ToolError::unavailable(format!(
+            let mut why = format!(
                 "no language server in the catalog for {ext} ({}); the catalog covers {}; \
                  the harness can add a server in the `[lsp]` config",
                 self.rel(path),
                 self.catalog.known_extensions().join(" ")
-            ))
+            );
+            for notice in self.catalog.untrusted_for(path) {
+                why.push('\n');
+                why.push_str(&notice);
+            }
+            ToolError::unavailable(why)
         })
     }
 
     /// The running server for `path`, started (or restarted) if needed.
     pub async fn target_for(&self, path: &Path) -> Result<Target, ToolError> {
-        let (entry, language_id) = self.entry_for(path)?;
-        let r = self.resolve(entry, path).map_err(|why| {
-            ToolError::unavailable(format!(
-                "cannot start a server for {}: {why}",
-                self.rel(path)
-            ))
-        })?;
-        let slot = self.slot(entry, r);
+        let (slot, language_id) = self.server_slot_for(path)?;
         let client = self.ensure_running(&slot).await?;
         Ok(Target {
             client,
@@ -223,13 +264,51 @@ impl LspSupervisor {
         })
     }
 
+    /// The slot of `path`'s server: the first server entry for it whose
+    /// root marker and binary resolve; else why none can start (the first
+    /// entry's reason, then the alternatives').
+    pub fn server_slot_for(&self, path: &Path) -> Result<(Arc<ServerSlot>, String), ToolError> {
+        let candidates = self.catalog.servers_for(path);
+        if candidates.is_empty() {
+            return Err(self.entry_for(path).expect_err("no entry for the file"));
+        }
+        let mut whys = Vec::new();
+        for (entry, language_id) in candidates {
+            match self.resolve(entry, path) {
+                Ok(r) => return Ok((self.slot(entry, r), language_id)),
+                Err(why) if whys.is_empty() => whys.push(why),
+                Err(why) => whys.push(format!("alternative {}: {why}", entry.id)),
+            }
+        }
+        Err(ToolError::unavailable(format!(
+            "cannot start a server for {}: {}",
+            self.rel(path),
+            whys.join("; ")
+        )))
+    }
+
+    /// The slots of the linters that run beside `path`'s server, and why
+    /// each of the others cannot.
+    pub fn linter_slots_for(&self, path: &Path) -> Vec<(String, Result<Arc<ServerSlot>, String>)> {
+        self.catalog
+            .linters_for(path)
+            .into_iter()
+            .map(|(entry, _)| {
+                let slot = self.resolve(entry, path).map(|r| self.slot(entry, r));
+                (entry.id.clone(), slot)
+            })
+            .collect()
+    }
+
     /// The slot's live client, starting it if there is none.
     pub async fn ensure_running(
         &self,
         slot: &Arc<ServerSlot>,
     ) -> Result<Arc<LspClient>, ToolError> {
+        self.start_reaper();
         let mut state = slot.state.lock().await;
         state.observe();
+        state.last_used = Some(Instant::now());
         if let Some(c) = &state.client {
             return Ok(c.clone());
         }
@@ -273,6 +352,8 @@ impl LspSupervisor {
         match LspClient::start(spec).await {
             Ok(c) => {
                 state.client = Some(c.clone());
+                state.stopped_idle = None;
+                state.last_used = Some(Instant::now());
                 Ok(c)
             }
             Err(why) => {
@@ -284,6 +365,15 @@ impl LspSupervisor {
                     state.crashes
                 )))
             }
+        }
+    }
+
+    /// Start the idle-server reaper once (inside the runtime).
+    fn start_reaper(&self) {
+        let mut reaper = self.reaper.lock().expect("reaper");
+        if reaper.is_none() {
+            let slots = Arc::downgrade(&self.slots);
+            *reaper = Some(tokio::spawn(stop_idle_servers(slots, self.timeouts.idle)));
         }
     }
 
@@ -301,16 +391,7 @@ impl LspSupervisor {
     /// Returns one line per server.
     pub async fn reload(&self, path: Option<&Path>) -> Result<Vec<String>, ToolError> {
         let slots: Vec<Arc<ServerSlot>> = match path {
-            Some(p) => {
-                let (entry, _) = self.entry_for(p)?;
-                let r = self.resolve(entry, p).map_err(|why| {
-                    ToolError::unavailable(format!(
-                        "cannot start a server for {}: {why}",
-                        self.rel(p)
-                    ))
-                })?;
-                vec![self.slot(entry, r)]
-            }
+            Some(p) => vec![self.server_slot_for(p)?.0],
             None => self.slots(),
         };
         if slots.is_empty() {
@@ -391,15 +472,21 @@ impl LspSupervisor {
                     format!("{head}: {cr}; not restarted again — run `lsp` op `reload`")
                 }
                 (None, Some(cr)) => format!("{head}: {cr}; the next call restarts it"),
-                (None, None) => {
-                    format!("{head}: not running (starts on the next call that needs it)")
-                }
+                (None, None) => match state.stopped_idle {
+                    Some(at) => format!(
+                        "{head}: stopped (idle: unused for {} s, stopped {} s ago; the next call that needs it starts it again)",
+                        self.timeouts.idle.as_secs(),
+                        at.elapsed().as_secs()
+                    ),
+                    None => format!("{head}: not running (starts on the next call that needs it)"),
+                },
             };
             lines.push(line);
         }
         // Entries that have no slot: what would happen at the workspace root,
         // and refusals already met.
         let refusals = self.refusals.lock().expect("refusals").clone();
+        let (mut no_root, mut not_installed) = (Vec::new(), Vec::new());
         for entry in self.catalog.entries() {
             if slots.iter().any(|s| s.entry.id == entry.id) {
                 continue;
@@ -421,6 +508,19 @@ impl LspSupervisor {
                 self.workspace.root(),
                 self.path_env.as_ref(),
             );
+            // Of the many entries that cannot serve this checkout, only
+            // those with a project root here get a line of their own.
+            match &r {
+                Resolution::NoMarker { .. } => {
+                    no_root.push(entry.id.as_str());
+                    continue;
+                }
+                Resolution::NoBinary { .. } if entry.root_rule == RootRule::Workspace => {
+                    not_installed.push(entry.id.as_str());
+                    continue;
+                }
+                _ => {}
+            }
             lines.push(match (&r, r.why_not(entry, &|p| self.rel(p))) {
                 (
                     Resolution::Ready {
@@ -440,6 +540,20 @@ impl LspSupervisor {
                 (_, None) => unreachable!("only Ready has no reason"),
             });
         }
+        if !no_root.is_empty() {
+            lines.push(format!(
+                "no project root at the workspace root (each starts for a file inside its kind of project; \
+                 `doctor` lists what each looks for): {}",
+                no_root.join(", ")
+            ));
+        }
+        if !not_installed.is_empty() {
+            lines.push(format!(
+                "not installed (no server binary in the project or on $PATH): {}",
+                not_installed.join(", ")
+            ));
+        }
+        lines.extend(self.catalog.untrusted().iter().map(|u| u.notice()));
         lines
     }
 
@@ -467,11 +581,22 @@ impl LspSupervisor {
 
     /// Stop every server.
     pub async fn shutdown(&self) {
+        if let Some(r) = self.reaper.lock().expect("reaper").take() {
+            r.abort();
+        }
         for slot in self.slots() {
             let client = slot.state.lock().await.client.take();
             if let Some(c) = client {
                 c.stop().await;
             }
+        }
+    }
+}
+
+impl Drop for LspSupervisor {
+    fn drop(&mut self) {
+        if let Some(r) = self.reaper.get_mut().ok().and_then(Option::take) {
+            r.abort();
         }
     }
 }

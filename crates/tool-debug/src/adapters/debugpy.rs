@@ -5,27 +5,9 @@
 //! broken code.
 
 use super::{LaunchInput, RequestArguments};
-use crate::catalog::{AdapterKind, AdapterSpec, Catalog, CommandLine, Connect};
+use crate::catalog::{Catalog, CommandLine};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-
-pub fn spec() -> AdapterSpec {
-    AdapterSpec {
-        id: "debugpy".into(),
-        kind: AdapterKind::Debugpy,
-        commands: vec![],
-        markers: vec![
-            "pyproject.toml".into(),
-            "setup.py".into(),
-            "requirements.txt".into(),
-        ],
-        extensions: vec!["py".into()],
-        connect: Connect::Stdio,
-        launch_template: json!({}),
-        // `repl` evaluates statements as well as expressions.
-        evaluate_context: "repl".into(),
-    }
-}
 
 pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
     let python = input

@@ -5,27 +5,8 @@
 
 use super::{LaunchInput, RequestArguments};
 use crate::args::GoMode;
-use crate::catalog::{AdapterKind, AdapterSpec, Connect};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-
-pub fn spec() -> AdapterSpec {
-    AdapterSpec {
-        id: "delve".into(),
-        kind: AdapterKind::Delve,
-        commands: vec![vec![
-            "dlv".into(),
-            "dap".into(),
-            "--listen".into(),
-            "127.0.0.1:0".into(),
-        ]],
-        markers: vec!["go.mod".into()],
-        extensions: vec!["go".into()],
-        connect: Connect::TcpListen,
-        launch_template: json!({}),
-        evaluate_context: "repl".into(),
-    }
-}
 
 /// How delve launches a program: its `mode`, the `program` it is given
 /// and the arguments in front of the model's.

@@ -4,51 +4,10 @@
 //! need its embedded Python pointed at the right place on Debian.
 
 use super::LaunchInput;
-use crate::catalog::{AdapterKind, AdapterSpec, Catalog, Connect};
+use crate::catalog::Catalog;
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-
-/// Versioned names Debian and LLVM's apt repository install (`lldb-dap-18`,
-/// `/usr/lib/llvm-14/bin/lldb-vscode`), newest first.
-fn lldb_commands() -> Vec<Vec<String>> {
-    let versions: Vec<u32> = (11..=22).rev().collect();
-    let mut out = vec![vec!["lldb-dap".to_string()]];
-    for base in ["lldb-dap", "lldb-vscode"] {
-        if base == "lldb-vscode" {
-            out.push(vec!["lldb-vscode".to_string()]);
-        }
-        for n in &versions {
-            out.push(vec![format!("{base}-{n}")]);
-        }
-        for n in &versions {
-            out.push(vec![format!("/usr/lib/llvm-{n}/bin/{base}")]);
-        }
-    }
-    out
-}
-
-pub fn spec() -> AdapterSpec {
-    AdapterSpec {
-        id: "lldb".into(),
-        kind: AdapterKind::Lldb,
-        commands: lldb_commands(),
-        markers: vec![
-            "Cargo.toml".into(),
-            "CMakeLists.txt".into(),
-            "Makefile".into(),
-            "*.c".into(),
-            "*.cpp".into(),
-        ],
-        // Sources are routed here only so that launching one says how to
-        // build it: lldb runs executables.
-        extensions: vec!["c".into(), "cc".into(), "cpp".into(), "rs".into()],
-        connect: Connect::Stdio,
-        launch_template: json!({}),
-        // lldb's `repl` context runs lldb commands, not expressions.
-        evaluate_context: "watch".into(),
-    }
-}
 
 pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
     // The program gets the run's PATH even when the adapter's was changed

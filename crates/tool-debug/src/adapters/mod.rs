@@ -1,6 +1,7 @@
 //! What each built-in adapter needs that the others do not, one file each:
-//! its catalog entry, how it is found, its launch and attach arguments, and
-//! its quirks. The catalog, the session and the ops stay adapter-neutral and
+//! how it is found, its launch and attach arguments, and its quirks. Their
+//! catalog entries are data: `catalog/adapters.toml`, embedded and loaded
+//! here into [`AdapterSpec`]s. The catalog, the session and the ops stay adapter-neutral and
 //! ask here.
 //!
 //! Invariant: a harness-supplied adapter ([`AdapterKind::Custom`]) gets plain
@@ -21,9 +22,66 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The built-in catalog, in routing order.
+/// The built-in catalog's text (`catalog/adapters.toml`), embedded.
+pub const BUILTIN_TOML: &str = include_str!("../../catalog/adapters.toml");
+
+/// An adapter catalog file: its `[[adapters]]` tables.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdapterFile {
+    adapters: Vec<AdapterSpec>,
+}
+
+/// Parse an adapter catalog's text (the built-in one, or a test's).
+pub fn parse_catalog(text: &str) -> Result<Vec<AdapterSpec>, String> {
+    toml::from_str::<AdapterFile>(text)
+        .map(|f| f.adapters)
+        .map_err(|e| e.to_string())
+}
+
+/// The built-in catalog, in routing order, from the embedded
+/// `catalog/adapters.toml` (a test checks it loads).
 pub fn builtin() -> Vec<AdapterSpec> {
-    vec![debugpy::spec(), lldb::spec(), delve::spec(), dart::spec()]
+    parse_catalog(BUILTIN_TOML).expect("the built-in catalog/adapters.toml is valid (tested)")
+}
+
+#[cfg(test)]
+mod catalog_file_tests {
+    use super::*;
+    use crate::catalog::Connect;
+
+    #[test]
+    fn every_built_in_adapter_loads_from_the_toml() {
+        let specs = parse_catalog(BUILTIN_TOML).unwrap();
+        let summary: Vec<String> = specs
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} {:?} {:?} commands={} first={:?} markers={:?} ext={:?} eval={} template={}",
+                    s.id,
+                    s.kind,
+                    s.connect,
+                    s.commands.len(),
+                    s.commands.first(),
+                    s.markers,
+                    s.extensions,
+                    s.evaluate_context,
+                    s.launch_template
+                )
+            })
+            .collect();
+        expect_test::expect![[r#"
+            debugpy Debugpy Stdio commands=0 first=None markers=["pyproject.toml", "setup.py", "requirements.txt"] ext=["py"] eval=repl template={}
+            lldb Lldb Stdio commands=50 first=Some(["lldb-dap"]) markers=["Cargo.toml", "CMakeLists.txt", "Makefile", "*.c", "*.cpp"] ext=["c", "cc", "cpp", "rs"] eval=watch template={}
+            delve Delve TcpListen commands=1 first=Some(["dlv", "dap", "--listen", "127.0.0.1:0"]) markers=["go.mod"] ext=["go"] eval=repl template={}
+            dart Dart Stdio commands=1 first=Some(["dart", "debug_adapter"]) markers=["pubspec.yaml"] ext=["dart"] eval=repl template={}"#]]
+        .assert_eq(&summary.join("\n"));
+        assert_eq!(specs[1].commands[13], vec!["/usr/lib/llvm-22/bin/lldb-dap"]);
+        assert_eq!(specs[2].connect, Connect::TcpListen);
+        // A bad entry is named, not skipped.
+        let err = parse_catalog("[[adapters]]\nid = \"x\"\nkind = \"gdb\"\n").unwrap_err();
+        assert!(err.contains("unknown variant `gdb`"), "{err}");
+    }
 }
 
 impl Catalog {

@@ -2,23 +2,26 @@
 
 use crate::render;
 use crate::run::load_config;
-use agent_tools::{BindingState, RunOptions, ToolsetBuilder, FAMILIES};
+use agent_tools::{BindingState, RunConfig, RunOptions, ToolsetBuilder, FAMILIES};
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-pub async fn run(root: PathBuf, config: Option<PathBuf>) -> u8 {
-    let config = match load_config(config.as_ref()) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("agent-tools doctor: {e}");
-            return 2;
-        }
-    };
+pub async fn run(root: PathBuf, config: Option<PathBuf>, trust_workspace: bool) -> u8 {
+    let (config, user_config) =
+        match load_config(config.as_ref()).and_then(|c| RunConfig::load_user().map(|u| (c, u))) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("agent-tools doctor: {e}");
+                return 2;
+            }
+        };
     let opts = RunOptions {
         root: root.clone(),
         interactive: std::io::stdin().is_terminal(),
         config,
+        user_config,
+        trust_workspace,
         ..Default::default()
     };
     let toolset = match ToolsetBuilder::new(&root).map(|b| b.with_defaults(&opts).build()) {

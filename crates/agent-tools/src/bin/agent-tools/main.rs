@@ -53,6 +53,11 @@ struct RunArgs {
     /// configures (named on stderr), instead of refusing to start (exit 2).
     #[arg(long)]
     lenient: bool,
+    /// Trust the checkout: a language server or checker its
+    /// `.agent-tools.toml` names may run (without this flag such entries are
+    /// reported and never run).
+    #[arg(long)]
+    trust_workspace: bool,
 }
 
 #[derive(Subcommand)]
@@ -69,6 +74,9 @@ enum Command {
         /// A config file (TOML).
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Trust the checkout's `.agent-tools.toml` to name commands.
+        #[arg(long)]
+        trust_workspace: bool,
     },
     /// Run one tool call and print its result. You, who typed it, are its
     /// approver: write and exec tools run without asking.
@@ -155,7 +163,11 @@ fn main() -> ExitCode {
     };
     let code = rt.block_on(async move {
         match cli.command {
-            Command::Doctor { root, config } => doctor::run(root, config).await,
+            Command::Doctor {
+                root,
+                config,
+                trust_workspace,
+            } => doctor::run(root, config, trust_workspace).await,
             Command::Call {
                 tool,
                 args,

@@ -13,7 +13,7 @@ use agent_tools::mcp::{
     serve_stdio, shutdown, ApprovalPolicy, ClientLink, ElicitationApprover, McpConfig, McpHost,
     SessionEnd,
 };
-use agent_tools::{RunOptions, ToolsetBuilder};
+use agent_tools::{RunConfig, RunOptions, ToolsetBuilder};
 use std::sync::Arc;
 use std::time::Duration;
 use tool_core::{AllowAll, Approver, CancellationToken};
@@ -49,6 +49,8 @@ async fn serve_inner(args: RunArgs) -> Result<(), String> {
         interactive: false,
         surface: Some(surface.max_tier),
         config,
+        user_config: RunConfig::load_user()?,
+        trust_workspace: args.trust_workspace,
     };
 
     let builder = ToolsetBuilder::new(&args.root)

@@ -92,6 +92,8 @@ pub fn bind(command: &str, args: &RunArgs) -> Result<BoundRun, String> {
         interactive: std::io::stdin().is_terminal(),
         surface: Some(surface.max_tier),
         config,
+        user_config: RunConfig::load_user()?,
+        trust_workspace: args.trust_workspace,
     };
     let builder = ToolsetBuilder::new(&args.root)
         .map_err(|e| format!("root {}: {e}", args.root.display()))?

@@ -1,0 +1,232 @@
+//! The `[lsp]` config: the changes a config layer makes to the built-in
+//! catalog (`catalog/servers.toml`), in the catalog's own format, and how
+//! the layers of one run fold into one [`CatalogConfig`].
+//!
+//! Layers, later winning: the user's config file, the project's config in
+//! the checkout, the harness-supplied config. Each may add entries, replace
+//! one by id, disable ids and set the timeouts.
+//!
+//! Invariant: a project config is the checkout's text, so it never makes
+//! the host start a program the other layers did not already name. A
+//! project entry whose command lines (server or checker) differ from the
+//! entry in effect is kept only when the workspace is trusted; otherwise it
+//! is set aside in [`CatalogConfig::untrusted`], which `status`, `doctor` and
+//! a call for one of its files report — it is never run.
+
+use crate::catalog::{Catalog, ServerEntry};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// One layer's changes to the catalog (the `[lsp]` config section), or the
+/// fold of a run's layers.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogConfig {
+    /// Entries added, or replacing a built-in one with the same id.
+    #[serde(default)]
+    pub servers: Vec<ServerEntry>,
+    /// Built-in ids to drop.
+    #[serde(default)]
+    pub disable: Vec<String>,
+    /// Request timeout in milliseconds.
+    #[serde(default)]
+    pub request_timeout_ms: Option<u64>,
+    /// How long a query waits for indexing, in milliseconds.
+    #[serde(default)]
+    pub index_wait_ms: Option<u64>,
+    /// How long the write wrapper waits for diagnostics, in milliseconds.
+    #[serde(default)]
+    pub diagnostics_wait_ms: Option<u64>,
+    /// A server unused this long is stopped (default 600000: 10 minutes);
+    /// the next call that needs it starts it again.
+    #[serde(default)]
+    pub idle_timeout_ms: Option<u64>,
+    /// Project entries naming a command, not used because the workspace is
+    /// not trusted.
+    #[serde(skip)]
+    pub untrusted: Vec<Untrusted>,
+}
+
+/// A project config's entry that names a command, set aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Untrusted {
+    pub entry: ServerEntry,
+    /// The project config file, as shown to the model.
+    pub source: String,
+}
+
+impl Untrusted {
+    /// The notice `status`, `doctor` and a call for its files give.
+    pub fn notice(&self) -> String {
+        let commands: Vec<String> = commands_of(&self.entry).map(|c| c.join(" ")).collect();
+        format!(
+            "{} server `{}` ({}): not run: project config names a command; trust the workspace to use it \
+             (--trust-workspace)",
+            self.source,
+            self.entry.id,
+            commands.join("; ")
+        )
+    }
+}
+
+/// Every command line an entry would start: its servers' and its checker's.
+fn commands_of(entry: &ServerEntry) -> impl Iterator<Item = &Vec<String>> {
+    entry
+        .commands
+        .iter()
+        .chain(entry.checker.iter().flat_map(|c| c.commands.iter()))
+}
+
+/// Whether `entry` starts only command lines `current` already starts.
+fn names_no_new_command(entry: &ServerEntry, current: &ServerEntry) -> bool {
+    commands_of(entry).all(|c| commands_of(current).any(|d| d == c))
+}
+
+impl CatalogConfig {
+    /// `later` folded over this layer: its entries replace same-id ones (or
+    /// are added), its disabled ids join these, its timeouts win.
+    pub fn then(mut self, later: CatalogConfig) -> CatalogConfig {
+        for entry in later.servers {
+            match self.servers.iter_mut().find(|e| e.id == entry.id) {
+                Some(slot) => *slot = entry,
+                None => self.servers.push(entry),
+            }
+        }
+        for id in later.disable {
+            if !self.disable.contains(&id) {
+                self.disable.push(id);
+            }
+        }
+        self.request_timeout_ms = later.request_timeout_ms.or(self.request_timeout_ms);
+        self.index_wait_ms = later.index_wait_ms.or(self.index_wait_ms);
+        self.diagnostics_wait_ms = later.diagnostics_wait_ms.or(self.diagnostics_wait_ms);
+        self.idle_timeout_ms = later.idle_timeout_ms.or(self.idle_timeout_ms);
+        self.untrusted.extend(later.untrusted);
+        self
+    }
+
+    /// A project config (`source`, as shown) folded over this layer. Unless
+    /// `trusted`, an entry naming a command line the entry in effect for its
+    /// id does not already start (or that adds a new id) is set aside, not
+    /// used; settings-only changes (no new command) and disabled ids apply.
+    pub fn then_project(self, mut project: CatalogConfig, source: &str, trusted: bool) -> Self {
+        if !trusted {
+            let in_effect = Catalog::with_config(&self);
+            let (kept, set_aside): (Vec<ServerEntry>, Vec<ServerEntry>) =
+                project.servers.into_iter().partition(|e| {
+                    in_effect
+                        .get(&e.id)
+                        .is_some_and(|current| names_no_new_command(e, current))
+                });
+            project.servers = kept;
+            project
+                .untrusted
+                .extend(set_aside.into_iter().map(|entry| Untrusted {
+                    entry,
+                    source: source.to_string(),
+                }));
+        }
+        self.then(project)
+    }
+
+    /// The catalog for a run whose surface may not run the project's code
+    /// (the read surface): built-in servers that would run it by default
+    /// are started with that switched off. Today that is rust-analyzer
+    /// (build scripts and proc macros while indexing, `cargo check` on
+    /// save). An entry the user configured for the same id is kept as
+    /// given: the user chose it.
+    pub fn without_project_code(mut self) -> Self {
+        let user_has = |id: &str| self.servers.iter().any(|e| e.id == id);
+        if !user_has("rust") && !self.disable.iter().any(|d| d == "rust") {
+            if let Some(mut rust) = crate::catalog::builtin()
+                .into_iter()
+                .find(|e| e.id == "rust")
+            {
+                rust.initialization_options = Some(rust_analyzer_without_project_code());
+                rust.save_check_progress = None;
+                self.servers.push(rust);
+            }
+        }
+        self
+    }
+}
+
+/// rust-analyzer's settings that keep it from running the project's code:
+/// no build scripts, no proc-macro expansion, no `cargo check` on save.
+pub fn rust_analyzer_without_project_code() -> Value {
+    serde_json::json!({
+        "cargo": {"buildScripts": {"enable": false}},
+        "procMacro": {"enable": false},
+        "checkOnSave": false
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn layer(v: Value) -> CatalogConfig {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn later_layers_replace_entries_join_disabled_ids_and_win_timeouts() {
+        let user = layer(json!({
+            "disable": ["dart"], "request_timeout_ms": 5000,
+            "servers": [{"id": "zig", "extensions": {"zig": "zig"}, "commands": [["zls"]], "root_markers": ["build.zig"]}]
+        }));
+        let harness = layer(json!({
+            "disable": ["go"], "index_wait_ms": 100,
+            "servers": [{"id": "zig", "extensions": {"zig": "zig"}, "commands": [["zls", "--debug"]], "root_markers": ["build.zig"]}]
+        }));
+        let all = user.then(harness);
+        assert_eq!(all.disable, ["dart", "go"]);
+        assert_eq!(
+            (all.request_timeout_ms, all.index_wait_ms),
+            (Some(5000), Some(100))
+        );
+        assert_eq!(all.servers.len(), 1);
+        assert_eq!(all.servers[0].commands, [["zls", "--debug"]]);
+    }
+
+    #[test]
+    fn an_untrusted_project_changes_settings_but_names_no_command() {
+        let project = || {
+            layer(json!({
+                "disable": ["dart"], "request_timeout_ms": 7000,
+                "servers": [
+                    // Same command as the built-in: a settings change.
+                    {"id": "go", "extensions": {"go": "go"}, "commands": [["gopls"]], "root_markers": ["go.mod"],
+                     "settings": {"gopls": {"staticcheck": true}}},
+                    // A new command for a built-in id.
+                    {"id": "python", "extensions": {"py": "python"}, "commands": [["./evil"]], "root_markers": ["x"]},
+                    // A new id.
+                    {"id": "evil", "extensions": {"evil": "evil"}, "commands": [["sh", "-c", "touch M"]], "root_markers": ["x"]}
+                ]
+            }))
+        };
+        let cfg = CatalogConfig::default().then_project(project(), ".agent-tools.toml", false);
+        assert_eq!(cfg.disable, ["dart"]);
+        assert_eq!(cfg.request_timeout_ms, Some(7000));
+        let kept: Vec<&str> = cfg.servers.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(kept, ["go"]);
+        let notices: Vec<String> = cfg.untrusted.iter().map(Untrusted::notice).collect();
+        expect_test::expect![[r#"
+            .agent-tools.toml server `python` (./evil): not run: project config names a command; trust the workspace to use it (--trust-workspace)
+            .agent-tools.toml server `evil` (sh -c touch M): not run: project config names a command; trust the workspace to use it (--trust-workspace)"#]]
+        .assert_eq(&notices.join("\n"));
+        let cat = Catalog::with_config(&cfg);
+        assert_eq!(
+            cat.get("python").unwrap().commands[0],
+            ["basedpyright-langserver", "--stdio"]
+        );
+        assert!(cat.get("evil").is_none());
+
+        let trusted = CatalogConfig::default().then_project(project(), ".agent-tools.toml", true);
+        assert!(trusted.untrusted.is_empty());
+        let cat = Catalog::with_config(&trusted);
+        assert_eq!(cat.get("python").unwrap().commands, [["./evil"]]);
+        assert!(cat.get("evil").is_some());
+    }
+}

@@ -1,0 +1,511 @@
+//! Every catalog entry marked `tested = true` that the older scenario tests
+//! (real_servers.rs) do not drive, against the real server `cargo xtask
+//! fixtures` installs: one table, a row per server, one test body. Each row
+//! writes its fixture files into a fresh workspace and runs with a catalog
+//! of that entry alone, then asks: `status` says it is running, the
+//! document symbols of the file, the diagnostic of a known error, and hover
+//! where the server has it.
+
+mod common;
+
+use common::Run;
+use serde_json::json;
+use tool_lsp::{CatalogConfig, LspBinding};
+
+/// One tested server.
+struct Row {
+    /// The catalog entry.
+    id: &'static str,
+    /// The binary (its fixture must be installed).
+    binary: &'static str,
+    /// Files written into the workspace: (relative path, content).
+    files: &'static [(&'static str, &'static str)],
+    /// The file asked about.
+    file: &'static str,
+    /// Lines the `symbols` answer starts (none: the server has no
+    /// document symbols, or none for this file).
+    symbols: &'static [&'static str],
+    /// A file with a known error, and a line its diagnostics hold.
+    broken: (&'static str, &'static str),
+    /// `hover` at (line, symbol) holds this text, where the server hovers.
+    hover: Option<(u32, &'static str, &'static str)>,
+}
+
+const ROWS: &[Row] = &[
+    Row {
+        id: "bash",
+        binary: "bash-language-server",
+        files: &[
+            ("run.sh", "#!/bin/bash\ngreet() {\n  echo \"hello $1\"\n}\ngreet world\n"),
+            ("broken.sh", "#!/bin/bash\nif [ 1 = 1 ]; then\n  echo x\n"),
+        ],
+        file: "run.sh",
+        symbols: &[],
+        broken: ("broken.sh", "broken.sh:2:1 error [SC1046] Couldn't find 'fi' for this 'if'."),
+        hover: Some((5, "greet", "Function: **greet** - *defined on line 2*")),
+    },
+    Row {
+        id: "yaml",
+        binary: "yaml-language-server",
+        files: &[
+            ("config.yaml", "server:\n  port: 8080\n  name: demo\nitems:\n  - one\n"),
+            ("broken.yaml", "a: [1, 2\nb: c\n"),
+        ],
+        file: "config.yaml",
+        symbols: &["1: module server", "  2: number port  8080"],
+        broken: ("broken.yaml", "broken.yaml:2:1 error [0] Flow sequence in block collection must be sufficiently indented and end with a ]"),
+        hover: None,
+    },
+    Row {
+        id: "html",
+        binary: "vscode-html-language-server",
+        files: &[
+            ("index.html", "<!DOCTYPE html>\n<html>\n<head><title>Demo</title></head>\n<body>\n<div id=\"main\"><p>hi</p></div>\n</body>\n</html>\n"),
+            ("broken.html", "<html>\n<body>\n<script>\nlet x = ;\n</script>\n</body>\n</html>\n"),
+        ],
+        file: "index.html",
+        symbols: &["5: field div#main"],
+        broken: ("broken.html", "broken.html:4:9 error Expression expected."),
+        hover: Some((2, "html", "The html element represents the root of an HTML document.")),
+    },
+    Row {
+        id: "css",
+        binary: "vscode-css-language-server",
+        files: &[
+            ("style.css", ".card {\n  color: red;\n}\n#main {\n  margin: 0;\n}\n"),
+            ("broken.css", ".card {\n  color: red;\n  colr: blue;\n}\n"),
+        ],
+        file: "style.css",
+        symbols: &["1: "],
+        broken: ("broken.css", "broken.css:3:3 warning [unknownProperties] Unknown property: 'colr'"),
+        hover: Some((2, "color", "Sets the color of an element's text")),
+    },
+    Row {
+        id: "json",
+        binary: "vscode-json-language-server",
+        files: &[
+            ("data.json", "{\n  \"name\": \"demo\",\n  \"items\": [1, 2]\n}\n"),
+            ("broken.json", "{\n  \"name\": \"demo\"\n  \"x\": 1\n}\n"),
+        ],
+        file: "data.json",
+        symbols: &["2: string name  demo", "3: array items"],
+        broken: ("broken.json", "broken.json:3:3 error [514] Expected comma"),
+        hover: None,
+    },
+    Row {
+        id: "dockerfile",
+        binary: "docker-langserver",
+        files: &[
+            ("Dockerfile", "FROM debian:12 AS base\nRUN echo hi\nWORKDIR /app\n"),
+            ("broken.dockerfile", "FROM debian:12\nEXPOSE notaport\nWORKDIR\n"),
+        ],
+        file: "Dockerfile",
+        symbols: &["1: function FROM", "3: function WORKDIR"],
+        broken: ("broken.dockerfile", "broken.dockerfile:2:8 error [24] Invalid containerPort: notaport"),
+        hover: Some((3, "WORKDIR", "Set the working directory for any subsequent ADD")),
+    },
+    Row {
+        id: "php",
+        binary: "intelephense",
+        files: &[
+            ("composer.json", "{}\n"),
+            ("app.php", "<?php\nclass Greeter {\n    public function say(string $name): string {\n        return \"hi \" . $name;\n    }\n}\nfunction greet(string $n): string { return $n; }\necho greet(\"x\");\n"),
+            ("broken.php", "<?php\nfunction f() {\n    return 1\n}\n"),
+        ],
+        file: "app.php",
+        symbols: &["2: class Greeter", "  3: method say", "7: function greet"],
+        broken: ("broken.php", "broken.php:4:1 error [P1001] Unexpected '}'. Expected ';'."),
+        hover: Some((8, "greet", "function greet(string $n): string")),
+    },
+    Row {
+        id: "svelte",
+        binary: "svelteserver",
+        files: &[
+            ("package.json", "{\"name\": \"demo\"}\n"),
+            ("App.svelte", "<script>\n  let count = 0;\n  function inc() { count += 1; }\n</script>\n<button on:click={inc}>{count}</button>\n"),
+            ("Broken.svelte", "<script>\n  let count = 0;\n</script>\n<button on:click={inc}>{count}</button>\n{#if count}\n"),
+        ],
+        file: "App.svelte",
+        symbols: &["  2: variable count", "  3: function inc"],
+        broken: ("Broken.svelte", "Broken.svelte:5:1 error [unclosed-block] Block was left open"),
+        hover: Some((5, "count", "let count: number")),
+    },
+    Row {
+        id: "graphql",
+        binary: "graphql-lsp",
+        files: &[
+            (".graphqlrc.yml", "schema: schema.graphql\ndocuments: '*.graphql'\n"),
+            ("schema.graphql", "type Query {\n  user(id: ID!): User\n}\ntype User {\n  id: ID!\n  name: String\n}\n"),
+            ("broken.graphql", "query Q {\n  user(id: 1) {\n    nope\n  }\n}\n"),
+        ],
+        file: "schema.graphql",
+        symbols: &[],
+        broken: ("broken.graphql", "broken.graphql:3:5 error Cannot query field \"nope\" on type \"User\". Did you mean \"name\"?"),
+        hover: None,
+    },
+    Row {
+        id: "sql",
+        binary: "sql-language-server",
+        files: &[
+            ("q.sql", "SELECT id, name FROM users WHERE id = 1;\n"),
+            ("broken.sql", "SELEC id FROM users;\n"),
+        ],
+        file: "q.sql",
+        symbols: &[],
+        broken: ("broken.sql", "broken.sql:1:2 error Expected \"$\", \"(\", \"--\""),
+        hover: None,
+    },
+    Row {
+        id: "vim",
+        binary: "vim-language-server",
+        files: &[
+            ("plugin.vim", "function! Greet(name) abort\n  echo 'hi ' . a:name\nendfunction\ncall Greet('x')\n"),
+            ("broken.vim", "function! Broken(\n"),
+        ],
+        file: "plugin.vim",
+        symbols: &[],
+        broken: ("broken.vim", "broken.vim:1:18 error unexpected token: <EOL>"),
+        hover: None,
+    },
+    Row {
+        id: "python-jedi",
+        binary: "jedi-language-server",
+        files: &[
+            ("pyproject.toml", "[project]\nname = \"x\"\n"),
+            ("app.py", "def greet(name: str) -> str:\n    \"\"\"Say hi.\"\"\"\n    return name\n\n\nclass Greeter:\n    pass\n\n\ngreet(\"x\")\n"),
+            ("broken.py", "def f(:\n    pass\n"),
+        ],
+        file: "app.py",
+        symbols: &["1: function greet  def greet", "6: class Greeter  class Greeter"],
+        broken: ("broken.py", "broken.py:1:7 error SyntaxError: invalid syntax (broken.py, line 1)"),
+        hover: Some((10, "greet", "def greet(name: str) -> str")),
+    },
+    Row {
+        id: "python-pylsp",
+        binary: "pylsp",
+        files: &[
+            ("pyproject.toml", "[project]\nname = \"x\"\n"),
+            ("app.py", "def greet(name: str) -> str:\n    \"\"\"Say hi.\"\"\"\n    return name\n\n\nclass Greeter:\n    pass\n\n\ngreet(\"x\")\n"),
+            ("broken.py", "def f(:\n    pass\n"),
+        ],
+        file: "app.py",
+        symbols: &["1: function greet", "6: class Greeter"],
+        broken: ("broken.py", "broken.py:1:8 error invalid syntax"),
+        hover: Some((10, "greet", "greet(name: str) -> str")),
+    },
+    Row {
+        id: "ruff",
+        binary: "ruff",
+        files: &[
+            ("pyproject.toml", "[project]\nname = \"x\"\n"),
+            ("app.py", "import os\n\n\ndef greet(name: str) -> str:\n    return name\n"),
+            ("broken.py", "import os\nx = undefined_name\n"),
+        ],
+        file: "app.py",
+        symbols: &[],
+        broken: ("broken.py", "broken.py:2:5 error [F821] Undefined name `undefined_name`"),
+        hover: None,
+    },
+    Row {
+        id: "fortran",
+        binary: "fortls",
+        files: &[
+            ("fpm.toml", "name = \"demo\"\n"),
+            ("demo.f90", "module greet_mod\ncontains\n  subroutine greet(n)\n    integer, intent(in) :: n\n    print *, n\n  end subroutine greet\nend module greet_mod\n"),
+            ("broken.f90", "program p\n  integer :: x\n  integer :: x\nend program p\n"),
+        ],
+        file: "demo.f90",
+        symbols: &["1: module greet_mod", "3: function greet"],
+        broken: ("broken.f90", "broken.f90:3:14 error Variable \"x\" declared twice in scope"),
+        hover: Some((3, "greet", "SUBROUTINE greet(n)")),
+    },
+    Row {
+        id: "c-ccls",
+        binary: "ccls",
+        files: &[
+            ("compile_flags.txt", "-std=c11\n"),
+            ("main.c", "int add(int a, int b) { return a + b; }\nstruct point { int x; };\nint main(void) { return add(1, 2); }\n"),
+            ("broken.c", "int main(void) { return undefined_thing; }\n"),
+        ],
+        file: "main.c",
+        symbols: &["1: function add  int add(int a, int b)", "2: struct point  struct point {}"],
+        broken: ("broken.c", "broken.c:1:25 error [2] use of undeclared identifier 'undefined_thing'"),
+        hover: None,
+    },
+    Row {
+        id: "biome",
+        binary: "biome",
+        files: &[
+            ("biome.json", "{}\n"),
+            ("app.ts", "export function greet(name: string): string {\n  return name;\n}\n"),
+            ("broken.ts", "debugger;\nlet x = 1;\nexport { x };\n"),
+        ],
+        file: "app.ts",
+        symbols: &[],
+        broken: ("broken.ts", "broken.ts:1:1 error [lint/suspicious/noDebugger] This is an unexpected use of the debugger statement."),
+        hover: None,
+    },
+];
+
+/// A config whose catalog is the built-in entry `id` alone (a linter
+/// serving its files alone, as their server).
+fn only(id: &str) -> CatalogConfig {
+    let mut config = CatalogConfig::default();
+    let builtin = tool_lsp::catalog::builtin();
+    config.disable = builtin
+        .iter()
+        .map(|e| e.id.clone())
+        .filter(|e| e != id)
+        .collect();
+    let mut entry = builtin.into_iter().find(|e| e.id == id).unwrap();
+    entry.role = tool_lsp::catalog::Role::Server;
+    config.servers.push(entry);
+    // Servers that start slowly on a loaded machine get time to publish.
+    config.diagnostics_wait_ms = Some(30_000);
+    config
+}
+
+async fn check(row: &Row) -> Vec<String> {
+    let mut failures = Vec::new();
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in row.files {
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    let run = Run::with_binding(dir, LspBinding::new(only(row.id)));
+    let mut fail = |what: &str, out: &str| failures.push(format!("{}: {what}:\n{out}", row.id));
+    let show = std::env::var_os("ROWS_SHOW").is_some();
+    let (broken, says) = row.broken;
+    match run
+        .call("lsp", json!({"op": "diagnostics", "file": broken}))
+        .await
+    {
+        Ok(out) => {
+            if show {
+                eprintln!("{}: diagnostics\n{out}", row.id);
+            }
+            if !out.contains(says) {
+                fail(&format!("diagnostics lack {says:?}"), &out);
+            }
+        }
+        Err(e) => fail("diagnostics failed", &e.to_string()),
+    }
+    let status = run.call("lsp", json!({"op": "status"})).await.unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(&format!("{} at ", row.id)))
+        .unwrap_or("");
+    if !line.contains(": running, pid") {
+        fail("status does not say running", &status);
+    }
+    if !row.symbols.is_empty() {
+        match run
+            .call("lsp", json!({"op": "symbols", "file": row.file}))
+            .await
+        {
+            Ok(out) => {
+                if show {
+                    eprintln!("{}: symbols\n{out}", row.id);
+                }
+                for want in row.symbols {
+                    if !out.lines().any(|l| l.starts_with(want)) {
+                        fail(&format!("symbols lack a line {want:?}"), &out);
+                    }
+                }
+            }
+            Err(e) => fail("symbols failed", &e.to_string()),
+        }
+    }
+    if let Some((line, symbol, says)) = row.hover {
+        match run
+            .call(
+                "lsp",
+                json!({"op": "hover", "file": row.file, "line": line, "symbol": symbol}),
+            )
+            .await
+        {
+            Ok(out) => {
+                if show {
+                    eprintln!("{}: hover\n{out}", row.id);
+                }
+                if !out.contains(says) {
+                    fail(&format!("hover lacks {says:?}"), &out);
+                }
+            }
+            Err(e) => fail("hover failed", &e.to_string()),
+        }
+    }
+    run.finish().await;
+    failures
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tested_catalog_server_answers() {
+    let only_rows = std::env::var("ROWS").ok();
+    let mut failures = Vec::new();
+    for row in ROWS {
+        if let Some(sel) = &only_rows {
+            if !sel.split(',').any(|s| s == row.id) {
+                continue;
+            }
+        }
+        if tool_core::fixtures::require(&[row.binary]).is_none() {
+            continue;
+        }
+        failures.extend(check(row).await);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// `diagnostics` of a file with both its server and a linter: the merged
+/// answer, and the process groups to check after the run.
+async fn merged_diagnostics(files: &[(&str, &str)], file: &str) -> String {
+    let config = CatalogConfig {
+        diagnostics_wait_ms: Some(30_000),
+        ..CatalogConfig::default()
+    };
+    merged_diagnostics_with(config, files, file).await
+}
+
+async fn merged_diagnostics_with(
+    config: CatalogConfig,
+    files: &[(&str, &str)],
+    file: &str,
+) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    let run = Run::with_binding(dir, LspBinding::new(config));
+    let out = run
+        .call("lsp", json!({"op": "diagnostics", "file": file}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    run.finish().await;
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ruff_runs_beside_basedpyright_merged_and_labelled() {
+    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none()
+        || tool_core::fixtures::require(&["ruff"]).is_none()
+    {
+        return;
+    }
+    let out = merged_diagnostics(
+        &[
+            ("pyproject.toml", "[project]\nname = \"x\"\n"),
+            (
+                "app.py",
+                "import os\n\n\ndef f() -> int:\n    return \"x\"\n",
+            ),
+        ],
+        "app.py",
+    )
+    .await;
+    expect_test::expect![[r#"
+        lsp diagnostics  app.py (python + ruff) — 1 error, 2 warnings
+        app.py:1:8 warning [F401] `os` imported but unused (ruff)
+        app.py:1:8 warning [reportUnusedImport] Import "os" is not accessed (python)
+        app.py:5:12 error [reportReturnType] Type "Literal['x']" is not assignable to return type "int" (python)"#]].assert_eq(&out);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn biome_runs_beside_typescript_merged_and_labelled() {
+    if tool_core::fixtures::require(&["typescript-language-server"]).is_none()
+        || tool_core::fixtures::require(&["biome"]).is_none()
+    {
+        return;
+    }
+    let out = merged_diagnostics(
+        &[
+            (
+                "tsconfig.json",
+                "{\"compilerOptions\": {\"strict\": true}}\n",
+            ),
+            ("biome.json", "{}\n"),
+            ("app.ts", "debugger;\nexport const n: number = \"x\";\n"),
+        ],
+        "app.ts",
+    )
+    .await;
+    expect_test::expect![[r#"
+        lsp diagnostics  app.ts (typescript + biome) — 2 errors, 0 warnings
+        app.ts:1:1 error [lint/suspicious/noDebugger] This is an unexpected use of the debugger statement. (biome)
+        app.ts:2:14 error [2322] Type 'string' is not assignable to type 'number'. (typescript)"#]].assert_eq(&out);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_linter_that_fails_is_named_and_the_servers_answer_still_given() {
+    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none() {
+        return;
+    }
+    let config: CatalogConfig = serde_json::from_value(json!({
+        "diagnostics_wait_ms": 30000,
+        "disable": ["ruff"],
+        "servers": [{"id": "broken-linter", "role": "linter", "extensions": {"py": "python"},
+                     "commands": [["sh", "-c", "exit 3"]], "root_markers": ["pyproject.toml"]}]
+    }))
+    .unwrap();
+    let out = merged_diagnostics_with(
+        config,
+        &[
+            ("pyproject.toml", "[project]\nname = \"x\"\n"),
+            ("app.py", "def f() -> int:\n    return \"x\"\n"),
+        ],
+        "app.py",
+    )
+    .await;
+    // How the dead linter's end is seen (a broken pipe or its exit) is a
+    // race; the rest is exact.
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    expect_test::expect![[r#"
+        lsp diagnostics  app.py (python) — 1 error, 0 warnings
+        app.py:2:12 error [reportReturnType] Type "Literal['x']" is not assignable to return type "int" (python)"#]]
+    .assert_eq(&lines[..2].join("\n"));
+    assert!(
+        lines[2].starts_with(
+            "broken-linter did not answer (failed: broken-linter (sh -c exit 3) did not start at .: \
+             `initialize` failed: the language server is gone"
+        ),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_server_is_stopped_and_the_next_call_starts_it_again() {
+    if tool_core::fixtures::require(&["vscode-json-language-server"]).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data.json"), "{\n  \"name\": \"demo\"\n}\n").unwrap();
+    let mut config = only("json");
+    config.idle_timeout_ms = Some(1_000);
+    let run = Run::with_binding(dir, LspBinding::new(config));
+    let symbols = json!({"op": "symbols", "file": "data.json"});
+    let first = run.lsp(symbols.clone()).await;
+    assert!(first.contains("2: string name  demo"), "{first}");
+    let pids = run.pids().await;
+    assert_eq!(pids.len(), 1);
+    // Unused past the idle timeout: stopped, its processes gone.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !run.pids().await.is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    common::assert_all_dead(&pids).await;
+    let status = run.lsp(json!({"op": "status"})).await;
+    let line = status.lines().find(|l| l.starts_with("json at ")).unwrap();
+    assert!(
+        line.starts_with(
+            "json at . (vscode-json-language-server --stdio): stopped (idle: unused for 1 s, stopped "
+        ) && line.ends_with(" s ago; the next call that needs it starts it again)"),
+        "{status}"
+    );
+    // The next call answers, from a new server.
+    let again = run.lsp(symbols).await;
+    assert_eq!(again, first);
+    let new_pids = run.pids().await;
+    assert_eq!(new_pids.len(), 1);
+    assert_ne!(new_pids, pids);
+    run.finish().await;
+}
