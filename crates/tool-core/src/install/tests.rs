@@ -14,7 +14,23 @@ fn every_built_in_recipe_loads_with_one_source_and_distinct_executables() {
             "gopls",
             "delve",
             "clangd",
-            "lldb"
+            "lldb",
+            "ruff",
+            "jedi-language-server",
+            "python-lsp-server",
+            "biome",
+            "ccls",
+            "bash-language-server",
+            "shellcheck",
+            "yaml-language-server",
+            "vscode-langservers-extracted",
+            "dockerfile-language-server",
+            "intelephense",
+            "svelte-language-server",
+            "graphql-language-service",
+            "sql-language-server",
+            "vim-language-server",
+            "fortls",
         ]
     );
     let mut exes: Vec<&str> = all
@@ -55,8 +71,12 @@ fn languages_and_names_select_recipes_in_file_order() {
     );
     assert_eq!(
         select(&words(&["python", "cobol"])).unwrap_err(),
-        "nothing to install for cobol; languages: c, cpp, go, javascript, python, rust, typescript; \
-         recipes: basedpyright, debugpy, typescript-language-server, rust-analyzer, gopls, delve, clangd, lldb"
+        "nothing to install for cobol; languages: bash, c, cpp, css, dockerfile, fortran, go, graphql, html, \
+         javascript, json, php, python, rust, sql, svelte, typescript, vim, yaml; recipes: basedpyright, debugpy, \
+         typescript-language-server, rust-analyzer, gopls, delve, clangd, lldb, ruff, jedi-language-server, \
+         python-lsp-server, biome, ccls, bash-language-server, shellcheck, yaml-language-server, \
+         vscode-langservers-extracted, dockerfile-language-server, intelephense, svelte-language-server, \
+         graphql-language-service, sql-language-server, vim-language-server, fortls"
     );
 }
 

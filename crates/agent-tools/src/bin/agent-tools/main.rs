@@ -117,8 +117,9 @@ enum Command {
     /// be (each named, with the registry that failed; nothing is left half
     /// installed), 2 bad usage or nothing to install.
     Install {
-        /// Languages (python, typescript, javascript, rust, go, c, cpp) or
-        /// recipe names; none: the languages whose files are under --root.
+        /// Languages (python, typescript, rust, go, c, yaml, bash, …) or
+        /// recipe names (ruff, biome, …); none: the languages whose files are
+        /// under --root. A word it does not know is answered with the list.
         targets: Vec<String>,
         /// The workspace root whose languages are installed when none is named.
         #[arg(long, default_value = ".")]
