@@ -138,7 +138,7 @@ pub async fn run(
             _ => None,
         };
         tokio::select! {
-            ev = kernel.events.recv() => {
+            ev = kernel.next_event() => {
                 let Some(ev) = ev else {
                     replies_closed = true;
                     closed_streams = 2;
@@ -204,7 +204,7 @@ pub async fn run(
                         }
                         false
                     }
-                    KernelEvent::Message(DriverMessage::Ready { .. }) => false,
+                    KernelEvent::Message(DriverMessage::Ready { .. } | DriverMessage::Inspect { .. }) => false,
                     KernelEvent::RepliesClosed => { replies_closed = true; false }
                     KernelEvent::StreamClosed(_) => { closed_streams += 1; false }
                 };
@@ -302,7 +302,7 @@ async fn drain_output(kernel: &mut KernelProcess, output: &mut CellOutput) {
     let until = Instant::now() + Duration::from_millis(500);
     let mut closed = 0;
     while closed < 2 {
-        match tokio::time::timeout_at(until, kernel.events.recv()).await {
+        match tokio::time::timeout_at(until, kernel.next_event()).await {
             Ok(Some(KernelEvent::Text(_, _, t))) => output.push_text(&t),
             Ok(Some(KernelEvent::StreamClosed(Stream::Stdout | Stream::Stderr))) => closed += 1,
             Ok(Some(_)) => {}

@@ -53,6 +53,27 @@ pub enum DriverMessage {
         #[serde(default)]
         error: Option<String>,
     },
+    /// The answer to an `inspect` request: the user's variables.
+    Inspect {
+        #[serde(default)]
+        variables: Vec<Variable>,
+        /// How many there are, listed or not.
+        #[serde(default)]
+        total: usize,
+        #[serde(default)]
+        error: Option<String>,
+    },
+}
+
+/// One variable a kernel holds, as its driver describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct Variable {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// Its shape, length, signature or short value, when it has one.
+    #[serde(default)]
+    pub detail: Option<String>,
 }
 
 /// An image as it travels on the protocol pipe (base64 there, bytes here).

@@ -19,7 +19,9 @@ use tool_core::{async_trait, CallContext, Tier, Tool, ToolError, ToolOutput, Too
 #[serde(deny_unknown_fields)]
 pub struct EvalArgs {
     /// The cell: Python or JavaScript source. Variables, imports and loaded
-    /// data persist into later cells of the same language.
+    /// data persist into later cells of the same language. Required unless
+    /// `inspect` is set.
+    #[serde(default)]
     pub code: String,
     /// 5–10 words saying what the cell does, for the transcript label.
     pub description: String,
@@ -34,7 +36,15 @@ pub struct EvalArgs {
     /// interrupted.
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
+    /// Instead of running code, list the variables the kernel of `language`
+    /// holds: name, type, and shape, length or signature (modules and what
+    /// was imported from them are left out).
+    #[serde(default)]
+    pub inspect: bool,
 }
+
+/// How many variables `inspect` describes at most.
+const INSPECT_MAX: usize = 100;
 
 /// One language's kernel, and why the previous one is gone, if it is.
 #[derive(Default)]
@@ -65,7 +75,8 @@ table and matplotlib figures come back as images. Python accepts the IPython idi
 new packages), %cd, %pwd, %env, %time, %timeit, !cmd, x = !cmd, and the cell magics %%bash, %%timeit, \
 %%capture, %%writefile. JavaScript has top-level await, and declarations persist. Inside a cell, \
 tool(name, args) calls this run's other tools with the same permissions (await it in JavaScript). A cell is \
-interrupted after timeout_seconds (default 300) with no output and no tool call pending.";
+interrupted after timeout_seconds (default 300) with no output and no tool call pending. inspect: true (no code) \
+lists the variables the kernel holds: name, type, and shape, length or signature.";
 
 impl EvalTool {
     pub fn new(factory: Arc<KernelFactory>) -> Self {
@@ -94,6 +105,26 @@ impl EvalTool {
                 k.kill().await;
             }
         }
+    }
+
+    /// The variables of `language`'s kernel, without starting one.
+    async fn inspect(
+        &self,
+        language: Language,
+        description: &str,
+    ) -> Result<ToolOutput, ToolError> {
+        let mut kernels = self.kernels.lock().await;
+        let Some(kernel) = kernels.get_mut(&language).and_then(|s| s.kernel.as_mut()) else {
+            return Ok(ToolOutput::text(format!(
+                "{}\n(no {language} kernel is running, so it holds nothing; a cell starts one)",
+                format::label(language, description)
+            )));
+        };
+        let (variables, total) = kernel
+            .inspect(INSPECT_MAX)
+            .await
+            .map_err(|e| ToolError::failed(format!("inspect {language}: {e}")))?;
+        Ok(format::variables(language, description, &variables, total))
     }
 
     fn limits(&self, args: &EvalArgs) -> Result<CellLimits, ToolError> {
@@ -171,8 +202,22 @@ impl Tool for EvalTool {
                  itself); run the code directly in the first cell",
             ));
         }
-        let limits = self.limits(&args)?;
         let language = args.language;
+        if args.inspect {
+            if !args.code.trim().is_empty() || args.reset || args.timeout_seconds.is_some() {
+                return Err(ToolError::bad_args(
+                    "argument `inspect`: pass it with `language` and `description` only — it lists what the \
+                     kernel holds and runs no code",
+                ));
+            }
+            return self.inspect(language, &description).await;
+        }
+        if args.code.trim().is_empty() {
+            return Err(ToolError::bad_args(
+                "argument `code`: must not be empty (or pass `inspect: true` to list the kernel's variables)",
+            ));
+        }
+        let limits = self.limits(&args)?;
 
         let mut kernels = self.kernels.lock().await;
         let slot = kernels.entry(language).or_default();

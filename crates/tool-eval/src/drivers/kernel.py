@@ -121,7 +121,9 @@ class _Kernel:
             if msg is None:
                 self.flush_streams()
                 os._exit(0)
-            if msg.get("type") == "exec":
+            if msg.get("type") == "inspect":
+                self.answer_inspect(msg)
+            elif msg.get("type") == "exec":
                 self.done_sent = False
                 while True:
                     try:
@@ -132,6 +134,58 @@ class _Kernel:
                         # An interrupt that landed after the cell itself ended
                         # (while its output was being finished): finish it again.
                         msg = dict(msg, code="raise KeyboardInterrupt")
+
+    # ---- what the kernel holds ---------------------------------------------
+
+    def answer_inspect(self, msg):
+        try:
+            variables, total = self.user_variables(int(msg.get("max") or 100))
+            reply = {"type": "inspect", "variables": variables, "total": total}
+        except BaseException as e:  # a stray interrupt too: the kernel stays up
+            reply = {"type": "inspect", "variables": [], "total": 0, "error": "%s: %s" % (type(e).__name__, e)}
+        self.send(reply)
+
+    def user_variables(self, limit):
+        """The names the cells defined, in definition order: modules, what was
+        imported from them, and `_`-names (the kernel's and the user's
+        private ones) are left out; at most `limit` are described."""
+        import inspect
+        import types
+
+        out, total = [], 0
+        for name, value in list(self.ns.items()):
+            if name.startswith("_") or isinstance(value, types.ModuleType):
+                continue
+            if (inspect.isroutine(value) or inspect.isclass(value)) and getattr(value, "__module__", None) != "__main__":
+                continue
+            total += 1
+            if len(out) < limit:
+                out.append(self.describe_variable(name, value))
+        return out, total
+
+    def describe_variable(self, name, value):
+        import inspect
+
+        cls = type(value)
+        module = getattr(cls, "__module__", "") or ""
+        kind = cls.__qualname__ if module in ("builtins", "__main__") else "%s.%s" % (module.split(".")[0], cls.__qualname__)
+        detail = None
+        try:
+            if inspect.isclass(value):
+                kind, detail = "class", "%s%s" % (name, _signature(value))
+            elif inspect.isroutine(value):
+                detail = "%s%s" % (name, _signature(value))
+            elif value is None or isinstance(value, (bool, int, float, complex)):
+                detail = "= %s" % _cap_text(repr(value), 60)
+            elif isinstance(value, str) and len(value) <= 60:
+                detail = "= %r" % (value,)
+            elif isinstance(getattr(value, "shape", None), tuple):
+                detail = "shape (%s)" % ", ".join(str(n) for n in value.shape)
+            elif hasattr(cls, "__len__"):
+                detail = "len %d" % len(value)
+        except Exception:
+            pass
+        return {"name": name, "type": kind, "detail": detail}
 
     # ---- cells -------------------------------------------------------------
 
@@ -736,6 +790,19 @@ def _ends_with_semicolon(src):
     lines = [line for line in src.rstrip().split("\n")]
     last = lines[-1].split("#")[0].rstrip() if lines else ""
     return last.endswith(";")
+
+
+def _signature(fn):
+    import inspect
+
+    try:
+        return _cap_text(str(inspect.signature(fn)), 80)
+    except (TypeError, ValueError):
+        return "(…)"
+
+
+def _cap_text(text, n):
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _safe_repr(obj):
