@@ -25,7 +25,8 @@ pub fn label(language: Language, description: &str) -> String {
     format!("eval {language}  {description}")
 }
 
-fn secs(d: std::time::Duration) -> String {
+/// A duration as a model reads it: `2.3 s`, `42 s`.
+pub fn secs(d: std::time::Duration) -> String {
     let s = d.as_secs_f64();
     if s < 10.0 {
         format!("{s:.1} s")

@@ -10,7 +10,8 @@
 //! Modules: [`config`] (the `[eval]` section, languages), [`interpreter`]
 //! (which interpreter), [`sandbox`] (where it runs), [`protocol`] (messages and
 //! output markers), [`kernel`] (the process and its readers), [`cell`] (one
-//! cell: idle budget, interrupts, the bridge loop), [`bridge`] (dispatching
+//! cell: idle budget, interrupts, the bridge loop), [`job`] (background
+//! cells), [`bridge`] (dispatching
 //! `tool()` calls), [`output`] and [`format`] (what the model reads),
 //! [`tool`] (the `eval` tool), [`binding`] (the run resource).
 //!
@@ -26,6 +27,7 @@ pub mod cell;
 pub mod config;
 pub mod format;
 pub mod interpreter;
+pub mod job;
 pub mod kernel;
 pub mod output;
 pub mod protocol;

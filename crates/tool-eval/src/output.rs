@@ -24,6 +24,10 @@ enum Segment {
     Display(u64),
 }
 
+/// A running cell's output, shared with whoever looks at it before the cell
+/// ends (a background job): each look takes what arrived since the last.
+pub type SharedOutput = std::sync::Arc<std::sync::Mutex<CellOutput>>;
+
 /// The output of one cell.
 #[derive(Debug)]
 pub struct CellOutput {
@@ -60,6 +64,12 @@ impl CellOutput {
             echo: None,
             max_images,
         }
+    }
+
+    /// What arrived so far; this keeps collecting afresh, under the same caps.
+    pub fn take(&mut self) -> CellOutput {
+        let fresh = CellOutput::new(self.head_cap + self.tail_cap, self.max_images);
+        std::mem::replace(self, fresh)
     }
 
     pub fn push_text(&mut self, mut bytes: &[u8]) {
