@@ -60,6 +60,10 @@ class _Kernel:
                 stream.reconfigure(line_buffering=True, errors="backslashreplace")
             except Exception:
                 pass
+        # A flood written through sys.stdout/sys.stderr is capped here, before
+        # the pipe (output written to fd 1 and 2 directly is capped by the host).
+        self.gates = [_StreamGate(sys.stdout, self), _StreamGate(sys.stderr, self)]
+        sys.stdout, sys.stderr = self.gates
         builtins.display = self.display
         builtins.tool = self.tool
         builtins.ToolError = ToolError
@@ -201,11 +205,15 @@ class _Kernel:
                 os.write(fd, self.marker("begin", self.cell))
             except OSError:
                 pass
+        for gate in self.gates:
+            gate.open(self.cell, msg.get("max_output_bytes") or 0)
         try:
             try:
                 self.run_code(msg["code"], "<cell %d>" % self.cell, echo=True)
             finally:
                 self.emit_figures()
+                for gate in self.gates:
+                    gate.close()
         except KeyboardInterrupt as e:
             status, error = "interrupted", self.format_error(e)
         except _MagicError as e:
@@ -933,6 +941,94 @@ class CapturedIO:
 
     def __repr__(self):
         return "<captured: %d bytes stdout, %d bytes stderr, %d outputs>" % (len(self.stdout), len(self.stderr), len(self.outputs))
+
+
+class _StreamGate:
+    """A cell's sys.stdout or sys.stderr, capped as it is written.
+
+    Per cell the first `cap` bytes pass; after that only the last `cap` are
+    held (written when the cell ends) and the rest is counted in `skipped`
+    markers, at most every 200 ms (they also show the host the cell is
+    alive). Between cells, and for bytes, it passes everything on. Any other
+    attribute is the stream's own."""
+
+    def __init__(self, stream, kernel):
+        self._stream = stream
+        self._kernel = kernel
+        self._lock = threading.Lock()
+        self._cap = None
+        self._cell = 0
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    def open(self, cell, cap):
+        with self._lock:
+            self._cap = cap if cap > 0 else None
+            self._cell, self._passed = cell, 0
+            self._held, self._held_len, self._unreported, self._reported_at = [], 0, 0, 0.0
+
+    def write(self, text):
+        if self._cap is None or not isinstance(text, str):
+            return self._stream.write(text)
+        with self._lock:
+            cap = self._cap
+            if cap is None:
+                return self._stream.write(text)
+            rest = text
+            room = cap - self._passed
+            if room > 0:
+                size = _nbytes(rest)
+                if size <= room:
+                    self._passed += size
+                    return self._stream.write(rest)
+                self._stream.write(rest[:room])
+                rest = rest[room:]
+            self._passed = cap
+            if len(rest) > cap:
+                self._unreported += _nbytes(rest[:-cap])
+                rest = rest[-cap:]
+            self._held.append(rest)
+            self._held_len += len(rest)
+            while len(self._held) > 1 and self._held_len - len(self._held[0]) >= cap:
+                old = self._held.pop(0)
+                self._held_len -= len(old)
+                self._unreported += _nbytes(old)
+            import time
+
+            now = time.monotonic()
+            if self._unreported and now - self._reported_at >= 0.2:
+                self._report(now)
+            return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def _report(self, now):
+        self._stream.write(self._kernel.marker("skipped", self._cell, self._unreported).decode())
+        self._unreported, self._reported_at = 0, now
+
+    def close(self):
+        """The held tail, trimmed to the cap, after the count of what was left out."""
+        import time
+
+        with self._lock:
+            if self._cap is None:
+                return
+            if self._held_len > self._cap:
+                excess = self._held_len - self._cap
+                self._unreported += _nbytes(self._held[0][:excess])
+                self._held[0] = self._held[0][excess:]
+            if self._unreported:
+                self._report(time.monotonic())
+            if self._held:
+                self._stream.write("".join(self._held))
+            self._cap, self._held, self._held_len = None, [], 0
+
+
+def _nbytes(text):
+    return len(text) if text.isascii() else len(text.encode("utf-8", "backslashreplace"))
 
 
 class _MagicError(Exception):
