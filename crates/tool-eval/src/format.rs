@@ -4,6 +4,7 @@
 
 use crate::cell::{CellEnd, CellRun, StopReason};
 use crate::config::Language;
+use crate::output::Saver;
 use crate::protocol::{CellStatus, Variable};
 use serde_json::json;
 use tool_core::{Content, ToolError, ToolOutput};
@@ -18,6 +19,8 @@ pub struct ResultContext {
     pub kernel_pid: u32,
     /// The largest idle budget a call may ask for, in seconds.
     pub max_budget_secs: f64,
+    /// Where a value or image over its cap is saved.
+    pub scratch: std::sync::Arc<crate::scratch::Scratch>,
 }
 
 /// The label line of a result.
@@ -68,7 +71,14 @@ pub fn result(run: CellRun, cx: &ResultContext) -> Result<ToolOutput, ToolError>
         );
     }
     let empty = run.output.is_empty();
-    let rendered = run.output.render(preamble);
+    let prefix = format!("{}-cell{}", cx.language, run.cell);
+    let rendered = run.output.render(
+        preamble,
+        Saver {
+            scratch: &cx.scratch,
+            prefix: &prefix,
+        },
+    );
     let mut content = rendered.content;
     let (status, ok) = match &run.end {
         CellEnd::Finished {

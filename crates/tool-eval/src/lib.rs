@@ -13,6 +13,7 @@
 //! cell: idle budget, interrupts, the bridge loop), [`job`] (background
 //! cells), [`bridge`] (dispatching
 //! `tool()` calls), [`output`] and [`format`] (what the model reads),
+//! [`scratch`] (where what does not fit an answer is saved),
 //! [`tool`] (the `eval` tool), [`binding`] (the run resource).
 //!
 //! This crate must never start an isolated environment itself (the harness
@@ -32,6 +33,7 @@ pub mod kernel;
 pub mod output;
 pub mod protocol;
 pub mod sandbox;
+pub mod scratch;
 pub mod tool;
 
 pub use binding::EvalBinding;

@@ -85,6 +85,20 @@ pub struct WireImage {
     pub width: u32,
     #[serde(default)]
     pub height: u32,
+    /// Set when the driver downscaled the image to fit the budget.
+    #[serde(default)]
+    pub original: Option<OriginalImage>,
+}
+
+/// The size of an image before the driver downscaled it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct OriginalImage {
+    pub width: u32,
+    pub height: u32,
+    /// Its bytes, when it was an image (a figure has no bytes before it is
+    /// drawn).
+    #[serde(default)]
+    pub bytes: Option<usize>,
 }
 
 /// How a cell ended, as the driver saw it.

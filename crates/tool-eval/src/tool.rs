@@ -7,6 +7,8 @@ use crate::config::Language;
 use crate::format::{self, ResultContext};
 use crate::job::{Job, JobState, Look};
 use crate::kernel::{KernelFactory, KernelProcess};
+use crate::output::Saver;
+use crate::scratch::Scratch;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -124,6 +126,7 @@ impl Kernels {
 pub struct EvalTool {
     factory: Arc<KernelFactory>,
     kernels: tokio::sync::Mutex<Kernels>,
+    scratch: Arc<Scratch>,
 }
 
 impl std::fmt::Debug for EvalTool {
@@ -152,6 +155,7 @@ impl EvalTool {
         EvalTool {
             factory,
             kernels: tokio::sync::Mutex::new(Kernels::default()),
+            scratch: Arc::new(Scratch::new()),
         }
     }
 
@@ -169,6 +173,11 @@ impl EvalTool {
             .collect();
         out.sort_by_key(|(l, _)| l.as_str());
         out
+    }
+
+    /// The run's scratch folder, once something was saved in it.
+    pub fn scratch_dir(&self) -> Option<std::path::PathBuf> {
+        self.scratch.path()
     }
 
     /// Stop every kernel now (the run ends). Dropping the tool does the same.
@@ -260,7 +269,14 @@ impl EvalTool {
                         "its output since the last look:"
                     }
                 );
-                let rendered = output.render(preamble);
+                let prefix = format!("{language}-job{id}");
+                let rendered = output.render(
+                    preamble,
+                    Saver {
+                        scratch: &self.scratch,
+                        prefix: &prefix,
+                    },
+                );
                 Ok(ToolOutput {
                     content: rendered.content,
                     structured: Some(serde_json::json!({
@@ -288,6 +304,7 @@ impl EvalTool {
                         notes: vec![note],
                         kernel_pid,
                         max_budget_secs: self.factory.config().max_idle_timeout().as_secs_f64(),
+                        scratch: self.scratch.clone(),
                     },
                 )?;
                 if let Some(Value::Object(m)) = &mut out.structured {
@@ -525,6 +542,7 @@ impl Tool for EvalTool {
                 notes,
                 kernel_pid: pid,
                 max_budget_secs: self.factory.config().max_idle_timeout().as_secs_f64(),
+                scratch: self.scratch.clone(),
             },
         )
     }

@@ -6,6 +6,10 @@ mod common;
 use common::*;
 use std::time::Instant;
 
+/// Held by each flood test: floods running side by side would time each
+/// other, not the kernels.
+static ONE_FLOOD_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The text of a result without its label line.
 fn body(out: &tool_core::ToolOutput) -> String {
     let t = text(out);
@@ -28,6 +32,7 @@ fn dropped_line(text: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_javascript_flood_stays_in_its_cell() {
+    let _alone = ONE_FLOOD_AT_A_TIME.lock().await;
     let Some(run) = Run::fixtures() else { return };
     run.js("1").await.unwrap();
     let started = Instant::now();
@@ -48,6 +53,7 @@ async fn a_javascript_flood_stays_in_its_cell() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_flood_stays_in_its_cell() {
+    let _alone = ONE_FLOOD_AT_A_TIME.lock().await;
     let Some(run) = Run::fixtures() else { return };
     run.py("1").await.unwrap();
     let started = Instant::now();
@@ -68,6 +74,7 @@ async fn a_python_flood_stays_in_its_cell() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_megabyte_flood_answers_with_the_cap_stated() {
+    let _alone = ONE_FLOOD_AT_A_TIME.lock().await;
     let Some(run) = Run::fixtures() else { return };
     run.js("1").await.unwrap();
     run.py("1").await.unwrap();

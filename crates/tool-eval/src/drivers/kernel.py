@@ -17,7 +17,8 @@ import threading
 
 
 class _Kernel:
-    MAX_IMAGE_PX = 1568
+    MAX_IMAGE_PX = 1568  # the host's IMAGE_MAX_SIDE
+    MAX_IMAGE_BYTES = 1 << 20  # the host's IMAGE_MAX_BYTES
     TABLE_ROWS = 40
     TABLE_COLS = 20
     LINE_MAGICS = ("pip", "cd", "pwd", "env", "time", "timeit", "matplotlib")
@@ -305,14 +306,14 @@ class _Kernel:
         if (module == "pandas" or module.startswith("pandas.")) and cls.__name__ in ("DataFrame", "Series"):
             return {"text": self.table(obj), "images": []}
         if module.startswith("matplotlib.") and cls.__name__ == "Figure":
-            png = self.figure_png(obj)
+            png, original = self.figure_png(obj)
             try:
                 import matplotlib.pyplot as plt
 
                 plt.close(obj)
             except Exception:
                 pass
-            return {"text": None, "images": [self.png_item(png)]}
+            return {"text": None, "images": [self.png_item(png, original)]}
         for name in ("_repr_png_", "_repr_jpeg_"):
             method = getattr(obj, name, None)
             if callable(method) and not isinstance(obj, type):
@@ -367,37 +368,62 @@ class _Kernel:
 
     # ---- images ------------------------------------------------------------
 
-    def png_item(self, data):
+    def png_item(self, data, original=None):
         import base64
 
         w, h = _png_size(data)
-        return {"mime": "image/png", "data": base64.b64encode(data).decode(), "width": w, "height": h}
+        item = {"mime": "image/png", "data": base64.b64encode(data).decode(), "width": w, "height": h}
+        if original:
+            item["original"] = original
+        return item
 
     def image_item(self, data, mime):
-        """An image, downscaled with Pillow when larger than a model can use."""
+        """An image within the budget (MAX_IMAGE_PX a side, MAX_IMAGE_BYTES):
+        downscaled with Pillow when over it, with its original size said. Without
+        Pillow it goes as it is, and the host saves it to a file if it is over."""
         import base64
 
         w, h = _png_size(data) if mime == "image/png" else (0, 0)
-        if mime != "image/png" or max(w, h) > self.MAX_IMAGE_PX:
-            try:
-                import io
-                from PIL import Image
+        item = {"mime": mime, "data": None, "width": w, "height": h}
+        if mime == "image/png" and max(w, h) <= self.MAX_IMAGE_PX and len(data) <= self.MAX_IMAGE_BYTES:
+            item["data"] = base64.b64encode(data).decode()
+            return item
+        try:
+            import io
+            from PIL import Image
 
-                im = Image.open(io.BytesIO(data))
-                if max(im.size) > self.MAX_IMAGE_PX:
-                    im.thumbnail((self.MAX_IMAGE_PX, self.MAX_IMAGE_PX))
-                    buf = io.BytesIO()
-                    im.save(buf, format="PNG")
-                    data, mime = buf.getvalue(), "image/png"
-                w, h = im.size
-            except Exception:
-                pass
-        return {"mime": mime, "data": base64.b64encode(data).decode(), "width": w, "height": h}
+            im = Image.open(io.BytesIO(data))
+            big_w, big_h = im.size
+            fmt = "JPEG" if mime == "image/jpeg" else "PNG"
+            scale = min(1.0, self.MAX_IMAGE_PX / max(big_w, big_h, 1))
+            out, size = data, (big_w, big_h)
+            for _ in range(5):
+                if scale >= 1.0 and len(data) <= self.MAX_IMAGE_BYTES:
+                    break
+                size = (max(1, min(big_w, round(big_w * scale))), max(1, min(big_h, round(big_h * scale))))
+                small = im.resize(size, Image.LANCZOS) if size != im.size else im
+                if fmt == "JPEG" and small.mode not in ("RGB", "L"):
+                    small = small.convert("RGB")
+                buf = io.BytesIO()
+                small.save(buf, format=fmt, **({"quality": 85} if fmt == "JPEG" else {"optimize": True}))
+                out = buf.getvalue()
+                if len(out) <= self.MAX_IMAGE_BYTES:
+                    break
+                scale = min(scale, 1.0) * 0.9 * (self.MAX_IMAGE_BYTES / len(out)) ** 0.5
+            if out is not data:
+                item["original"] = {"width": big_w, "height": big_h, "bytes": len(data)}
+            item.update(mime="image/" + fmt.lower(), data=base64.b64encode(out).decode(), width=size[0], height=size[1])
+        except Exception:
+            item["data"] = base64.b64encode(data).decode()
+        return item
 
     def figure_png(self, fig):
+        """The figure as PNG within MAX_IMAGE_PX a side, and its natural size
+        in pixels when it had to be drawn smaller."""
         import io
 
         w, h = fig.get_size_inches()
+        natural = (int(round(w * fig.dpi)), int(round(h * fig.dpi)))
         dpi = min(float(fig.dpi), self.MAX_IMAGE_PX / max(w, h, 0.01))
         for _ in range(3):
             buf = io.BytesIO()
@@ -407,7 +433,8 @@ class _Kernel:
             if max(pw, ph) <= self.MAX_IMAGE_PX:
                 break
             dpi *= 0.95 * self.MAX_IMAGE_PX / max(pw, ph)
-        return data
+        original = {"width": natural[0], "height": natural[1]} if dpi < float(fig.dpi) else None
+        return data, original
 
     def emit_figures(self):
         """Every open matplotlib figure, as images; then they are closed."""
@@ -421,7 +448,7 @@ class _Kernel:
         for num in nums:
             try:
                 fig = plt.figure(num)
-                self.emit_display({"text": None, "images": [self.png_item(self.figure_png(fig))]})
+                self.emit_display({"text": None, "images": [self.png_item(*self.figure_png(fig))]})
             except Exception as e:
                 print("figure %s could not be rendered: %s" % (num, e), file=sys.stderr)
         try:
