@@ -50,6 +50,19 @@ fn output_lines(out: &tool_core::ToolOutput) -> Vec<String> {
     text(out).lines().skip(2).map(str::to_string).collect()
 }
 
+/// Look at job `id` every 200 ms until it is no longer running, adding the
+/// output of the running looks to `seen`; the look that found its end.
+async fn look_until_it_ends(run: &Run, id: u64, seen: &mut Vec<String>) -> tool_core::ToolOutput {
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let out = run.call(look(id)).await.unwrap();
+        if state(&out) != "running" {
+            return out;
+        }
+        seen.extend(output_lines(&out));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_background_cell_runs_is_looked_at_and_ends() {
     let Some(run) = Run::fixtures() else { return };
@@ -106,14 +119,7 @@ async fn a_python_background_cell_runs_is_looked_at_and_ends() {
     // The other language is free meanwhile.
     let out = run.js("console.log('js meanwhile')").await.unwrap();
     assert_eq!(text(&out).lines().last(), Some("js meanwhile"));
-    let ended = loop {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let out = run.call(look(1)).await.unwrap();
-        if state(&out) != "running" {
-            break out;
-        }
-        seen.extend(output_lines(&out));
-    };
+    let ended = look_until_it_ends(&run, 1, &mut seen).await;
     assert_eq!(state(&ended), "done");
     let t = text(&ended);
     assert!(
@@ -205,14 +211,7 @@ async fn a_background_cell_is_cancelled_and_its_kernel_lives() {
         "{e}"
     );
     let mut seen = Vec::new();
-    let out = loop {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        let out = run.call(look(2)).await.unwrap();
-        if state(&out) != "running" {
-            break out;
-        }
-        seen.extend(output_lines(&out));
-    };
+    let out = look_until_it_ends(&run, 2, &mut seen).await;
     assert_eq!(state(&out), "done");
     seen.extend(output_lines(&out));
     assert_eq!(seen, ["js 0", "js 1", "js 2", "3"]);
