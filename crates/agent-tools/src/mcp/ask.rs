@@ -216,6 +216,8 @@ mod tests {
                 .collect(),
             allow_free_text: free,
             multi_select: multi,
+            questions: Vec::new(),
+            secret: false,
             expires_in: Duration::from_secs(5),
         }
     }
