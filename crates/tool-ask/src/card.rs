@@ -228,6 +228,17 @@ impl QuestionDraft {
                     "`questions[{i}].id` is empty; give every question an id to key its answer"
                 )));
             }
+            if q.id.starts_with('_')
+                || !q
+                    .id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(ToolError::bad_args(format!(
+                    "`questions[{i}].id` `{}`: use letters, digits, - and _ (not first)",
+                    q.id
+                )));
+            }
             if !ids.insert(q.id.clone()) {
                 return Err(ToolError::bad_args(format!(
                     "question id `{}` appears more than once; ids must be unique",
