@@ -172,18 +172,33 @@ impl WorkerBackend for CommandBackend {
             Ok(s) if s.success() => RunOutcome::Done { output },
             Ok(s) => {
                 use std::os::unix::process::ExitStatusExt;
+                // Through `sh -c`, a command killed by signal N shows as
+                // exit status 128 + N.
+                let by_signal = s.signal().or(s
+                    .code()
+                    .filter(|c| (129..=192).contains(c))
+                    .map(|c| c - 128));
                 let how = match (s.code(), s.signal()) {
+                    (Some(code), _) if code > 128 && by_signal.is_some() => {
+                        format!("was killed by signal {} (exit status {code})", code - 128)
+                    }
                     (Some(code), _) => format!("exited with status {code}"),
                     (None, Some(sig)) => format!("was killed by signal {sig}"),
                     _ => "ended abnormally".to_string(),
                 };
                 let tail = stderr.lock().expect("output lock").tail(STDERR_TAIL);
                 let tail = tail.trim_end();
-                let why = if tail.is_empty() {
-                    format!("the worker command {how} (no stderr)")
-                } else {
-                    format!("the worker command {how}; stderr tail:\n{tail}")
-                };
+                if tail.is_empty() || by_signal.is_some() {
+                    // It did not end on its own terms, or said nothing.
+                    let said = if tail.is_empty() {
+                        " without a word (nothing on stderr)".to_string()
+                    } else {
+                        format!("; stderr tail:\n{tail}")
+                    };
+                    let why = format!("the worker command {how}{said}");
+                    return RunOutcome::Lost { why, output };
+                }
+                let why = format!("the worker command {how}; stderr tail:\n{tail}");
                 RunOutcome::Failed { why, output }
             }
             Err(e) => RunOutcome::Failed {
