@@ -108,6 +108,7 @@ impl WorkerBackend for CommandBackend {
             .stdout(Io::Pipe)
             .stderr(Io::Pipe)
             .env("VIBE_WORKER_ID", &run.worker_id)
+            .env(crate::WORKER_MARKER, &run.worker_id)
             .env("VIBE_WORKER_LABEL", &run.label)
             .env("VIBE_WORKER_TIER", run.tier.as_str())
             .env("VIBE_WORKER_RUN", run.run.to_string());

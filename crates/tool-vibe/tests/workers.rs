@@ -423,7 +423,7 @@ async fn list_shows_every_worker_with_state_tier_elapsed_and_first_line() {
 #[tokio::test]
 async fn done_failed_lost_and_killed_are_distinct_ends() {
     let run = Run::new();
-    run.spawn("done", "say all good").await;
+    run.spawn("done", "say all good\nmarker").await;
     run.spawn("failed", "say trying\nfail cannot find src/lib.rs")
         .await;
     run.spawn("died", "say working\ndie").await;
@@ -447,6 +447,13 @@ async fn done_failed_lost_and_killed_are_distinct_ends() {
             WorkerState::Lost,
             WorkerState::Killed,
         ]
+    );
+    // Every worker's environment carries the depth marker, its own id.
+    let out = run.ok("vibe_wait", json!({"worker_id": "w1"})).await;
+    assert!(
+        out.joined_text().ends_with("all good\nmarker=w1\nfinished"),
+        "{}",
+        out.joined_text()
     );
     // A lost worker's answer says how it ended, and what it wrote before.
     let text = without_elapsed(
