@@ -423,6 +423,108 @@ fn ask_user_is_answered_through_the_clients_elicitation() {
 }
 
 #[test]
+fn a_two_question_card_is_one_elicitation_with_a_field_per_question() {
+    let Some(py) = sdk_python() else { return };
+    let proj = project();
+    let mut plan = server(proj.path(), &[]);
+    plan["elicitation"] = json!([
+        {"action": "accept", "content": {"db": "postgres", "scope": ["queries", "pages"], "_note": " nightly "}},
+        {"action": "accept", "content": {"db": "sqlite", "_discuss": true}},
+        {"action": "accept", "content": {"scope": [], "_note": "   "}},
+    ]);
+    let card = json!({"op": "call", "tool": "ask_user", "args": {
+        "question": "Setting up the cache",
+        "questions": [
+            {"id": "db", "header": "Database", "question": "Which database?",
+             "options": [{"label": "sqlite", "description": "embedded", "recommended": true}, {"label": "postgres"}]},
+            {"id": "scope", "header": "Scope", "question": "What should it cache?",
+             "options": [{"label": "pages"}, {"label": "queries"}], "multi": true}
+        ]
+    }});
+    let secret = json!({"op": "call", "tool": "ask_user", "args": {
+        "question": "The deploy token?", "allow_free_text": true, "secret": true
+    }});
+    plan["steps"] = json!([card.clone(), card.clone(), card, secret]);
+    let r = run_session(&py, plan, Duration::from_secs(90));
+
+    // One elicitation per card, one schema property per question.
+    let asked = &r["elicitations"][0];
+    assert_eq!(asked["message"], "Setting up the cache");
+    expect_test::expect![[r#"
+        {
+          "properties": {
+            "_discuss": {
+              "default": false,
+              "title": "Discuss instead of choosing",
+              "type": "boolean"
+            },
+            "_note": {
+              "title": "Anything else — or your own answer to any question",
+              "type": "string"
+            },
+            "db": {
+              "default": "sqlite",
+              "description": "Which database?",
+              "oneOf": [
+                {
+                  "const": "sqlite",
+                  "title": "sqlite — embedded"
+                },
+                {
+                  "const": "postgres",
+                  "title": "postgres"
+                }
+              ],
+              "title": "Database",
+              "type": "string"
+            },
+            "scope": {
+              "description": "What should it cache?",
+              "items": {
+                "anyOf": [
+                  {
+                    "const": "pages",
+                    "title": "pages"
+                  },
+                  {
+                    "const": "queries",
+                    "title": "queries"
+                  }
+                ]
+              },
+              "title": "Scope",
+              "type": "array"
+            }
+          },
+          "type": "object"
+        }"#]]
+    .assert_eq(&serde_json::to_string_pretty(&asked["schema"]).unwrap());
+    let answered = step(&r, 0);
+    expect_test::expect![[r#"
+        ask_user #1 answered:
+        - db (Database): postgres
+        - scope (Scope): pages, queries
+        note: nightly"#]]
+    .assert_eq(&ok_text(answered));
+    assert_eq!(
+        answered["structured"]["answers"],
+        json!([{"id": "db", "choices": ["postgres"], "text": null}, {"id": "scope", "choices": ["pages", "queries"], "text": null}])
+    );
+    // Discuss instead: its own outcome, even with an option picked.
+    assert_eq!(step(&r, 1)["structured"]["outcome"], "discuss");
+    // A form with nothing in it is not an answer.
+    assert_eq!(step(&r, 2)["structured"]["outcome"], "skipped");
+    // A secret is never asked through elicitation.
+    let refused = step(&r, 3);
+    assert_eq!(refused["is_error"], true, "{refused}");
+    assert!(
+        text(refused).contains("MCP elicitation must not be used to ask for secrets"),
+        "{refused}"
+    );
+    assert_eq!(r["elicitations"].as_array().unwrap().len(), 3);
+}
+
+#[test]
 fn approval_can_be_asked_through_elicitation() {
     let Some(py) = sdk_python() else { return };
     let proj = project();

@@ -68,9 +68,17 @@ struct Typed {
     status: i32,
     transcript: String,
     stdout: String,
+    /// Every file the run wrote under its root.
+    files: String,
 }
 
 fn under_pty(args: &[&str], script: serde_json::Value) -> Option<Typed> {
+    under_pty_logging(args, script, "warn")
+}
+
+/// As [`under_pty`], with `RUST_LOG` set to `log` (the logs go to the
+/// terminal, so they are in the transcript).
+fn under_pty_logging(args: &[&str], script: serde_json::Value, log: &str) -> Option<Typed> {
     let python = tool_core::fixtures::require(&["python3"])?;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("stdout.txt");
@@ -83,14 +91,32 @@ fn under_pty(args: &[&str], script: serde_json::Value) -> Option<Typed> {
         .arg(dir.path())
         .env("OUT", &out)
         .env("SCRIPT", script.to_string())
+        .env("RUST_LOG", log)
         .stdin(Stdio::null())
         .output()
         .expect("python3 runs");
+    let mut files = String::new();
+    collect_files(dir.path(), &out, &mut files);
     Some(Typed {
         status: result.status.code().unwrap_or(-1),
         transcript: String::from_utf8_lossy(&result.stdout).replace("\r\n", "\n"),
         stdout: std::fs::read_to_string(&out).unwrap_or_default(),
+        files,
     })
+}
+
+/// The contents of every file under `dir` but `skip`, one after another.
+fn collect_files(dir: &std::path::Path, skip: &std::path::Path, into: &mut String) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_files(&path, skip, into);
+        } else if path != skip {
+            into.push_str(&String::from_utf8_lossy(
+                &std::fs::read(&path).unwrap_or_default(),
+            ));
+        }
+    }
 }
 
 fn colours() -> String {
@@ -128,9 +154,9 @@ fn a_card_is_answered_by_typing_its_number() {
         "  1. red — matches the error banner",
         "  2. green",
         "  3. blue",
-        "type a number 1–3; an empty line or s skips",
+        "type a number 1–3; s skips, d discusses instead",
         "> 7",
-        "there is no option 7; type a number 1–3; an empty line or s skips",
+        "there is no option 7; type a number 1–3; s skips, d discusses instead",
         "> 2",
         "(card #1 answered)",
     ];
@@ -175,8 +201,19 @@ fn several_options_and_free_text_are_typed_too() {
 }
 
 #[test]
-fn an_empty_line_skips_and_skipping_succeeds() {
-    let Some(t) = under_pty(&["call", "ask_user", &colours()], json!([["\n> ", "\n"]])) else {
+fn an_empty_line_is_not_an_answer_and_s_skips() {
+    // Each step waits for the prompt it answers: the empty line's complaint
+    // ends with a new prompt, which the `s` waits for.
+    let Some(t) = under_pty(
+        &["call", "ask_user", &colours()],
+        json!([
+            ["\n> ", "  \n"],
+            [
+                "is not an answer; type a number 1–3; s skips, d discusses instead\r\n> ",
+                "s\n"
+            ]
+        ]),
+    ) else {
         return;
     };
     assert_eq!(t.status, 0, "{}", t.transcript);
@@ -187,6 +224,98 @@ fn an_empty_line_skips_and_skipping_succeeds() {
         t.stdout
     );
     assert!(t.transcript.contains("(card #1 skipped)"));
+}
+
+#[test]
+fn two_questions_are_typed_in_turn_and_d_discusses_instead() {
+    let card = json!({
+        "question": "Setting up the cache",
+        "questions": [
+            {"id": "db", "header": "Database", "question": "Which database?",
+             "options": [{"label": "sqlite", "recommended": true}, {"label": "postgres"}]},
+            {"id": "name", "header": "Name", "question": "What is it called?"}
+        ]
+    })
+    .to_string();
+    let Some(t) = under_pty(
+        &["call", "ask_user", &card],
+        json!([
+            ["[1/2] Database> ", "2\n"],
+            ["[2/2] Name> ", "\n"],
+            ["[2/2] Name> ", "hot cache\n"]
+        ]),
+    ) else {
+        return;
+    };
+    assert_eq!(t.status, 0, "{}", t.transcript);
+    expect_test::expect![[r#"
+        ask_user #1 answered:
+        - db (Database): postgres
+        - name (Name): (typed) hot cache"#]]
+    .assert_eq(t.stdout.trim());
+    assert!(
+        t.transcript.contains("  1. sqlite (recommended)\n"),
+        "{}",
+        t.transcript
+    );
+    assert!(
+        t.transcript
+            .contains("an empty answer is not an answer; type your answer"),
+        "{}",
+        t.transcript
+    );
+
+    let Some(t) = under_pty(
+        &["call", "ask_user", &card],
+        json!([["[1/2] Database> ", "d\n"]]),
+    ) else {
+        return;
+    };
+    assert_eq!(t.status, 0, "{}", t.transcript);
+    assert!(
+        t.stdout
+            .starts_with("ask_user #1: the operator chose to discuss this instead of choosing"),
+        "{}",
+        t.stdout
+    );
+    assert!(
+        t.transcript.contains("(card #1 left to discuss)"),
+        "{}",
+        t.transcript
+    );
+}
+
+#[test]
+fn a_secret_is_masked_and_kept_out_of_logs_and_files() {
+    let secret = "hunter2-XYZZY-4711";
+    let args = json!({"question": "The deploy token?", "allow_free_text": true, "secret": true})
+        .to_string();
+    let Some(t) = under_pty_logging(
+        &["call", "ask_user", &args],
+        json!([["\n> ", format!("{secret}\n")]]),
+        "trace",
+    ) else {
+        return;
+    };
+    assert_eq!(t.status, 0, "{}", t.transcript);
+    // The caller gets it; the terminal (echo and every log line) and the
+    // files of the run do not.
+    assert_eq!(
+        t.stdout.trim(),
+        format!("ask_user #1 answered: (typed) {secret}")
+    );
+    assert!(
+        t.transcript.contains("type the secret (it is not shown)"),
+        "{}",
+        t.transcript
+    );
+    assert!(
+        t.transcript.contains("card settled"),
+        "trace logs are on:\n{}",
+        t.transcript
+    );
+    assert!(!t.transcript.contains(secret), "{}", t.transcript);
+    assert!(!t.files.contains(secret));
 }
 
 #[test]

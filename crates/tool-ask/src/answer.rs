@@ -12,6 +12,16 @@ pub enum Answer {
         choices: Vec<String>,
         text: Option<String>,
     },
+    /// The human answered a multi-question card: one entry per question in
+    /// card order (a question left blank has neither choices nor text), and
+    /// a note typed for the whole card.
+    AnsweredAll {
+        answers: Vec<QuestionAnswer>,
+        note: Option<String>,
+    },
+    /// The human declined to choose and asked to talk it over first. Never
+    /// an answer, never an approval.
+    Discuss,
     /// The human chose not to answer.
     Skipped,
     /// The human declined the question (an MCP elicitation's "decline").
@@ -24,6 +34,21 @@ pub enum Answer {
     /// No human can see this card (no terminal, the UI is gone); `why` says
     /// which.
     NoHuman { why: String },
+}
+
+/// The answer to one question of a multi-question card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QuestionAnswer {
+    pub id: String,
+    pub choices: Vec<String>,
+    pub text: Option<String>,
+}
+
+impl QuestionAnswer {
+    /// Whether the question got neither a choice nor (non-blank) text.
+    pub fn is_blank(&self) -> bool {
+        self.choices.is_empty() && self.text.as_deref().is_none_or(|t| t.trim().is_empty())
+    }
 }
 
 impl Answer {

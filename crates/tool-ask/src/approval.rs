@@ -43,6 +43,8 @@ impl Approver for CardApprover {
             ],
             allow_free_text: false,
             multi_select: false,
+            questions: Vec::new(),
+            secret: false,
         };
         let denied = |reason: String| Approval::Denied { reason };
         match self.desk.ask(draft).await {
@@ -56,6 +58,14 @@ impl Approver for CardApprover {
                 Answer::Answered { .. } => {
                     denied(format!("the operator chose deny on card #{}", card.number))
                 }
+                Answer::Discuss => denied(format!(
+                    "the operator asked to discuss approval card #{} first, which is not a yes",
+                    card.number
+                )),
+                Answer::AnsweredAll { .. } => denied(format!(
+                    "approval card #{} got answers to several questions, which is not a yes",
+                    card.number
+                )),
                 Answer::Skipped => denied(format!(
                     "the operator skipped approval card #{}, which is not a yes",
                     card.number

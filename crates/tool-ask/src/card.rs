@@ -38,6 +38,9 @@ impl TargetSpace {
 pub struct CardOption {
     pub label: String,
     pub description: Option<String>,
+    /// The asker's recommendation (at most one per question); shown as such,
+    /// never chosen on the human's behalf.
+    pub recommended: bool,
 }
 
 impl CardOption {
@@ -45,6 +48,7 @@ impl CardOption {
         CardOption {
             label: label.into(),
             description: None,
+            recommended: false,
         }
     }
 
@@ -52,8 +56,30 @@ impl CardOption {
         CardOption {
             label: label.into(),
             description: Some(description.into()),
+            recommended: false,
         }
     }
+}
+
+/// The most questions one card holds.
+pub const MAX_QUESTIONS: usize = 4;
+/// The most options one question offers.
+pub const MAX_OPTIONS: usize = 12;
+/// The longest header of a question, in characters.
+pub const MAX_HEADER: usize = 30;
+
+/// One question of a multi-question card. A typed answer is always possible.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CardQuestion {
+    /// What the answer is keyed by (unique on the card).
+    pub id: String,
+    /// A short title for the question (at most [`MAX_HEADER`] characters).
+    pub header: String,
+    pub question: String,
+    /// Shown numbered from 1 in this order; at most [`MAX_OPTIONS`].
+    pub options: Vec<CardOption>,
+    /// Whether several options may be chosen.
+    pub multi: bool,
 }
 
 /// Why the card is shown.
@@ -85,6 +111,12 @@ pub struct Card {
     pub options: Vec<CardOption>,
     pub allow_free_text: bool,
     pub multi_select: bool,
+    /// The questions of a multi-question card, answered together; empty for
+    /// the single-question form (`question` and `options` above). With
+    /// questions, `question` is the card's title.
+    pub questions: Vec<CardQuestion>,
+    /// The answer is masked on input and kept out of every log line.
+    pub secret: bool,
     /// How long the card waits for an answer before it expires.
     #[serde(serialize_with = "as_secs")]
     pub expires_in: Duration,
@@ -115,6 +147,8 @@ pub struct QuestionDraft {
     pub options: Vec<CardOption>,
     pub allow_free_text: bool,
     pub multi_select: bool,
+    pub questions: Vec<CardQuestion>,
+    pub secret: bool,
 }
 
 impl QuestionDraft {
@@ -127,6 +161,8 @@ impl QuestionDraft {
             options: Vec::new(),
             allow_free_text: false,
             multi_select: false,
+            questions: Vec::new(),
+            secret: false,
         }
     }
 
@@ -135,34 +171,24 @@ impl QuestionDraft {
     /// the call.
     pub fn validate(mut self) -> Result<QuestionDraft, ToolError> {
         self.question = self.question.trim().to_string();
-        if self.question.is_empty() {
+        if self.question.is_empty() && self.questions.is_empty() {
             return Err(ToolError::bad_args(
-                "`question` is empty; write the question the operator should answer",
+                "`question` is empty; write the question the operator should answer (or give `questions`)",
             ));
         }
         self.context = self
             .context
             .map(|c| c.trim().to_string())
             .filter(|c| !c.is_empty());
-        let mut seen = HashSet::new();
-        for (i, option) in self.options.iter_mut().enumerate() {
-            option.label = option.label.trim().to_string();
-            if option.label.is_empty() {
-                return Err(ToolError::bad_args(format!(
-                    "`options[{i}].label` is empty; give every option a short label"
-                )));
-            }
-            if !seen.insert(option.label.to_lowercase()) {
-                return Err(ToolError::bad_args(format!(
-                    "option label `{}` appears more than once; option labels must be unique",
-                    option.label
-                )));
-            }
-            option.description = option
-                .description
-                .take()
-                .map(|d| d.trim().to_string())
-                .filter(|d| !d.is_empty());
+        check_options(&mut self.options, "options")?;
+        if !self.questions.is_empty() {
+            return self.validate_questions();
+        }
+        if self.secret && (!self.options.is_empty() || !self.allow_free_text) {
+            return Err(ToolError::bad_args(
+                "`secret` asks for a typed answer that is masked and kept out of logs: drop the \
+                 options and set allow_free_text: true",
+            ));
         }
         if self.multi_select && self.options.is_empty() {
             return Err(ToolError::bad_args(
@@ -177,6 +203,104 @@ impl QuestionDraft {
         }
         Ok(self)
     }
+
+    fn validate_questions(mut self) -> Result<QuestionDraft, ToolError> {
+        if !self.options.is_empty() || self.multi_select || self.allow_free_text || self.secret {
+            return Err(ToolError::bad_args(
+                "with `questions`, give options per question (and `multi` there); `options`, \
+                 `multi_select`, `allow_free_text` and `secret` belong to the single-question form \
+                 (a typed answer is always possible on a question)",
+            ));
+        }
+        if self.questions.len() > MAX_QUESTIONS {
+            return Err(ToolError::bad_args(format!(
+                "`questions` has {}; a card holds at most {MAX_QUESTIONS} — ask the rest on another card",
+                self.questions.len()
+            )));
+        }
+        let mut ids = HashSet::new();
+        for (i, q) in self.questions.iter_mut().enumerate() {
+            q.id = q.id.trim().to_string();
+            q.header = q.header.trim().to_string();
+            q.question = q.question.trim().to_string();
+            if q.id.is_empty() {
+                return Err(ToolError::bad_args(format!(
+                    "`questions[{i}].id` is empty; give every question an id to key its answer"
+                )));
+            }
+            if q.id.starts_with('_')
+                || !q
+                    .id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(ToolError::bad_args(format!(
+                    "`questions[{i}].id` `{}`: use letters, digits, - and _ (not first)",
+                    q.id
+                )));
+            }
+            if !ids.insert(q.id.clone()) {
+                return Err(ToolError::bad_args(format!(
+                    "question id `{}` appears more than once; ids must be unique",
+                    q.id
+                )));
+            }
+            if q.header.is_empty() || q.header.chars().count() > MAX_HEADER {
+                return Err(ToolError::bad_args(format!(
+                    "`questions[{i}].header` must be 1–{MAX_HEADER} characters (a short title)"
+                )));
+            }
+            if q.question.is_empty() {
+                return Err(ToolError::bad_args(format!(
+                    "`questions[{i}].question` is empty; write the question"
+                )));
+            }
+            check_options(&mut q.options, &format!("questions[{i}].options"))?;
+            if q.multi && q.options.is_empty() {
+                return Err(ToolError::bad_args(format!(
+                    "`questions[{i}].multi` needs options to choose from"
+                )));
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// Tidy and check one list of options: labels non-empty and unique, at most
+/// [`MAX_OPTIONS`], at most one recommended.
+fn check_options(options: &mut [CardOption], field: &str) -> Result<(), ToolError> {
+    if options.len() > MAX_OPTIONS {
+        return Err(ToolError::bad_args(format!(
+            "`{field}` has {}; at most {MAX_OPTIONS} options fit a card",
+            options.len()
+        )));
+    }
+    if options.iter().filter(|o| o.recommended).count() > 1 {
+        return Err(ToolError::bad_args(format!(
+            "`{field}` marks more than one option recommended; mark at most one"
+        )));
+    }
+    let mut seen = HashSet::new();
+    for (i, option) in options.iter_mut().enumerate() {
+        option.label = option.label.trim().to_string();
+        if option.label.is_empty() {
+            return Err(ToolError::bad_args(format!(
+                "`{field}[{i}].label` is empty; give every option a short label"
+            )));
+        }
+        if !seen.insert(option.label.to_lowercase()) {
+            return Err(ToolError::bad_args(format!(
+                "option label `{}` appears more than once; option labels must be unique",
+                option.label
+            )));
+        }
+        option.description = option
+            .description
+            .take()
+            .map(|d| d.trim().to_string())
+            .filter(|d| !d.is_empty());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

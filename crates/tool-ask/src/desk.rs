@@ -2,7 +2,7 @@
 //! shared by `ask_user` and the approval gate so their cards are numbered in
 //! one sequence.
 
-use crate::{Answer, Card, QuestionDraft, QuestionPort, TargetSpace};
+use crate::{Answer, Card, QuestionAnswer, QuestionDraft, QuestionPort, TargetSpace};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -74,6 +74,8 @@ impl AskDesk {
             options: draft.options,
             allow_free_text: draft.allow_free_text,
             multi_select: draft.multi_select,
+            questions: draft.questions,
+            secret: draft.secret,
             expires_in: self.expiry,
         };
         if !self.port.human_attached() {
@@ -100,16 +102,32 @@ impl AskDesk {
                 card.number
             ))
         })?;
-        tracing::info!(card = card.number, answer = ?answer, "card settled");
+        if card.secret {
+            // A secret answer never reaches a log line.
+            let outcome = match &answer {
+                Answer::Answered { .. } => "answered (secret, not logged)",
+                _ => "not answered",
+            };
+            tracing::info!(card = card.number, outcome, "card settled");
+        } else {
+            tracing::info!(card = card.number, answer = ?answer, "card settled");
+        }
         Ok((card, answer))
     }
 }
 
 /// Check an answer against its card, and put chosen labels in card order.
+/// Blank text never counts as an answer.
 fn fit(card: &Card, answer: Answer) -> Result<Answer, String> {
+    if let Answer::AnsweredAll { answers, note } = answer {
+        return fit_all(card, answers, note);
+    }
     let Answer::Answered { choices, text } = answer else {
         return Ok(answer);
     };
+    if !card.questions.is_empty() {
+        return Err("one answer for a card of several questions".into());
+    }
     let text = text.filter(|t| !t.trim().is_empty());
     if text.is_some() && !card.allow_free_text {
         return Err("typed text, but the card does not allow free text".into());
@@ -133,5 +151,67 @@ fn fit(card: &Card, answer: Answer) -> Result<Answer, String> {
     Ok(Answer::Answered {
         choices: ordered,
         text,
+    })
+}
+
+/// Check the answers of a multi-question card: one per question, in card
+/// order, choices among that question's options; blank ones stay blank.
+fn fit_all(
+    card: &Card,
+    answers: Vec<QuestionAnswer>,
+    note: Option<String>,
+) -> Result<Answer, String> {
+    if card.questions.is_empty() {
+        return Err("answers to several questions for a single-question card".into());
+    }
+    let mut fitted = Vec::new();
+    for q in &card.questions {
+        let given = answers.iter().find(|a| a.id == q.id);
+        let choices: Vec<String> = given.map(|a| a.choices.clone()).unwrap_or_default();
+        for c in &choices {
+            if !q.options.iter().any(|o| &o.label == c) {
+                return Err(format!("`{c}` is not one of question `{}`'s options", q.id));
+            }
+        }
+        let ordered: Vec<String> = q
+            .options
+            .iter()
+            .filter(|o| choices.contains(&o.label))
+            .map(|o| o.label.clone())
+            .collect();
+        if ordered.len() > 1 && !q.multi {
+            return Err(format!(
+                "several options chosen for question `{}`, which allows one",
+                q.id
+            ));
+        }
+        let text = given
+            .and_then(|a| a.text.as_deref())
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(String::from);
+        fitted.push(QuestionAnswer {
+            id: q.id.clone(),
+            choices: ordered,
+            text,
+        });
+    }
+    if let Some(extra) = answers
+        .iter()
+        .find(|a| !card.questions.iter().any(|q| q.id == a.id))
+    {
+        return Err(format!(
+            "an answer to `{}`, which is not a question of the card",
+            extra.id
+        ));
+    }
+    let note = note.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+    if note.is_none() && fitted.iter().all(QuestionAnswer::is_blank) {
+        // Nothing was answered: not an answer.
+        return Ok(Answer::Skipped);
+    }
+    Ok(Answer::AnsweredAll {
+        answers: fitted,
+        note,
     })
 }

@@ -28,10 +28,13 @@ mod render;
 mod terminal;
 mod tool;
 
-pub use answer::Answer;
+pub use answer::{Answer, QuestionAnswer};
 pub use approval::CardApprover;
 pub use binding::AskBinding;
-pub use card::{Card, CardKind, CardOption, QuestionDraft, TargetSpace};
+pub use card::{
+    Card, CardKind, CardOption, CardQuestion, QuestionDraft, TargetSpace, MAX_HEADER, MAX_OPTIONS,
+    MAX_QUESTIONS,
+};
 pub use channel::{CardReceiver, ChannelPort, PendingCard};
 pub use desk::{AskDesk, DEFAULT_EXPIRY};
 pub use port::QuestionPort;

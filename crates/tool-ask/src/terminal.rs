@@ -3,7 +3,7 @@
 //! reply typed there. Without a terminal it has no human attached.
 
 use crate::render::{hint, render_card};
-use crate::{Answer, Card, QuestionPort};
+use crate::{Answer, Card, QuestionAnswer, QuestionPort};
 use async_trait::async_trait;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -87,34 +87,60 @@ impl QuestionPort for TerminalPort {
             settled: false,
         };
         let mut out = tty.get_ref();
-        if write!(out, "\n{}> ", render_card(card)).is_err() {
+        if write!(out, "\n{}", render_card(card)).is_err() {
             guard.settled = true;
             return Answer::no_human("cannot write to the terminal");
         }
+        // A secret is typed with the echo off; the echo comes back on drop.
+        let _masked = card.secret.then(|| NoEcho::new(tty.get_ref()));
         let mut pending = Vec::new();
-        loop {
-            let line = match read_line(&tty, &mut pending).await {
-                Ok(Some(l)) => l,
-                Ok(None) => {
-                    guard.settled = true;
-                    return Answer::no_human("the terminal closed (end of input)");
-                }
-                Err(e) => {
-                    guard.settled = true;
-                    return Answer::no_human(format!("reading the terminal failed: {e}"));
-                }
-            };
-            match parse_reply(card, &line) {
-                Ok(answer) => {
-                    guard.settled = true;
-                    let _ = writeln!(out, "(card #{} {})", card.number, settled_word(&answer));
-                    return answer;
-                }
-                Err(again) => {
-                    let _ = write!(out, "{again}\n> ");
+        let answer = if card.questions.is_empty() {
+            ask_one(&tty, &mut pending, card, "> ").await
+        } else {
+            let n = card.questions.len();
+            let mut answers = Vec::new();
+            let mut ended = None;
+            for (k, q) in card.questions.iter().enumerate() {
+                let view = Card {
+                    question: q.question.clone(),
+                    options: q.options.clone(),
+                    allow_free_text: true,
+                    multi_select: q.multi,
+                    questions: Vec::new(),
+                    ..card.clone()
+                };
+                match ask_one(
+                    &tty,
+                    &mut pending,
+                    &view,
+                    &format!("[{}/{n}] {}> ", k + 1, q.header),
+                )
+                .await
+                {
+                    Answer::Answered { choices, text } => answers.push(QuestionAnswer {
+                        id: q.id.clone(),
+                        choices,
+                        text,
+                    }),
+                    other => {
+                        ended = Some(other);
+                        break;
+                    }
                 }
             }
+            ended.unwrap_or(Answer::AnsweredAll {
+                answers,
+                note: None,
+            })
+        };
+        if card.secret {
+            let _ = writeln!(out);
         }
+        guard.settled = true;
+        if !matches!(answer, Answer::NoHuman { .. }) {
+            let _ = writeln!(out, "(card #{} {})", card.number, settled_word(&answer));
+        }
+        answer
     }
 
     fn human_attached(&self) -> bool {
@@ -126,10 +152,73 @@ impl QuestionPort for TerminalPort {
     }
 }
 
+/// Prompt with `prompt` until a line parses as an answer to `card`.
+async fn ask_one(tty: &AsyncFd<File>, pending: &mut Vec<u8>, card: &Card, prompt: &str) -> Answer {
+    let mut out = tty.get_ref();
+    if write!(out, "{prompt}").is_err() {
+        return Answer::no_human("cannot write to the terminal");
+    }
+    loop {
+        let line = match read_line(tty, pending).await {
+            Ok(Some(l)) => l,
+            Ok(None) => return Answer::no_human("the terminal closed (end of input)"),
+            Err(e) => return Answer::no_human(format!("reading the terminal failed: {e}")),
+        };
+        match parse_reply(card, &line) {
+            Ok(answer) => return answer,
+            Err(again) => {
+                let _ = write!(
+                    out,
+                    "{}{again}\n{prompt}",
+                    if card.secret { "\n" } else { "" }
+                );
+            }
+        }
+    }
+}
+
+/// The terminal's echo turned off until this drops.
+struct NoEcho<'a> {
+    tty: &'a File,
+    saved: Option<libc::termios>,
+}
+
+impl<'a> NoEcho<'a> {
+    fn new(tty: &'a File) -> Self {
+        use std::os::fd::AsRawFd;
+        let fd = tty.as_raw_fd();
+        // SAFETY: tcgetattr/tcsetattr on a descriptor the File owns, with a
+        // termios we own.
+        let saved = unsafe {
+            let mut t: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(fd, &mut t) != 0 {
+                None
+            } else {
+                let mut quiet = t;
+                quiet.c_lflag &= !(libc::ECHO | libc::ECHONL);
+                libc::tcsetattr(fd, libc::TCSANOW, &quiet);
+                Some(t)
+            }
+        };
+        NoEcho { tty, saved }
+    }
+}
+
+impl Drop for NoEcho<'_> {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        if let Some(t) = &self.saved {
+            // SAFETY: as above; restores what tcgetattr returned.
+            unsafe { libc::tcsetattr(self.tty.as_raw_fd(), libc::TCSANOW, t) };
+        }
+    }
+}
+
 fn settled_word(answer: &Answer) -> &'static str {
     match answer {
-        Answer::Answered { .. } => "answered",
+        Answer::Answered { .. } | Answer::AnsweredAll { .. } => "answered",
         Answer::Skipped => "skipped",
+        Answer::Discuss => "left to discuss",
         _ => "closed",
     }
 }
@@ -157,8 +246,14 @@ async fn read_line(tty: &AsyncFd<File>, pending: &mut Vec<u8>) -> io::Result<Opt
 /// Turn one typed line into an answer, or say what to type instead.
 pub(crate) fn parse_reply(card: &Card, line: &str) -> Result<Answer, String> {
     let line = line.trim();
-    if line.is_empty() || line.eq_ignore_ascii_case("s") {
+    if line.is_empty() {
+        return Err(format!("an empty answer is not an answer; {}", hint(card)));
+    }
+    if line.eq_ignore_ascii_case("s") {
         return Ok(Answer::Skipped);
+    }
+    if line.eq_ignore_ascii_case("d") && matches!(card.kind, crate::CardKind::Question) {
+        return Ok(Answer::Discuss);
     }
     let n = card.options.len();
     if n > 0 {
@@ -215,6 +310,8 @@ mod tests {
             ],
             allow_free_text: free,
             multi_select: multi,
+            questions: Vec::new(),
+            secret: false,
             expires_in: Duration::from_secs(5),
         }
     }
@@ -224,8 +321,15 @@ mod tests {
         let single = card(false, false);
         assert_eq!(parse_reply(&single, "2"), Ok(Answer::choose(["green"])));
         assert_eq!(parse_reply(&single, " Blue "), Ok(Answer::choose(["blue"])));
-        assert_eq!(parse_reply(&single, ""), Ok(Answer::Skipped));
+        assert_eq!(
+            parse_reply(&single, "  "),
+            Err(
+                "an empty answer is not an answer; type a number 1–3; s skips, d discusses instead"
+                    .into()
+            )
+        );
         assert_eq!(parse_reply(&single, "S"), Ok(Answer::Skipped));
+        assert_eq!(parse_reply(&single, "d"), Ok(Answer::Discuss));
         assert!(parse_reply(&single, "1,2")
             .unwrap_err()
             .starts_with("choose only one"));

@@ -1,6 +1,6 @@
 //! The `ask_user` tool: typed arguments in, the card's outcome out.
 
-use crate::{Answer, AskDesk, Card, CardKind, CardOption, QuestionDraft};
+use crate::{Answer, AskDesk, Card, CardKind, CardOption, CardQuestion, QuestionDraft};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -16,13 +16,48 @@ pub struct OptionArg {
     /// Optional: what choosing it means.
     #[serde(default)]
     pub description: Option<String>,
+    /// Mark the option you recommend (at most one per question); it is shown
+    /// as recommended, never chosen for the operator.
+    #[serde(default)]
+    pub recommended: bool,
+}
+
+/// One question of a multi-question card.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuestionArg {
+    /// What the answer is keyed by (unique on the card).
+    pub id: String,
+    /// A short title, at most 30 characters.
+    pub header: String,
+    /// The question.
+    pub question: String,
+    /// Up to 12 choices; the operator may always type an answer instead.
+    #[serde(default)]
+    pub options: Vec<OptionArg>,
+    /// Whether several options may be chosen.
+    #[serde(default)]
+    pub multi: bool,
+}
+
+fn card_options(options: Vec<OptionArg>) -> Vec<CardOption> {
+    options
+        .into_iter()
+        .map(|o| CardOption {
+            label: o.label,
+            description: o.description,
+            recommended: o.recommended,
+        })
+        .collect()
 }
 
 /// Arguments of `ask_user`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AskUserArgs {
-    /// What to ask, as one clear question.
+    /// What to ask, as one clear question (with `questions`: an optional
+    /// title for the card).
+    #[serde(default)]
     pub question: String,
     /// Optional: why you ask and what depends on the answer.
     #[serde(default)]
@@ -36,6 +71,15 @@ pub struct AskUserArgs {
     /// Whether several options may be chosen.
     #[serde(default)]
     pub multi_select: bool,
+    /// 1–4 questions answered together on one card, instead of `question`
+    /// and `options`: each {id, header, question, options?, multi?}.
+    #[serde(default)]
+    pub questions: Vec<QuestionArg>,
+    /// Ask for a secret (a token, a password): a typed answer, masked as it
+    /// is typed and kept out of every log line. Needs allow_free_text and no
+    /// options.
+    #[serde(default)]
+    pub secret: bool,
 }
 
 impl From<AskUserArgs> for QuestionDraft {
@@ -44,16 +88,21 @@ impl From<AskUserArgs> for QuestionDraft {
             kind: CardKind::Question,
             question: a.question,
             context: a.context,
-            options: a
-                .options
-                .into_iter()
-                .map(|o| CardOption {
-                    label: o.label,
-                    description: o.description,
-                })
-                .collect(),
+            options: card_options(a.options),
             allow_free_text: a.allow_free_text,
             multi_select: a.multi_select,
+            questions: a
+                .questions
+                .into_iter()
+                .map(|q| CardQuestion {
+                    id: q.id,
+                    header: q.header,
+                    question: q.question,
+                    options: card_options(q.options),
+                    multi: q.multi,
+                })
+                .collect(),
+            secret: a.secret,
         }
     }
 }
@@ -62,8 +111,12 @@ const DESCRIPTION: &str = "Ask the operator (a human) a question and wait for th
 This is the only way to ask the operator anything: never write the question as a chat message, \
 that ends your turn. The question is shown as a numbered card with your options; the call \
 blocks until the operator answers, skips, or the card expires. Give options when you can, \
-set allow_free_text to accept a typed answer, multi_select to accept several options. \
-A skipped card means: proceed on an assumption you state, and do not ask again.";
+set allow_free_text to accept a typed answer, multi_select to accept several options, and \
+recommended: true on the one option you recommend. Several related questions go on one card: \
+questions (1–4, each {id, header, question, options?, multi?}; a typed answer is always possible). \
+secret: true asks for a typed secret that is masked and kept out of logs. \
+A skipped card means: proceed on an assumption you state, and do not ask again. If the operator \
+chooses to discuss instead, nothing was chosen: explain the choice in your reply and end your turn.";
 
 /// `ask_user`, bound to one run's [`AskDesk`].
 #[derive(Debug, Clone)]
@@ -134,6 +187,39 @@ fn outcome((card, answer): (Card, Answer)) -> Result<ToolOutput, ToolError> {
                     })),
             )
         }
+        Answer::AnsweredAll { answers, note } => {
+            let mut text = format!("ask_user #{n} answered:");
+            for a in &answers {
+                let header = card
+                    .questions
+                    .iter()
+                    .find(|q| q.id == a.id)
+                    .map(|q| q.header.as_str())
+                    .unwrap_or("");
+                let said = match (a.choices.is_empty(), &a.text) {
+                    (true, None) => "(no answer)".to_string(),
+                    (true, Some(t)) => format!("(typed) {t}"),
+                    (false, None) => a.choices.join(", "),
+                    (false, Some(t)) => format!("{} and typed: {t}", a.choices.join(", ")),
+                };
+                text.push_str(&format!("\n- {} ({header}): {said}", a.id));
+            }
+            if let Some(note) = &note {
+                text.push_str(&format!("\nnote: {note}"));
+            }
+            Ok(ToolOutput::text(text).with_structured(json!({
+                "card": n,
+                "outcome": "answered",
+                "answers": answers,
+                "note": note,
+            })))
+        }
+        Answer::Discuss => Ok(ToolOutput::text(format!(
+            "ask_user #{n}: the operator chose to discuss this instead of choosing — nothing was chosen \
+             or approved. Do not act on any option: explain the choice and what you recommend in your \
+             reply, and end your turn so you can talk it over."
+        ))
+        .with_structured(json!({"card": n, "outcome": "discuss"}))),
         Answer::Skipped => Ok(ToolOutput::text(format!(
             "ask_user #{n} skipped: the operator chose not to answer; {PROCEED}."
         ))

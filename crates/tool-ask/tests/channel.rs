@@ -276,7 +276,35 @@ async fn every_validation_error_is_answered_before_anything_is_shown() {
         (json!({"question": "Q?"}), "set allow_free_text: true"),
         (
             json!({"options": [{"label": "a"}]}),
-            "missing field `question`",
+            "`question` is empty; write the question the operator should answer (or give `questions`)",
+        ),
+        (
+            json!({"question": "Q?", "options": [{"label": "a", "recommended": true}, {"label": "b", "recommended": true}]}),
+            "`options` marks more than one option recommended; mark at most one",
+        ),
+        (
+            json!({"question": "Q?", "options": (0..13).map(|i| json!({"label": format!("o{i}")})).collect::<Vec<_>>()}),
+            "`options` has 13; at most 12 options fit a card",
+        ),
+        (
+            json!({"questions": (0..5).map(|i| json!({"id": format!("q{i}"), "header": "H", "question": "Q?"})).collect::<Vec<_>>()}),
+            "`questions` has 5; a card holds at most 4",
+        ),
+        (
+            json!({"questions": [{"id": "a", "header": "H", "question": "Q?"}, {"id": "a", "header": "H", "question": "Q?"}]}),
+            "question id `a` appears more than once",
+        ),
+        (
+            json!({"questions": [{"id": "a", "header": "A header that is far too long to be one", "question": "Q?"}]}),
+            "`questions[0].header` must be 1–30 characters",
+        ),
+        (
+            json!({"questions": [{"id": "a", "header": "H", "question": "Q?"}], "options": [{"label": "x"}]}),
+            "belong to the single-question form",
+        ),
+        (
+            json!({"question": "Token?", "secret": true, "options": [{"label": "x"}]}),
+            "`secret` asks for a typed answer",
         ),
         (
             json!({"question": "Q?", "options": [{"label": "a", "colour": "red"}]}),
@@ -315,10 +343,86 @@ async fn the_spec_is_read_tier_with_a_typed_schema() {
         "options",
         "allow_free_text",
         "multi_select",
+        "questions",
+        "secret",
     ] {
         assert!(props.get(key).is_some(), "{key} in the schema");
     }
-    assert_eq!(spec.input_schema["required"], json!(["question"]));
+    // `question` or `questions`: the draft's validation says which is missing.
+    assert_eq!(spec.input_schema.get("required"), None);
+}
+
+fn two_questions() -> Value {
+    json!({
+        "question": "Setting up the cache",
+        "questions": [
+            {"id": "db", "header": "Database", "question": "Which database?",
+             "options": [{"label": "sqlite", "recommended": true}, {"label": "postgres"}]},
+            {"id": "scope", "header": "Scope", "question": "What should it cache?",
+             "options": [{"label": "pages"}, {"label": "queries"}, {"label": "sessions"}], "multi": true},
+            {"id": "name", "header": "Name", "question": "What is it called?"}
+        ]
+    })
+}
+
+#[tokio::test]
+async fn a_card_of_several_questions_is_answered_as_one() {
+    let mut r = run();
+    let (card, out) = ask_and_answer(&mut r, two_questions(), |p| {
+        assert_eq!(p.card.questions.len(), 3);
+        assert!(p.card.questions[0].options[0].recommended);
+        Answer::AnsweredAll {
+            answers: vec![
+                tool_ask::QuestionAnswer {
+                    id: "scope".into(),
+                    choices: vec!["sessions".into(), "pages".into()],
+                    text: None,
+                },
+                tool_ask::QuestionAnswer {
+                    id: "db".into(),
+                    choices: vec!["postgres".into()],
+                    text: None,
+                },
+                tool_ask::QuestionAnswer {
+                    id: "name".into(),
+                    choices: vec![],
+                    text: Some("   ".into()),
+                },
+            ],
+            note: Some(" keep it small ".into()),
+        }
+    })
+    .await;
+    assert_eq!(card.number, 1);
+    let out = out.unwrap();
+    expect_test::expect![[r#"
+        ask_user #1 answered:
+        - db (Database): postgres
+        - scope (Scope): pages, sessions
+        - name (Name): (no answer)
+        note: keep it small"#]]
+    .assert_eq(&out.joined_text());
+
+    // Nothing chosen and nothing typed is not an answer.
+    let (_, out) = ask_and_answer(&mut r, two_questions(), |_| Answer::AnsweredAll {
+        answers: vec![],
+        note: Some(" ".into()),
+    })
+    .await;
+    assert!(out
+        .unwrap()
+        .joined_text()
+        .starts_with("ask_user #2 skipped"));
+}
+
+#[tokio::test]
+async fn discuss_instead_is_its_own_outcome_and_never_approves() {
+    let mut r = run();
+    let (_, out) = ask_and_answer(&mut r, colours(), |_| Answer::Discuss).await;
+    let out = out.unwrap();
+    expect_test::expect!["ask_user #1: the operator chose to discuss this instead of choosing — nothing was chosen or approved. Do not act on any option: explain the choice and what you recommend in your reply, and end your turn so you can talk it over."]
+        .assert_eq(&out.joined_text());
+    assert_eq!(out.structured.unwrap()["outcome"], "discuss");
 }
 
 /// A real write tool: writes a file in the workspace through tool-core.
@@ -412,6 +516,10 @@ async fn an_approval_card_gates_a_write_tool() {
             Answer::Cancelled,
             "approval card #5 was cancelled by the user",
         ),
+        (
+            Answer::Discuss,
+            "the operator asked to discuss approval card #6 first, which is not a yes",
+        ),
     ] {
         let pending_call = call(r.registry.clone());
         let pending = r.cards.recv().await.unwrap();
@@ -422,7 +530,7 @@ async fn an_approval_card_gates_a_write_tool() {
     }
     // ask_user shares the numbering.
     let (card, _) = ask_and_answer(&mut r, colours(), |_| Answer::Skipped).await;
-    assert_eq!(card.number, 6);
+    assert_eq!(card.number, 7);
 
     // No human: denied at once.
     drop(r.cards);

@@ -36,7 +36,9 @@ pub use args::{parse_args, schema_for};
 pub use binding::{Binding, RunContext};
 pub use error::ToolError;
 pub use output::{Content, ToolOutput};
-pub use registry::{AllowAll, Approval, ApprovalRequest, Approver, Registry, RegistryError};
+pub use registry::{
+    AllowAll, Approval, ApprovalRequest, Approver, Registry, RegistryError, WeakRegistry,
+};
 pub use staging::{PreviewHook, StagedChange, StagingLink};
 pub use tier::{Surface, Tier};
 pub use tool::{CallContext, Progress, ProgressSink, Tool, ToolSpec};

@@ -82,6 +82,21 @@ pub struct Registry {
     inner: Arc<Inner>,
 }
 
+/// A registry held without keeping its tools alive: for work that outlives
+/// the call that started it (a background cell), which must not keep the
+/// run's tools — and so itself — alive once the run drops them.
+#[derive(Clone, Default)]
+pub struct WeakRegistry {
+    inner: std::sync::Weak<Inner>,
+}
+
+impl WeakRegistry {
+    /// The registry, while anyone else still holds it.
+    pub fn upgrade(&self) -> Option<Registry> {
+        self.inner.upgrade().map(|inner| Registry { inner })
+    }
+}
+
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
@@ -93,6 +108,12 @@ impl fmt::Debug for Registry {
 impl Registry {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    pub fn downgrade(&self) -> WeakRegistry {
+        WeakRegistry {
+            inner: Arc::downgrade(&self.inner),
+        }
     }
 
     /// Attach the approver asked before write and exec calls.

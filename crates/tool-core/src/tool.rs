@@ -1,6 +1,6 @@
 //! The [`Tool`] trait, its [`ToolSpec`], and the [`CallContext`] a call runs in.
 
-use crate::{Registry, Surface, Tier, ToolError, ToolOutput};
+use crate::{Registry, Surface, Tier, ToolError, ToolOutput, WeakRegistry};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::fmt;
@@ -79,6 +79,8 @@ pub trait ProgressSink: Send + Sync {
 pub struct CallContext {
     surface: Surface,
     registry: Option<Registry>,
+    /// Set instead of `registry` in a detached context.
+    weak_registry: Option<WeakRegistry>,
     /// Cancelled when the caller gives up on the call.
     pub cancel: CancellationToken,
     pub progress: Option<Arc<dyn ProgressSink>>,
@@ -115,14 +117,38 @@ impl CallContext {
         self.surface
     }
 
-    /// The registry that dispatched this call, for bridged calls.
-    pub fn registry(&self) -> Option<&Registry> {
-        self.registry.as_ref()
+    /// The registry that dispatched this call, for bridged calls (`None`
+    /// when there is none, or a detached context's run has ended).
+    pub fn registry(&self) -> Option<Registry> {
+        match &self.registry {
+            Some(r) => Some(r.clone()),
+            None => self.weak_registry.as_ref().and_then(WeakRegistry::upgrade),
+        }
+    }
+
+    /// A context for work that outlives this call (a background cell): the
+    /// same surface and call stack, its own cancellation, no progress, and
+    /// the registry held weakly, so the work never keeps the run's tools
+    /// alive.
+    pub fn detached(&self, cancel: CancellationToken) -> CallContext {
+        CallContext {
+            surface: self.surface,
+            registry: None,
+            weak_registry: self
+                .registry
+                .as_ref()
+                .map(Registry::downgrade)
+                .or_else(|| self.weak_registry.clone()),
+            cancel,
+            progress: None,
+            call_stack: self.call_stack.clone(),
+        }
     }
 
     pub(crate) fn bind(&mut self, surface: Surface, registry: Registry, name: &str) {
         self.surface = surface;
         self.registry = Some(registry);
+        self.weak_registry = None;
         self.call_stack.push(name.to_string());
     }
 

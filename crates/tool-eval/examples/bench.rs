@@ -5,6 +5,9 @@
 //! of a trivial cell (`x = 1; x + 1`, 200 times, through the whole `eval` tool
 //! call: Registry, protocol, output capture and formatting) for the Python
 //! kernel and the Node.js kernel, and prints both figures and the ratio.
+//! For our kernels it also measures a flood — a cell that writes 100 × 1 MB,
+//! median of 3, answered capped — and the host's resident memory (VmRSS of
+//! this process, which is the host) after the 200 cells.
 
 use serde_json::json;
 use std::path::PathBuf;
@@ -31,6 +34,24 @@ struct Figures {
     start_ms: f64,
     trip_ms: f64,
     trip_median_ms: f64,
+    /// Ours only: the 100 × 1 MB cell, and the host's RSS after the cells.
+    flood_ms: Option<f64>,
+    rss_mb: Option<f64>,
+}
+
+/// This process's resident memory, in MiB.
+fn rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+fn flood_cell(language: Language) -> &'static str {
+    match language {
+        Language::Python => "import sys\nmb = 'y' * (1 << 20)\nfor i in range(100):\n    sys.stdout.write(mb)",
+        Language::Javascript => "const mb = 'y'.repeat(1 << 20);\nfor (let i = 0; i < 100; i++) process.stdout.write(mb);",
+    }
 }
 
 async fn ours(config: &EvalConfig, root: &std::path::Path, language: Language) -> Figures {
@@ -63,11 +84,33 @@ async fn ours(config: &EvalConfig, root: &std::path::Path, language: Language) -
         call().await;
         trips.push(t0.elapsed().as_secs_f64() * 1e3);
     }
+    let rss = rss_mb();
+    let flood_args = json!({"code": flood_cell(language), "language": language.as_str(), "description": "benchmark a capped flood of output"});
+    let mut floods = Vec::new();
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let out = registry
+            .call(
+                Surface::FULL,
+                "eval",
+                flood_args.clone(),
+                CallContext::new(),
+            )
+            .await
+            .expect("the flood cell runs");
+        floods.push(t0.elapsed().as_secs_f64() * 1e3);
+        assert!(
+            out.joined_text().contains("bytes of output dropped"),
+            "the cap is stated"
+        );
+    }
     tool.shutdown().await;
     Figures {
         start_ms: median(starts),
         trip_ms: mean(&trips),
         trip_median_ms: median(trips.clone()),
+        flood_ms: Some(median(floods)),
+        rss_mb: rss,
     }
 }
 
@@ -97,6 +140,8 @@ fn peer(python: &PathBuf) -> Figures {
         start_ms: median(nums("start_ms")),
         trip_ms: mean(&nums("trip_ms")),
         trip_median_ms: median(nums("trip_ms")),
+        flood_ms: None,
+        rss_mb: None,
     }
 }
 
@@ -157,6 +202,13 @@ fn main() {
             "{label:<42} {:>12.1} {:>16.3} {:>12.3}",
             f.start_ms, f.trip_ms, f.trip_median_ms
         );
+    }
+    for (name, f) in &rows {
+        if let (Some(flood), Some(rss)) = (f.flood_ms, f.rss_mb) {
+            println!(
+                "agent-tools {name}: 100 x 1 MB cell {flood:.0} ms (median of 3, capped); host RSS after {ROUNDS} cells {rss:.1} MiB"
+            );
+        }
     }
     for (name, f) in rows {
         println!(

@@ -8,7 +8,7 @@
 
 use crate::bridge;
 use crate::kernel::{describe_exit, Frame, KernelEvent, KernelProcess, Stream};
-use crate::output::{CellOutput, Display};
+use crate::output::{CellOutput, Display, SharedOutput};
 use crate::protocol::{CellStatus, DriverMessage, OutputPiece};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -85,16 +85,18 @@ enum Phase {
     Interrupting { why: StopReason, until: Instant },
 }
 
-/// Run `code` as the next cell of `kernel`.
+/// Run `code` as the next cell of `kernel`; its output collects in `shared`
+/// (a look may take part of it meanwhile) and what is left is the run's.
 pub async fn run(
     kernel: &mut KernelProcess,
     code: &str,
     limits: CellLimits,
     cx: &CallContext,
+    shared: &SharedOutput,
 ) -> CellRun {
     let started = Instant::now();
     let cell = kernel.next_cell();
-    let mut output = CellOutput::new(limits.max_output_bytes, limits.max_images);
+    let output = Collector(shared);
     let mut bridge: JoinSet<Value> = JoinSet::new();
     let mut bridged_calls = 0usize;
     let mut phase = Phase::Running;
@@ -118,7 +120,7 @@ pub async fn run(
         return CellRun {
             cell,
             end: CellEnd::Died { how },
-            output,
+            output: output.rest(),
             elapsed: started.elapsed(),
             bridged_calls,
             between,
@@ -138,7 +140,7 @@ pub async fn run(
             _ => None,
         };
         tokio::select! {
-            ev = kernel.events.recv() => {
+            ev = kernel.next_event() => {
                 let Some(ev) = ev else {
                     replies_closed = true;
                     closed_streams = 2;
@@ -147,7 +149,7 @@ pub async fn run(
                 let alive = match ev {
                     KernelEvent::Text(_, Frame::Cell(c), t) => {
                         if c == cell {
-                            output.push_text(&t);
+                            output.get().push_text(&t);
                             if done.is_some() {
                                 drain_until = Instant::now() + DRAIN_QUIET;
                             }
@@ -164,7 +166,7 @@ pub async fn run(
                         true
                     }
                     KernelEvent::Output(_, OutputPiece::Display { cell: c, seq }) => {
-                        if c == cell { output.mark_display(seq); }
+                        if c == cell { output.get().mark_display(seq); }
                         true
                     }
                     KernelEvent::Output(_, OutputPiece::End { cell: c }) => {
@@ -173,7 +175,7 @@ pub async fn run(
                     }
                     KernelEvent::Output(_, OutputPiece::Skipped { cell: c, bytes }) => {
                         if c == cell {
-                            output.skip(bytes);
+                            output.get().skip(bytes);
                             if done.is_some() {
                                 drain_until = Instant::now() + DRAIN_QUIET;
                             }
@@ -182,7 +184,7 @@ pub async fn run(
                     }
                     KernelEvent::Output(_, OutputPiece::Begin { .. } | OutputPiece::Text(_)) => false,
                     KernelEvent::Message(DriverMessage::Display { cell: c, seq, echo, text, images }) => {
-                        if c == cell { output.add_display(seq, echo, Display { text, images }); }
+                        if c == cell { output.get().add_display(seq, echo, Display { text, images }); }
                         true
                     }
                     KernelEvent::Message(DriverMessage::ToolCall { id, name, args, .. }) => {
@@ -204,7 +206,7 @@ pub async fn run(
                         }
                         false
                     }
-                    KernelEvent::Message(DriverMessage::Ready { .. }) => false,
+                    KernelEvent::Message(DriverMessage::Ready { .. } | DriverMessage::Inspect { .. }) => false,
                     KernelEvent::RepliesClosed => { replies_closed = true; false }
                     KernelEvent::StreamClosed(_) => { closed_streams += 1; false }
                 };
@@ -214,7 +216,7 @@ pub async fn run(
                 if replies_closed && done.is_none() {
                     // The driver is gone; find out how the process ended.
                     let how = finish_dead(kernel).await;
-                    drain_output(kernel, &mut output).await;
+                    drain_output(kernel, &output).await;
                     break match phase {
                         Phase::Interrupting { why, .. } => CellEnd::Killed { why },
                         Phase::Running => CellEnd::Died { how },
@@ -247,7 +249,7 @@ pub async fn run(
                 tracing::info!(cell, "the cell did not stop after the interrupt; killing the kernel");
                 kernel.kill().await;
                 kernel.exited = kernel.child.try_wait().ok().flatten();
-                drain_output(kernel, &mut output).await;
+                drain_output(kernel, &output).await;
                 break CellEnd::Killed { why };
             }
             _ = sleep_until(drain_until), if done.is_some() => {
@@ -261,7 +263,7 @@ pub async fn run(
     CellRun {
         cell,
         end,
-        output,
+        output: output.rest(),
         elapsed: started.elapsed(),
         bridged_calls,
         between,
@@ -298,15 +300,30 @@ async fn finish_dead(kernel: &mut KernelProcess) -> String {
 }
 
 /// Take what is still buffered from the dead kernel's streams.
-async fn drain_output(kernel: &mut KernelProcess, output: &mut CellOutput) {
+async fn drain_output(kernel: &mut KernelProcess, output: &Collector<'_>) {
     let until = Instant::now() + Duration::from_millis(500);
     let mut closed = 0;
     while closed < 2 {
-        match tokio::time::timeout_at(until, kernel.events.recv()).await {
-            Ok(Some(KernelEvent::Text(_, _, t))) => output.push_text(&t),
+        match tokio::time::timeout_at(until, kernel.next_event()).await {
+            Ok(Some(KernelEvent::Text(_, _, t))) => output.get().push_text(&t),
             Ok(Some(KernelEvent::StreamClosed(Stream::Stdout | Stream::Stderr))) => closed += 1,
             Ok(Some(_)) => {}
             Ok(None) | Err(_) => break,
         }
+    }
+}
+
+/// The cell's side of its shared output.
+struct Collector<'a>(&'a SharedOutput);
+
+impl Collector<'_> {
+    fn get(&self) -> std::sync::MutexGuard<'_, CellOutput> {
+        // A look that panicked leaves the output as it was: keep using it.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What no look has taken yet.
+    fn rest(&self) -> CellOutput {
+        self.get().take()
     }
 }

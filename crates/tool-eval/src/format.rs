@@ -4,7 +4,8 @@
 
 use crate::cell::{CellEnd, CellRun, StopReason};
 use crate::config::Language;
-use crate::protocol::CellStatus;
+use crate::output::Saver;
+use crate::protocol::{CellStatus, Variable};
 use serde_json::json;
 use tool_core::{Content, ToolError, ToolOutput};
 
@@ -18,6 +19,8 @@ pub struct ResultContext {
     pub kernel_pid: u32,
     /// The largest idle budget a call may ask for, in seconds.
     pub max_budget_secs: f64,
+    /// Where a value or image over its cap is saved.
+    pub scratch: std::sync::Arc<crate::scratch::Scratch>,
 }
 
 /// The label line of a result.
@@ -25,7 +28,8 @@ pub fn label(language: Language, description: &str) -> String {
     format!("eval {language}  {description}")
 }
 
-fn secs(d: std::time::Duration) -> String {
+/// A duration as a model reads it: `2.3 s`, `42 s`.
+pub fn secs(d: std::time::Duration) -> String {
     let s = d.as_secs_f64();
     if s < 10.0 {
         format!("{s:.1} s")
@@ -67,7 +71,14 @@ pub fn result(run: CellRun, cx: &ResultContext) -> Result<ToolOutput, ToolError>
         );
     }
     let empty = run.output.is_empty();
-    let rendered = run.output.render(preamble);
+    let prefix = format!("{}-cell{}", cx.language, run.cell);
+    let rendered = run.output.render(
+        preamble,
+        Saver {
+            scratch: &cx.scratch,
+            prefix: &prefix,
+        },
+    );
     let mut content = rendered.content;
     let (status, ok) = match &run.end {
         CellEnd::Finished {
@@ -196,5 +207,63 @@ fn append_line(content: &mut Vec<Content>, line: &str) {
             t.push_str(line);
         }
         _ => content.push(Content::Text(line.to_string())),
+    }
+}
+
+/// What `inspect` answers: the kernel's variables as aligned columns (name,
+/// type, shape/length/signature/value), with the count of those not listed.
+pub fn variables(
+    language: Language,
+    description: &str,
+    variables: &[Variable],
+    total: usize,
+) -> ToolOutput {
+    let mut text = label(language, description);
+    text.push('\n');
+    if variables.is_empty() {
+        text.push_str(&format!(
+            "(the {language} kernel holds no variables of its own yet)"
+        ));
+    } else {
+        text.push_str(&format!(
+            "{} in the {language} kernel (modules, what was imported from \
+             them, and _names are left out):\n",
+            tool_core::format::plural(total, "variable", "variables")
+        ));
+        let name_w = variables
+            .iter()
+            .map(|v| v.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        let type_w = variables
+            .iter()
+            .map(|v| v.type_name.chars().count())
+            .max()
+            .unwrap_or(0);
+        for v in variables {
+            let line = format!(
+                "{:name_w$}  {:type_w$}  {}",
+                v.name,
+                v.type_name,
+                v.detail.as_deref().unwrap_or("")
+            );
+            text.push_str(line.trim_end());
+            text.push('\n');
+        }
+        if total > variables.len() {
+            text.push_str(&tool_core::format::capped_note(
+                variables.len(),
+                total,
+                "look the others up by name in a cell",
+            ));
+        }
+    }
+    ToolOutput {
+        content: vec![Content::Text(text.trim_end().to_string())],
+        structured: Some(json!({
+            "language": language.as_str(),
+            "variables": variables,
+            "total": total,
+        })),
     }
 }

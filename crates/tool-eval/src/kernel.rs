@@ -8,10 +8,11 @@
 use crate::config::{EvalConfig, Language};
 use crate::interpreter::{self, Interpreter};
 use crate::protocol::{
-    DriverMessage, MarkerScanner, OutputPiece, INTERRUPTS_FD, REPLIES_FD, REQUESTS_FD,
+    DriverMessage, MarkerScanner, OutputPiece, Variable, INTERRUPTS_FD, REPLIES_FD, REQUESTS_FD,
 };
 use crate::sandbox::Sandbox;
 use serde_json::Value;
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,6 +20,9 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tool_core::process::{ChildProcess, ChildSpec, ExtraPipe, Io};
+
+/// How long a kernel may take to list its variables.
+const INSPECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 const PYTHON_DRIVER: &str = include_str!("drivers/kernel.py");
 const JAVASCRIPT_DRIVER: &str = include_str!("drivers/kernel.js");
@@ -65,7 +69,10 @@ pub struct KernelProcess {
     pub(crate) child: ChildProcess,
     requests: pipe::Sender,
     interrupts: Option<pipe::Sender>,
-    pub(crate) events: mpsc::UnboundedReceiver<KernelEvent>,
+    events: mpsc::UnboundedReceiver<KernelEvent>,
+    /// Events that arrived while the host waited for something else (an
+    /// inspect answer); the next cell reads them first.
+    stashed: VecDeque<KernelEvent>,
     cells: u64,
     pub(crate) exited: Option<std::process::ExitStatus>,
 }
@@ -251,6 +258,7 @@ impl KernelFactory {
             requests,
             interrupts,
             events,
+            stashed: VecDeque::new(),
             cells: 0,
             exited: None,
         })
@@ -266,6 +274,50 @@ impl KernelProcess {
     pub(crate) fn next_cell(&mut self) -> u64 {
         self.cells += 1;
         self.cells
+    }
+
+    /// The next event, stashed ones first. Cancel-safe.
+    pub(crate) async fn next_event(&mut self) -> Option<KernelEvent> {
+        if let Some(ev) = self.stashed.pop_front() {
+            return Some(ev);
+        }
+        self.events.recv().await
+    }
+
+    /// The user's variables (at most `max` described), asked of the driver
+    /// between cells. Everything else that arrives meanwhile is kept for the
+    /// next cell.
+    pub async fn inspect(&mut self, max: usize) -> Result<(Vec<Variable>, usize), String> {
+        self.send(&serde_json::json!({"type": "inspect", "max": max}))
+            .await
+            .map_err(|e| format!("the kernel is not reachable ({e})"))?;
+        let deadline = tokio::time::Instant::now() + INSPECT_TIMEOUT;
+        loop {
+            match tokio::time::timeout_at(deadline, self.events.recv()).await {
+                Err(_) => {
+                    return Err(format!(
+                        "the kernel did not answer within {} s (is something an earlier cell started keeping it busy?)",
+                        INSPECT_TIMEOUT.as_secs()
+                    ))
+                }
+                Ok(None) => return Err("the kernel is gone".into()),
+                Ok(Some(KernelEvent::Message(DriverMessage::Inspect {
+                    variables,
+                    total,
+                    error,
+                }))) => {
+                    return match error {
+                        Some(e) => Err(format!("the kernel could not list its variables: {e}")),
+                        None => Ok((variables, total)),
+                    }
+                }
+                Ok(Some(KernelEvent::RepliesClosed)) => {
+                    self.stashed.push_back(KernelEvent::RepliesClosed);
+                    return Err("the kernel is gone".into());
+                }
+                Ok(Some(ev)) => self.stashed.push_back(ev),
+            }
+        }
     }
 
     /// Send one request line to the driver.

@@ -10,8 +10,10 @@
 //! Modules: [`config`] (the `[eval]` section, languages), [`interpreter`]
 //! (which interpreter), [`sandbox`] (where it runs), [`protocol`] (messages and
 //! output markers), [`kernel`] (the process and its readers), [`cell`] (one
-//! cell: idle budget, interrupts, the bridge loop), [`bridge`] (dispatching
+//! cell: idle budget, interrupts, the bridge loop), [`job`] (background
+//! cells), [`bridge`] (dispatching
 //! `tool()` calls), [`output`] and [`format`] (what the model reads),
+//! [`scratch`] (where what does not fit an answer is saved),
 //! [`tool`] (the `eval` tool), [`binding`] (the run resource).
 //!
 //! This crate must never start an isolated environment itself (the harness
@@ -26,10 +28,12 @@ pub mod cell;
 pub mod config;
 pub mod format;
 pub mod interpreter;
+pub mod job;
 pub mod kernel;
 pub mod output;
 pub mod protocol;
 pub mod sandbox;
+pub mod scratch;
 pub mod tool;
 
 pub use binding::EvalBinding;

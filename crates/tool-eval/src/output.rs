@@ -7,9 +7,23 @@
 //! dropped between them.
 
 use crate::protocol::WireImage;
+use crate::scratch::Scratch;
 use base64::Engine;
 use std::collections::{BTreeMap, VecDeque};
 use tool_core::Content;
+
+/// The longest side an image in an answer may have, in pixels.
+pub const IMAGE_MAX_SIDE: u32 = 1568;
+/// The most bytes an image in an answer may have.
+pub const IMAGE_MAX_BYTES: usize = 1 << 20;
+
+/// Where what does not fit an answer goes: the run's scratch folder, under
+/// names that start with `prefix` (the language and cell).
+#[derive(Debug, Clone, Copy)]
+pub struct Saver<'a> {
+    pub scratch: &'a Scratch,
+    pub prefix: &'a str,
+}
 
 /// One displayed object.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +37,10 @@ enum Segment {
     Text(Vec<u8>),
     Display(u64),
 }
+
+/// A running cell's output, shared with whoever looks at it before the cell
+/// ends (a background job): each look takes what arrived since the last.
+pub type SharedOutput = std::sync::Arc<std::sync::Mutex<CellOutput>>;
 
 /// The output of one cell.
 #[derive(Debug)]
@@ -60,6 +78,12 @@ impl CellOutput {
             echo: None,
             max_images,
         }
+    }
+
+    /// What arrived so far; this keeps collecting afresh, under the same caps.
+    pub fn take(&mut self) -> CellOutput {
+        let fresh = CellOutput::new(self.head_cap + self.tail_cap, self.max_images);
+        std::mem::replace(self, fresh)
     }
 
     pub fn push_text(&mut self, mut bytes: &[u8]) {
@@ -120,8 +144,9 @@ impl CellOutput {
             && self.echo.is_none()
     }
 
-    /// The output as content for the model, after `preamble` (label lines).
-    pub fn render(self, preamble: String) -> Rendered {
+    /// The output as content for the model, after `preamble` (label lines);
+    /// a value or image over its cap is saved through `saver` and named.
+    pub fn render(self, preamble: String, saver: Saver<'_>) -> Rendered {
         let mut w = Writer {
             content: Vec::new(),
             text: preamble,
@@ -129,6 +154,8 @@ impl CellOutput {
             dropped_images: 0,
             max_images: self.max_images,
             max_text: self.head_cap + self.tail_cap,
+            saver,
+            saved: 0,
         };
         let mut displays = self.displays;
         for seg in self.head {
@@ -181,16 +208,29 @@ impl CellOutput {
     }
 }
 
-struct Writer {
+struct Writer<'a> {
     content: Vec<Content>,
     text: String,
     images: usize,
     dropped_images: usize,
     max_images: usize,
     max_text: usize,
+    saver: Saver<'a>,
+    /// Files saved so far for this answer.
+    saved: usize,
 }
 
-impl Writer {
+impl Writer<'_> {
+    /// Save what did not fit; the path, or why it could not be saved.
+    fn save(&mut self, what: &str, ext: &str, bytes: &[u8]) -> Result<String, String> {
+        self.saved += 1;
+        let name = format!("{}-{what}{}.{ext}", self.saver.prefix, self.saved);
+        self.saver
+            .scratch
+            .save(&name, bytes)
+            .map(|p| p.display().to_string())
+    }
+
     fn text(&mut self, s: &str) {
         self.text.push_str(s);
     }
@@ -207,29 +247,75 @@ impl Writer {
     fn display(&mut self, d: Display) {
         if let Some(t) = d.text {
             let (kept, dropped) = tool_core::format::cap_bytes(&t, self.max_text);
-            let mut t = kept.to_string();
+            let mut shown = kept.to_string();
             if dropped > 0 {
-                t.push_str(&format!(
-                    "\n… {dropped} more bytes of this value dropped — show a slice of it"
-                ));
+                shown.push_str(&match self.save("value", "txt", t.as_bytes()) {
+                    Ok(path) => format!(
+                        "\n… {dropped} more bytes of this value are not shown; the whole value ({} bytes) is \
+                         saved in {path}",
+                        t.len()
+                    ),
+                    Err(why) => format!(
+                        "\n… {dropped} more bytes of this value dropped ({why}) — show a slice of it"
+                    ),
+                });
             }
-            self.line(t.trim_end_matches('\n'));
+            self.line(shown.trim_end_matches('\n'));
         }
         for img in d.images {
             if self.images >= self.max_images {
                 self.dropped_images += 1;
                 continue;
             }
-            match base64::engine::general_purpose::STANDARD.decode(img.data.as_bytes()) {
-                Ok(data) => {
-                    self.flush();
-                    self.content.push(Content::Image {
-                        mime: img.mime,
-                        data,
-                    });
-                    self.images += 1;
-                }
-                Err(_) => self.line("(an image could not be decoded)"),
+            let Ok(data) = base64::engine::general_purpose::STANDARD.decode(img.data.as_bytes())
+            else {
+                self.line("(an image could not be decoded)");
+                continue;
+            };
+            let budget = format!(
+                "the budget is {IMAGE_MAX_SIDE} px a side and {} bytes",
+                tool_core::format::thousands(IMAGE_MAX_BYTES)
+            );
+            if img.width.max(img.height) > IMAGE_MAX_SIDE || data.len() > IMAGE_MAX_BYTES {
+                // A kernel that could not downscale it (no image library).
+                let ext = if img.mime == "image/jpeg" {
+                    "jpg"
+                } else {
+                    "png"
+                };
+                let size = format!(
+                    "{}×{}, {} bytes",
+                    img.width,
+                    img.height,
+                    tool_core::format::thousands(data.len())
+                );
+                let line = match self.save("image", ext, &data) {
+                    Ok(path) => format!(
+                        "(an image of {size} is over the budget ({budget}), so it is saved in {path} \
+                         instead of shown — make it smaller before displaying it)"
+                    ),
+                    Err(why) => format!(
+                        "(an image of {size} is over the budget ({budget}) and could not be saved: {why})"
+                    ),
+                };
+                self.line(&line);
+                continue;
+            }
+            self.flush();
+            self.content.push(Content::Image {
+                mime: img.mime,
+                data,
+            });
+            self.images += 1;
+            if let Some(orig) = img.original {
+                let bytes = orig
+                    .bytes
+                    .map(|b| format!(", {} bytes", tool_core::format::thousands(b)))
+                    .unwrap_or_default();
+                self.line(&format!(
+                    "(the image above was downscaled to {}×{} from {}×{}{bytes}: {budget})",
+                    img.width, img.height, orig.width, orig.height
+                ));
             }
         }
     }
@@ -251,6 +337,13 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn test_saver(scratch: &Scratch) -> Saver<'_> {
+        Saver {
+            scratch,
+            prefix: "python-cell1",
+        }
+    }
 
     fn text_of(r: &Rendered) -> String {
         r.content
@@ -285,7 +378,7 @@ mod tests {
                 images: vec![],
             },
         );
-        let r = out.render("label\n".into());
+        let r = out.render("label\n".into(), test_saver(&Scratch::new()));
         assert_eq!(text_of(&r), "label\nbefore\n{'a': 1}\nafter\n42");
     }
 
@@ -295,7 +388,7 @@ mod tests {
         for i in 0..1000 {
             out.push_text(format!("{i:04}\n").as_bytes());
         }
-        let r = out.render(String::new());
+        let r = out.render(String::new(), test_saver(&Scratch::new()));
         let t = text_of(&r);
         assert!(t.starts_with("0000\n0001\n"), "{t}");
         assert!(t.ends_with("0999"), "{t}");
@@ -319,11 +412,12 @@ mod tests {
                         data: png.clone(),
                         width: 1,
                         height: 1,
+                        original: None,
                     }],
                 },
             );
         }
-        let r = out.render("x\n".into());
+        let r = out.render("x\n".into(), test_saver(&Scratch::new()));
         assert_eq!((r.images, r.dropped_images), (2, 1));
         assert!(text_of(&r).contains("1 more image(s) dropped"));
     }

@@ -53,6 +53,27 @@ pub enum DriverMessage {
         #[serde(default)]
         error: Option<String>,
     },
+    /// The answer to an `inspect` request: the user's variables.
+    Inspect {
+        #[serde(default)]
+        variables: Vec<Variable>,
+        /// How many there are, listed or not.
+        #[serde(default)]
+        total: usize,
+        #[serde(default)]
+        error: Option<String>,
+    },
+}
+
+/// One variable a kernel holds, as its driver describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct Variable {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// Its shape, length, signature or short value, when it has one.
+    #[serde(default)]
+    pub detail: Option<String>,
 }
 
 /// An image as it travels on the protocol pipe (base64 there, bytes here).
@@ -64,6 +85,20 @@ pub struct WireImage {
     pub width: u32,
     #[serde(default)]
     pub height: u32,
+    /// Set when the driver downscaled the image to fit the budget.
+    #[serde(default)]
+    pub original: Option<OriginalImage>,
+}
+
+/// The size of an image before the driver downscaled it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct OriginalImage {
+    pub width: u32,
+    pub height: u32,
+    /// Its bytes, when it was an image (a figure has no bytes before it is
+    /// drawn).
+    #[serde(default)]
+    pub bytes: Option<usize>,
 }
 
 /// How a cell ended, as the driver saw it.

@@ -20,8 +20,12 @@ pub struct WorkerRun {
 pub enum RunOutcome {
     /// Finished well; `output` is its final output.
     Done { output: String },
-    /// Finished badly: `why` says how (exit status, stderr tail).
+    /// Finished badly and said so: `why` says how (exit status, stderr
+    /// tail).
     Failed { why: String, output: String },
+    /// Died without a word: killed by a signal nobody here sent, or exited
+    /// non-zero with nothing on stderr. `why` says how it ended.
+    Lost { why: String, output: String },
     /// Stopped because the cancellation token fired; what it had written,
     /// and what stopping it took.
     Cancelled {

@@ -108,6 +108,7 @@ impl WorkerBackend for CommandBackend {
             .stdout(Io::Pipe)
             .stderr(Io::Pipe)
             .env("VIBE_WORKER_ID", &run.worker_id)
+            .env(crate::WORKER_MARKER, &run.worker_id)
             .env("VIBE_WORKER_LABEL", &run.label)
             .env("VIBE_WORKER_TIER", run.tier.as_str())
             .env("VIBE_WORKER_RUN", run.run.to_string());
@@ -171,14 +172,35 @@ impl WorkerBackend for CommandBackend {
         match status {
             Ok(s) if s.success() => RunOutcome::Done { output },
             Ok(s) => {
-                let how = format!("ended ({})", tool_core::process::describe_exit(s));
+                use std::os::unix::process::ExitStatusExt;
+                // Through `sh -c`, a command killed by signal N shows as
+                // exit status 128 + N.
+                let by_signal = s.signal().or(s
+                    .code()
+                    .filter(|c| (129..=192).contains(c))
+                    .map(|c| c - 128));
+                let how = match (s.code(), by_signal) {
+                    (Some(code), Some(sig)) => {
+                        let name = tool_core::process::signal_name(sig)
+                            .map(|n| format!(" ({n})"))
+                            .unwrap_or_default();
+                        format!("was killed by signal {sig}{name} (exit status {code})")
+                    }
+                    _ => format!("ended ({})", tool_core::process::describe_exit(s)),
+                };
                 let tail = stderr.lock().expect("output lock").tail(STDERR_TAIL);
                 let tail = tail.trim_end();
-                let why = if tail.is_empty() {
-                    format!("the worker command {how} (no stderr)")
-                } else {
-                    format!("the worker command {how}; stderr tail:\n{tail}")
-                };
+                if tail.is_empty() || by_signal.is_some() {
+                    // It did not end on its own terms, or said nothing.
+                    let said = if tail.is_empty() {
+                        " without a word (nothing on stderr)".to_string()
+                    } else {
+                        format!("; stderr tail:\n{tail}")
+                    };
+                    let why = format!("the worker command {how}{said}");
+                    return RunOutcome::Lost { why, output };
+                }
+                let why = format!("the worker command {how}; stderr tail:\n{tail}");
                 RunOutcome::Failed { why, output }
             }
             Err(e) => RunOutcome::Failed {

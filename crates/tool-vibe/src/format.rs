@@ -39,7 +39,9 @@ pub fn list(workers: &[WorkerSnapshot]) -> String {
         .iter()
         .map(|w| {
             let result = match (&w.failure, w.state) {
-                (Some(f), crate::WorkerState::Failed) => first_line(Some(f)),
+                (Some(f), crate::WorkerState::Failed | crate::WorkerState::Lost) => {
+                    first_line(Some(f))
+                }
                 _ => first_line(w.last_result.as_deref()),
             };
             [

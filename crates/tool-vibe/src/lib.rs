@@ -25,6 +25,11 @@ mod tools;
 mod worker;
 
 pub use backend::{RunOutcome, WorkerBackend, WorkerRun};
+
+/// Set (to the worker's id) in the environment of every worker process and
+/// everything it starts; `vibe_spawn` refuses to run where it is set, so
+/// workers never start workers (depth 1).
+pub const WORKER_MARKER: &str = "AGENT_TOOLS_VIBE_WORKER";
 pub use binding::VibeBinding;
 pub use command::CommandBackend;
 pub use roster::Roster;

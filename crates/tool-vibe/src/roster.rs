@@ -366,6 +366,9 @@ impl RosterInner {
         }
         let (new_state, result, failure) = match outcome {
             RunOutcome::Done { output } => (WorkerState::Done, output.clone(), None),
+            RunOutcome::Lost { why, output } => {
+                (WorkerState::Lost, output.clone(), Some(why.clone()))
+            }
             RunOutcome::Failed { why, output } => {
                 (WorkerState::Failed, output.clone(), Some(why.clone()))
             }
@@ -410,9 +413,9 @@ impl RosterInner {
                 killed,
                 survivors,
             })) => (Some(output), killed, survivors),
-            Ok(Ok(RunOutcome::Done { output })) | Ok(Ok(RunOutcome::Failed { output, .. })) => {
-                (Some(output), None, Vec::new())
-            }
+            Ok(Ok(RunOutcome::Done { output }))
+            | Ok(Ok(RunOutcome::Failed { output, .. }))
+            | Ok(Ok(RunOutcome::Lost { output, .. })) => (Some(output), None, Vec::new()),
             Ok(Err(_)) => (None, None, Vec::new()),
             Err(_) => {
                 // The backend ignored the token; dropping its future kills

@@ -173,6 +173,16 @@ impl Tool for VibeTool {
 }
 
 async fn spawn(roster: &Arc<RosterInner>, args: SpawnArgs) -> Result<ToolOutput, ToolError> {
+    // Depth 1: a worker's process (and anything it starts) carries the
+    // marker, so whatever path leads here from inside a worker is refused.
+    if let Some(worker) = std::env::var_os(crate::WORKER_MARKER) {
+        return Err(ToolError::refused(format!(
+            "this process runs inside vibe worker {} (${} is set): workers cannot start workers; \
+             do the work yourself, or report back and let the director spawn another",
+            worker.to_string_lossy(),
+            crate::WORKER_MARKER
+        )));
+    }
     nonempty("brief", &args.brief, "write the task the worker should do")?;
     nonempty("label", &args.label, "give the worker a short name")?;
     let tiers = roster.tiers();

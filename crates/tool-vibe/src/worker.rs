@@ -37,6 +37,8 @@ pub enum WorkerState {
     Running,
     Done,
     Failed,
+    /// Its process died without a word (see [`crate::RunOutcome::Lost`]).
+    Lost,
     Killed,
 }
 
@@ -46,6 +48,7 @@ impl WorkerState {
             WorkerState::Running => "running",
             WorkerState::Done => "done",
             WorkerState::Failed => "failed",
+            WorkerState::Lost => "lost",
             WorkerState::Killed => "killed",
         }
     }

@@ -421,6 +421,66 @@ async fn list_shows_every_worker_with_state_tier_elapsed_and_first_line() {
 }
 
 #[tokio::test]
+async fn done_failed_lost_and_killed_are_distinct_ends() {
+    let run = Run::new();
+    run.spawn("done", "say all good\nmarker").await;
+    run.spawn("failed", "say trying\nfail cannot find src/lib.rs")
+        .await;
+    run.spawn("died", "say working\ndie").await;
+    run.spawn("quiet", "say working\nquit").await;
+    run.spawn("killed", "sleep 30").await;
+    for id in ["w1", "w2", "w3", "w4"] {
+        run.ok("vibe_wait", json!({"worker_id": id, "timeout_seconds": 10}))
+            .await;
+    }
+    run.ok("vibe_kill", json!({"worker_id": "w5"})).await;
+    let states: Vec<WorkerState> = ["w1", "w2", "w3", "w4", "w5"]
+        .iter()
+        .map(|id| run.roster.snapshot(id).unwrap().state)
+        .collect();
+    assert_eq!(
+        states,
+        [
+            WorkerState::Done,
+            WorkerState::Failed,
+            WorkerState::Lost,
+            WorkerState::Lost,
+            WorkerState::Killed,
+        ]
+    );
+    // Every worker's environment carries the depth marker, its own id.
+    let out = run.ok("vibe_wait", json!({"worker_id": "w1"})).await;
+    assert!(
+        out.joined_text().ends_with("all good\nmarker=w1\nfinished"),
+        "{}",
+        out.joined_text()
+    );
+    // A lost worker's answer says how it ended, and what it wrote before.
+    let text = without_elapsed(
+        &run.ok("vibe_wait", json!({"worker_id": "w3"}))
+            .await
+            .joined_text(),
+    );
+    expect_test::expect![[r#"
+        w3 "died" (fast, run 1) lost after …: the worker command was killed by signal 9 (SIGKILL) (exit status 137); stderr tail:
+        Killed
+        output:
+        fast worker w3 run 1 (died)
+        working"#]]
+    .assert_eq(&text);
+    let text = run.ok("vibe_list", json!({})).await.joined_text();
+    assert!(
+        text.lines().any(|l| l.starts_with("w4")
+            && l.contains(" lost ")
+            && l.ends_with(
+                "the worker command ended (exit status 4) without a word (nothing on stderr)"
+            )),
+        "{text}"
+    );
+    run.roster.shutdown().await;
+}
+
+#[tokio::test]
 async fn vibe_mode_off_removes_the_tools_and_kills_the_workers() {
     let run = Run::new();
     let names = |r: &Registry| -> Vec<String> {

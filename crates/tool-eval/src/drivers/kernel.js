@@ -218,6 +218,8 @@
     value: (spec) => {
       if (typeof spec === 'string' && (spec.startsWith('./') || spec.startsWith('../') || spec.startsWith('/'))) {
         spec = pathToFileURL(path.resolve(process.cwd(), spec)).href;
+      } else if (typeof spec === 'string' && Module.builtinModules.includes(spec)) {
+        spec = 'node:' + spec;
       } else if (typeof spec === 'string' && !spec.includes(':')) {
         // Bare specifiers resolve from the current directory, as require does.
         try {
@@ -411,6 +413,109 @@
     send({ type: 'done', cell: id, status, error });
   }
 
+  // ---- what the kernel holds ---------------------------------------------
+  // The names the cells defined: top-level let/const/class (the REPL's lexical
+  // scope) and properties they added to globalThis. The kernel's own globals,
+  // `_`-names, modules and the functions taken from them are left out.
+  let baseGlobals = null;
+  function moduleValues() {
+    const exports = new Set();
+    for (const m of Object.values(require.cache)) if (m && m.exports) exports.add(m.exports);
+    const loaded = new Set(process.moduleLoadList || []);
+    for (const name of Module.builtinModules) {
+      if (!loaded.has('NativeModule ' + name)) continue;
+      try {
+        exports.add(require(name));
+      } catch (_) {}
+    }
+    const members = new Set();
+    for (const e of exports) {
+      if (e === null || (typeof e !== 'object' && typeof e !== 'function')) continue;
+      for (const k of Object.keys(e)) {
+        try {
+          if (typeof e[k] === 'function') members.add(e[k]);
+        } catch (_) {}
+      }
+    }
+    return { exports, members };
+  }
+  function params(fn) {
+    const src = Function.prototype.toString.call(fn);
+    const m = /^class\b/.test(src) ? /constructor\s*\(([^)]*)\)/.exec(src) : /^[^(=]*\(([^)]*)\)/.exec(src);
+    if (m) return m[1].replace(/\s+/g, ' ').trim();
+    const arrow = /^\s*(?:async\s+)?([\w$]+)\s*=>/.exec(src);
+    return arrow ? arrow[1] : /^class\b/.test(src) ? '' : '…';
+  }
+  function describeVariable(name, v) {
+    const cap = (t, n) => (t.length <= n ? t : t.slice(0, n - 1) + '…');
+    if (v === null) return { name, type: 'null', detail: null };
+    switch (typeof v) {
+      case 'undefined':
+        return { name, type: 'undefined', detail: null };
+      case 'number':
+      case 'boolean':
+        return { name, type: typeof v, detail: '= ' + String(v) };
+      case 'bigint':
+        return { name, type: 'bigint', detail: cap('= ' + String(v) + 'n', 62) };
+      case 'string':
+        return { name, type: 'string', detail: v.length <= 60 ? '= ' + JSON.stringify(v) : 'length ' + v.length };
+      case 'symbol':
+        return { name, type: 'symbol', detail: cap(String(v), 60) };
+      case 'function': {
+        const isClass = /^class\b/.test(Function.prototype.toString.call(v));
+        return { name, type: isClass ? 'class' : 'function', detail: cap(name + '(' + params(v) + ')', 80) };
+      }
+    }
+    let type = 'Object';
+    try {
+      type = (v.constructor && v.constructor.name) || 'Object';
+    } catch (_) {}
+    let detail = null;
+    try {
+      if (Array.isArray(v) || ArrayBuffer.isView(v)) detail = 'length ' + v.length;
+      else if (v instanceof Map || v instanceof Set) detail = 'size ' + v.size;
+      else if (v instanceof ArrayBuffer) detail = v.byteLength + ' bytes';
+      else if (type === 'Object') detail = Object.keys(v).length + ' keys';
+    } catch (_) {}
+    return { name, type, detail };
+  }
+  async function userVariables(limit) {
+    const { names } = await post('Runtime.globalLexicalScopeNames', {});
+    const lexical = names.filter((n) => !n.startsWith('_'));
+    const seen = new Set(lexical);
+    const added = Object.getOwnPropertyNames(globalThis).filter((n) => !baseGlobals.has(n) && !n.startsWith('_') && !seen.has(n));
+    // Lexical bindings are reachable only from a REPL-mode script.
+    const reads = lexical.map((n) => `try { o.push([${JSON.stringify(n)}, ${n}]); } catch (_) {}`).join('\n');
+    const r = await post('Runtime.evaluate', {
+      expression: `(() => { const o = []; ${reads}\nreturn o; })()`,
+      replMode: true,
+      awaitPromise: true,
+      objectGroup: 'inspect',
+    });
+    const pairs = r.exceptionDetails ? [] : (await materialize(r.result)) || [];
+    session.post('Runtime.releaseObjectGroup', { objectGroup: 'inspect' }, () => {});
+    for (const n of added) pairs.push([n, globalThis[n]]);
+    const { exports, members } = moduleValues();
+    const out = [];
+    let total = 0;
+    for (const [name, v] of pairs) {
+      if ((v !== null && typeof v === 'object' && (exports.has(v) || Object.prototype.toString.call(v) === '[object Module]')) ||
+          (typeof v === 'function' && (exports.has(v) || members.has(v)))) continue;
+      total += 1;
+      if (out.length < limit) out.push(describeVariable(name, v));
+    }
+    return { variables: out, total };
+  }
+  async function answerInspect(msg) {
+    let reply;
+    try {
+      reply = Object.assign({ type: 'inspect' }, await userVariables(msg.max || 100));
+    } catch (e) {
+      reply = { type: 'inspect', variables: [], total: 0, error: String((e && e.message) || e) };
+    }
+    send(reply);
+  }
+
   // Cells run one after another; bridged results arrive while one runs.
   const queue = [];
   let running = false;
@@ -424,6 +529,8 @@
     if (msg.type === 'exec') {
       queue.push(msg);
       pump();
+    } else if (msg.type === 'inspect') {
+      answerInspect(msg);
     } else if (msg.type === 'tool_result') {
       const p = pending.get(msg.id);
       if (!p) return;
@@ -455,6 +562,7 @@
   input.on('end', () => process.exit(0));
   input.on('error', () => process.exit(0));
 
+  baseGlobals = new Set(Object.getOwnPropertyNames(globalThis));
   send({ type: 'ready', language: 'javascript', version: process.version, executable: process.execPath, pid: process.pid });
   setImmediate(startWatchdog);
 })();

@@ -17,7 +17,8 @@ import threading
 
 
 class _Kernel:
-    MAX_IMAGE_PX = 1568
+    MAX_IMAGE_PX = 1568  # the host's IMAGE_MAX_SIDE
+    MAX_IMAGE_BYTES = 1 << 20  # the host's IMAGE_MAX_BYTES
     TABLE_ROWS = 40
     TABLE_COLS = 20
     LINE_MAGICS = ("pip", "cd", "pwd", "env", "time", "timeit", "matplotlib")
@@ -60,6 +61,10 @@ class _Kernel:
                 stream.reconfigure(line_buffering=True, errors="backslashreplace")
             except Exception:
                 pass
+        # A flood written through sys.stdout/sys.stderr is capped here, before
+        # the pipe (output written to fd 1 and 2 directly is capped by the host).
+        self.gates = [_StreamGate(sys.stdout, self), _StreamGate(sys.stderr, self)]
+        sys.stdout, sys.stderr = self.gates
         builtins.display = self.display
         builtins.tool = self.tool
         builtins.ToolError = ToolError
@@ -121,7 +126,9 @@ class _Kernel:
             if msg is None:
                 self.flush_streams()
                 os._exit(0)
-            if msg.get("type") == "exec":
+            if msg.get("type") == "inspect":
+                self.answer_inspect(msg)
+            elif msg.get("type") == "exec":
                 self.done_sent = False
                 while True:
                     try:
@@ -132,6 +139,58 @@ class _Kernel:
                         # An interrupt that landed after the cell itself ended
                         # (while its output was being finished): finish it again.
                         msg = dict(msg, code="raise KeyboardInterrupt")
+
+    # ---- what the kernel holds ---------------------------------------------
+
+    def answer_inspect(self, msg):
+        try:
+            variables, total = self.user_variables(int(msg.get("max") or 100))
+            reply = {"type": "inspect", "variables": variables, "total": total}
+        except BaseException as e:  # a stray interrupt too: the kernel stays up
+            reply = {"type": "inspect", "variables": [], "total": 0, "error": "%s: %s" % (type(e).__name__, e)}
+        self.send(reply)
+
+    def user_variables(self, limit):
+        """The names the cells defined, in definition order: modules, what was
+        imported from them, and `_`-names (the kernel's and the user's
+        private ones) are left out; at most `limit` are described."""
+        import inspect
+        import types
+
+        out, total = [], 0
+        for name, value in list(self.ns.items()):
+            if name.startswith("_") or isinstance(value, types.ModuleType):
+                continue
+            if (inspect.isroutine(value) or inspect.isclass(value)) and getattr(value, "__module__", None) != "__main__":
+                continue
+            total += 1
+            if len(out) < limit:
+                out.append(self.describe_variable(name, value))
+        return out, total
+
+    def describe_variable(self, name, value):
+        import inspect
+
+        cls = type(value)
+        module = getattr(cls, "__module__", "") or ""
+        kind = cls.__qualname__ if module in ("builtins", "__main__") else "%s.%s" % (module.split(".")[0], cls.__qualname__)
+        detail = None
+        try:
+            if inspect.isclass(value):
+                kind, detail = "class", "%s%s" % (name, _signature(value))
+            elif inspect.isroutine(value):
+                detail = "%s%s" % (name, _signature(value))
+            elif value is None or isinstance(value, (bool, int, float, complex)):
+                detail = "= %s" % _cap_text(repr(value), 60)
+            elif isinstance(value, str) and len(value) <= 60:
+                detail = "= %r" % (value,)
+            elif isinstance(getattr(value, "shape", None), tuple):
+                detail = "shape (%s)" % ", ".join(str(n) for n in value.shape)
+            elif hasattr(cls, "__len__"):
+                detail = "len %d" % len(value)
+        except Exception:
+            pass
+        return {"name": name, "type": kind, "detail": detail}
 
     # ---- cells -------------------------------------------------------------
 
@@ -147,11 +206,15 @@ class _Kernel:
                 os.write(fd, self.marker("begin", self.cell))
             except OSError:
                 pass
+        for gate in self.gates:
+            gate.open(self.cell, msg.get("max_output_bytes") or 0)
         try:
             try:
                 self.run_code(msg["code"], "<cell %d>" % self.cell, echo=True)
             finally:
                 self.emit_figures()
+                for gate in self.gates:
+                    gate.close()
         except KeyboardInterrupt as e:
             status, error = "interrupted", self.format_error(e)
         except _MagicError as e:
@@ -243,14 +306,14 @@ class _Kernel:
         if (module == "pandas" or module.startswith("pandas.")) and cls.__name__ in ("DataFrame", "Series"):
             return {"text": self.table(obj), "images": []}
         if module.startswith("matplotlib.") and cls.__name__ == "Figure":
-            png = self.figure_png(obj)
+            png, original = self.figure_png(obj)
             try:
                 import matplotlib.pyplot as plt
 
                 plt.close(obj)
             except Exception:
                 pass
-            return {"text": None, "images": [self.png_item(png)]}
+            return {"text": None, "images": [self.png_item(png, original)]}
         for name in ("_repr_png_", "_repr_jpeg_"):
             method = getattr(obj, name, None)
             if callable(method) and not isinstance(obj, type):
@@ -305,37 +368,62 @@ class _Kernel:
 
     # ---- images ------------------------------------------------------------
 
-    def png_item(self, data):
+    def png_item(self, data, original=None):
         import base64
 
         w, h = _png_size(data)
-        return {"mime": "image/png", "data": base64.b64encode(data).decode(), "width": w, "height": h}
+        item = {"mime": "image/png", "data": base64.b64encode(data).decode(), "width": w, "height": h}
+        if original:
+            item["original"] = original
+        return item
 
     def image_item(self, data, mime):
-        """An image, downscaled with Pillow when larger than a model can use."""
+        """An image within the budget (MAX_IMAGE_PX a side, MAX_IMAGE_BYTES):
+        downscaled with Pillow when over it, with its original size said. Without
+        Pillow it goes as it is, and the host saves it to a file if it is over."""
         import base64
 
         w, h = _png_size(data) if mime == "image/png" else (0, 0)
-        if mime != "image/png" or max(w, h) > self.MAX_IMAGE_PX:
-            try:
-                import io
-                from PIL import Image
+        item = {"mime": mime, "data": None, "width": w, "height": h}
+        if mime == "image/png" and max(w, h) <= self.MAX_IMAGE_PX and len(data) <= self.MAX_IMAGE_BYTES:
+            item["data"] = base64.b64encode(data).decode()
+            return item
+        try:
+            import io
+            from PIL import Image
 
-                im = Image.open(io.BytesIO(data))
-                if max(im.size) > self.MAX_IMAGE_PX:
-                    im.thumbnail((self.MAX_IMAGE_PX, self.MAX_IMAGE_PX))
-                    buf = io.BytesIO()
-                    im.save(buf, format="PNG")
-                    data, mime = buf.getvalue(), "image/png"
-                w, h = im.size
-            except Exception:
-                pass
-        return {"mime": mime, "data": base64.b64encode(data).decode(), "width": w, "height": h}
+            im = Image.open(io.BytesIO(data))
+            big_w, big_h = im.size
+            fmt = "JPEG" if mime == "image/jpeg" else "PNG"
+            scale = min(1.0, self.MAX_IMAGE_PX / max(big_w, big_h, 1))
+            out, size = data, (big_w, big_h)
+            for _ in range(5):
+                if scale >= 1.0 and len(data) <= self.MAX_IMAGE_BYTES:
+                    break
+                size = (max(1, min(big_w, round(big_w * scale))), max(1, min(big_h, round(big_h * scale))))
+                small = im.resize(size, Image.LANCZOS) if size != im.size else im
+                if fmt == "JPEG" and small.mode not in ("RGB", "L"):
+                    small = small.convert("RGB")
+                buf = io.BytesIO()
+                small.save(buf, format=fmt, **({"quality": 85} if fmt == "JPEG" else {"optimize": True}))
+                out = buf.getvalue()
+                if len(out) <= self.MAX_IMAGE_BYTES:
+                    break
+                scale = min(scale, 1.0) * 0.9 * (self.MAX_IMAGE_BYTES / len(out)) ** 0.5
+            if out is not data:
+                item["original"] = {"width": big_w, "height": big_h, "bytes": len(data)}
+            item.update(mime="image/" + fmt.lower(), data=base64.b64encode(out).decode(), width=size[0], height=size[1])
+        except Exception:
+            item["data"] = base64.b64encode(data).decode()
+        return item
 
     def figure_png(self, fig):
+        """The figure as PNG within MAX_IMAGE_PX a side, and its natural size
+        in pixels when it had to be drawn smaller."""
         import io
 
         w, h = fig.get_size_inches()
+        natural = (int(round(w * fig.dpi)), int(round(h * fig.dpi)))
         dpi = min(float(fig.dpi), self.MAX_IMAGE_PX / max(w, h, 0.01))
         for _ in range(3):
             buf = io.BytesIO()
@@ -345,7 +433,8 @@ class _Kernel:
             if max(pw, ph) <= self.MAX_IMAGE_PX:
                 break
             dpi *= 0.95 * self.MAX_IMAGE_PX / max(pw, ph)
-        return data
+        original = {"width": natural[0], "height": natural[1]} if dpi < float(fig.dpi) else None
+        return data, original
 
     def emit_figures(self):
         """Every open matplotlib figure, as images; then they are closed."""
@@ -359,7 +448,7 @@ class _Kernel:
         for num in nums:
             try:
                 fig = plt.figure(num)
-                self.emit_display({"text": None, "images": [self.png_item(self.figure_png(fig))]})
+                self.emit_display({"text": None, "images": [self.png_item(*self.figure_png(fig))]})
             except Exception as e:
                 print("figure %s could not be rendered: %s" % (num, e), file=sys.stderr)
         try:
@@ -738,6 +827,19 @@ def _ends_with_semicolon(src):
     return last.endswith(";")
 
 
+def _signature(fn):
+    import inspect
+
+    try:
+        return _cap_text(str(inspect.signature(fn)), 80)
+    except (TypeError, ValueError):
+        return "(…)"
+
+
+def _cap_text(text, n):
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def _safe_repr(obj):
     try:
         return repr(obj)
@@ -866,6 +968,94 @@ class CapturedIO:
 
     def __repr__(self):
         return "<captured: %d bytes stdout, %d bytes stderr, %d outputs>" % (len(self.stdout), len(self.stderr), len(self.outputs))
+
+
+class _StreamGate:
+    """A cell's sys.stdout or sys.stderr, capped as it is written.
+
+    Per cell the first `cap` bytes pass; after that only the last `cap` are
+    held (written when the cell ends) and the rest is counted in `skipped`
+    markers, at most every 200 ms (they also show the host the cell is
+    alive). Between cells, and for bytes, it passes everything on. Any other
+    attribute is the stream's own."""
+
+    def __init__(self, stream, kernel):
+        self._stream = stream
+        self._kernel = kernel
+        self._lock = threading.Lock()
+        self._cap = None
+        self._cell = 0
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    def open(self, cell, cap):
+        with self._lock:
+            self._cap = cap if cap > 0 else None
+            self._cell, self._passed = cell, 0
+            self._held, self._held_len, self._unreported, self._reported_at = [], 0, 0, 0.0
+
+    def write(self, text):
+        if self._cap is None or not isinstance(text, str):
+            return self._stream.write(text)
+        with self._lock:
+            cap = self._cap
+            if cap is None:
+                return self._stream.write(text)
+            rest = text
+            room = cap - self._passed
+            if room > 0:
+                size = _nbytes(rest)
+                if size <= room:
+                    self._passed += size
+                    return self._stream.write(rest)
+                self._stream.write(rest[:room])
+                rest = rest[room:]
+            self._passed = cap
+            if len(rest) > cap:
+                self._unreported += _nbytes(rest[:-cap])
+                rest = rest[-cap:]
+            self._held.append(rest)
+            self._held_len += len(rest)
+            while len(self._held) > 1 and self._held_len - len(self._held[0]) >= cap:
+                old = self._held.pop(0)
+                self._held_len -= len(old)
+                self._unreported += _nbytes(old)
+            import time
+
+            now = time.monotonic()
+            if self._unreported and now - self._reported_at >= 0.2:
+                self._report(now)
+            return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def _report(self, now):
+        self._stream.write(self._kernel.marker("skipped", self._cell, self._unreported).decode())
+        self._unreported, self._reported_at = 0, now
+
+    def close(self):
+        """The held tail, trimmed to the cap, after the count of what was left out."""
+        import time
+
+        with self._lock:
+            if self._cap is None:
+                return
+            if self._held_len > self._cap:
+                excess = self._held_len - self._cap
+                self._unreported += _nbytes(self._held[0][:excess])
+                self._held[0] = self._held[0][excess:]
+            if self._unreported:
+                self._report(time.monotonic())
+            if self._held:
+                self._stream.write("".join(self._held))
+            self._cap, self._held, self._held_len = None, [], 0
+
+
+def _nbytes(text):
+    return len(text) if text.isascii() else len(text.encode("utf-8", "backslashreplace"))
 
 
 class _MagicError(Exception):

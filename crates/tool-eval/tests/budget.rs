@@ -1,0 +1,134 @@
+//! What does not fit an answer: images over the budget (1568 px a side,
+//! 1 MiB) are downscaled and the answer says from what size; an image a
+//! kernel cannot downscale, and a display value over the text cap, are saved
+//! in the run's scratch folder and the answer names the file.
+
+mod common;
+use common::*;
+
+/// The line of `text` that starts with `prefix`.
+fn line_starting<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| {
+            let tail = &text[text.len().saturating_sub(600)..];
+            panic!("no line starting with {prefix:?} in (the end of) the answer:\n{tail}")
+        })
+}
+
+/// The path an answer's line names after `saved in `.
+fn saved_path(line: &str) -> std::path::PathBuf {
+    let (_, rest) = line.split_once("saved in ").expect("a saved-in line");
+    rest.split_whitespace()
+        .next()
+        .unwrap()
+        .trim_end_matches(')')
+        .into()
+}
+
+fn png_size(data: &[u8]) -> (u32, u32) {
+    (
+        u32::from_be_bytes(data[16..20].try_into().unwrap()),
+        u32::from_be_bytes(data[20..24].try_into().unwrap()),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_images_over_the_budget_are_downscaled_and_say_so() {
+    let Some(run) = Run::fixtures() else { return };
+    // Over the pixel budget.
+    let out = run
+        .py("from PIL import Image\ndisplay(Image.new('RGB', (4000, 3000), 'red'))")
+        .await
+        .unwrap();
+    let images: Vec<_> = out.images().collect();
+    assert_eq!(images.len(), 1);
+    assert_eq!(png_size(images[0].1), (1568, 1176));
+    let t = text(&out);
+    let line = line_starting(&t, "(the image above was downscaled");
+    assert!(
+        line.starts_with("(the image above was downscaled to 1568×1176 from 4000×3000, ")
+            && line.ends_with(" bytes: the budget is 1568 px a side and 1,048,576 bytes)"),
+        "{line}"
+    );
+    // Within the pixel budget but over the byte budget: noise does not compress.
+    let out = run
+        .py("import os\nnoise = Image.frombytes('RGB', (1200, 1200), os.urandom(1200 * 1200 * 3))\ndisplay(noise)")
+        .await
+        .unwrap();
+    let images: Vec<_> = out.images().collect();
+    assert_eq!(images.len(), 1);
+    assert!(images[0].1.len() <= 1 << 20, "{} bytes", images[0].1.len());
+    let (w, h) = png_size(images[0].1);
+    assert!(w < 1200 && w == h, "{w}×{h}");
+    let t = text(&out);
+    let line = line_starting(&t, "(the image above was downscaled");
+    assert!(
+        line.contains(&format!("to {w}×{h} from 1200×1200, ")),
+        "{line}"
+    );
+    // A figure drawn smaller than its own size says so too.
+    let out = run
+        .py("import matplotlib.pyplot as plt\nplt.figure(figsize=(40, 20), dpi=100)\nplt.plot([1, 2])\nplt.show()")
+        .await
+        .unwrap();
+    let t = text(&out);
+    let line = line_starting(&t, "(the image above was downscaled");
+    assert!(
+        line.contains(" from 4000×2000: the budget is 1568 px a side"),
+        "{line}"
+    );
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_cannot_be_shown_is_saved_in_the_scratch_folder() {
+    let Some(run) = Run::fixtures() else { return };
+    // A display value over the text cap (32 KiB): the whole value is saved.
+    let out = run.py("display('v' * 100000)").await.unwrap();
+    let t = text(&out);
+    let line = line_starting(&t, "… 67234 more bytes");
+    let path = saved_path(line);
+    expect_test::expect!["… 67234 more bytes of this value are not shown; the whole value (100002 bytes) is saved in <scratch>/1-python-cell1-value1.txt"]
+        .assert_eq(&line.replace(path.parent().unwrap().to_str().unwrap(), "<scratch>"));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        format!("'{}'", "v".repeat(100000))
+    );
+
+    // A PNG of 3000×2000 from JavaScript, which has no image library to
+    // downscale it with: saved, not shown.
+    let out = run
+        .js(r#"const zlib = require('zlib');
+function crc32(buf) { let c = ~0; for (const b of buf) { c ^= b; for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1)); } return ~c >>> 0; }
+function chunk(type, data) { const len = Buffer.alloc(4); len.writeUInt32BE(data.length); const td = Buffer.concat([Buffer.from(type), data]); const crc = Buffer.alloc(4); crc.writeUInt32BE(crc32(td)); return Buffer.concat([len, td, crc]); }
+const [w, h] = [3000, 2000];
+const ihdr = Buffer.alloc(13); ihdr.writeUInt32BE(w, 0); ihdr.writeUInt32BE(h, 4); ihdr[8] = 8; ihdr[9] = 0;
+const raw = Buffer.alloc((w + 1) * h);
+const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+display(png);
+png.length"#)
+        .await
+        .unwrap();
+    assert_eq!(out.images().count(), 0);
+    let t = text(&out);
+    let len: usize = t.lines().last().unwrap().parse().unwrap();
+    let line = line_starting(&t, "(an image of 3000×2000");
+    let path = saved_path(line);
+    let scratch = path.parent().unwrap().to_path_buf();
+    assert_eq!(
+        line.replace(scratch.to_str().unwrap(), "<scratch>"),
+        format!(
+            "(an image of 3000×2000, {} bytes is over the budget (the budget is 1568 px a side and 1,048,576 bytes), \
+             so it is saved in <scratch>/2-javascript-cell1-image1.png instead of shown — make it smaller before \
+             displaying it)",
+            tool_core::format::thousands(len)
+        )
+    );
+    let saved = std::fs::read(&path).unwrap();
+    assert_eq!((saved.len(), png_size(&saved)), (len, (3000, 2000)));
+    assert_eq!(run.eval.scratch_dir().as_deref(), Some(scratch.as_path()));
+    // The scratch folder goes with the run.
+    run.finish().await;
+    assert!(!scratch.exists(), "{} outlived the run", scratch.display());
+}
