@@ -118,10 +118,16 @@ fn skipped_lines(s: &Skipped, out: &mut Vec<String>) {
 fn scope_lines(scope: &Scope, outcome: &SearchOutcome, out: &mut Vec<String>) {
     for p in &scope.plan.patterns {
         if let Some(note) = p.context_note() {
-            // With many languages, only those that matched are worth a line.
-            let matched = outcome.files.iter().any(|f| f.lang == p.lang);
-            if matched || scope.plan.patterns.len() == 1 {
-                out.push(format!("(pattern {note} in {})", p.lang));
+            // With many languages, only those with files in scope are worth
+            // a line: a note on how the pattern was read matters most when
+            // it found nothing there.
+            let searched = outcome
+                .searched
+                .iter()
+                .any(|c| c.lang == p.lang && c.files > 0);
+            if searched || scope.plan.patterns.len() == 1 {
+                let comma = if note.contains(", ") { "," } else { "" };
+                out.push(format!("(pattern {note}{comma} in {})", p.lang));
             }
         }
     }
@@ -230,12 +236,21 @@ pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Va
                 .map(|_| (p.lang.id().to_string(), json!(p.context.name())))
         })
         .collect();
+    // The rung each searched language's pattern was read in, always.
+    let rungs: serde_json::Map<String, Value> = scope
+        .plan
+        .patterns
+        .iter()
+        .filter(|p| outcome.searched.iter().any(|c| c.lang == p.lang))
+        .map(|p| (p.lang.id().to_string(), p.rung_json()))
+        .collect();
     json!({
         "total": outcome.total_matches(),
         "files_with_matches": outcome.files.len(),
         "files_searched": outcome.files_searched,
         "languages": language_ids(outcome),
         "contexts": contexts,
+        "rungs": rungs,
         "skipped": {
             "binary": outcome.skipped.binary,
             "not_utf8": outcome.skipped.not_utf8,

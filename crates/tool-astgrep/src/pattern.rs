@@ -40,6 +40,10 @@ pub struct CompiledPattern {
     pub context_index: usize,
     /// Text appended to complete the fragment (`;`, an any-body block), if any.
     pub glue: &'static str,
+    /// Tokens the grammar wanted that the fragment left out where a
+    /// metavariable stands for a whole statement, e.g. "`;` after `$$$B`"
+    /// in C's `if ($A) { $$$B }`.
+    pub implied: Vec<String>,
     /// The longest literal token every match must contain: files without it
     /// are skipped before parsing.
     pub required_literal: Option<String>,
@@ -62,16 +66,47 @@ impl std::fmt::Debug for CompiledPattern {
 }
 
 impl CompiledPattern {
-    /// "expression" when a later rung than the first was needed, for results.
+    /// How the fragment was read, when that is not simply "a statement":
+    /// the rung, what was appended, what was implied. For results.
     pub fn context_note(&self) -> Option<String> {
-        if self.context_index == 0 && self.glue.is_empty() {
+        if self.context_index == 0 && self.glue.is_empty() && self.implied.is_empty() {
             return None;
         }
-        let mut s = format!("parsed as {}", self.context.name());
-        if !self.glue.is_empty() {
-            s.push_str(&format!(" (completed with `{}`)", self.glue.trim()));
+        let mut s = format!("parsed as {}", self.context.with_article());
+        for part in self.completion_parts() {
+            s.push_str(", ");
+            s.push_str(&part);
         }
         Some(s)
+    }
+
+    /// What was appended to the fragment, in words (`None` when nothing).
+    pub fn completed_with(&self) -> Option<String> {
+        glue_description(self.glue)
+    }
+
+    fn completion_parts(&self) -> Vec<String> {
+        let mut parts = Vec::new();
+        if let Some(g) = self.completed_with() {
+            parts.push(format!("completed with {g}"));
+        }
+        if !self.implied.is_empty() {
+            parts.push(format!("with {} implied", self.implied.join(", ")));
+        }
+        parts
+    }
+
+    /// The rung used, for the structured answer: its context, what was
+    /// appended and what was implied.
+    pub fn rung_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({ "context": self.context.name() });
+        if let Some(g) = self.completed_with() {
+            v["completed_with"] = g.into();
+        }
+        if !self.implied.is_empty() {
+            v["implied"] = self.implied.clone().into();
+        }
+        v
     }
 
     /// Every named metavariable, single or multi.
@@ -164,6 +199,9 @@ pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError
     for (index, rung) in ladder(lang).iter().enumerate() {
         let mut first_failure: Option<String> = None;
         for &glue in rung.glues {
+            if !glue_fits(rung, glue, trimmed) {
+                continue;
+            }
             match try_rung(lang, rung, &processed, glue, expando) {
                 Ok(mut compiled) => {
                     compiled.source = trimmed.to_string();
@@ -196,6 +234,54 @@ pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError
         "\nWrite the pattern as {lang} code that parses on its own (a statement, an expression, a class member or a declaration), with metavariables only where a name or an expression can stand; or check `language`."
     ));
     Err(PatternError::Unparseable(msg))
+}
+
+/// Words that open a block statement with a parenthesised header.
+const BLOCK_KEYWORDS: &[&str] = &[
+    "if",
+    "while",
+    "for",
+    "foreach",
+    "switch",
+    "catch",
+    "using",
+    "lock",
+    "synchronized",
+    "with",
+];
+
+/// Whether `glue` may complete `fragment` in `rung`: a statement that reads
+/// as a call (`foo($X)`) is never given an any-body `{ $$$ }`, which would
+/// turn C's call into a function definition; a block header (`if ($A)`,
+/// `fn $F()`) is.
+fn glue_fits(rung: &Skeleton, glue: &str, fragment: &str) -> bool {
+    if rung.kind != ContextKind::Statement || !glue.trim_start().starts_with('{') {
+        return true;
+    }
+    let word: String = fragment
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let rest = fragment[word.len()..].trim_start();
+    !rest.starts_with('(') || BLOCK_KEYWORDS.contains(&word.as_str())
+}
+
+/// A rung's glue in words: "`;`", "an any-body block `{ $$$ }`".
+fn glue_description(glue: &str) -> Option<String> {
+    let g = glue.trim();
+    if g.is_empty() {
+        return None;
+    }
+    if !g.contains("$$$") {
+        return Some(format!("`{g}`"));
+    }
+    Some(if g.starts_with(':') {
+        "`:` and an any-body block `$$$`".to_string()
+    } else if g.starts_with('{') {
+        format!("an any-body block `{g}`")
+    } else {
+        "an any-body block `$$$`".to_string()
+    })
 }
 
 fn is_only_sequence(s: &str) -> bool {
@@ -235,11 +321,44 @@ fn try_rung(
     }
     // A metavariable may stand where the grammar wants a node it cannot
     // spell (a Java parameter list `($$$P)`): an ERROR node that is exactly
-    // one metavariable is accepted, and becomes that metavariable.
-    let broken = |n: &Node<'_, Doc>| n.is_missing() || (n.is_error() && metavar_of(n).is_none());
-    if let Some(bad) = top.dfs().find(broken) {
-        return Err(describe_break(&bad, rung, &fragment, start, end, expando).into());
+    // one metavariable is accepted, and becomes that metavariable. So is a
+    // MISSING token that only completes a statement made of one
+    // metavariable (the `;` C wants after `$$$B` in `{ $$$B }`): it is
+    // named in the result as implied.
+    let mut implied = Vec::new();
+    for n in top.dfs() {
+        if n.is_missing() {
+            let stands_for_statement = n.parent().and_then(|p| metavar_of(&p)).is_some();
+            if stands_for_statement {
+                if n.range().start >= end {
+                    // Inside the glue, which the user never typed.
+                    continue;
+                }
+                let owner = n.parent().map(|p| p.text().to_string()).unwrap_or_default();
+                implied.push(format!(
+                    "`{}` after `{}`",
+                    n.kind(),
+                    owner.replace(expando, "$")
+                ));
+                continue;
+            }
+            return Err(describe_break(&n, rung, &fragment, start, end, expando).into());
+        }
+        if n.is_error() && metavar_of(&n).is_none() {
+            return Err(describe_break(&n, rung, &fragment, start, end, expando).into());
+        }
+        // An empty named node inside the fragment is a part the user left
+        // out (Python's `if $X:` has an empty block, which would match only
+        // an empty block): the next glue completes it.
+        let r = n.range();
+        if n.is_named() && r.is_empty() && r.start >= start && r.start <= glue_end {
+            return Err(RungFailure::Broken(format!(
+                "the `{}` after the pattern is empty (it looks incomplete)",
+                n.kind()
+            )));
+        }
     }
+    implied.dedup();
     // The node that is exactly the fragment, the deepest of equal ones (a
     // call rather than the statement around it); else the one that is the
     // fragment plus its glue.
@@ -292,6 +411,7 @@ fn try_rung(
         context: rung.kind,
         context_index: 0,
         glue,
+        implied,
         required_literal,
         single_vars,
         multi_vars,
@@ -407,6 +527,15 @@ fn to_pattern_node(n: &Node<'_, Doc>) -> PatternNode {
             is_named: n.is_named(),
             kind_id: n.kind_id(),
         };
+    }
+    // `$$$B;` in a block is the statements `$$$B`, not one expression
+    // statement made of them: C's `while ($C) { $$$B; }` means any body.
+    if let Some(text) = n.text().strip_suffix(';') {
+        if let Some(meta_var @ (MetaVariable::MultiCapture(_) | MetaVariable::Multiple)) =
+            n.lang().extract_meta_var(text.trim_end())
+        {
+            return PatternNode::MetaVar { meta_var };
+        }
     }
     PatternNode::Internal {
         kind_id: n.kind_id(),

@@ -331,7 +331,7 @@ fn a_later_context_is_named_in_the_result() {
     .unwrap();
     assert!(
         out.joined_text()
-            .contains("(pattern parsed as class member in typescript)"),
+            .contains("(pattern parsed as a class member in typescript)"),
         "{}",
         out.joined_text()
     );
