@@ -2,6 +2,7 @@
 //! diff previews.
 
 use crate::excerpt::one_line;
+use crate::rewrite::SyntaxBreak;
 use crate::search::{MatchRecord, Scope, SearchOutcome, Skipped};
 use crate::store::StagedFile;
 use serde_json::{json, Value};
@@ -267,6 +268,39 @@ pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Va
     })
 }
 
+/// A file ast_edit did not stage because the rewrite would break it.
+#[derive(Debug, Clone)]
+pub struct RefusedFile {
+    pub rel: String,
+    pub error: SyntaxBreak,
+}
+
+/// Refused files named in the text, at most.
+const REFUSED_SHOWN: usize = 10;
+
+/// The refused files, each with where it would stop parsing.
+fn refused_lines(refused: &[RefusedFile], out: &mut Vec<String>) {
+    if refused.is_empty() {
+        return;
+    }
+    out.push(format!(
+        "refused {} the rewrite would leave with a syntax error (pass allow_parse_errors: true to stage it anyway):",
+        plural(refused.len(), "file", "files")
+    ));
+    for r in refused.iter().take(REFUSED_SHOWN) {
+        out.push(format!(
+            "  {}:{}:{}: {} — {}",
+            r.rel, r.error.line, r.error.column, r.error.what, r.error.line_text
+        ));
+    }
+    if refused.len() > REFUSED_SHOWN {
+        out.push(format!(
+            "  … and {} more",
+            plural(refused.len() - REFUSED_SHOWN, "file", "files")
+        ));
+    }
+}
+
 /// ast_edit found nothing to change.
 pub fn no_edit_text(
     pattern: &str,
@@ -274,6 +308,7 @@ pub fn no_edit_text(
     scope: &Scope,
     outcome: &SearchOutcome,
     unchanged: usize,
+    refused: &[RefusedFile],
 ) -> String {
     let mut out = vec![format!(
         "ast_edit  {}  →  {}  [{}] in {}",
@@ -283,7 +318,10 @@ pub fn no_edit_text(
         scope.shown
     )];
     scope_lines(scope, outcome, &mut out);
-    if unchanged > 0 {
+    refused_lines(refused, &mut out);
+    if !refused.is_empty() {
+        out.push("nothing staged".into());
+    } else if unchanged > 0 {
         out.push(format!(
             "{} would leave the code as it is; nothing staged",
             plural(unchanged, "replacement", "replacements")
@@ -307,6 +345,7 @@ pub struct StagedSummary<'a> {
     pub replacements: usize,
     pub nested: usize,
     pub files: usize,
+    pub refused: &'a [RefusedFile],
 }
 
 /// The text of an ast_edit result.
@@ -338,6 +377,7 @@ pub fn staged_text(
             s.nested
         ));
     }
+    refused_lines(s.refused, &mut out);
     skipped_lines(&outcome.skipped, &mut out);
     out.push(preview.to_string());
     out.join("\n")

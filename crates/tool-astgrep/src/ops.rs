@@ -196,6 +196,17 @@ pub fn find(
     Ok(ToolOutput::text(text).with_structured(structured))
 }
 
+/// What `ast_edit` was asked to do, checked by [`stage_with`].
+#[derive(Debug, Clone, Default)]
+pub struct EditRequest<'a> {
+    pub pattern: &'a str,
+    pub rewrite: &'a str,
+    pub path: Option<&'a str>,
+    pub language: Option<&'a str>,
+    /// Stage files even where the rewrite introduces a syntax error.
+    pub allow_parse_errors: bool,
+}
+
 /// `ast_edit`: stage, never write.
 pub fn stage(
     ws: &Workspace,
@@ -206,9 +217,29 @@ pub fn stage(
     language: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
+    let req = EditRequest {
+        pattern,
+        rewrite,
+        path,
+        language,
+        allow_parse_errors: false,
+    };
+    stage_with(ws, store, &req, cancel)
+}
+
+/// `ast_edit` with every option: stage, never write. Every rewritten file is
+/// parsed again first; one the rewrite leaves with a syntax error it did not
+/// have is refused and named, unless `allow_parse_errors`.
+pub fn stage_with(
+    ws: &Workspace,
+    store: &EditStore,
+    req: &EditRequest<'_>,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let (pattern, rewrite) = (req.pattern, req.rewrite);
     check_text(pattern).map_err(pattern_error)?;
     check_size(rewrite).map_err(ToolError::bad_args)?;
-    let mut scope = scope(ws, pattern, path, language)?;
+    let mut scope = scope(ws, pattern, req.path, req.language)?;
     // A template naming an unknown metavariable is an error before anything
     // is searched or staged. With an inferred language every compiled
     // pattern binds the same names, so the first one speaks for all.
@@ -228,6 +259,7 @@ pub fn stage(
 
     let matches = outcome.total_matches();
     let mut files = Vec::new();
+    let mut refused = Vec::new();
     let mut nested = 0;
     let mut unchanged_replacements = 0;
     for f in &outcome.files {
@@ -237,6 +269,15 @@ pub fn stage(
             unchanged_replacements += rw.replacements;
             continue;
         }
+        if let Some(err) = &rw.introduced_error {
+            if !req.allow_parse_errors {
+                refused.push(format::RefusedFile {
+                    rel: f.rel.clone(),
+                    error: err.clone(),
+                });
+                continue;
+            }
+        }
         files.push(StagedFile::new(
             f.path.clone(),
             f.rel.clone(),
@@ -245,6 +286,17 @@ pub fn stage(
             rw.replacements,
         ));
     }
+    let refused_json: Vec<serde_json::Value> = refused
+        .iter()
+        .map(|r| {
+            json!({
+                "path": r.rel,
+                "line": r.error.line,
+                "column": r.error.column,
+                "error": r.error.what,
+            })
+        })
+        .collect();
     let edit = NewEdit {
         pattern: pattern.trim().to_string(),
         rewrite: rewrite.to_string(),
@@ -257,12 +309,14 @@ pub fn stage(
             &scope,
             &outcome,
             unchanged_replacements,
+            &refused,
         );
         return Ok(ToolOutput::text(text).with_structured(json!({
             "edit_id": null,
             "matches": matches,
             "replacements": 0,
             "files": [],
+            "refused": refused_json,
         })));
     }
     let replacements = edit.replacements();
@@ -279,6 +333,7 @@ pub fn stage(
             replacements,
             nested,
             files: file_count,
+            refused: &refused,
         },
         &scope,
         &outcome,
@@ -290,6 +345,7 @@ pub fn stage(
         "replacements": replacements,
         "nested": nested,
         "files": staged_files,
+        "refused": refused_json,
         "languages": format::language_ids(&outcome),
     })))
 }

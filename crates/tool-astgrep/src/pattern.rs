@@ -40,6 +40,9 @@ pub struct CompiledPattern {
     pub context_index: usize,
     /// Text appended to complete the fragment (`;`, an any-body block), if any.
     pub glue: &'static str,
+    /// Whether the glue added an any-body block, captured as [`BODY_VAR`]:
+    /// a rewrite then replaces the header and keeps the body.
+    pub body_glue: bool,
     /// Tokens the grammar wanted that the fragment left out where a
     /// metavariable stands for a whole statement, e.g. "`;` after `$$$B`"
     /// in C's `if ($A) { $$$B }`.
@@ -266,6 +269,10 @@ fn glue_fits(rung: &Skeleton, glue: &str, fragment: &str) -> bool {
     !rest.starts_with('(') || BLOCK_KEYWORDS.contains(&word.as_str())
 }
 
+/// The sequence metavariable an any-body glue captures the body with; it is
+/// not the user's, so it is never listed among the pattern's variables.
+pub const BODY_VAR: &str = "AGENT_BODY";
+
 /// A rung's glue in words: "`;`", "an any-body block `{ $$$ }`".
 fn glue_description(glue: &str) -> Option<String> {
     let g = glue.trim();
@@ -278,7 +285,7 @@ fn glue_description(glue: &str) -> Option<String> {
     Some(if g.starts_with(':') {
         "`:` and an any-body block `$$$`".to_string()
     } else if g.starts_with('{') {
-        format!("an any-body block `{g}`")
+        "an any-body block `{ $$$ }`".to_string()
     } else {
         "an any-body block `$$$`".to_string()
     })
@@ -305,7 +312,9 @@ fn try_rung(
     } else {
         processed.replace('\n', &format!("\n{}", rung.indent))
     };
-    let glue_text = engine.pre_process_pattern(glue).into_owned();
+    let body_glue = glue.contains("$$$");
+    let named_glue = glue.replace("$$$", &format!("$$${BODY_VAR}"));
+    let glue_text = engine.pre_process_pattern(&named_glue).into_owned();
     let wrapped = format!("{}{fragment}{glue_text}{}", rung.prefix, rung.suffix);
     let start = rung.prefix.len();
     let end = start + fragment.len();
@@ -403,6 +412,7 @@ fn try_rung(
     let mut single_vars = BTreeSet::new();
     let mut multi_vars = BTreeSet::new();
     collect_vars(&pattern.node, &mut single_vars, &mut multi_vars);
+    multi_vars.remove(BODY_VAR);
     let required_literal = longest_literal(&node);
     Ok(CompiledPattern {
         lang,
@@ -411,6 +421,7 @@ fn try_rung(
         context: rung.kind,
         context_index: 0,
         glue,
+        body_glue,
         implied,
         required_literal,
         single_vars,

@@ -19,8 +19,8 @@ use crate::excerpt::one_line;
 use crate::nesting::{
     tree_depth, yaml_block_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH,
 };
-use crate::pattern::CompiledPattern;
-use crate::rewrite::{apply_edits, FileRewrite, Rewriter};
+use crate::pattern::{CompiledPattern, BODY_VAR};
+use crate::rewrite::{apply_edits, check_rewritten, FileRewrite, Rewriter};
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Matcher};
 use ast_grep_language::SupportLang;
@@ -473,7 +473,12 @@ pub fn match_source(
                 .pattern
                 .get_match_len(node.clone())
                 .unwrap_or(range.len());
-            edits.push((range.start, range.start + len, rw.replacement(&m)));
+            let end = if pattern.body_glue {
+                header_end(&m).unwrap_or(range.start + len)
+            } else {
+                range.start + len
+            };
+            edits.push((range.start, end, rw.replacement(&m)));
         }
         records.push(MatchRecord {
             start: range.start,
@@ -490,8 +495,45 @@ pub fn match_source(
     records.sort_by(|a, b| {
         (a.start, std::cmp::Reverse(a.end)).cmp(&(b.start, std::cmp::Reverse(b.end)))
     });
-    let rewrite = rewriter.map(|_| apply_edits(source, edits));
+    let rewrite = rewriter.map(|_| {
+        let mut rw = apply_edits(source, edits);
+        if rw.new != rw.old {
+            rw.introduced_error = check_rewritten(&root, &rw.new);
+        }
+        rw
+    });
     Ok(Some((records, rewrite)))
+}
+
+/// Where the header of a match of a pattern completed with an any-body
+/// block ends: the end of what comes before the body, so a rewrite replaces
+/// the header the user typed and keeps the body it never saw.
+fn header_end(m: &ast_grep_core::NodeMatch<'_, Doc>) -> Option<usize> {
+    let env = m.get_env();
+    let body = env.get_multiple_matches(BODY_VAR);
+    let node = m.get_node();
+    // The body is a block the metavariable stands for, or the statements
+    // inside one; an empty brace body captures nothing.
+    let body_start = match body.first() {
+        Some(first)
+            if first
+                .parent()
+                .is_some_and(|p| p.node_id() == node.node_id()) =>
+        {
+            first.range().start
+        }
+        Some(first) => first.parent()?.range().start,
+        None => {
+            node.children()
+                .find(|c| c.text().starts_with('{'))?
+                .range()
+                .start
+        }
+    };
+    node.children()
+        .map(|c| c.range().end)
+        .filter(|&end| end <= body_start)
+        .max()
 }
 
 #[cfg(test)]

@@ -51,6 +51,10 @@ pub struct AstEditArgs {
     /// Grammar id, as in ast_grep.
     #[serde(default)]
     pub language: Option<String>,
+    /// Stage files even where the rewrite leaves a syntax error the file did
+    /// not have; default false (such files are refused and named).
+    #[serde(default)]
+    pub allow_parse_errors: bool,
 }
 
 /// What `resolve` does with a staged edit.
@@ -156,15 +160,14 @@ impl Tool for AstEditTool {
         let store = self.store.clone();
         let cancel = cx.cancel.clone();
         blocking(move || {
-            ops::stage(
-                &ws,
-                &store,
-                &args.pattern,
-                &args.rewrite,
-                args.path.as_deref(),
-                args.language.as_deref(),
-                &cancel,
-            )
+            let req = ops::EditRequest {
+                pattern: &args.pattern,
+                rewrite: &args.rewrite,
+                path: args.path.as_deref(),
+                language: args.language.as_deref(),
+                allow_parse_errors: args.allow_parse_errors,
+            };
+            ops::stage_with(&ws, &store, &req, &cancel)
         })
         .await
     }

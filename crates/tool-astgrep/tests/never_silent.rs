@@ -25,6 +25,16 @@ fn lines(out: &ToolOutput) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// Stage a rewrite and accept it; the files are then on disk.
+fn stage_and_accept(run: &support::Run, pattern: &str, rewrite: &str, lang: Option<&str>) {
+    let out = run.stage(pattern, rewrite, lang).unwrap();
+    let id = out.structured.as_ref().unwrap()["edit_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("nothing staged:\n{}", out.joined_text()))
+        .to_string();
+    run.store.accept(&id).unwrap();
+}
+
 const PY_BLOCKS: &str = "import os
 
 
@@ -209,62 +219,81 @@ fn calls_inside_c_macro_bodies_are_searched() {
 
 #[test]
 fn a_rewrite_that_breaks_a_file_is_refused_and_named() {
+    // An assignment expression needs a name on its left: where the target is
+    // an attribute the rewrite breaks the file, which is refused; the other
+    // is staged.
     let run = run_with(&[
-        (
-            "a/plain.py",
-            "try:\n    f()\nexcept ValueError:\n    pass\n".to_string(),
-        ),
-        (
-            "b/named.py",
-            "try:\n    f()\nexcept OSError as e:\n    pass\n".to_string(),
-        ),
+        ("a/name.py", "x = compute()\n".to_string()),
+        ("b/attr.py", "y = 1\nself.x = compute()\n".to_string()),
     ]);
     let out = run
-        .stage("except $E:", "except $E as _exc:", Some("python"))
+        .stage("$A = compute()", "$A := compute()", Some("python"))
         .unwrap();
-    let text = out.joined_text();
     expect![[r#"
-        (proposed) 2 replacements in 2 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
-        ast_edit  except $E:  →  except $E as _exc:  [python] in .; nothing is written until accepted
-        (pattern parsed as a clause of a try statement, completed with an any-body block `$$$`, in python)
-        --- a/a/plain.py
-        +++ b/a/plain.py
-        @@ -1,4 +1,3 @@
-         try:
-             f()
-        -except ValueError:
-        -    pass
-        +except ValueError as _exc:
-        --- a/b/named.py
-        +++ b/b/named.py
-        @@ -1,4 +1,3 @@
-         try:
-             f()
-        -except OSError as e:
-        -    pass
-        +except OSError as e as _exc:"#]]
-    .assert_eq(&text);
+        (proposed) 1 replacement in 1 file … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        ast_edit  $A = compute()  →  $A := compute()  [python] in .; nothing is written until accepted
+        refused 1 file the rewrite would leave with a syntax error (pass allow_parse_errors: true to stage it anyway):
+          b/attr.py:2:9: unexpected `=` — self.x := compute()
+        --- a/a/name.py
+        +++ b/a/name.py
+        @@ -1 +1 @@
+        -x = compute()
+        +x := compute()"#]].assert_eq(&out.joined_text());
     let s = out.structured.unwrap();
-    assert_eq!(s["files"], serde_json::json!(["a/plain.py"]));
-    assert_eq!(s["refused"][0]["path"], "b/named.py");
-    // Nothing was written.
-    assert!(std::fs::read_to_string(run.root.join("b/named.py"))
-        .unwrap()
-        .contains("except OSError as e:"));
+    assert_eq!(s["files"], serde_json::json!(["a/name.py"]));
+    assert_eq!(s["refused"][0]["path"], "b/attr.py");
+    // Nothing was written, and with allow_parse_errors both are staged.
+    assert_eq!(
+        std::fs::read_to_string(run.root.join("b/attr.py")).unwrap(),
+        "y = 1\nself.x = compute()\n"
+    );
+    let req = tool_astgrep::ops::EditRequest {
+        pattern: "$A = compute()",
+        rewrite: "$A := compute()",
+        language: Some("python"),
+        allow_parse_errors: true,
+        ..Default::default()
+    };
+    let out = tool_astgrep::ops::stage_with(
+        &run.ws,
+        &run.store,
+        &req,
+        &tool_core::CancellationToken::new(),
+    )
+    .unwrap();
+    let s = out.structured.unwrap();
+    assert_eq!(s["files"], serde_json::json!(["a/name.py", "b/attr.py"]));
+    assert_eq!(s["refused"], serde_json::json!([]));
+}
+
+#[test]
+fn rewriting_a_block_header_keeps_the_body() {
+    let run = run_with(&[(
+        "a/plain.py",
+        "try:\n    f()\nexcept ValueError:\n    pass\nelse:\n    g()\n".to_string(),
+    )]);
+    stage_and_accept(&run, "except $E:", "except $E as _exc:", Some("python"));
+    assert_eq!(
+        std::fs::read_to_string(run.root.join("a/plain.py")).unwrap(),
+        "try:\n    f()\nexcept ValueError as _exc:\n    pass\nelse:\n    g()\n"
+    );
+    let run = run_with(&[(
+        "m.c",
+        "int f(int a) {\n    if (a) {\n        a++;\n    } else {\n    }\n    if (a) {}\n    return a;\n}\n"
+            .to_string(),
+    )]);
+    stage_and_accept(&run, "if ($A)", "if (!($A))", Some("c"));
+    assert_eq!(
+        std::fs::read_to_string(run.root.join("m.c")).unwrap(),
+        "int f(int a) {\n    if (!(a)) {\n        a++;\n    } else {\n    }\n    if (!(a)) {}\n    return a;\n}\n"
+    );
 }
 
 #[test]
 fn blank_lines_in_a_capture_stay_blank_when_reindented() {
     let src = "def f():\n    old(\n        a,\n\n        b,\n    )\n";
     let run = run_with(&[("m.py", src.to_string())]);
-    let out = run
-        .stage("old($$$A)", "if True:\n    new($$$A)", Some("python"))
-        .unwrap();
-    let id = out.structured.as_ref().unwrap()["edit_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    run.store.accept(&id).unwrap();
+    stage_and_accept(&run, "old($$$A)", "if True:\n    new($$$A)", Some("python"));
     let new = std::fs::read_to_string(run.root.join("m.py")).unwrap();
     assert_eq!(
         new,
