@@ -1,6 +1,7 @@
 //! Text shaping for results the model reads: match lines, scope notes,
 //! diff previews.
 
+use crate::embedded::RegionKind;
 use crate::excerpt::one_line;
 use crate::rewrite::SyntaxBreak;
 use crate::search::{MatchRecord, Scope, SearchOutcome, Skipped};
@@ -162,13 +163,51 @@ fn match_line(rel: &str, m: &MatchRecord) -> String {
         line.push_str("  ");
         line.push_str(&caps.join(" "));
     }
+    if let Some(scope) = &m.enclosing {
+        line.push_str("  in ");
+        line.push_str(scope);
+    }
     line
+}
+
+/// Candidates named in the text, at most.
+const CANDIDATES_SHOWN: usize = 10;
+
+/// "16 textual candidates inside macro invocations were not searched
+/// structurally: src/lib.rs:40, …", one line per kind of region.
+fn unsearched_lines(outcome: &SearchOutcome, out: &mut Vec<String>) {
+    let mut kinds: Vec<RegionKind> = outcome
+        .files
+        .iter()
+        .flat_map(|f| f.unsearched.iter().map(|c| c.kind))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    for kind in kinds {
+        let places: Vec<String> = outcome
+            .files
+            .iter()
+            .flat_map(|f| {
+                f.unsearched
+                    .iter()
+                    .filter(move |c| c.kind == kind)
+                    .map(move |c| format!("{}:{}", f.rel, c.line))
+            })
+            .collect();
+        out.push(format!(
+            "{} inside {} {} not searched structurally: {}",
+            plural(places.len(), "textual candidate", "textual candidates"),
+            kind.plural(),
+            if places.len() == 1 { "was" } else { "were" },
+            list_capped(&places, CANDIDATES_SHOWN)
+        ));
+    }
 }
 
 /// The text of an ast_grep result.
 pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, max: usize) -> String {
     let total = outcome.total_matches();
-    let files_with = outcome.files.len();
+    let files_with = outcome.files_with_matches();
     let mut out = vec![format!(
         "ast_grep  {}  [{}] in {} — {} in {} ({} searched)",
         one_line(pattern, 80),
@@ -202,6 +241,7 @@ pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, max: usi
             languages_label(outcome)
         ));
     }
+    unsearched_lines(outcome, &mut out);
     skipped_lines(&outcome.skipped, &mut out);
     out.join("\n")
 }
@@ -225,6 +265,7 @@ pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Va
                 "column": m.column,
                 "text": m.text,
                 "captures": caps,
+                "enclosing": m.enclosing,
             }));
         }
     }
@@ -247,7 +288,12 @@ pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Va
         .collect();
     json!({
         "total": outcome.total_matches(),
-        "files_with_matches": outcome.files.len(),
+        "files_with_matches": outcome.files_with_matches(),
+        "unsearched_candidates": outcome
+            .files
+            .iter()
+            .flat_map(|f| f.unsearched.iter().map(|c| json!({"path": f.rel, "line": c.line})))
+            .collect::<Vec<_>>(),
         "files_searched": outcome.files_searched,
         "languages": language_ids(outcome),
         "contexts": contexts,

@@ -12,12 +12,13 @@
 //! circle (check with `grep -n "crate::" src/*.rs`):
 //!
 //! 1. [`catalog`], [`excerpt`], [`journal`], [`nesting`] — no crate imports;
+//!    [`embedded`] (macro bodies searched on their own) — catalog;
 //! 2. [`skeleton`] — catalog;
 //! 3. [`pattern`] — catalog, excerpt, nesting, skeleton;
 //! 4. [`rewrite`] — pattern;
-//! 5. [`search`] — catalog, excerpt, nesting, pattern, rewrite;
+//! 5. [`search`] — catalog, embedded, excerpt, nesting, pattern, rewrite;
 //! 6. [`store`] — journal;
-//! 7. [`format`] — excerpt, nesting, search, store;
+//! 7. [`format`] — embedded, excerpt, nesting, rewrite, search, store;
 //! 8. [`ops`] — catalog, excerpt, format, pattern, rewrite, search, store;
 //! 9. [`tools`] — format, ops, store;
 //! 10. [`binding`] — catalog, journal, store, tools.
@@ -27,6 +28,7 @@
 
 pub mod binding;
 pub mod catalog;
+pub mod embedded;
 pub mod excerpt;
 pub mod format;
 pub mod journal;

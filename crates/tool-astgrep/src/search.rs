@@ -15,6 +15,7 @@
 //! (see [`crate::nesting`]). No input can overflow a stack here.
 
 use crate::catalog::Lang;
+use crate::embedded::{self, Region, RegionKind};
 use crate::excerpt::one_line;
 use crate::nesting::{
     tree_depth, yaml_block_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH,
@@ -22,7 +23,7 @@ use crate::nesting::{
 use crate::pattern::{CompiledPattern, BODY_VAR};
 use crate::rewrite::{apply_edits, check_rewritten, FileRewrite, Rewriter};
 use ast_grep_core::tree_sitter::StrDoc;
-use ast_grep_core::{AstGrep, Matcher};
+use ast_grep_core::{AstGrep, Matcher, Node};
 use ast_grep_language::SupportLang;
 use ignore::{WalkBuilder, WalkState};
 use memchr::memmem::Finder;
@@ -49,6 +50,8 @@ pub struct MatchRecord {
     pub text: String,
     /// Metavariable name → captured text (first line, capped), by name.
     pub captures: Vec<(String, String)>,
+    /// The function and class it sits in, outermost first (`Child.run`).
+    pub enclosing: Option<String>,
 }
 
 /// Everything found in one file.
@@ -60,6 +63,8 @@ pub struct FileResult {
     pub lang: Lang,
     pub matches: Vec<MatchRecord>,
     pub rewrite: Option<FileRewrite>,
+    /// Textual candidates in code that was not searched structurally.
+    pub unsearched: Vec<Candidate>,
 }
 
 /// A file whose syntax tree is deeper than [`MAX_FILE_TREE_DEPTH`]: parsed,
@@ -117,6 +122,11 @@ pub struct SearchOutcome {
 impl SearchOutcome {
     pub fn total_matches(&self) -> usize {
         self.files.iter().map(|f| f.matches.len()).sum()
+    }
+
+    /// Files with at least one match (some results hold only candidates).
+    pub fn files_with_matches(&self) -> usize {
+        self.files.iter().filter(|f| !f.matches.is_empty()).count()
     }
 }
 
@@ -401,13 +411,30 @@ fn search_file(
         path: path.to_path_buf(),
         rel: relative(root.path(), path),
         lang: p.pattern.lang,
-        matches: result.0,
-        rewrite: result.1,
+        matches: result.records,
+        rewrite: result.rewrite,
+        unsearched: result.unsearched,
     })
 }
 
-/// What matched in one source, and its rewrite when rewriting.
-pub type FileMatches = (Vec<MatchRecord>, Option<FileRewrite>);
+/// What matched in one source, its rewrite when rewriting, and where the
+/// pattern's literal sits in code that could not be searched structurally.
+#[derive(Debug, Clone, Default)]
+pub struct FileMatches {
+    pub records: Vec<MatchRecord>,
+    pub rewrite: Option<FileRewrite>,
+    pub unsearched: Vec<Candidate>,
+}
+
+/// A place in unstructured code (a macro body the grammar leaves as
+/// tokens) where the pattern's literal occurs: it may be a match that no
+/// structural search can confirm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub kind: RegionKind,
+    /// 1-based.
+    pub line: usize,
+}
 
 /// A source whose tree is deeper than [`MAX_FILE_TREE_DEPTH`], or YAML
 /// whose blocks nest deeper than [`MAX_YAML_BLOCK_DEPTH`].
@@ -415,6 +442,95 @@ pub type FileMatches = (Vec<MatchRecord>, Option<FileRewrite>);
 pub struct TooDeep {
     pub depth: usize,
     pub limit: usize,
+}
+
+/// Where the text being matched sits in the file: `base` is added to every
+/// offset past `skip` bytes of wrapper.
+#[derive(Clone, Copy)]
+struct Placement<'s> {
+    /// The file's text.
+    file: &'s str,
+    skip: usize,
+    base: usize,
+}
+
+impl Placement<'_> {
+    fn file_offset(self, offset: usize) -> usize {
+        offset - self.skip + self.base
+    }
+
+    /// 1-based line and column (in characters) of a file offset.
+    fn line_column(self, offset: usize) -> (usize, usize) {
+        let before = &self.file[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+        (line, before[line_start..].chars().count() + 1)
+    }
+}
+
+/// Match the pattern in one tree (the file's, or a region's inside its
+/// wrapper), adding records and rewrite edits in file offsets. Only
+/// matches inside `within` (offsets in the tree's text) count.
+fn match_tree(
+    pattern: &CompiledPattern,
+    rewriter: Option<&Rewriter>,
+    tree: &AstGrep<Doc>,
+    within: std::ops::Range<usize>,
+    at: Placement<'_>,
+    records: &mut Vec<MatchRecord>,
+    edits: &mut Vec<(usize, usize, String)>,
+) {
+    let tree_text = tree.source();
+    for m in tree.root().find_all(&pattern.pattern) {
+        let node = m.get_node();
+        let range = node.range();
+        if range.start < within.start || range.end > within.end {
+            continue;
+        }
+        let env = m.get_env();
+        let mut captures = Vec::new();
+        for v in &pattern.single_vars {
+            if let Some(n) = env.get_match(v) {
+                captures.push((v.clone(), one_line(&n.text(), 60)));
+            }
+        }
+        for v in &pattern.multi_vars {
+            let nodes = env.get_multiple_matches(v);
+            let text = match (nodes.first(), nodes.last()) {
+                (Some(a), Some(b)) => &tree_text[a.range().start..b.range().end],
+                _ => "",
+            };
+            captures.push((v.clone(), one_line(text, 60)));
+        }
+        captures.sort();
+        if let Some(rw) = rewriter {
+            let len = pattern
+                .pattern
+                .get_match_len(node.clone())
+                .unwrap_or(range.len());
+            let end = if pattern.body_glue {
+                header_end(&m).unwrap_or(range.start + len)
+            } else {
+                range.start + len
+            };
+            edits.push((
+                at.file_offset(range.start),
+                at.file_offset(end),
+                rw.replacement(&m),
+            ));
+        }
+        let start = at.file_offset(range.start);
+        let (line, column) = at.line_column(start);
+        records.push(MatchRecord {
+            start,
+            end: at.file_offset(range.end),
+            line,
+            column,
+            text: one_line(&node.text(), 120),
+            captures,
+            enclosing: None,
+        });
+    }
 }
 
 /// Match one source text; `Ok(None)` when nothing matched (or it does not
@@ -448,61 +564,186 @@ pub fn match_source(
     }
     let mut records = Vec::new();
     let mut edits = Vec::new();
-    for m in top.find_all(&pattern.pattern) {
-        let node = m.get_node();
-        let range = node.range();
-        let start = node.start_pos();
-        let env = m.get_env();
-        let mut captures = Vec::new();
-        for v in &pattern.single_vars {
-            if let Some(n) = env.get_match(v) {
-                captures.push((v.clone(), one_line(&n.text(), 60)));
-            }
-        }
-        for v in &pattern.multi_vars {
-            let nodes = env.get_multiple_matches(v);
-            let text = match (nodes.first(), nodes.last()) {
-                (Some(a), Some(b)) => &source[a.range().start..b.range().end],
-                _ => "",
-            };
-            captures.push((v.clone(), one_line(text, 60)));
-        }
-        captures.sort();
-        if let Some(rw) = rewriter {
-            let len = pattern
-                .pattern
-                .get_match_len(node.clone())
-                .unwrap_or(range.len());
-            let end = if pattern.body_glue {
-                header_end(&m).unwrap_or(range.start + len)
-            } else {
-                range.start + len
-            };
-            edits.push((range.start, end, rw.replacement(&m)));
-        }
-        records.push(MatchRecord {
-            start: range.start,
-            end: range.end,
-            line: start.line() + 1,
-            column: start.column(node) + 1,
-            text: one_line(&node.text(), 120),
-            captures,
-        });
-    }
-    if records.is_empty() {
+    let whole = Placement {
+        file: source,
+        skip: 0,
+        base: 0,
+    };
+    match_tree(
+        pattern,
+        rewriter,
+        &root,
+        0..source.len(),
+        whole,
+        &mut records,
+        &mut edits,
+    );
+    let unsearched = if embedded::has_regions(pattern.lang) {
+        match_regions(pattern, rewriter, source, &top, &mut records, &mut edits)
+    } else {
+        Vec::new()
+    };
+    if records.is_empty() && unsearched.is_empty() {
         return Ok(None);
     }
     records.sort_by(|a, b| {
         (a.start, std::cmp::Reverse(a.end)).cmp(&(b.start, std::cmp::Reverse(b.end)))
     });
-    let rewrite = rewriter.map(|_| {
+    records.dedup_by(|a, b| a.start == b.start && a.end == b.end);
+    for r in &mut records {
+        r.enclosing = enclosing_name(&top, r.start, r.end);
+    }
+    let rewrite = rewriter.filter(|_| !edits.is_empty()).map(|_| {
         let mut rw = apply_edits(source, edits);
         if rw.new != rw.old {
             rw.introduced_error = check_rewritten(&root, &rw.new);
         }
         rw
     });
-    Ok(Some((records, rewrite)))
+    Ok(Some(FileMatches {
+        records,
+        rewrite,
+        unsearched,
+    }))
+}
+
+/// Search the macro bodies of a file (see [`crate::embedded`]): those that
+/// parse on their own are matched like the file, the others give textual
+/// candidates where the pattern's literal occurs in them.
+fn match_regions(
+    pattern: &CompiledPattern,
+    rewriter: Option<&Rewriter>,
+    source: &str,
+    top: &Node<'_, Doc>,
+    records: &mut Vec<MatchRecord>,
+    edits: &mut Vec<(usize, usize, String)>,
+) -> Vec<Candidate> {
+    let literal = pattern.required_literal.as_deref();
+    let mut candidates = Vec::new();
+    // (region, depth); regions found inside a parsed region are queued with
+    // their file offsets.
+    let mut queue: Vec<(Region, usize)> = embedded::regions(pattern.lang, top)
+        .into_iter()
+        .map(|r| (r, 0))
+        .collect();
+    while let Some((region, depth)) = queue.pop() {
+        if literal.is_some_and(|l| !region.text.contains(l)) {
+            continue;
+        }
+        let parsed = embedded::parse(pattern.lang, &region)
+            .filter(|p| tree_depth(&p.root.root()) <= MAX_FILE_TREE_DEPTH);
+        let Some(parsed) = parsed else {
+            if let Some(l) = literal {
+                let at = Placement {
+                    file: source,
+                    skip: 0,
+                    base: region.start,
+                };
+                for (i, _) in region.text.match_indices(l) {
+                    let (line, _) = at.line_column(at.file_offset(i));
+                    candidates.push(Candidate {
+                        kind: region.kind,
+                        line,
+                    });
+                }
+            }
+            continue;
+        };
+        let at = Placement {
+            file: source,
+            skip: parsed.prefix_len,
+            base: region.start,
+        };
+        let sub = parsed.root.root();
+        let within = parsed.prefix_len..parsed.prefix_len + parsed.len;
+        match_tree(
+            pattern,
+            rewriter,
+            &parsed.root,
+            within.clone(),
+            at,
+            records,
+            edits,
+        );
+        if depth + 1 < embedded::MAX_REGION_DEPTH {
+            for inner in embedded::regions(pattern.lang, &sub) {
+                if inner.start >= within.start && inner.start + inner.text.len() <= within.end {
+                    let start = at.file_offset(inner.start);
+                    queue.push((Region { start, ..inner }, depth + 1));
+                }
+            }
+        }
+    }
+    candidates.sort_by_key(|c| c.line);
+    candidates.dedup();
+    candidates
+}
+
+/// Node kinds that name a scope a match can sit in.
+fn is_scope_kind(kind: &str) -> bool {
+    const SCOPES: &[&str] = &[
+        "function",
+        "method",
+        "class",
+        "struct",
+        "impl",
+        "trait",
+        "interface",
+        "enum",
+        "module",
+        "namespace",
+        "constructor",
+        "object_declaration",
+        "protocol",
+    ];
+    let k = kind;
+    !k.contains("call")
+        && !k.contains("type")
+        && !k.contains("parameter")
+        && (k.ends_with("_definition")
+            || k.ends_with("_declaration")
+            || k.ends_with("_item")
+            || k.ends_with("_specifier")
+            || k == "function"
+            || k == "method")
+        && SCOPES.iter().any(|s| k.contains(s))
+}
+
+/// The function and class a range sits in, outermost first, as
+/// `Child.run`; `None` at the top level.
+fn enclosing_name(top: &Node<'_, Doc>, start: usize, end: usize) -> Option<String> {
+    // The deepest node containing the range.
+    let mut node = top.clone();
+    loop {
+        let next = node.children().find(|c| {
+            c.range().start <= start && end <= c.range().end && c.range() != node.range()
+        });
+        match next {
+            Some(c) => node = c,
+            None => break,
+        }
+    }
+    let mut names = Vec::new();
+    let mut cur = node.parent();
+    // The match itself is not its own scope: start from its parent.
+    while let Some(n) = cur {
+        if is_scope_kind(&n.kind()) {
+            let name = n
+                .field("name")
+                .or_else(|| {
+                    n.field("declarator")
+                        .and_then(|d| d.field("declarator").or(Some(d)))
+                })
+                .or_else(|| n.field("type"))
+                .map(|x| one_line(&x.text(), 40));
+            if let Some(name) = name {
+                names.push(name);
+            }
+        }
+        cur = n.parent();
+    }
+    names.reverse();
+    (!names.is_empty()).then(|| names.join("."))
 }
 
 /// Where the header of a match of a pattern completed with an any-body
@@ -549,7 +790,7 @@ mod tests {
         match_source(&p, Some(&rw), source)
             .unwrap()
             .unwrap()
-            .1
+            .rewrite
             .unwrap()
     }
 

@@ -89,9 +89,9 @@ fn python_block_headers_match_every_block_they_head() {
     expect![[r#"
         ast_grep  if $X:  [python] in . — 3 matches in 1 file (1 file searched)
         (pattern parsed as a statement, completed with an any-body block `$$$`, in python)
-        pkg/blocks.py:10:9  if x: …  X=x
-        pkg/blocks.py:14:9  if not x: …  X=not x
-        pkg/blocks.py:20:9  if x: return 1  X=x"#]]
+        pkg/blocks.py:10:9  if x: …  X=x  in Child.run
+        pkg/blocks.py:14:9  if not x: …  X=not x  in Child.run
+        pkg/blocks.py:20:9  if x: return 1  X=x  in Child.value"#]]
     .assert_eq(&out.joined_text());
     let s = out.structured.unwrap();
     expect![[r#"{"completed_with":"an any-body block `$$$`","context":"statement"}"#]]
@@ -135,7 +135,7 @@ fn c_block_statements_match_with_or_without_a_semicolon_after_the_body() {
     expect![[r#"
         ast_grep  if ($A) { $$$B }  [c] in . — 1 match in 1 file (1 file searched)
         (pattern parsed as a statement, with `;` after `$$$B` implied, in c)
-        src/count.c:7:5  if (n > 0) { …  A=n > 0 B=c++;"#]]
+        src/count.c:7:5  if (n > 0) { …  A=n > 0 B=c++;  in count"#]]
     .assert_eq(&out.joined_text());
     for pattern in ["while ($C) { $$$B; }", "while ($C) { $$$B }"] {
         let out = run.find(pattern, Some("c")).unwrap();
@@ -194,12 +194,12 @@ fn calls_inside_rust_macros_are_searched_or_reported() {
     let got: Vec<u64> = lines(&out).into_iter().map(|(_, l)| l).collect();
     assert_eq!(got, vec![2, 3, 3, 4, 5], "{}", out.joined_text());
     expect![[r#"
-        ast_grep  $X.unwrap()  [rust] in . — 5 matches in 1 file (1 searched)
-        src/main.rs:2:13  Some(1).unwrap()  X=Some(1)
-        src/main.rs:3:21  Some(2).unwrap()  X=Some(2)
-        src/main.rs:3:39  x.unwrap()  X=x
-        src/main.rs:4:16  y.unwrap()  X=y
-        src/main.rs:5:20  z.unwrap()  X=z
+        ast_grep  $X.unwrap()  [rust] in . — 5 matches in 1 file (1 file searched)
+        src/main.rs:2:13  Some(1).unwrap()  X=Some(1)  in main
+        src/main.rs:3:21  Some(2).unwrap()  X=Some(2)  in main
+        src/main.rs:3:39  x.unwrap()  X=x  in main
+        src/main.rs:4:16  y.unwrap()  X=y  in main
+        src/main.rs:5:20  z.unwrap()  X=z  in main
         1 textual candidate inside macro invocations was not searched structurally: src/main.rs:6"#]]
     .assert_eq(&out.joined_text());
     let s = out.structured.unwrap();
