@@ -204,8 +204,31 @@ fn unsearched_lines(outcome: &SearchOutcome, out: &mut Vec<String>) {
     }
 }
 
+/// Which matches a result shows, in the sorted order: `max` of them after
+/// the first `skip`.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    pub skip: usize,
+    pub max: usize,
+}
+
+impl Page {
+    /// Every match in order with its file, the page's slice only.
+    fn matches(
+        self,
+        outcome: &SearchOutcome,
+    ) -> impl Iterator<Item = (&crate::search::FileResult, &MatchRecord)> {
+        outcome
+            .files
+            .iter()
+            .flat_map(|f| f.matches.iter().map(move |m| (f, m)))
+            .skip(self.skip)
+            .take(self.max)
+    }
+}
+
 /// The text of an ast_grep result.
-pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, max: usize) -> String {
+pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, page: Page) -> String {
     let total = outcome.total_matches();
     let files_with = outcome.files_with_matches();
     let mut out = vec![format!(
@@ -219,18 +242,32 @@ pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, max: usi
     )];
     scope_lines(scope, outcome, &mut out);
     let mut shown = 0;
-    'files: for f in &outcome.files {
-        for m in &f.matches {
-            if shown == max {
-                break 'files;
-            }
-            out.push(match_line(&f.rel, m));
-            shown += 1;
-        }
+    for (f, m) in page.matches(outcome) {
+        out.push(match_line(&f.rel, m));
+        shown += 1;
     }
-    if total > shown {
+    let first = page.skip + 1;
+    if page.skip > 0 && total > 0 {
+        if shown == 0 {
+            out.push(format!(
+                "… skip {} passes every one of the {total} matches; give a smaller skip",
+                page.skip
+            ));
+        } else if page.skip + shown < total {
+            out.push(format!(
+                "… showing matches {first} to {} of {total} — pass skip {} for the next ones",
+                page.skip + shown,
+                page.skip + shown
+            ));
+        } else {
+            out.push(format!(
+                "… showing matches {first} to {} of {total} (the last ones)",
+                page.skip + shown
+            ));
+        }
+    } else if total > shown {
         out.push(format!(
-            "… showing {shown} of {total} matches in {} — {NARROW}",
+            "… showing {shown} of {total} matches in {} — {NARROW}, or pass skip {shown} for the next ones",
             plural(files_with, "file", "files")
         ));
     }
@@ -247,13 +284,10 @@ pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, max: usi
 }
 
 /// The structured part of an ast_grep result.
-pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Value {
+pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, page: Page) -> Value {
     let mut matches = Vec::new();
-    'files: for f in &outcome.files {
-        for m in &f.matches {
-            if matches.len() == max {
-                break 'files;
-            }
+    {
+        for (f, m) in page.matches(outcome) {
             let caps: serde_json::Map<String, Value> = m
                 .captures
                 .iter()
@@ -288,6 +322,7 @@ pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Va
         .collect();
     json!({
         "total": outcome.total_matches(),
+        "skip": page.skip,
         "files_with_matches": outcome.files_with_matches(),
         "unsearched_candidates": outcome
             .files
@@ -345,6 +380,67 @@ fn refused_lines(refused: &[RefusedFile], out: &mut Vec<String>) {
             plural(refused.len() - REFUSED_SHOWN, "file", "files")
         ));
     }
+}
+
+/// The compiled queries `explain` describes: the searched languages' (all
+/// of them when the language was named).
+fn explained<'s>(
+    scope: &'s Scope,
+    outcome: &'s SearchOutcome,
+) -> impl Iterator<Item = &'s crate::pattern::CompiledPattern> {
+    scope.plan.patterns.iter().filter(move |p| {
+        scope.plan.explicit
+            || outcome
+                .searched
+                .iter()
+                .any(|c| c.lang == p.lang && c.files > 0)
+    })
+}
+
+/// `explain: true`: how the query was read, per language searched — the
+/// rung, what was appended or implied, the rungs that failed first, and the
+/// tree with kinds and where each metavariable sits.
+pub fn explain_text(scope: &Scope, outcome: &SearchOutcome) -> String {
+    let mut out = Vec::new();
+    for p in explained(scope, outcome) {
+        if p.tree.is_empty() {
+            let vars: Vec<String> = p.all_vars().iter().map(|v| format!("${v}")).collect();
+            out.push(format!(
+                "explain ({}): an ast-grep rule, compiled by ast-grep-config; metavariables: {}",
+                p.lang,
+                if vars.is_empty() {
+                    "none".to_string()
+                } else {
+                    vars.join(", ")
+                }
+            ));
+            continue;
+        }
+        let how = p
+            .context_note()
+            .unwrap_or_else(|| format!("parsed as {}", p.context.with_article()));
+        out.push(format!("explain ({}): {how}", p.lang));
+        for t in &p.tried {
+            out.push(format!("  not {t}"));
+        }
+        for line in &p.tree {
+            out.push(format!("  {line}"));
+        }
+    }
+    out.join("\n")
+}
+
+/// `explain: true` in the structured answer, per language.
+pub fn explain_structured(scope: &Scope, outcome: &SearchOutcome) -> Value {
+    let map: serde_json::Map<String, Value> = explained(scope, outcome)
+        .map(|p| {
+            let mut v = p.rung_json();
+            v["tried"] = json!(p.tried);
+            v["tree"] = json!(p.tree);
+            (p.lang.id().to_string(), v)
+        })
+        .collect();
+    Value::Object(map)
 }
 
 /// ast_edit found nothing to change.

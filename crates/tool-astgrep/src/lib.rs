@@ -15,7 +15,8 @@
 //!    [`embedded`] (macro bodies searched on their own) — catalog;
 //! 2. [`skeleton`] — catalog;
 //! 3. [`pattern`] — catalog, excerpt, nesting, skeleton;
-//! 4. [`rewrite`] — pattern;
+//! 4. [`rewrite`] — pattern; [`rule`] (ast-grep rules) — catalog, pattern,
+//!    rewrite, skeleton;
 //! 5. [`search`] — catalog, embedded, excerpt, nesting, pattern, rewrite;
 //! 6. [`store`] — journal;
 //! 7. [`format`] — embedded, excerpt, nesting, rewrite, search, store;
@@ -36,6 +37,7 @@ pub mod nesting;
 pub mod ops;
 pub mod pattern;
 pub mod rewrite;
+pub mod rule;
 pub mod search;
 pub mod skeleton;
 pub mod store;

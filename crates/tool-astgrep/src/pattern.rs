@@ -17,23 +17,33 @@ use crate::nesting::{
     MAX_YAML_BLOCK_DEPTH,
 };
 use crate::skeleton::{ladder, ContextKind, Skeleton};
+use ast_grep_config::RuleCore;
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Language, Node, Pattern};
 use ast_grep_language::SupportLang;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use tool_core::format::thousands;
 
 type Doc = StrDoc<SupportLang>;
 
-/// A pattern ready to match files of one language.
+/// What a compiled query matches with: a pattern from the ladder, or a
+/// rule compiled by ast-grep-config (see [`crate::rule`]).
+#[derive(Clone)]
+pub enum Query {
+    Pattern(Pattern),
+    Rule(Arc<RuleCore>),
+}
+
+/// A pattern (or rule) ready to match files of one language.
 #[derive(Clone)]
 pub struct CompiledPattern {
     pub lang: Lang,
     /// What the user typed.
     pub source: String,
-    pub pattern: Pattern,
+    pub pattern: Query,
     /// The rung that accepted the fragment.
     pub context: ContextKind,
     /// Its place in the ladder; 0 is the first rung.
@@ -50,6 +60,11 @@ pub struct CompiledPattern {
     /// The longest literal token every match must contain: files without it
     /// are skipped before parsing.
     pub required_literal: Option<String>,
+    /// The fragment's syntax tree as parsed in the rung used, one line per
+    /// node (kinds, tokens, where each metavariable sits), for `explain`.
+    pub tree: Vec<String>,
+    /// The rungs tried before the one used, with why each failed.
+    pub tried: Vec<String>,
     /// `$NAME` metavariables (capturing one node).
     pub single_vars: BTreeSet<String>,
     /// `$$$NAME` metavariables (capturing a sibling sequence).
@@ -209,6 +224,10 @@ pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError
                 Ok(mut compiled) => {
                     compiled.source = trimmed.to_string();
                     compiled.context_index = index;
+                    compiled.tried = attempts
+                        .iter()
+                        .map(|a| format!("as {}: {}", a.context.with_article(), a.why))
+                        .collect();
                     return Ok(compiled);
                 }
                 Err(RungFailure::TooDeep(depth)) => {
@@ -414,19 +433,64 @@ fn try_rung(
     collect_vars(&pattern.node, &mut single_vars, &mut multi_vars);
     multi_vars.remove(BODY_VAR);
     let required_literal = longest_literal(&node);
+    let tree = dump_tree(&node, expando);
     Ok(CompiledPattern {
         lang,
         source: String::new(),
-        pattern,
+        pattern: Query::Pattern(pattern),
         context: rung.kind,
         context_index: 0,
         glue,
         body_glue,
         implied,
         required_literal,
+        tree,
+        tried: Vec::new(),
         single_vars,
         multi_vars,
     })
+}
+
+/// Lines of a pattern's tree shown by `explain`, at most.
+const TREE_LINES: usize = 200;
+
+/// The fragment's tree, one line per node: named nodes by kind, tokens
+/// quoted, metavariables with the kind of node they stand in for.
+fn dump_tree(node: &Node<'_, Doc>, expando: char) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![(node.clone(), 0usize)];
+    while let Some((n, depth)) = stack.pop() {
+        if out.len() == TREE_LINES {
+            out.push("…".into());
+            break;
+        }
+        let indent = "  ".repeat(depth);
+        if metavar_of(&n).is_some() {
+            let name = n.text().replace(expando, "$");
+            let name = name.trim_end_matches(';').trim();
+            let shown = name.replace(&format!("$$${BODY_VAR}"), "$$$ (the any-body block)");
+            out.push(format!(
+                "{indent}{shown}  ← metavariable (here: {})",
+                n.kind()
+            ));
+            continue;
+        }
+        if n.is_named() {
+            let text = if n.is_leaf() {
+                format!("  `{}`", one_line(&n.text(), 40))
+            } else {
+                String::new()
+            };
+            out.push(format!("{indent}{}{text}", n.kind()));
+        } else {
+            out.push(format!("{indent}\"{}\"", n.text()));
+        }
+        let children: Vec<_> = n.children().collect();
+        for c in children.into_iter().rev() {
+            stack.push((c, depth + 1));
+        }
+    }
+    out
 }
 
 /// Where the wrapped parse broke, in the user's terms.

@@ -20,7 +20,7 @@ use crate::excerpt::one_line;
 use crate::nesting::{
     tree_depth, yaml_block_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH,
 };
-use crate::pattern::{CompiledPattern, BODY_VAR};
+use crate::pattern::{CompiledPattern, Query, BODY_VAR};
 use crate::rewrite::{apply_edits, check_rewritten, FileRewrite, Rewriter};
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Matcher, Node};
@@ -132,8 +132,13 @@ impl SearchOutcome {
 
 /// Where and in what languages to search, after checking the arguments.
 pub struct Scope {
+    /// The first file or directory searched (the workspace root for globs).
     pub target: PathBuf,
-    /// The target as the user should read it.
+    /// Every file or directory searched, none inside another.
+    pub targets: Vec<PathBuf>,
+    /// Globs a walked file must match, when `path` gave globs.
+    pub globs: Option<ignore::overrides::Override>,
+    /// The targets as the user should read them.
     pub shown: String,
     pub plan: SearchPlan,
 }
@@ -182,6 +187,18 @@ pub fn run(
     plan: &SearchPlan,
     root: &Root,
     target: &Path,
+    cancel: &CancellationToken,
+) -> std::io::Result<SearchOutcome> {
+    run_paths(plan, root, &[target.to_path_buf()], None, cancel)
+}
+
+/// Run the search over several files and directories inside `root`, none
+/// inside another; with `globs`, only walked files matching one are read.
+pub fn run_paths(
+    plan: &SearchPlan,
+    root: &Root,
+    targets: &[PathBuf],
+    globs: Option<&ignore::overrides::Override>,
     cancel: &CancellationToken,
 ) -> std::io::Result<SearchOutcome> {
     let prepared: Vec<Prepared<'_>> = plan
@@ -266,14 +283,36 @@ pub fn run(
         if started == 0 {
             return Err(spawn_error.unwrap_or_else(|| std::io::Error::other("no thread")));
         }
-        if target.is_file() {
-            if let Some(which) = pick(target, true) {
-                let _ = work_tx.send((target.to_path_buf(), None, which));
+        let (files, dirs): (Vec<&PathBuf>, Vec<&PathBuf>) =
+            targets.iter().partition(|t| t.is_file());
+        // A file named on its own is searched whatever its extension when it
+        // is the only target.
+        let named_alone = targets.len() == 1 && globs.is_none();
+        // A file reached twice (named, and matching a glob) is searched once.
+        let seen: Mutex<std::collections::HashSet<PathBuf>> = Mutex::default();
+        let first_time = |p: &Path| seen.lock().expect("seen lock").insert(p.to_path_buf());
+        for file in files {
+            if let Some(which) = pick(file, named_alone) {
+                if first_time(file) {
+                    let _ = work_tx.send((file.to_path_buf(), None, which));
+                }
             }
-        } else {
-            let walker = WalkBuilder::new(target).threads(threads).build_parallel();
+        }
+        let walk = |starts: &[&PathBuf], filter: Option<&ignore::overrides::Override>| {
+            let Some((first, rest)) = starts.split_first() else {
+                return;
+            };
+            let mut builder = WalkBuilder::new(first);
+            for d in rest {
+                builder.add(d);
+            }
+            if let Some(g) = filter {
+                builder.overrides(g.clone());
+            }
+            let walker = builder.threads(threads).build_parallel();
             walker.run(|| {
                 let work_tx = work_tx.clone();
+                let first_time = &first_time;
                 Box::new(move |entry| {
                     if cancel.is_cancelled() {
                         return WalkState::Quit;
@@ -285,6 +324,9 @@ pub fn run(
                         return WalkState::Continue;
                     }
                     if let Some(which) = pick(entry.path(), false) {
+                        if !first_time(entry.path()) {
+                            return WalkState::Continue;
+                        }
                         let len = entry.metadata().ok().map(|m| m.len());
                         if work_tx
                             .send((entry.path().to_path_buf(), len, which))
@@ -296,6 +338,12 @@ pub fn run(
                     WalkState::Continue
                 })
             });
+        };
+        walk(&dirs, None);
+        if let Some(g) = globs {
+            // Globs are matched from the workspace root.
+            let root_dir = root.path().to_path_buf();
+            walk(&[&root_dir], Some(g));
         }
         // Closing the queue ends the matching threads once it is empty.
         drop(work_tx);
@@ -468,68 +516,82 @@ impl Placement<'_> {
     }
 }
 
-/// Match the pattern in one tree (the file's, or a region's inside its
-/// wrapper), adding records and rewrite edits in file offsets. Only
-/// matches inside `within` (offsets in the tree's text) count.
-fn match_tree(
-    pattern: &CompiledPattern,
-    rewriter: Option<&Rewriter>,
-    tree: &AstGrep<Doc>,
-    within: std::ops::Range<usize>,
-    at: Placement<'_>,
-    records: &mut Vec<MatchRecord>,
-    edits: &mut Vec<(usize, usize, String)>,
-) {
-    let tree_text = tree.source();
-    for m in tree.root().find_all(&pattern.pattern) {
-        let node = m.get_node();
-        let range = node.range();
-        if range.start < within.start || range.end > within.end {
-            continue;
+/// Matches and rewrite edits gathered from a file's trees, in file offsets.
+struct Collector<'p> {
+    pattern: &'p CompiledPattern,
+    rewriter: Option<&'p Rewriter>,
+    records: Vec<MatchRecord>,
+    edits: Vec<(usize, usize, String)>,
+}
+
+impl Collector<'_> {
+    /// Match the pattern in one tree (the file's, or a region's inside its
+    /// wrapper). Only matches inside `within` (offsets in the tree's text)
+    /// count.
+    fn collect(&mut self, tree: &AstGrep<Doc>, within: std::ops::Range<usize>, at: Placement<'_>) {
+        match &self.pattern.pattern {
+            Query::Pattern(p) => self.collect_with(p, tree, within, at),
+            Query::Rule(r) => self.collect_with(r.as_ref(), tree, within, at),
         }
-        let env = m.get_env();
-        let mut captures = Vec::new();
-        for v in &pattern.single_vars {
-            if let Some(n) = env.get_match(v) {
-                captures.push((v.clone(), one_line(&n.text(), 60)));
+    }
+
+    fn collect_with<M: Matcher>(
+        &mut self,
+        matcher: &M,
+        tree: &AstGrep<Doc>,
+        within: std::ops::Range<usize>,
+        at: Placement<'_>,
+    ) {
+        let (pattern, rewriter) = (self.pattern, self.rewriter);
+        let tree_text = tree.source();
+        for m in tree.root().find_all(matcher) {
+            let node = m.get_node();
+            let range = node.range();
+            if range.start < within.start || range.end > within.end {
+                continue;
             }
+            let env = m.get_env();
+            let mut captures = Vec::new();
+            for v in &pattern.single_vars {
+                if let Some(n) = env.get_match(v) {
+                    captures.push((v.clone(), one_line(&n.text(), 60)));
+                }
+            }
+            // A rule binds only the metavariables of the branch that matched.
+            for v in &pattern.multi_vars {
+                let nodes = env.get_multiple_matches(v);
+                let text = match (nodes.first(), nodes.last()) {
+                    (Some(a), Some(b)) => &tree_text[a.range().start..b.range().end],
+                    _ => "",
+                };
+                captures.push((v.clone(), one_line(text, 60)));
+            }
+            captures.sort();
+            if let Some(rw) = rewriter {
+                let len = matcher.get_match_len(node.clone()).unwrap_or(range.len());
+                let end = if pattern.body_glue {
+                    header_end(&m).unwrap_or(range.start + len)
+                } else {
+                    range.start + len
+                };
+                self.edits.push((
+                    at.file_offset(range.start),
+                    at.file_offset(end),
+                    rw.replacement(&m),
+                ));
+            }
+            let start = at.file_offset(range.start);
+            let (line, column) = at.line_column(start);
+            self.records.push(MatchRecord {
+                start,
+                end: at.file_offset(range.end),
+                line,
+                column,
+                text: one_line(&node.text(), 120),
+                captures,
+                enclosing: None,
+            });
         }
-        for v in &pattern.multi_vars {
-            let nodes = env.get_multiple_matches(v);
-            let text = match (nodes.first(), nodes.last()) {
-                (Some(a), Some(b)) => &tree_text[a.range().start..b.range().end],
-                _ => "",
-            };
-            captures.push((v.clone(), one_line(text, 60)));
-        }
-        captures.sort();
-        if let Some(rw) = rewriter {
-            let len = pattern
-                .pattern
-                .get_match_len(node.clone())
-                .unwrap_or(range.len());
-            let end = if pattern.body_glue {
-                header_end(&m).unwrap_or(range.start + len)
-            } else {
-                range.start + len
-            };
-            edits.push((
-                at.file_offset(range.start),
-                at.file_offset(end),
-                rw.replacement(&m),
-            ));
-        }
-        let start = at.file_offset(range.start);
-        let (line, column) = at.line_column(start);
-        records.push(MatchRecord {
-            start,
-            end: at.file_offset(range.end),
-            line,
-            column,
-            text: one_line(&node.text(), 120),
-            captures,
-            enclosing: None,
-        });
     }
 }
 
@@ -562,27 +624,26 @@ pub fn match_source(
             limit: MAX_FILE_TREE_DEPTH,
         });
     }
-    let mut records = Vec::new();
-    let mut edits = Vec::new();
+    let mut found = Collector {
+        pattern,
+        rewriter,
+        records: Vec::new(),
+        edits: Vec::new(),
+    };
     let whole = Placement {
         file: source,
         skip: 0,
         base: 0,
     };
-    match_tree(
-        pattern,
-        rewriter,
-        &root,
-        0..source.len(),
-        whole,
-        &mut records,
-        &mut edits,
-    );
+    found.collect(&root, 0..source.len(), whole);
     let unsearched = if embedded::has_regions(pattern.lang) {
-        match_regions(pattern, rewriter, source, &top, &mut records, &mut edits)
+        match_regions(&mut found, source, &top)
     } else {
         Vec::new()
     };
+    let Collector {
+        mut records, edits, ..
+    } = found;
     if records.is_empty() && unsearched.is_empty() {
         return Ok(None);
     }
@@ -610,14 +671,8 @@ pub fn match_source(
 /// Search the macro bodies of a file (see [`crate::embedded`]): those that
 /// parse on their own are matched like the file, the others give textual
 /// candidates where the pattern's literal occurs in them.
-fn match_regions(
-    pattern: &CompiledPattern,
-    rewriter: Option<&Rewriter>,
-    source: &str,
-    top: &Node<'_, Doc>,
-    records: &mut Vec<MatchRecord>,
-    edits: &mut Vec<(usize, usize, String)>,
-) -> Vec<Candidate> {
+fn match_regions(found: &mut Collector<'_>, source: &str, top: &Node<'_, Doc>) -> Vec<Candidate> {
+    let pattern = found.pattern;
     let literal = pattern.required_literal.as_deref();
     let mut candidates = Vec::new();
     // (region, depth); regions found inside a parsed region are queued with
@@ -656,15 +711,7 @@ fn match_regions(
         };
         let sub = parsed.root.root();
         let within = parsed.prefix_len..parsed.prefix_len + parsed.len;
-        match_tree(
-            pattern,
-            rewriter,
-            &parsed.root,
-            within.clone(),
-            at,
-            records,
-            edits,
-        );
+        found.collect(&parsed.root, within.clone(), at);
         if depth + 1 < embedded::MAX_REGION_DEPTH {
             for inner in embedded::regions(pattern.lang, &sub) {
                 if inner.start >= within.start && inner.start + inner.text.len() <= within.end {

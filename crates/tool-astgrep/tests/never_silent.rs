@@ -7,23 +7,7 @@
 mod support;
 
 use expect_test::expect;
-use support::run_with;
-use tool_core::ToolOutput;
-
-/// (path, line) of every match shown.
-fn lines(out: &ToolOutput) -> Vec<(String, u64)> {
-    out.structured.as_ref().unwrap()["matches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["path"].as_str().unwrap().to_string(),
-                m["line"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
+use support::{hits, run_with};
 
 /// Stage a rewrite and accept it; the files are then on disk.
 fn stage_and_accept(run: &support::Run, pattern: &str, rewrite: &str, lang: Option<&str>) {
@@ -82,7 +66,7 @@ fn python_block_headers_match_every_block_they_head() {
         ("except $E:", vec![27, 29]),
     ] {
         let out = run.find(pattern, Some("python")).unwrap();
-        let got: Vec<u64> = lines(&out).into_iter().map(|(_, l)| l).collect();
+        let got: Vec<u64> = hits(&out).into_iter().map(|(_, l)| l).collect();
         assert_eq!(got, want, "`{pattern}`:\n{}", out.joined_text());
     }
     let out = run.find("if $X:", Some("python")).unwrap();
@@ -131,7 +115,7 @@ int count(int *a, int n) {
 fn c_block_statements_match_with_or_without_a_semicolon_after_the_body() {
     let run = run_with(&[("src/count.c", C_BLOCKS.to_string())]);
     let out = run.find("if ($A) { $$$B }", Some("c")).unwrap();
-    assert_eq!(lines(&out), vec![("src/count.c".into(), 7)]);
+    assert_eq!(hits(&out), vec![("src/count.c".into(), 7)]);
     expect![[r#"
         ast_grep  if ($A) { $$$B }  [c] in . — 1 match in 1 file (1 file searched)
         (pattern parsed as a statement, with `;` after `$$$B` implied, in c)
@@ -139,7 +123,7 @@ fn c_block_statements_match_with_or_without_a_semicolon_after_the_body() {
     .assert_eq(&out.joined_text());
     for pattern in ["while ($C) { $$$B; }", "while ($C) { $$$B }"] {
         let out = run.find(pattern, Some("c")).unwrap();
-        let got: Vec<u64> = lines(&out).into_iter().map(|(_, l)| l).collect();
+        let got: Vec<u64> = hits(&out).into_iter().map(|(_, l)| l).collect();
         assert_eq!(got, vec![11, 15], "`{pattern}`:\n{}", out.joined_text());
     }
 }
@@ -165,7 +149,7 @@ fn a_typescript_catch_clause_over_a_directory_without_language() {
         ("pkg/blocks.py", PY_BLOCKS.to_string()),
     ]);
     let out = run.find("catch ($E) { $$$B }", None).unwrap();
-    assert_eq!(lines(&out), vec![("web/load.ts".into(), 4)]);
+    assert_eq!(hits(&out), vec![("web/load.ts".into(), 4)]);
     let text = out.joined_text();
     assert!(
         text.contains("(pattern parsed as a clause of a try statement in typescript)"),
@@ -191,7 +175,7 @@ const RS_MACROS: &str = "fn main() {
 fn calls_inside_rust_macros_are_searched_or_reported() {
     let run = run_with(&[("src/main.rs", RS_MACROS.to_string())]);
     let out = run.find("$X.unwrap()", Some("rust")).unwrap();
-    let got: Vec<u64> = lines(&out).into_iter().map(|(_, l)| l).collect();
+    let got: Vec<u64> = hits(&out).into_iter().map(|(_, l)| l).collect();
     assert_eq!(got, vec![2, 3, 3, 4, 5], "{}", out.joined_text());
     expect![[r#"
         ast_grep  $X.unwrap()  [rust] in . — 5 matches in 1 file (1 file searched)
@@ -213,7 +197,7 @@ fn calls_inside_rust_macros_are_searched_or_reported() {
 fn calls_inside_c_macro_bodies_are_searched() {
     let run = run_with(&[("src/count.c", C_BLOCKS.to_string())]);
     let out = run.find("zfree($X)", Some("c")).unwrap();
-    let got: Vec<u64> = lines(&out).into_iter().map(|(_, l)| l).collect();
+    let got: Vec<u64> = hits(&out).into_iter().map(|(_, l)| l).collect();
     assert_eq!(got, vec![3, 3, 18], "{}", out.joined_text());
 }
 
@@ -249,7 +233,7 @@ fn a_rewrite_that_breaks_a_file_is_refused_and_named() {
     );
     let req = tool_astgrep::ops::EditRequest {
         pattern: "$A = compute()",
-        rewrite: "$A := compute()",
+        rewrite: Some("$A := compute()"),
         language: Some("python"),
         allow_parse_errors: true,
         ..Default::default()
