@@ -7,12 +7,16 @@ use crate::catalog::Lang;
 use crate::excerpt::one_line;
 use crate::format;
 use crate::pattern::{check_text, compile, CompiledPattern, PatternError};
-use crate::rewrite::{check_size, check_template, Rewriter};
+use crate::rewrite::{
+    apply_edits, check_rewritten_text, check_size, check_template, FileRewrite, Rewriter,
+};
 use crate::rule::{self, RuleSpec};
 use crate::search::{self, Scope, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
 use crate::store::{EditStore, NewEdit, StagedFile};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use tool_core::format::thousands;
 use tool_core::fs::FileKind;
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
@@ -425,11 +429,26 @@ pub struct EditRequest<'a> {
     /// Stage files even where the rewrite introduces a syntax error.
     pub allow_parse_errors: bool,
     /// An ast-grep rule instead of `pattern`; its `fix` is the rewrite
-    /// when `rewrite` is empty.
+    /// when `rewrite` is not given.
     pub rule: Option<&'a Value>,
     /// Files, directories or globs besides `path`.
     pub paths: Vec<String>,
+    /// Several operations staged as one edit, instead of `pattern`/`rule`
+    /// and `rewrite`.
+    pub operations: Vec<EditOperation<'a>>,
 }
+
+/// One {pattern or rule, rewrite} of an ast_edit.
+#[derive(Debug, Clone, Default)]
+pub struct EditOperation<'a> {
+    pub pattern: Option<&'a str>,
+    pub rule: Option<&'a Value>,
+    pub rewrite: Option<&'a str>,
+}
+
+/// The most files one edit may change: more is refused, so one accept
+/// never rewrites a whole tree by accident.
+pub const MAX_EDIT_FILES: usize = 1000;
 
 /// `ast_edit`: stage, never write.
 pub fn stage(
@@ -451,18 +470,24 @@ pub fn stage(
     stage_with(ws, store, &req, cancel)
 }
 
-/// `ast_edit` with every option: stage, never write. Every rewritten file is
-/// parsed again first; one the rewrite leaves with a syntax error it did not
-/// have is refused and named, unless `allow_parse_errors`.
-pub fn stage_with(
+/// One operation searched: what it matched and would rewrite.
+struct PlannedOperation {
+    shown: String,
+    rewrite: String,
+    scope: Scope,
+    outcome: SearchOutcome,
+}
+
+/// Check one operation and search with it (nothing is staged here).
+fn plan_operation(
     ws: &Workspace,
-    store: &EditStore,
-    req: &EditRequest<'_>,
+    op: &EditOperation<'_>,
+    paths: &[String],
+    language: Option<&str>,
     cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
-    let pattern_arg = (req.rule.is_none() || !req.pattern.is_empty()).then_some(req.pattern);
-    let query = QuerySpec::from_args(pattern_arg, req.rule)?;
-    let rewrite: &str = match (&query, req.rewrite) {
+) -> Result<PlannedOperation, ToolError> {
+    let query = QuerySpec::from_args(op.pattern, op.rule)?;
+    let rewrite: &str = match (&query, op.rewrite) {
         (_, Some(rw)) => rw,
         (QuerySpec::Rule(r), None) => r.fix.as_deref().ok_or_else(|| {
             ToolError::bad_args("give `rewrite`, or a rule with `fix`; nothing was staged")
@@ -474,11 +499,8 @@ pub fn stage_with(
         }
     };
     check_size(rewrite).map_err(ToolError::bad_args)?;
-    let mut paths: Vec<String> = req.path.into_iter().map(str::to_string).collect();
-    paths.extend(req.paths.iter().cloned());
-    let mut scope = scope_for(ws, &query, &paths, req.language)?;
+    let mut scope = scope_for(ws, &query, paths, language)?;
     let shown = query.shown();
-    let pattern = shown.as_str();
     // A template naming an unknown metavariable is an error before anything
     // is searched or staged. With an inferred language every compiled
     // pattern binds the same names, so the first one speaks for all.
@@ -494,15 +516,147 @@ pub fn stage_with(
     scope.plan.rewriters = Some(rewriters);
     let outcome = run_search(&scope, ws, cancel)?;
     cancelled(&outcome)?;
-    unparseable_in_scope(&outcome, pattern)?;
+    unparseable_in_scope(&outcome, &shown)?;
+    Ok(PlannedOperation {
+        shown,
+        rewrite: rewrite.to_string(),
+        scope,
+        outcome,
+    })
+}
 
-    let matches = outcome.total_matches();
+/// One file's rewrite, merged over the operations.
+struct MergedFile {
+    path: PathBuf,
+    rewrite: FileRewrite,
+    /// Which operation made each edit, same order as `rewrite.edits`.
+    ops: Vec<usize>,
+}
+
+/// Merge the operations' rewrites per file; two operations changing
+/// overlapping code is an error naming both and the place.
+fn merge_operations(
+    planned: &[PlannedOperation],
+) -> Result<BTreeMap<String, MergedFile>, ToolError> {
+    let mut merged: BTreeMap<String, MergedFile> = BTreeMap::new();
+    for (i, op) in planned.iter().enumerate() {
+        for f in &op.outcome.files {
+            let Some(rw) = &f.rewrite else { continue };
+            match merged.get_mut(&f.rel) {
+                None => {
+                    merged.insert(
+                        f.rel.clone(),
+                        MergedFile {
+                            path: f.path.clone(),
+                            ops: vec![i; rw.edits.len()],
+                            rewrite: rw.clone(),
+                        },
+                    );
+                }
+                Some(m) => {
+                    if m.rewrite.old != rw.old {
+                        return Err(ToolError::failed(format!(
+                            "{} changed while the edit was being planned; nothing was staged — try again",
+                            f.rel
+                        )));
+                    }
+                    let mut all: Vec<(usize, usize, String, usize)> = m
+                        .rewrite
+                        .edits
+                        .drain(..)
+                        .zip(m.ops.drain(..))
+                        .map(|((s, e, t), o)| (s, e, t, o))
+                        .chain(rw.edits.iter().map(|(s, e, t)| (*s, *e, t.clone(), i)))
+                        .collect();
+                    all.sort_by_key(|a| (a.0, std::cmp::Reverse(a.1)));
+                    for w in all.windows(2) {
+                        if w[1].0 < w[0].1 && w[0].3 != w[1].3 {
+                            let line = rw.old[..w[1].0].matches('\n').count() + 1;
+                            return Err(ToolError::bad_args(format!(
+                                "operations {} and {} both change {}:{line}; stage them as two edits, one after the other; nothing was staged",
+                                w[0].3.min(w[1].3) + 1,
+                                w[0].3.max(w[1].3) + 1,
+                                f.rel
+                            )));
+                        }
+                    }
+                    let nested = m.rewrite.nested + rw.nested;
+                    let ops: Vec<usize> = all.iter().map(|a| a.3).collect();
+                    let edits = all.into_iter().map(|(s, e, t, _)| (s, e, t)).collect();
+                    let mut rewrite = apply_edits(&rw.old, edits);
+                    rewrite.nested += nested;
+                    if rewrite.new != rewrite.old {
+                        rewrite.introduced_error =
+                            check_rewritten_text(f.lang.engine(), &rewrite.old, &rewrite.new);
+                    }
+                    m.ops = ops;
+                    m.rewrite = rewrite;
+                }
+            }
+        }
+    }
+    Ok(merged)
+}
+
+/// `ast_edit` with every option: stage, never write. Every rewritten file is
+/// parsed again first; one the rewrite leaves with a syntax error it did not
+/// have is refused and named, unless `allow_parse_errors`. Several
+/// operations are planned one by one against the files as they are, and
+/// staged together as one edit.
+pub fn stage_with(
+    ws: &Workspace,
+    store: &EditStore,
+    req: &EditRequest<'_>,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let single = EditOperation {
+        pattern: (req.rule.is_none() || !req.pattern.is_empty()).then_some(req.pattern),
+        rule: req.rule,
+        rewrite: req.rewrite,
+    };
+    let operations: Vec<EditOperation<'_>> = if req.operations.is_empty() {
+        vec![single]
+    } else {
+        if !req.pattern.is_empty() || req.rule.is_some() || req.rewrite.is_some() {
+            return Err(ToolError::bad_args(
+                "give `operations`, or `pattern`/`rule` with `rewrite`, not both",
+            ));
+        }
+        req.operations.clone()
+    };
+    let mut paths: Vec<String> = req.path.into_iter().map(str::to_string).collect();
+    paths.extend(req.paths.iter().cloned());
+    let planned: Vec<PlannedOperation> = operations
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            plan_operation(ws, op, &paths, req.language, cancel).map_err(|e| match e {
+                ToolError::BadArgs(m) if operations.len() > 1 => {
+                    ToolError::BadArgs(format!("operation {}: {m}", i + 1))
+                }
+                other => other,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let merged = merge_operations(&planned)?;
+    let first = &planned[0];
+    let pattern = planned
+        .iter()
+        .map(|p| p.shown.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let rewrite = planned
+        .iter()
+        .map(|p| p.rewrite.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let matches: usize = planned.iter().map(|p| p.outcome.total_matches()).sum();
     let mut files = Vec::new();
     let mut refused = Vec::new();
     let mut nested = 0;
     let mut unchanged_replacements = 0;
-    for f in &outcome.files {
-        let Some(rw) = &f.rewrite else { continue };
+    for (rel, m) in &merged {
+        let rw = &m.rewrite;
         nested += rw.nested;
         if rw.new == rw.old {
             unchanged_replacements += rw.replacements;
@@ -511,19 +665,26 @@ pub fn stage_with(
         if let Some(err) = &rw.introduced_error {
             if !req.allow_parse_errors {
                 refused.push(format::RefusedFile {
-                    rel: f.rel.clone(),
+                    rel: rel.clone(),
                     error: err.clone(),
                 });
                 continue;
             }
         }
         files.push(StagedFile::new(
-            f.path.clone(),
-            f.rel.clone(),
+            m.path.clone(),
+            rel.clone(),
             rw.old.clone(),
             rw.new.clone(),
             rw.replacements,
         ));
+    }
+    if files.len() > MAX_EDIT_FILES {
+        return Err(ToolError::bad_args(format!(
+            "the edit would change {} files; the limit is {} per edit — narrow with path (a folder or a glob) and stage it in parts; nothing was staged",
+            thousands(files.len()),
+            thousands(MAX_EDIT_FILES)
+        )));
     }
     let refused_json: Vec<serde_json::Value> = refused
         .iter()
@@ -537,16 +698,16 @@ pub fn stage_with(
         })
         .collect();
     let edit = NewEdit {
-        pattern: pattern.trim().to_string(),
-        rewrite: rewrite.to_string(),
+        pattern: pattern.clone(),
+        rewrite: rewrite.clone(),
         files,
     };
     if edit.files.is_empty() {
         let text = format::no_edit_text(
-            pattern.trim(),
-            rewrite,
-            &scope,
-            &outcome,
+            &pattern,
+            &rewrite,
+            &first.scope,
+            &first.outcome,
             unchanged_replacements,
             &refused,
         );
@@ -566,16 +727,16 @@ pub fn stage_with(
     let text = format::staged_text(
         &format::StagedSummary {
             id: &id,
-            pattern: pattern.trim(),
-            rewrite,
+            pattern: &pattern,
+            rewrite: &rewrite,
             matches,
             replacements,
             nested,
             files: file_count,
             refused: &refused,
         },
-        &scope,
-        &outcome,
+        &first.scope,
+        &first.outcome,
         &preview,
     );
     Ok(ToolOutput::text(text).with_structured(json!({
@@ -583,9 +744,10 @@ pub fn stage_with(
         "matches": matches,
         "replacements": replacements,
         "nested": nested,
+        "operations": planned.len(),
         "files": staged_files,
         "refused": refused_json,
-        "languages": format::language_ids(&outcome),
+        "languages": format::language_ids(&first.outcome),
     })))
 }
 

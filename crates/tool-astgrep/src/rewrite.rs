@@ -28,6 +28,8 @@ pub struct FileRewrite {
     /// The first syntax error the rewrite brought into the file, when the
     /// new text has more ERROR/MISSING nodes than the old one.
     pub introduced_error: Option<SyntaxBreak>,
+    /// The replacements made: (start, end, text) in the old text, in order.
+    pub edits: Vec<(usize, usize, String)>,
 }
 
 /// Where a rewritten file stops parsing, 1-based, for the model.
@@ -62,6 +64,12 @@ fn syntax_errors<'r>(
 
 fn error_key(n: &ast_grep_core::Node<'_, Doc>) -> String {
     format!("{}:{}", n.kind(), n.text())
+}
+
+/// [`check_rewritten`] for a text not parsed yet.
+pub fn check_rewritten_text(lang: SupportLang, old: &str, new: &str) -> Option<SyntaxBreak> {
+    let old_root = AstGrep::<Doc>::try_new(old, lang).ok()?;
+    check_rewritten(&old_root, new)
 }
 
 /// Re-parse a rewritten text and compare its syntax errors with the
@@ -255,6 +263,7 @@ pub fn apply_edits(source: &str, mut edits: Vec<(usize, usize, String)>) -> File
     let mut cursor = 0;
     let mut replacements = 0;
     let mut nested = 0;
+    let mut kept = Vec::new();
     for (start, end, text) in edits {
         if start < cursor {
             nested += 1;
@@ -264,6 +273,7 @@ pub fn apply_edits(source: &str, mut edits: Vec<(usize, usize, String)>) -> File
         out.push_str(&text);
         cursor = end;
         replacements += 1;
+        kept.push((start, end, text));
     }
     out.push_str(&source[cursor..]);
     FileRewrite {
@@ -272,6 +282,7 @@ pub fn apply_edits(source: &str, mut edits: Vec<(usize, usize, String)>) -> File
         replacements,
         nested,
         introduced_error: None,
+        edits: kept,
     }
 }
 

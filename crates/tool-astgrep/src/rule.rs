@@ -78,11 +78,16 @@ pub fn read(rule: &Value) -> Result<RuleSpec, String> {
     let Value::Object(mut map) = doc else {
         return Err("the rule must be a mapping, such as `pattern: foo($X)` or `rule: {kind: call_expression}`".into());
     };
-    // A bare rule object is wrapped as the document's `rule`.
+    // A bare rule object is wrapped as the document's `rule`; the keys that
+    // belong to a document (`fix`, `constraints`, …) stay beside it.
     if !map.contains_key("rule") {
-        let mut wrapped = serde_json::Map::new();
-        wrapped.insert("rule".into(), Value::Object(map));
-        map = wrapped;
+        let document_keys = ["constraints", "utils", "transform", "language", "fix"];
+        let (doc_part, rule_part): (serde_json::Map<String, Value>, _) =
+            map.into_iter().partition(|(k, _)| {
+                document_keys.contains(&k.as_str()) || DESCRIPTIVE_KEYS.contains(&k.as_str())
+            });
+        map = doc_part;
+        map.insert("rule".into(), Value::Object(rule_part));
     }
     let language = match map.remove("language") {
         None => None,

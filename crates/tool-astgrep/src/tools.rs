@@ -97,6 +97,28 @@ pub struct AstEditArgs {
     /// not have; default false (such files are refused and named).
     #[serde(default)]
     pub allow_parse_errors: bool,
+    /// Several rewrites staged together as one edit (accepted or discarded
+    /// as one), instead of `pattern`/`rule` and `rewrite`: each is planned
+    /// against the files as they are; two changing the same code is an
+    /// error. At most 1,000 files per edit.
+    #[serde(default)]
+    pub operations: Vec<OperationArg>,
+}
+
+/// One rewrite of an ast_edit with several.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OperationArg {
+    /// What to match, as in ast_grep. Give this or `rule`.
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// An ast-grep rule instead of a pattern; its `fix` is the rewrite when
+    /// `rewrite` is not given.
+    #[serde(default)]
+    pub rule: Option<Value>,
+    /// What to put in place of each match.
+    #[serde(default)]
+    pub rewrite: Option<String>,
 }
 
 /// What `resolve` does with a staged edit.
@@ -212,6 +234,15 @@ impl Tool for AstEditTool {
                 allow_parse_errors: args.allow_parse_errors,
                 rule: args.rule.as_ref(),
                 paths: PathArg::entries(&args.path),
+                operations: args
+                    .operations
+                    .iter()
+                    .map(|o| ops::EditOperation {
+                        pattern: o.pattern.as_deref(),
+                        rule: o.rule.as_ref(),
+                        rewrite: o.rewrite.as_deref(),
+                    })
+                    .collect(),
             };
             ops::stage_with(&ws, &store, &req, &cancel)
         })

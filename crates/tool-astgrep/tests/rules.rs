@@ -352,3 +352,124 @@ fn language_overrides_detection() {
     .unwrap();
     assert_eq!(hits(&out), vec![("include/api.h".into(), 1)]);
 }
+
+fn stage_ops(run: &Run, ops_: Vec<ops::EditOperation<'_>>) -> Result<ToolOutput, ToolError> {
+    let req = ops::EditRequest {
+        operations: ops_,
+        language: Some("python"),
+        ..Default::default()
+    };
+    ops::stage_with(&run.ws, &run.store, &req, &CancellationToken::new())
+}
+
+#[test]
+fn several_operations_are_staged_as_one_edit() {
+    let run = app();
+    let rule = Value::String("pattern: os.remove($X)\nfix: os.unlink($X)\n".into());
+    let out = stage_ops(
+        &run,
+        vec![
+            ops::EditOperation {
+                pattern: Some("print($$$A)"),
+                rewrite: Some("log($$$A)"),
+                ..Default::default()
+            },
+            ops::EditOperation {
+                rule: Some(&rule),
+                ..Default::default()
+            },
+        ],
+    )
+    .unwrap();
+    let s = out.structured.unwrap();
+    assert_eq!(s["operations"], 2);
+    assert_eq!(s["replacements"], 10);
+    assert_eq!(
+        s["files"],
+        json!(["app/more.py", "app/store.py", "lib/util.py"])
+    );
+    run.store.accept(s["edit_id"].as_str().unwrap()).unwrap();
+    let new = std::fs::read_to_string(run.root.join("app/store.py")).unwrap();
+    assert_eq!(
+        (
+            new.matches("log(").count(),
+            new.matches("os.unlink(").count()
+        ),
+        (4, 2)
+    );
+    assert_eq!(
+        new.matches("print(").count() + new.matches("os.remove(").count(),
+        0
+    );
+}
+
+#[test]
+fn operations_changing_the_same_code_stage_nothing() {
+    let run = app();
+    let m = match stage_ops(
+        &run,
+        vec![
+            ops::EditOperation {
+                pattern: Some("print($X)"),
+                rewrite: Some("log($X)"),
+                ..Default::default()
+            },
+            ops::EditOperation {
+                pattern: Some("print(value)"),
+                rewrite: Some("show(value)"),
+                ..Default::default()
+            },
+        ],
+    ) {
+        Err(ToolError::BadArgs(m)) => m,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        m,
+        "operations 1 and 2 both change app/store.py:14; stage them as two edits, one after the other; nothing was staged"
+    );
+    let m = match stage_ops(
+        &run,
+        vec![
+            ops::EditOperation {
+                pattern: Some("print($X)"),
+                rewrite: Some("log($Y)"),
+                ..Default::default()
+            },
+            ops::EditOperation {
+                pattern: Some("print($X)"),
+                rewrite: Some("log($Y)"),
+                ..Default::default()
+            },
+        ],
+    ) {
+        Err(ToolError::BadArgs(m)) => m,
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        m.starts_with("operation 1: the rewrite cannot be filled in"),
+        "{m}"
+    );
+}
+
+#[test]
+fn an_edit_of_more_than_1000_files_is_refused() {
+    let files: Vec<(String, String)> = (0..1001)
+        .map(|i| (format!("f{i:04}.py"), "old()\n".to_string()))
+        .collect();
+    let run = run_with(&files);
+    let m = match run.stage("old()", "new()", Some("python")) {
+        Err(ToolError::BadArgs(m)) => m,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        m,
+        "the edit would change 1,001 files; the limit is 1,000 per edit — narrow with path (a folder or a glob) and stage it in parts; nothing was staged"
+    );
+    std::fs::remove_file(run.root.join("f0000.py")).unwrap();
+    let out = run.stage("old()", "new()", Some("python")).unwrap();
+    assert_eq!(
+        out.structured.unwrap()["files"].as_array().unwrap().len(),
+        1000
+    );
+}
