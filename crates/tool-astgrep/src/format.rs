@@ -1,7 +1,9 @@
 //! Text shaping for results the model reads: match lines, scope notes,
 //! diff previews.
 
+use crate::embedded::RegionKind;
 use crate::excerpt::one_line;
+use crate::rewrite::SyntaxBreak;
 use crate::search::{MatchRecord, Scope, SearchOutcome, Skipped};
 use crate::store::StagedFile;
 use serde_json::{json, Value};
@@ -118,10 +120,16 @@ fn skipped_lines(s: &Skipped, out: &mut Vec<String>) {
 fn scope_lines(scope: &Scope, outcome: &SearchOutcome, out: &mut Vec<String>) {
     for p in &scope.plan.patterns {
         if let Some(note) = p.context_note() {
-            // With many languages, only those that matched are worth a line.
-            let matched = outcome.files.iter().any(|f| f.lang == p.lang);
-            if matched || scope.plan.patterns.len() == 1 {
-                out.push(format!("(pattern {note} in {})", p.lang));
+            // With many languages, only those with files in scope are worth
+            // a line: a note on how the pattern was read matters most when
+            // it found nothing there.
+            let searched = outcome
+                .searched
+                .iter()
+                .any(|c| c.lang == p.lang && c.files > 0);
+            if searched || scope.plan.patterns.len() == 1 {
+                let comma = if note.contains(", ") { "," } else { "" };
+                out.push(format!("(pattern {note}{comma} in {})", p.lang));
             }
         }
     }
@@ -155,13 +163,74 @@ fn match_line(rel: &str, m: &MatchRecord) -> String {
         line.push_str("  ");
         line.push_str(&caps.join(" "));
     }
+    if let Some(scope) = &m.enclosing {
+        line.push_str("  in ");
+        line.push_str(scope);
+    }
     line
 }
 
+/// Candidates named in the text, at most.
+const CANDIDATES_SHOWN: usize = 10;
+
+/// "16 textual candidates inside macro invocations were not searched
+/// structurally: src/lib.rs:40, …", one line per kind of region.
+fn unsearched_lines(outcome: &SearchOutcome, out: &mut Vec<String>) {
+    let mut kinds: Vec<RegionKind> = outcome
+        .files
+        .iter()
+        .flat_map(|f| f.unsearched.iter().map(|c| c.kind))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    for kind in kinds {
+        let places: Vec<String> = outcome
+            .files
+            .iter()
+            .flat_map(|f| {
+                f.unsearched
+                    .iter()
+                    .filter(move |c| c.kind == kind)
+                    .map(move |c| format!("{}:{}", f.rel, c.line))
+            })
+            .collect();
+        out.push(format!(
+            "{} inside {} {} not searched structurally: {}",
+            plural(places.len(), "textual candidate", "textual candidates"),
+            kind.plural(),
+            if places.len() == 1 { "was" } else { "were" },
+            list_capped(&places, CANDIDATES_SHOWN)
+        ));
+    }
+}
+
+/// Which matches a result shows, in the sorted order: `max` of them after
+/// the first `skip`.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    pub skip: usize,
+    pub max: usize,
+}
+
+impl Page {
+    /// Every match in order with its file, the page's slice only.
+    fn matches(
+        self,
+        outcome: &SearchOutcome,
+    ) -> impl Iterator<Item = (&crate::search::FileResult, &MatchRecord)> {
+        outcome
+            .files
+            .iter()
+            .flat_map(|f| f.matches.iter().map(move |m| (f, m)))
+            .skip(self.skip)
+            .take(self.max)
+    }
+}
+
 /// The text of an ast_grep result.
-pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, max: usize) -> String {
+pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, page: Page) -> String {
     let total = outcome.total_matches();
-    let files_with = outcome.files.len();
+    let files_with = outcome.files_with_matches();
     let mut out = vec![format!(
         "ast_grep  {}  [{}] in {} — {} in {} ({} searched)",
         one_line(pattern, 80),
@@ -173,18 +242,32 @@ pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, max: usi
     )];
     scope_lines(scope, outcome, &mut out);
     let mut shown = 0;
-    'files: for f in &outcome.files {
-        for m in &f.matches {
-            if shown == max {
-                break 'files;
-            }
-            out.push(match_line(&f.rel, m));
-            shown += 1;
-        }
+    for (f, m) in page.matches(outcome) {
+        out.push(match_line(&f.rel, m));
+        shown += 1;
     }
-    if total > shown {
+    let first = page.skip + 1;
+    if page.skip > 0 && total > 0 {
+        if shown == 0 {
+            out.push(format!(
+                "… skip {} passes every one of the {total} matches; give a smaller skip",
+                page.skip
+            ));
+        } else if page.skip + shown < total {
+            out.push(format!(
+                "… showing matches {first} to {} of {total} — pass skip {} for the next ones",
+                page.skip + shown,
+                page.skip + shown
+            ));
+        } else {
+            out.push(format!(
+                "… showing matches {first} to {} of {total} (the last ones)",
+                page.skip + shown
+            ));
+        }
+    } else if total > shown {
         out.push(format!(
-            "… showing {shown} of {total} matches in {} — {NARROW}",
+            "… showing {shown} of {total} matches in {} — {NARROW}, or pass skip {shown} for the next ones",
             plural(files_with, "file", "files")
         ));
     }
@@ -195,18 +278,16 @@ pub fn find_text(pattern: &str, scope: &Scope, outcome: &SearchOutcome, max: usi
             languages_label(outcome)
         ));
     }
+    unsearched_lines(outcome, &mut out);
     skipped_lines(&outcome.skipped, &mut out);
     out.join("\n")
 }
 
 /// The structured part of an ast_grep result.
-pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Value {
+pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, page: Page) -> Value {
     let mut matches = Vec::new();
-    'files: for f in &outcome.files {
-        for m in &f.matches {
-            if matches.len() == max {
-                break 'files;
-            }
+    {
+        for (f, m) in page.matches(outcome) {
             let caps: serde_json::Map<String, Value> = m
                 .captures
                 .iter()
@@ -218,6 +299,7 @@ pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Va
                 "column": m.column,
                 "text": m.text,
                 "captures": caps,
+                "enclosing": m.enclosing,
             }));
         }
     }
@@ -230,12 +312,27 @@ pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Va
                 .map(|_| (p.lang.id().to_string(), json!(p.context.name())))
         })
         .collect();
+    // The rung each searched language's pattern was read in, always.
+    let rungs: serde_json::Map<String, Value> = scope
+        .plan
+        .patterns
+        .iter()
+        .filter(|p| outcome.searched.iter().any(|c| c.lang == p.lang))
+        .map(|p| (p.lang.id().to_string(), p.rung_json()))
+        .collect();
     json!({
         "total": outcome.total_matches(),
-        "files_with_matches": outcome.files.len(),
+        "skip": page.skip,
+        "files_with_matches": outcome.files_with_matches(),
+        "unsearched_candidates": outcome
+            .files
+            .iter()
+            .flat_map(|f| f.unsearched.iter().map(|c| json!({"path": f.rel, "line": c.line})))
+            .collect::<Vec<_>>(),
         "files_searched": outcome.files_searched,
         "languages": language_ids(outcome),
         "contexts": contexts,
+        "rungs": rungs,
         "skipped": {
             "binary": outcome.skipped.binary,
             "not_utf8": outcome.skipped.not_utf8,
@@ -252,6 +349,100 @@ pub fn find_structured(scope: &Scope, outcome: &SearchOutcome, max: usize) -> Va
     })
 }
 
+/// A file ast_edit did not stage because the rewrite would break it.
+#[derive(Debug, Clone)]
+pub struct RefusedFile {
+    pub rel: String,
+    pub error: SyntaxBreak,
+}
+
+/// Refused files named in the text, at most.
+const REFUSED_SHOWN: usize = 10;
+
+/// The refused files, each with where it would stop parsing.
+fn refused_lines(refused: &[RefusedFile], out: &mut Vec<String>) {
+    if refused.is_empty() {
+        return;
+    }
+    out.push(format!(
+        "refused {} the rewrite would leave with a syntax error (pass allow_parse_errors: true to stage it anyway):",
+        plural(refused.len(), "file", "files")
+    ));
+    for r in refused.iter().take(REFUSED_SHOWN) {
+        out.push(format!(
+            "  {}:{}:{}: {} — {}",
+            r.rel, r.error.line, r.error.column, r.error.what, r.error.line_text
+        ));
+    }
+    if refused.len() > REFUSED_SHOWN {
+        out.push(format!(
+            "  … and {} more",
+            plural(refused.len() - REFUSED_SHOWN, "file", "files")
+        ));
+    }
+}
+
+/// The compiled queries `explain` describes: the searched languages' (all
+/// of them when the language was named).
+fn explained<'s>(
+    scope: &'s Scope,
+    outcome: &'s SearchOutcome,
+) -> impl Iterator<Item = &'s crate::pattern::CompiledPattern> {
+    scope.plan.patterns.iter().filter(move |p| {
+        scope.plan.explicit
+            || outcome
+                .searched
+                .iter()
+                .any(|c| c.lang == p.lang && c.files > 0)
+    })
+}
+
+/// `explain: true`: how the query was read, per language searched — the
+/// rung, what was appended or implied, the rungs that failed first, and the
+/// tree with kinds and where each metavariable sits.
+pub fn explain_text(scope: &Scope, outcome: &SearchOutcome) -> String {
+    let mut out = Vec::new();
+    for p in explained(scope, outcome) {
+        if p.tree.is_empty() {
+            let vars: Vec<String> = p.all_vars().iter().map(|v| format!("${v}")).collect();
+            out.push(format!(
+                "explain ({}): an ast-grep rule, compiled by ast-grep-config; metavariables: {}",
+                p.lang,
+                if vars.is_empty() {
+                    "none".to_string()
+                } else {
+                    vars.join(", ")
+                }
+            ));
+            continue;
+        }
+        let how = p
+            .context_note()
+            .unwrap_or_else(|| format!("parsed as {}", p.context.with_article()));
+        out.push(format!("explain ({}): {how}", p.lang));
+        for t in &p.tried {
+            out.push(format!("  not {t}"));
+        }
+        for line in &p.tree {
+            out.push(format!("  {line}"));
+        }
+    }
+    out.join("\n")
+}
+
+/// `explain: true` in the structured answer, per language.
+pub fn explain_structured(scope: &Scope, outcome: &SearchOutcome) -> Value {
+    let map: serde_json::Map<String, Value> = explained(scope, outcome)
+        .map(|p| {
+            let mut v = p.rung_json();
+            v["tried"] = json!(p.tried);
+            v["tree"] = json!(p.tree);
+            (p.lang.id().to_string(), v)
+        })
+        .collect();
+    Value::Object(map)
+}
+
 /// ast_edit found nothing to change.
 pub fn no_edit_text(
     pattern: &str,
@@ -259,6 +450,7 @@ pub fn no_edit_text(
     scope: &Scope,
     outcome: &SearchOutcome,
     unchanged: usize,
+    refused: &[RefusedFile],
 ) -> String {
     let mut out = vec![format!(
         "ast_edit  {}  →  {}  [{}] in {}",
@@ -268,7 +460,10 @@ pub fn no_edit_text(
         scope.shown
     )];
     scope_lines(scope, outcome, &mut out);
-    if unchanged > 0 {
+    refused_lines(refused, &mut out);
+    if !refused.is_empty() {
+        out.push("nothing staged".into());
+    } else if unchanged > 0 {
         out.push(format!(
             "{} would leave the code as it is; nothing staged",
             plural(unchanged, "replacement", "replacements")
@@ -292,6 +487,7 @@ pub struct StagedSummary<'a> {
     pub replacements: usize,
     pub nested: usize,
     pub files: usize,
+    pub refused: &'a [RefusedFile],
 }
 
 /// The text of an ast_edit result.
@@ -323,6 +519,7 @@ pub fn staged_text(
             s.nested
         ));
     }
+    refused_lines(s.refused, &mut out);
     skipped_lines(&outcome.skipped, &mut out);
     out.push(preview.to_string());
     out.join("\n")

@@ -12,12 +12,14 @@
 //! circle (check with `grep -n "crate::" src/*.rs`):
 //!
 //! 1. [`catalog`], [`excerpt`], [`journal`], [`nesting`] — no crate imports;
+//!    [`embedded`] (macro bodies searched on their own) — catalog;
 //! 2. [`skeleton`] — catalog;
 //! 3. [`pattern`] — catalog, excerpt, nesting, skeleton;
-//! 4. [`rewrite`] — pattern;
-//! 5. [`search`] — catalog, excerpt, nesting, pattern, rewrite;
+//! 4. [`rewrite`] — pattern; [`rule`] (ast-grep rules) — catalog, pattern,
+//!    rewrite, skeleton;
+//! 5. [`search`] — catalog, embedded, excerpt, nesting, pattern, rewrite;
 //! 6. [`store`] — journal;
-//! 7. [`format`] — excerpt, nesting, search, store;
+//! 7. [`format`] — embedded, excerpt, nesting, rewrite, search, store;
 //! 8. [`ops`] — catalog, excerpt, format, pattern, rewrite, search, store;
 //! 9. [`tools`] — format, ops, store;
 //! 10. [`binding`] — catalog, journal, store, tools.
@@ -27,6 +29,7 @@
 
 pub mod binding;
 pub mod catalog;
+pub mod embedded;
 pub mod excerpt;
 pub mod format;
 pub mod journal;
@@ -34,6 +37,7 @@ pub mod nesting;
 pub mod ops;
 pub mod pattern;
 pub mod rewrite;
+pub mod rule;
 pub mod search;
 pub mod skeleton;
 pub mod store;

@@ -17,32 +17,54 @@ use crate::nesting::{
     MAX_YAML_BLOCK_DEPTH,
 };
 use crate::skeleton::{ladder, ContextKind, Skeleton};
+use ast_grep_config::RuleCore;
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Language, Node, Pattern};
 use ast_grep_language::SupportLang;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use tool_core::format::thousands;
 
 type Doc = StrDoc<SupportLang>;
 
-/// A pattern ready to match files of one language.
+/// What a compiled query matches with: a pattern from the ladder, or a
+/// rule compiled by ast-grep-config (see [`crate::rule`]).
+#[derive(Clone)]
+pub enum Query {
+    Pattern(Pattern),
+    Rule(Arc<RuleCore>),
+}
+
+/// A pattern (or rule) ready to match files of one language.
 #[derive(Clone)]
 pub struct CompiledPattern {
     pub lang: Lang,
     /// What the user typed.
     pub source: String,
-    pub pattern: Pattern,
+    pub pattern: Query,
     /// The rung that accepted the fragment.
     pub context: ContextKind,
     /// Its place in the ladder; 0 is the first rung.
     pub context_index: usize,
     /// Text appended to complete the fragment (`;`, an any-body block), if any.
     pub glue: &'static str,
+    /// Whether the glue added an any-body block, captured as [`BODY_VAR`]:
+    /// a rewrite then replaces the header and keeps the body.
+    pub body_glue: bool,
+    /// Tokens the grammar wanted that the fragment left out where a
+    /// metavariable stands for a whole statement, e.g. "`;` after `$$$B`"
+    /// in C's `if ($A) { $$$B }`.
+    pub implied: Vec<String>,
     /// The longest literal token every match must contain: files without it
     /// are skipped before parsing.
     pub required_literal: Option<String>,
+    /// The fragment's syntax tree as parsed in the rung used, one line per
+    /// node (kinds, tokens, where each metavariable sits), for `explain`.
+    pub tree: Vec<String>,
+    /// The rungs tried before the one used, with why each failed.
+    pub tried: Vec<String>,
     /// `$NAME` metavariables (capturing one node).
     pub single_vars: BTreeSet<String>,
     /// `$$$NAME` metavariables (capturing a sibling sequence).
@@ -62,16 +84,47 @@ impl std::fmt::Debug for CompiledPattern {
 }
 
 impl CompiledPattern {
-    /// "expression" when a later rung than the first was needed, for results.
+    /// How the fragment was read, when that is not simply "a statement":
+    /// the rung, what was appended, what was implied. For results.
     pub fn context_note(&self) -> Option<String> {
-        if self.context_index == 0 && self.glue.is_empty() {
+        if self.context_index == 0 && self.glue.is_empty() && self.implied.is_empty() {
             return None;
         }
-        let mut s = format!("parsed as {}", self.context.name());
-        if !self.glue.is_empty() {
-            s.push_str(&format!(" (completed with `{}`)", self.glue.trim()));
+        let mut s = format!("parsed as {}", self.context.with_article());
+        for part in self.completion_parts() {
+            s.push_str(", ");
+            s.push_str(&part);
         }
         Some(s)
+    }
+
+    /// What was appended to the fragment, in words (`None` when nothing).
+    pub fn completed_with(&self) -> Option<String> {
+        glue_description(self.glue)
+    }
+
+    fn completion_parts(&self) -> Vec<String> {
+        let mut parts = Vec::new();
+        if let Some(g) = self.completed_with() {
+            parts.push(format!("completed with {g}"));
+        }
+        if !self.implied.is_empty() {
+            parts.push(format!("with {} implied", self.implied.join(", ")));
+        }
+        parts
+    }
+
+    /// The rung used, for the structured answer: its context, what was
+    /// appended and what was implied.
+    pub fn rung_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({ "context": self.context.name() });
+        if let Some(g) = self.completed_with() {
+            v["completed_with"] = g.into();
+        }
+        if !self.implied.is_empty() {
+            v["implied"] = self.implied.clone().into();
+        }
+        v
     }
 
     /// Every named metavariable, single or multi.
@@ -164,10 +217,17 @@ pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError
     for (index, rung) in ladder(lang).iter().enumerate() {
         let mut first_failure: Option<String> = None;
         for &glue in rung.glues {
+            if !glue_fits(rung, glue, trimmed) {
+                continue;
+            }
             match try_rung(lang, rung, &processed, glue, expando) {
                 Ok(mut compiled) => {
                     compiled.source = trimmed.to_string();
                     compiled.context_index = index;
+                    compiled.tried = attempts
+                        .iter()
+                        .map(|a| format!("as {}: {}", a.context.with_article(), a.why))
+                        .collect();
                     return Ok(compiled);
                 }
                 Err(RungFailure::TooDeep(depth)) => {
@@ -198,6 +258,58 @@ pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError
     Err(PatternError::Unparseable(msg))
 }
 
+/// Words that open a block statement with a parenthesised header.
+const BLOCK_KEYWORDS: &[&str] = &[
+    "if",
+    "while",
+    "for",
+    "foreach",
+    "switch",
+    "catch",
+    "using",
+    "lock",
+    "synchronized",
+    "with",
+];
+
+/// Whether `glue` may complete `fragment` in `rung`: a statement that reads
+/// as a call (`foo($X)`) is never given an any-body `{ $$$ }`, which would
+/// turn C's call into a function definition; a block header (`if ($A)`,
+/// `fn $F()`) is.
+fn glue_fits(rung: &Skeleton, glue: &str, fragment: &str) -> bool {
+    if rung.kind != ContextKind::Statement || !glue.trim_start().starts_with('{') {
+        return true;
+    }
+    let word: String = fragment
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let rest = fragment[word.len()..].trim_start();
+    !rest.starts_with('(') || BLOCK_KEYWORDS.contains(&word.as_str())
+}
+
+/// The sequence metavariable an any-body glue captures the body with; it is
+/// not the user's, so it is never listed among the pattern's variables.
+pub const BODY_VAR: &str = "AGENT_BODY";
+
+/// A rung's glue in words: "`;`", "an any-body block `{ $$$ }`".
+fn glue_description(glue: &str) -> Option<String> {
+    let g = glue.trim();
+    if g.is_empty() {
+        return None;
+    }
+    if !g.contains("$$$") {
+        return Some(format!("`{g}`"));
+    }
+    Some(if g.starts_with(':') {
+        "`:` and an any-body block `$$$`".to_string()
+    } else if g.starts_with('{') {
+        "an any-body block `{ $$$ }`".to_string()
+    } else {
+        "an any-body block `$$$`".to_string()
+    })
+}
+
 fn is_only_sequence(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("$$$") else {
         return false;
@@ -219,7 +331,9 @@ fn try_rung(
     } else {
         processed.replace('\n', &format!("\n{}", rung.indent))
     };
-    let glue_text = engine.pre_process_pattern(glue).into_owned();
+    let body_glue = glue.contains("$$$");
+    let named_glue = glue.replace("$$$", &format!("$$${BODY_VAR}"));
+    let glue_text = engine.pre_process_pattern(&named_glue).into_owned();
     let wrapped = format!("{}{fragment}{glue_text}{}", rung.prefix, rung.suffix);
     let start = rung.prefix.len();
     let end = start + fragment.len();
@@ -235,11 +349,44 @@ fn try_rung(
     }
     // A metavariable may stand where the grammar wants a node it cannot
     // spell (a Java parameter list `($$$P)`): an ERROR node that is exactly
-    // one metavariable is accepted, and becomes that metavariable.
-    let broken = |n: &Node<'_, Doc>| n.is_missing() || (n.is_error() && metavar_of(n).is_none());
-    if let Some(bad) = top.dfs().find(broken) {
-        return Err(describe_break(&bad, rung, &fragment, start, end, expando).into());
+    // one metavariable is accepted, and becomes that metavariable. So is a
+    // MISSING token that only completes a statement made of one
+    // metavariable (the `;` C wants after `$$$B` in `{ $$$B }`): it is
+    // named in the result as implied.
+    let mut implied = Vec::new();
+    for n in top.dfs() {
+        if n.is_missing() {
+            let stands_for_statement = n.parent().and_then(|p| metavar_of(&p)).is_some();
+            if stands_for_statement {
+                if n.range().start >= end {
+                    // Inside the glue, which the user never typed.
+                    continue;
+                }
+                let owner = n.parent().map(|p| p.text().to_string()).unwrap_or_default();
+                implied.push(format!(
+                    "`{}` after `{}`",
+                    n.kind(),
+                    owner.replace(expando, "$")
+                ));
+                continue;
+            }
+            return Err(describe_break(&n, rung, &fragment, start, end, expando).into());
+        }
+        if n.is_error() && metavar_of(&n).is_none() {
+            return Err(describe_break(&n, rung, &fragment, start, end, expando).into());
+        }
+        // An empty named node inside the fragment is a part the user left
+        // out (Python's `if $X:` has an empty block, which would match only
+        // an empty block): the next glue completes it.
+        let r = n.range();
+        if n.is_named() && r.is_empty() && r.start >= start && r.start <= glue_end {
+            return Err(RungFailure::Broken(format!(
+                "the `{}` after the pattern is empty (it looks incomplete)",
+                n.kind()
+            )));
+        }
     }
+    implied.dedup();
     // The node that is exactly the fragment, the deepest of equal ones (a
     // call rather than the statement around it); else the one that is the
     // fragment plus its glue.
@@ -284,18 +431,66 @@ fn try_rung(
     let mut single_vars = BTreeSet::new();
     let mut multi_vars = BTreeSet::new();
     collect_vars(&pattern.node, &mut single_vars, &mut multi_vars);
+    multi_vars.remove(BODY_VAR);
     let required_literal = longest_literal(&node);
+    let tree = dump_tree(&node, expando);
     Ok(CompiledPattern {
         lang,
         source: String::new(),
-        pattern,
+        pattern: Query::Pattern(pattern),
         context: rung.kind,
         context_index: 0,
         glue,
+        body_glue,
+        implied,
         required_literal,
+        tree,
+        tried: Vec::new(),
         single_vars,
         multi_vars,
     })
+}
+
+/// Lines of a pattern's tree shown by `explain`, at most.
+const TREE_LINES: usize = 200;
+
+/// The fragment's tree, one line per node: named nodes by kind, tokens
+/// quoted, metavariables with the kind of node they stand in for.
+fn dump_tree(node: &Node<'_, Doc>, expando: char) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![(node.clone(), 0usize)];
+    while let Some((n, depth)) = stack.pop() {
+        if out.len() == TREE_LINES {
+            out.push("…".into());
+            break;
+        }
+        let indent = "  ".repeat(depth);
+        if metavar_of(&n).is_some() {
+            let name = n.text().replace(expando, "$");
+            let name = name.trim_end_matches(';').trim();
+            let shown = name.replace(&format!("$$${BODY_VAR}"), "$$$ (the any-body block)");
+            out.push(format!(
+                "{indent}{shown}  ← metavariable (here: {})",
+                n.kind()
+            ));
+            continue;
+        }
+        if n.is_named() {
+            let text = if n.is_leaf() {
+                format!("  `{}`", one_line(&n.text(), 40))
+            } else {
+                String::new()
+            };
+            out.push(format!("{indent}{}{text}", n.kind()));
+        } else {
+            out.push(format!("{indent}\"{}\"", n.text()));
+        }
+        let children: Vec<_> = n.children().collect();
+        for c in children.into_iter().rev() {
+            stack.push((c, depth + 1));
+        }
+    }
+    out
 }
 
 /// Where the wrapped parse broke, in the user's terms.
@@ -407,6 +602,15 @@ fn to_pattern_node(n: &Node<'_, Doc>) -> PatternNode {
             is_named: n.is_named(),
             kind_id: n.kind_id(),
         };
+    }
+    // `$$$B;` in a block is the statements `$$$B`, not one expression
+    // statement made of them: C's `while ($C) { $$$B; }` means any body.
+    if let Some(text) = n.text().strip_suffix(';') {
+        if let Some(meta_var @ (MetaVariable::MultiCapture(_) | MetaVariable::Multiple)) =
+            n.lang().extract_meta_var(text.trim_end())
+        {
+            return PatternNode::MetaVar { meta_var };
+        }
     }
     PatternNode::Internal {
         kind_id: n.kind_id(),

@@ -7,10 +7,11 @@
 //! same pass — their text is part of the outer replacement — and are counted
 //! so the result can say to rerun.
 
+use crate::excerpt::one_line;
 use crate::pattern::{CompiledPattern, MAX_TEXT_BYTES};
 use ast_grep_core::replacer::{Replacer, TemplateFix};
 use ast_grep_core::tree_sitter::StrDoc;
-use ast_grep_core::NodeMatch;
+use ast_grep_core::{AstGrep, NodeMatch};
 use ast_grep_language::SupportLang;
 use tool_core::format::thousands;
 
@@ -24,6 +25,81 @@ pub struct FileRewrite {
     pub replacements: usize,
     /// Matches inside (or overlapping) another match, left for a rerun.
     pub nested: usize,
+    /// The first syntax error the rewrite brought into the file, when the
+    /// new text has more ERROR/MISSING nodes than the old one.
+    pub introduced_error: Option<SyntaxBreak>,
+    /// The replacements made: (start, end, text) in the old text, in order.
+    pub edits: Vec<(usize, usize, String)>,
+}
+
+/// Where a rewritten file stops parsing, 1-based, for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxBreak {
+    pub line: usize,
+    pub column: usize,
+    /// "unexpected `as _exc`" or "a `;` is missing".
+    pub what: String,
+    /// The line it is on, trimmed and capped.
+    pub line_text: String,
+}
+
+/// Count the syntax errors (ERROR and MISSING nodes) of a tree, and find
+/// the first one whose text is not in `known` (errors the file already had).
+fn syntax_errors<'r>(
+    root: &'r AstGrep<Doc>,
+    known: &[String],
+) -> (usize, Option<ast_grep_core::Node<'r, Doc>>) {
+    let mut count = 0;
+    let mut first = None;
+    for n in root.root().dfs() {
+        if n.is_error() || n.is_missing() {
+            count += 1;
+            if first.is_none() && !known.contains(&error_key(&n)) {
+                first = Some(n);
+            }
+        }
+    }
+    (count, first)
+}
+
+fn error_key(n: &ast_grep_core::Node<'_, Doc>) -> String {
+    format!("{}:{}", n.kind(), n.text())
+}
+
+/// [`check_rewritten`] for a text not parsed yet.
+pub fn check_rewritten_text(lang: SupportLang, old: &str, new: &str) -> Option<SyntaxBreak> {
+    let old_root = AstGrep::<Doc>::try_new(old, lang).ok()?;
+    check_rewritten(&old_root, new)
+}
+
+/// Re-parse a rewritten text and compare its syntax errors with the
+/// original's (`old_root`): `Some` when the rewrite introduced one.
+pub fn check_rewritten(old_root: &AstGrep<Doc>, new: &str) -> Option<SyntaxBreak> {
+    let known: Vec<String> = old_root
+        .root()
+        .dfs()
+        .filter(|n| n.is_error() || n.is_missing())
+        .map(|n| error_key(&n))
+        .collect();
+    let new_root = AstGrep::<Doc>::try_new(new, *old_root.lang()).ok()?;
+    let (count, first) = syntax_errors(&new_root, &known);
+    if count <= known.len() {
+        return None;
+    }
+    let bad = first.or_else(|| syntax_errors(&new_root, &[]).1)?;
+    let pos = bad.start_pos();
+    let what = if bad.is_missing() {
+        format!("a `{}` is missing", bad.kind())
+    } else {
+        format!("unexpected `{}`", one_line(bad.text().trim(), 40))
+    };
+    let line_text = new.lines().nth(pos.line()).unwrap_or("").trim();
+    Some(SyntaxBreak {
+        line: pos.line() + 1,
+        column: pos.column(&bad) + 1,
+        what,
+        line_text: one_line(line_text, 100),
+    })
 }
 
 /// A template ready to generate replacements for one language.
@@ -148,11 +224,35 @@ impl Rewriter {
         Rewriter { fix }
     }
 
-    /// The replacement text for one match, indented to its column.
+    /// The replacement text for one match, indented to its column. A
+    /// line the re-indenting left holding only spaces (a blank line of a
+    /// multi-line capture) is blank again.
     pub fn replacement(&self, m: &NodeMatch<'_, Doc>) -> String {
         let bytes = self.fix.generate_replacement(m);
-        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+        let text = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into());
+        blank_lines_stay_blank(&text)
     }
+}
+
+/// Empty every line after the first that holds only spaces or tabs.
+fn blank_lines_stay_blank(text: &str) -> String {
+    if !text.contains('\n') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            let body = line.strip_suffix('\r').unwrap_or(line);
+            if !body.is_empty() && body.chars().all(|c| c == ' ' || c == '\t') {
+                out.push_str(&line[body.len()..]);
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 /// Apply `(start, end, replacement)` edits to `source`, skipping those that
@@ -163,6 +263,7 @@ pub fn apply_edits(source: &str, mut edits: Vec<(usize, usize, String)>) -> File
     let mut cursor = 0;
     let mut replacements = 0;
     let mut nested = 0;
+    let mut kept = Vec::new();
     for (start, end, text) in edits {
         if start < cursor {
             nested += 1;
@@ -172,6 +273,7 @@ pub fn apply_edits(source: &str, mut edits: Vec<(usize, usize, String)>) -> File
         out.push_str(&text);
         cursor = end;
         replacements += 1;
+        kept.push((start, end, text));
     }
     out.push_str(&source[cursor..]);
     FileRewrite {
@@ -179,6 +281,8 @@ pub fn apply_edits(source: &str, mut edits: Vec<(usize, usize, String)>) -> File
         new: out,
         replacements,
         nested,
+        introduced_error: None,
+        edits: kept,
     }
 }
 

@@ -15,14 +15,15 @@
 //! (see [`crate::nesting`]). No input can overflow a stack here.
 
 use crate::catalog::Lang;
+use crate::embedded::{self, Region, RegionKind};
 use crate::excerpt::one_line;
 use crate::nesting::{
     tree_depth, yaml_block_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH,
 };
-use crate::pattern::CompiledPattern;
-use crate::rewrite::{apply_edits, FileRewrite, Rewriter};
+use crate::pattern::{CompiledPattern, Query, BODY_VAR};
+use crate::rewrite::{apply_edits, check_rewritten, FileRewrite, Rewriter};
 use ast_grep_core::tree_sitter::StrDoc;
-use ast_grep_core::{AstGrep, Matcher};
+use ast_grep_core::{AstGrep, Matcher, Node};
 use ast_grep_language::SupportLang;
 use ignore::{WalkBuilder, WalkState};
 use memchr::memmem::Finder;
@@ -49,6 +50,8 @@ pub struct MatchRecord {
     pub text: String,
     /// Metavariable name → captured text (first line, capped), by name.
     pub captures: Vec<(String, String)>,
+    /// The function and class it sits in, outermost first (`Child.run`).
+    pub enclosing: Option<String>,
 }
 
 /// Everything found in one file.
@@ -60,6 +63,8 @@ pub struct FileResult {
     pub lang: Lang,
     pub matches: Vec<MatchRecord>,
     pub rewrite: Option<FileRewrite>,
+    /// Textual candidates in code that was not searched structurally.
+    pub unsearched: Vec<Candidate>,
 }
 
 /// A file whose syntax tree is deeper than [`MAX_FILE_TREE_DEPTH`]: parsed,
@@ -118,12 +123,22 @@ impl SearchOutcome {
     pub fn total_matches(&self) -> usize {
         self.files.iter().map(|f| f.matches.len()).sum()
     }
+
+    /// Files with at least one match (some results hold only candidates).
+    pub fn files_with_matches(&self) -> usize {
+        self.files.iter().filter(|f| !f.matches.is_empty()).count()
+    }
 }
 
 /// Where and in what languages to search, after checking the arguments.
 pub struct Scope {
+    /// The first file or directory searched (the workspace root for globs).
     pub target: PathBuf,
-    /// The target as the user should read it.
+    /// Every file or directory searched, none inside another.
+    pub targets: Vec<PathBuf>,
+    /// Globs a walked file must match, when `path` gave globs.
+    pub globs: Option<ignore::overrides::Override>,
+    /// The targets as the user should read them.
     pub shown: String,
     pub plan: SearchPlan,
 }
@@ -172,6 +187,18 @@ pub fn run(
     plan: &SearchPlan,
     root: &Root,
     target: &Path,
+    cancel: &CancellationToken,
+) -> std::io::Result<SearchOutcome> {
+    run_paths(plan, root, &[target.to_path_buf()], None, cancel)
+}
+
+/// Run the search over several files and directories inside `root`, none
+/// inside another; with `globs`, only walked files matching one are read.
+pub fn run_paths(
+    plan: &SearchPlan,
+    root: &Root,
+    targets: &[PathBuf],
+    globs: Option<&ignore::overrides::Override>,
     cancel: &CancellationToken,
 ) -> std::io::Result<SearchOutcome> {
     let prepared: Vec<Prepared<'_>> = plan
@@ -256,14 +283,36 @@ pub fn run(
         if started == 0 {
             return Err(spawn_error.unwrap_or_else(|| std::io::Error::other("no thread")));
         }
-        if target.is_file() {
-            if let Some(which) = pick(target, true) {
-                let _ = work_tx.send((target.to_path_buf(), None, which));
+        let (files, dirs): (Vec<&PathBuf>, Vec<&PathBuf>) =
+            targets.iter().partition(|t| t.is_file());
+        // A file named on its own is searched whatever its extension when it
+        // is the only target.
+        let named_alone = targets.len() == 1 && globs.is_none();
+        // A file reached twice (named, and matching a glob) is searched once.
+        let seen: Mutex<std::collections::HashSet<PathBuf>> = Mutex::default();
+        let first_time = |p: &Path| seen.lock().expect("seen lock").insert(p.to_path_buf());
+        for file in files {
+            if let Some(which) = pick(file, named_alone) {
+                if first_time(file) {
+                    let _ = work_tx.send((file.to_path_buf(), None, which));
+                }
             }
-        } else {
-            let walker = WalkBuilder::new(target).threads(threads).build_parallel();
+        }
+        let walk = |starts: &[&PathBuf], filter: Option<&ignore::overrides::Override>| {
+            let Some((first, rest)) = starts.split_first() else {
+                return;
+            };
+            let mut builder = WalkBuilder::new(first);
+            for d in rest {
+                builder.add(d);
+            }
+            if let Some(g) = filter {
+                builder.overrides(g.clone());
+            }
+            let walker = builder.threads(threads).build_parallel();
             walker.run(|| {
                 let work_tx = work_tx.clone();
+                let first_time = &first_time;
                 Box::new(move |entry| {
                     if cancel.is_cancelled() {
                         return WalkState::Quit;
@@ -275,6 +324,9 @@ pub fn run(
                         return WalkState::Continue;
                     }
                     if let Some(which) = pick(entry.path(), false) {
+                        if !first_time(entry.path()) {
+                            return WalkState::Continue;
+                        }
                         let len = entry.metadata().ok().map(|m| m.len());
                         if work_tx
                             .send((entry.path().to_path_buf(), len, which))
@@ -286,6 +338,12 @@ pub fn run(
                     WalkState::Continue
                 })
             });
+        };
+        walk(&dirs, None);
+        if let Some(g) = globs {
+            // Globs are matched from the workspace root.
+            let root_dir = root.path().to_path_buf();
+            walk(&[&root_dir], Some(g));
         }
         // Closing the queue ends the matching threads once it is empty.
         drop(work_tx);
@@ -401,13 +459,30 @@ fn search_file(
         path: path.to_path_buf(),
         rel: relative(root.path(), path),
         lang: p.pattern.lang,
-        matches: result.0,
-        rewrite: result.1,
+        matches: result.records,
+        rewrite: result.rewrite,
+        unsearched: result.unsearched,
     })
 }
 
-/// What matched in one source, and its rewrite when rewriting.
-pub type FileMatches = (Vec<MatchRecord>, Option<FileRewrite>);
+/// What matched in one source, its rewrite when rewriting, and where the
+/// pattern's literal sits in code that could not be searched structurally.
+#[derive(Debug, Clone, Default)]
+pub struct FileMatches {
+    pub records: Vec<MatchRecord>,
+    pub rewrite: Option<FileRewrite>,
+    pub unsearched: Vec<Candidate>,
+}
+
+/// A place in unstructured code (a macro body the grammar leaves as
+/// tokens) where the pattern's literal occurs: it may be a match that no
+/// structural search can confirm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub kind: RegionKind,
+    /// 1-based.
+    pub line: usize,
+}
 
 /// A source whose tree is deeper than [`MAX_FILE_TREE_DEPTH`], or YAML
 /// whose blocks nest deeper than [`MAX_YAML_BLOCK_DEPTH`].
@@ -415,6 +490,109 @@ pub type FileMatches = (Vec<MatchRecord>, Option<FileRewrite>);
 pub struct TooDeep {
     pub depth: usize,
     pub limit: usize,
+}
+
+/// Where the text being matched sits in the file: `base` is added to every
+/// offset past `skip` bytes of wrapper.
+#[derive(Clone, Copy)]
+struct Placement<'s> {
+    /// The file's text.
+    file: &'s str,
+    skip: usize,
+    base: usize,
+}
+
+impl Placement<'_> {
+    fn file_offset(self, offset: usize) -> usize {
+        offset - self.skip + self.base
+    }
+
+    /// 1-based line and column (in characters) of a file offset.
+    fn line_column(self, offset: usize) -> (usize, usize) {
+        let before = &self.file[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+        (line, before[line_start..].chars().count() + 1)
+    }
+}
+
+/// Matches and rewrite edits gathered from a file's trees, in file offsets.
+struct Collector<'p> {
+    pattern: &'p CompiledPattern,
+    rewriter: Option<&'p Rewriter>,
+    records: Vec<MatchRecord>,
+    edits: Vec<(usize, usize, String)>,
+}
+
+impl Collector<'_> {
+    /// Match the pattern in one tree (the file's, or a region's inside its
+    /// wrapper). Only matches inside `within` (offsets in the tree's text)
+    /// count.
+    fn collect(&mut self, tree: &AstGrep<Doc>, within: std::ops::Range<usize>, at: Placement<'_>) {
+        match &self.pattern.pattern {
+            Query::Pattern(p) => self.collect_with(p, tree, within, at),
+            Query::Rule(r) => self.collect_with(r.as_ref(), tree, within, at),
+        }
+    }
+
+    fn collect_with<M: Matcher>(
+        &mut self,
+        matcher: &M,
+        tree: &AstGrep<Doc>,
+        within: std::ops::Range<usize>,
+        at: Placement<'_>,
+    ) {
+        let (pattern, rewriter) = (self.pattern, self.rewriter);
+        let tree_text = tree.source();
+        for m in tree.root().find_all(matcher) {
+            let node = m.get_node();
+            let range = node.range();
+            if range.start < within.start || range.end > within.end {
+                continue;
+            }
+            let env = m.get_env();
+            let mut captures = Vec::new();
+            for v in &pattern.single_vars {
+                if let Some(n) = env.get_match(v) {
+                    captures.push((v.clone(), one_line(&n.text(), 60)));
+                }
+            }
+            // A rule binds only the metavariables of the branch that matched.
+            for v in &pattern.multi_vars {
+                let nodes = env.get_multiple_matches(v);
+                let text = match (nodes.first(), nodes.last()) {
+                    (Some(a), Some(b)) => &tree_text[a.range().start..b.range().end],
+                    _ => "",
+                };
+                captures.push((v.clone(), one_line(text, 60)));
+            }
+            captures.sort();
+            if let Some(rw) = rewriter {
+                let len = matcher.get_match_len(node.clone()).unwrap_or(range.len());
+                let end = if pattern.body_glue {
+                    header_end(&m).unwrap_or(range.start + len)
+                } else {
+                    range.start + len
+                };
+                self.edits.push((
+                    at.file_offset(range.start),
+                    at.file_offset(end),
+                    rw.replacement(&m),
+                ));
+            }
+            let start = at.file_offset(range.start);
+            let (line, column) = at.line_column(start);
+            self.records.push(MatchRecord {
+                start,
+                end: at.file_offset(range.end),
+                line,
+                column,
+                text: one_line(&node.text(), 120),
+                captures,
+                enclosing: None,
+            });
+        }
+    }
 }
 
 /// Match one source text; `Ok(None)` when nothing matched (or it does not
@@ -446,52 +624,204 @@ pub fn match_source(
             limit: MAX_FILE_TREE_DEPTH,
         });
     }
-    let mut records = Vec::new();
-    let mut edits = Vec::new();
-    for m in top.find_all(&pattern.pattern) {
-        let node = m.get_node();
-        let range = node.range();
-        let start = node.start_pos();
-        let env = m.get_env();
-        let mut captures = Vec::new();
-        for v in &pattern.single_vars {
-            if let Some(n) = env.get_match(v) {
-                captures.push((v.clone(), one_line(&n.text(), 60)));
-            }
-        }
-        for v in &pattern.multi_vars {
-            let nodes = env.get_multiple_matches(v);
-            let text = match (nodes.first(), nodes.last()) {
-                (Some(a), Some(b)) => &source[a.range().start..b.range().end],
-                _ => "",
-            };
-            captures.push((v.clone(), one_line(text, 60)));
-        }
-        captures.sort();
-        if let Some(rw) = rewriter {
-            let len = pattern
-                .pattern
-                .get_match_len(node.clone())
-                .unwrap_or(range.len());
-            edits.push((range.start, range.start + len, rw.replacement(&m)));
-        }
-        records.push(MatchRecord {
-            start: range.start,
-            end: range.end,
-            line: start.line() + 1,
-            column: start.column(node) + 1,
-            text: one_line(&node.text(), 120),
-            captures,
-        });
-    }
-    if records.is_empty() {
+    let mut found = Collector {
+        pattern,
+        rewriter,
+        records: Vec::new(),
+        edits: Vec::new(),
+    };
+    let whole = Placement {
+        file: source,
+        skip: 0,
+        base: 0,
+    };
+    found.collect(&root, 0..source.len(), whole);
+    let unsearched = if embedded::has_regions(pattern.lang) {
+        match_regions(&mut found, source, &top)
+    } else {
+        Vec::new()
+    };
+    let Collector {
+        mut records, edits, ..
+    } = found;
+    if records.is_empty() && unsearched.is_empty() {
         return Ok(None);
     }
     records.sort_by(|a, b| {
         (a.start, std::cmp::Reverse(a.end)).cmp(&(b.start, std::cmp::Reverse(b.end)))
     });
-    let rewrite = rewriter.map(|_| apply_edits(source, edits));
-    Ok(Some((records, rewrite)))
+    records.dedup_by(|a, b| a.start == b.start && a.end == b.end);
+    for r in &mut records {
+        r.enclosing = enclosing_name(&top, r.start, r.end);
+    }
+    let rewrite = rewriter.filter(|_| !edits.is_empty()).map(|_| {
+        let mut rw = apply_edits(source, edits);
+        if rw.new != rw.old {
+            rw.introduced_error = check_rewritten(&root, &rw.new);
+        }
+        rw
+    });
+    Ok(Some(FileMatches {
+        records,
+        rewrite,
+        unsearched,
+    }))
+}
+
+/// Search the macro bodies of a file (see [`crate::embedded`]): those that
+/// parse on their own are matched like the file, the others give textual
+/// candidates where the pattern's literal occurs in them.
+fn match_regions(found: &mut Collector<'_>, source: &str, top: &Node<'_, Doc>) -> Vec<Candidate> {
+    let pattern = found.pattern;
+    let literal = pattern.required_literal.as_deref();
+    let mut candidates = Vec::new();
+    // (region, depth); regions found inside a parsed region are queued with
+    // their file offsets.
+    let mut queue: Vec<(Region, usize)> = embedded::regions(pattern.lang, top)
+        .into_iter()
+        .map(|r| (r, 0))
+        .collect();
+    while let Some((region, depth)) = queue.pop() {
+        if literal.is_some_and(|l| !region.text.contains(l)) {
+            continue;
+        }
+        let parsed = embedded::parse(pattern.lang, &region)
+            .filter(|p| tree_depth(&p.root.root()) <= MAX_FILE_TREE_DEPTH);
+        let Some(parsed) = parsed else {
+            if let Some(l) = literal {
+                let at = Placement {
+                    file: source,
+                    skip: 0,
+                    base: region.start,
+                };
+                for (i, _) in region.text.match_indices(l) {
+                    let (line, _) = at.line_column(at.file_offset(i));
+                    candidates.push(Candidate {
+                        kind: region.kind,
+                        line,
+                    });
+                }
+            }
+            continue;
+        };
+        let at = Placement {
+            file: source,
+            skip: parsed.prefix_len,
+            base: region.start,
+        };
+        let sub = parsed.root.root();
+        let within = parsed.prefix_len..parsed.prefix_len + parsed.len;
+        found.collect(&parsed.root, within.clone(), at);
+        if depth + 1 < embedded::MAX_REGION_DEPTH {
+            for inner in embedded::regions(pattern.lang, &sub) {
+                if inner.start >= within.start && inner.start + inner.text.len() <= within.end {
+                    let start = at.file_offset(inner.start);
+                    queue.push((Region { start, ..inner }, depth + 1));
+                }
+            }
+        }
+    }
+    candidates.sort_by_key(|c| c.line);
+    candidates.dedup();
+    candidates
+}
+
+/// Node kinds that name a scope a match can sit in.
+fn is_scope_kind(kind: &str) -> bool {
+    const SCOPES: &[&str] = &[
+        "function",
+        "method",
+        "class",
+        "struct",
+        "impl",
+        "trait",
+        "interface",
+        "enum",
+        "module",
+        "namespace",
+        "constructor",
+        "object_declaration",
+        "protocol",
+    ];
+    let k = kind;
+    !k.contains("call")
+        && !k.contains("type")
+        && !k.contains("parameter")
+        && (k.ends_with("_definition")
+            || k.ends_with("_declaration")
+            || k.ends_with("_item")
+            || k.ends_with("_specifier")
+            || k == "function"
+            || k == "method")
+        && SCOPES.iter().any(|s| k.contains(s))
+}
+
+/// The function and class a range sits in, outermost first, as
+/// `Child.run`; `None` at the top level.
+fn enclosing_name(top: &Node<'_, Doc>, start: usize, end: usize) -> Option<String> {
+    // The deepest node containing the range.
+    let mut node = top.clone();
+    loop {
+        let next = node.children().find(|c| {
+            c.range().start <= start && end <= c.range().end && c.range() != node.range()
+        });
+        match next {
+            Some(c) => node = c,
+            None => break,
+        }
+    }
+    let mut names = Vec::new();
+    let mut cur = node.parent();
+    // The match itself is not its own scope: start from its parent.
+    while let Some(n) = cur {
+        if is_scope_kind(&n.kind()) {
+            let name = n
+                .field("name")
+                .or_else(|| {
+                    n.field("declarator")
+                        .and_then(|d| d.field("declarator").or(Some(d)))
+                })
+                .or_else(|| n.field("type"))
+                .map(|x| one_line(&x.text(), 40));
+            if let Some(name) = name {
+                names.push(name);
+            }
+        }
+        cur = n.parent();
+    }
+    names.reverse();
+    (!names.is_empty()).then(|| names.join("."))
+}
+
+/// Where the header of a match of a pattern completed with an any-body
+/// block ends: the end of what comes before the body, so a rewrite replaces
+/// the header the user typed and keeps the body it never saw.
+fn header_end(m: &ast_grep_core::NodeMatch<'_, Doc>) -> Option<usize> {
+    let env = m.get_env();
+    let body = env.get_multiple_matches(BODY_VAR);
+    let node = m.get_node();
+    // The body is a block the metavariable stands for, or the statements
+    // inside one; an empty brace body captures nothing.
+    let body_start = match body.first() {
+        Some(first)
+            if first
+                .parent()
+                .is_some_and(|p| p.node_id() == node.node_id()) =>
+        {
+            first.range().start
+        }
+        Some(first) => first.parent()?.range().start,
+        None => {
+            node.children()
+                .find(|c| c.text().starts_with('{'))?
+                .range()
+                .start
+        }
+    };
+    node.children()
+        .map(|c| c.range().end)
+        .filter(|&end| end <= body_start)
+        .max()
 }
 
 #[cfg(test)]
@@ -507,7 +837,7 @@ mod tests {
         match_source(&p, Some(&rw), source)
             .unwrap()
             .unwrap()
-            .1
+            .rewrite
             .unwrap()
     }
 

@@ -22,6 +22,10 @@ pub enum ContextKind {
     Expression,
     Member,
     Declaration,
+    /// A clause that only exists inside a larger statement (`except`,
+    /// `catch`, `elif`): the name says of what, e.g. "clause of a try
+    /// statement".
+    Clause(&'static str),
 }
 
 impl ContextKind {
@@ -39,6 +43,7 @@ impl ContextKind {
             ContextKind::Expression => "expression",
             ContextKind::Member => "class member",
             ContextKind::Declaration => "declaration",
+            ContextKind::Clause(name) => name,
         }
     }
 }
@@ -80,17 +85,34 @@ const SEMI: &[&str] = &["", ";"];
 const SEMI_BODY: &[&str] = &["", ";", " { $$$ }"];
 const BODY_SEMI: &[&str] = &["", " { $$$ }", ";"];
 const BODY: &[&str] = &["", " { $$$ }"];
+/// A brace-block statement: a bare header gets an any-body block before a
+/// `;` is tried, so `if ($A)` means an `if` with any block, not `if ($A);`.
+const ST_BODY_SEMI: &[&str] = &["", " { $$$ }", ";"];
+/// A Python block header (`if $X:`, `def $F($$$A) -> None:`) gets an
+/// any-body block; one written without its colon gets both.
+const PY_BODY: &[&str] = &["", "\n    $$$", ":\n    $$$"];
+
+const TRY_CLAUSE: ContextKind = ContextKind::Clause("clause of a try statement");
+const IF_CLAUSE: ContextKind = ContextKind::Clause("clause of an if statement");
 
 const C: &[Skeleton] = &[
-    rung(St, "void __agent_fn(void) {\n", "\n}\n", SEMI),
+    rung(St, "void __agent_fn(void) {\n", "\n}\n", ST_BODY_SEMI),
     rung(E, "void __agent_fn(void) { __agent_x = ", "; }\n", BARE),
+    rung(
+        IF_CLAUSE,
+        "void __agent_fn(void) {\nif (1) {} ",
+        "\n}\n",
+        BODY,
+    ),
     rung(M, "struct __agent_s {\n", "\n};\n", SEMI),
     rung(D, "", "\n", SEMI_BODY),
 ];
 
 const CPP: &[Skeleton] = &[
-    rung(St, "void __agent_fn() {\n", "\n}\n", SEMI),
+    rung(St, "void __agent_fn() {\n", "\n}\n", ST_BODY_SEMI),
     rung(E, "void __agent_fn() { __agent_x = ", "; }\n", BARE),
+    rung(TRY_CLAUSE, "void __agent_fn() {\ntry {} ", "\n}\n", BODY),
+    rung(IF_CLAUSE, "void __agent_fn() {\nif (1) {} ", "\n}\n", BODY),
     rung(M, "class __agent_c {\n", "\n};\n", SEMI_BODY),
     rung(D, "", "\n", SEMI_BODY),
 ];
@@ -100,13 +122,25 @@ const CSHARP: &[Skeleton] = &[
         St,
         "class __agent_c { void __agent_fn() {\n",
         "\n} }\n",
-        SEMI,
+        ST_BODY_SEMI,
     ),
     rung(
         E,
         "class __agent_c { void __agent_fn() { var __agent_x = ",
         "; } }\n",
         BARE,
+    ),
+    rung(
+        TRY_CLAUSE,
+        "class __agent_c { void __agent_fn() {\ntry {} ",
+        "\n} }\n",
+        BODY,
+    ),
+    rung(
+        IF_CLAUSE,
+        "class __agent_c { void __agent_fn() {\nif (true) {} ",
+        "\n} }\n",
+        BODY,
     ),
     rung(M, "class __agent_c {\n", "\n}\n", SEMI_BODY),
     rung(D, "", "\n", SEMI_BODY),
@@ -117,23 +151,54 @@ const JAVA: &[Skeleton] = &[
         St,
         "class __agent_c { void __agent_fn() {\n",
         "\n} }\n",
-        SEMI,
+        ST_BODY_SEMI,
     ),
     rung(E, "class __agent_c { Object __agent_x = ", "; }\n", BARE),
+    rung(
+        TRY_CLAUSE,
+        "class __agent_c { void __agent_fn() {\ntry {} ",
+        "\n} }\n",
+        BODY,
+    ),
+    rung(
+        IF_CLAUSE,
+        "class __agent_c { void __agent_fn() {\nif (true) {} ",
+        "\n} }\n",
+        BODY,
+    ),
     rung(M, "class __agent_c {\n", "\n}\n", SEMI_BODY),
     rung(D, "", "\n", SEMI_BODY),
 ];
 
 const DART: &[Skeleton] = &[
-    rung(St, "void __agent_fn() {\n", "\n}\n", SEMI),
+    rung(St, "void __agent_fn() {\n", "\n}\n", ST_BODY_SEMI),
     rung(E, "var __agent_x = ", ";\n", BARE),
+    rung(TRY_CLAUSE, "void __agent_fn() {\ntry {} ", "\n}\n", BODY),
+    rung(
+        IF_CLAUSE,
+        "void __agent_fn() {\nif (true) {} ",
+        "\n}\n",
+        BODY,
+    ),
     rung(M, "class __agent_c {\n", "\n}\n", SEMI_BODY),
     rung(D, "", "\n", SEMI_BODY),
 ];
 
 const JS: &[Skeleton] = &[
-    rung(St, "function __agent_fn() {\n", "\n}\n", SEMI),
+    rung(St, "function __agent_fn() {\n", "\n}\n", ST_BODY_SEMI),
     rung(E, "const __agent_x = ", ";\n", BARE),
+    rung(
+        TRY_CLAUSE,
+        "function __agent_fn() {\ntry {} ",
+        "\n}\n",
+        BODY,
+    ),
+    rung(
+        IF_CLAUSE,
+        "function __agent_fn() {\nif (true) {} ",
+        "\n}\n",
+        BODY,
+    ),
     rung(M, "class __agent_c {\n", "\n}\n", SEMI_BODY),
     rung(D, "", "\n", BODY),
 ];
@@ -179,8 +244,19 @@ const SWIFT: &[Skeleton] = &[
 ];
 
 const PHP: &[Skeleton] = &[
-    rung(St, "<?php\nfunction __agent_fn() {\n", "\n}\n", SEMI),
+    rung(
+        St,
+        "<?php\nfunction __agent_fn() {\n",
+        "\n}\n",
+        ST_BODY_SEMI,
+    ),
     rung(E, "<?php\n$__agent_x = ", ";\n", BARE),
+    rung(
+        TRY_CLAUSE,
+        "<?php\nfunction __agent_fn() {\ntry {} ",
+        "\n}\n",
+        BODY,
+    ),
     rung(M, "<?php\nclass __agent_c {\n", "\n}\n", SEMI_BODY),
     rung(D, "<?php\n", "\n", SEMI_BODY),
 ];
@@ -210,8 +286,10 @@ const ZIG: &[Skeleton] = &[
 
 const PYTHON: &[Skeleton] = &[
     // Python's top level already is statement context.
-    rung(St, "", "\n", BARE),
+    rung(St, "", "\n", PY_BODY),
     rung(E, "__agent_x = ", "\n", BARE),
+    rung(TRY_CLAUSE, "try:\n    pass\n", "\n", PY_BODY),
+    rung(IF_CLAUSE, "if __agent:\n    pass\n", "\n", PY_BODY),
     Skeleton {
         kind: M,
         prefix: "class __AgentC:\n    ",

@@ -13,45 +13,113 @@ use tool_core::{
     ToolOutput, ToolSpec, Workspace,
 };
 
+/// Files, directories or globs: one, or a list.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PathArg {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl PathArg {
+    /// Every entry, in order.
+    pub fn entries(path: &Option<PathArg>) -> Vec<String> {
+        match path {
+            None => Vec::new(),
+            Some(PathArg::One(p)) => vec![p.clone()],
+            Some(PathArg::Many(v)) => v.clone(),
+        }
+    }
+}
+
 /// Arguments of `ast_grep`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AstGrepArgs {
     /// Code fragment to find, with metavariables: `$NAME` matches one node,
     /// `$$$NAME` a run of siblings, `$_` anything without binding. A name
-    /// used twice must match the same code, e.g. `$X == $X`.
-    pub pattern: String,
-    /// File or directory to search, relative to the workspace root; default
-    /// the whole workspace.
+    /// used twice must match the same code, e.g. `$X == $X`. Give this or
+    /// `rule`.
     #[serde(default)]
-    pub path: Option<String>,
+    pub pattern: Option<String>,
+    /// An ast-grep rule instead of a pattern, as YAML or JSON text (or an
+    /// object): `pattern` (with `context`/`selector`), `kind`, `regex`,
+    /// `inside`/`has`/`precedes`/`follows` (with `stopBy`, `field`),
+    /// `all`/`any`/`not`/`matches`, plus `constraints` and `utils` in a
+    /// document with `rule:`. Needs `language` (or the rule's own).
+    #[serde(default)]
+    pub rule: Option<Value>,
+    /// File, directory or glob (`src/**/*.py`) relative to the workspace
+    /// root, or a list of them; default the whole workspace.
+    #[serde(default)]
+    pub path: Option<PathArg>,
     /// Grammar id (python, rust, typescript, tsx, javascript, go, java, c,
-    /// cpp, dart, …). Inferred from the extension when `path` is a file;
-    /// without it a directory is searched in every language the pattern
-    /// parses in.
+    /// cpp, dart, …); it overrides detection (cpp also reads `.h`).
+    /// Inferred from the extension when `path` is one file; without it a
+    /// directory is searched in every language the pattern parses in.
     #[serde(default)]
     pub language: Option<String>,
     /// Matches to show, 1 to 1000; default 50. The total is always counted.
     #[serde(default)]
     pub max_results: Option<u64>,
+    /// Matches to pass over first (for paging; the order is fixed: by path,
+    /// then position); default 0.
+    #[serde(default)]
+    pub skip: Option<u64>,
+    /// Also show how the pattern parsed: the context it was read in, the
+    /// syntax tree with node kinds, and where each metavariable sits.
+    #[serde(default)]
+    pub explain: bool,
 }
 
 /// Arguments of `ast_edit`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AstEditArgs {
-    /// What to match, as in ast_grep.
-    pub pattern: String,
+    /// What to match, as in ast_grep. Give this or `rule`.
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// An ast-grep rule instead of a pattern, as in ast_grep; its `fix` is
+    /// the rewrite when `rewrite` is not given.
+    #[serde(default)]
+    pub rule: Option<Value>,
     /// What to put in place of each match; `$NAME` and `$$$NAME` are
     /// replaced by what they captured.
-    pub rewrite: String,
-    /// File or directory, relative to the workspace root; default the whole
-    /// workspace.
     #[serde(default)]
-    pub path: Option<String>,
+    pub rewrite: Option<String>,
+    /// File, directory or glob, or a list of them, relative to the
+    /// workspace root; default the whole workspace.
+    #[serde(default)]
+    pub path: Option<PathArg>,
     /// Grammar id, as in ast_grep.
     #[serde(default)]
     pub language: Option<String>,
+    /// Stage files even where the rewrite leaves a syntax error the file did
+    /// not have; default false (such files are refused and named).
+    #[serde(default)]
+    pub allow_parse_errors: bool,
+    /// Several rewrites staged together as one edit (accepted or discarded
+    /// as one), instead of `pattern`/`rule` and `rewrite`: each is planned
+    /// against the files as they are; two changing the same code is an
+    /// error. At most 1,000 files per edit.
+    #[serde(default)]
+    pub operations: Vec<OperationArg>,
+}
+
+/// One rewrite of an ast_edit with several.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OperationArg {
+    /// What to match, as in ast_grep. Give this or `rule`.
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// An ast-grep rule instead of a pattern; its `fix` is the rewrite when
+    /// `rewrite` is not given.
+    #[serde(default)]
+    pub rule: Option<Value>,
+    /// What to put in place of each match.
+    #[serde(default)]
+    pub rewrite: Option<String>,
 }
 
 /// What `resolve` does with a staged edit.
@@ -115,14 +183,16 @@ impl Tool for AstGrepTool {
         let ws = self.workspace.clone();
         let cancel = cx.cancel.clone();
         blocking(move || {
-            ops::find(
-                &ws,
-                &args.pattern,
-                args.path.as_deref(),
-                args.language.as_deref(),
-                args.max_results,
-                &cancel,
-            )
+            let req = ops::FindRequest {
+                pattern: args.pattern.as_deref(),
+                rule: args.rule.as_ref(),
+                paths: PathArg::entries(&args.path),
+                language: args.language.as_deref(),
+                max_results: args.max_results,
+                skip: args.skip,
+                explain: args.explain,
+            };
+            ops::find_with(&ws, &req, &cancel)
         })
         .await
     }
@@ -169,15 +239,25 @@ impl Tool for AstEditTool {
         let store = self.store.clone();
         let cancel = cx.cancel.clone();
         let out = blocking(move || {
-            ops::stage(
-                &ws,
-                &store,
-                &args.pattern,
-                &args.rewrite,
-                args.path.as_deref(),
-                args.language.as_deref(),
-                &cancel,
-            )
+            let req = ops::EditRequest {
+                pattern: args.pattern.as_deref().unwrap_or(""),
+                rewrite: args.rewrite.as_deref(),
+                path: None,
+                language: args.language.as_deref(),
+                allow_parse_errors: args.allow_parse_errors,
+                rule: args.rule.as_ref(),
+                paths: PathArg::entries(&args.path),
+                operations: args
+                    .operations
+                    .iter()
+                    .map(|o| ops::EditOperation {
+                        pattern: o.pattern.as_deref(),
+                        rule: o.rule.as_ref(),
+                        rewrite: o.rewrite.as_deref(),
+                    })
+                    .collect(),
+            };
+            ops::stage_with(&ws, &store, &req, &cancel)
         })
         .await?;
         Ok(with_diagnostics_delta(&self.link, self.store.as_ref(), out).await)

@@ -2,8 +2,11 @@
 //! (tests/fixtures/astgrep), parsed by the real grammars, and checked
 //! against the real `ast-grep` CLI where both should agree.
 
+mod support;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use support::hits;
 use tool_astgrep::ops;
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
@@ -23,22 +26,6 @@ fn find(
     max: Option<u64>,
 ) -> Result<ToolOutput, ToolError> {
     ops::find(ws, pattern, path, lang, max, &CancellationToken::new())
-}
-
-/// (path, line) of every match shown.
-fn hits(out: &ToolOutput) -> Vec<(String, u64)> {
-    let s = out.structured.as_ref().unwrap();
-    s["matches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["path"].as_str().unwrap().to_string(),
-                m["line"].as_u64().unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// The examples of the issue, per language family: exactly these lines match
@@ -331,7 +318,7 @@ fn a_later_context_is_named_in_the_result() {
     .unwrap();
     assert!(
         out.joined_text()
-            .contains("(pattern parsed as class member in typescript)"),
+            .contains("(pattern parsed as a class member in typescript)"),
         "{}",
         out.joined_text()
     );

@@ -68,3 +68,18 @@ impl Run {
         )
     }
 }
+
+/// (path, line) of every match a result shows.
+pub fn hits(out: &ToolOutput) -> Vec<(String, u64)> {
+    out.structured.as_ref().unwrap()["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["path"].as_str().unwrap().to_string(),
+                m["line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
