@@ -92,8 +92,8 @@ fn install_python_and_typescript_then_doctor_finds_them_and_the_server_answers()
         .collect();
     expect![[r#"
         [
-            "  lsp python: can start at . (basedpyright-langserver --stdio → <DATA>/bin/basedpyright-langserver)",
-            "  lsp typescript: can start at . (typescript-language-server --stdio → <DATA>/bin/typescript-language-server)",
+            "  lsp python: usable, starts at . (basedpyright-langserver --stdio → <DATA>/bin/basedpyright-langserver)",
+            "  lsp typescript: usable, starts at . (typescript-language-server --stdio → <DATA>/bin/typescript-language-server)",
             "  debugpy  usable: `<DATA>/bin/debugpy-python -m debugpy.adapter` (marker pyproject.toml)",
         ]
     "#]]
