@@ -232,19 +232,6 @@ const ROWS: &[Row] = &[
         broken: ("broken.c", "broken.c:1:25 error [2] use of undeclared identifier 'undefined_thing'"),
         hover: None,
     },
-    Row {
-        id: "biome",
-        binary: "biome",
-        files: &[
-            ("biome.json", "{}\n"),
-            ("app.ts", "export function greet(name: string): string {\n  return name;\n}\n"),
-            ("broken.ts", "debugger;\nlet x = 1;\nexport { x };\n"),
-        ],
-        file: "app.ts",
-        symbols: &[],
-        broken: ("broken.ts", "broken.ts:1:1 error [lint/suspicious/noDebugger] This is an unexpected use of the debugger statement."),
-        hover: None,
-    },
 ];
 
 /// A config whose catalog is the built-in entry `id` alone (a linter
