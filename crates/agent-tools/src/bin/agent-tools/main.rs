@@ -95,8 +95,9 @@ enum Command {
         json: bool,
     },
     /// One run, many calls: reads newline-delimited `{"tool": …, "args": …}`
-    /// and prints one JSON result per line, so sessions, kernels and staged
-    /// edits live across the calls. You are the approver, as with `call`.
+    /// and prints one JSON result per line (with --text: a transcript), so
+    /// sessions, kernels and staged edits live across the calls. You are the
+    /// approver, as with `call`.
     /// SIGTERM, SIGINT or SIGHUP stops every call and child process.
     /// Exit code: 0 every line succeeded, 1 any line failed, 2 bad usage, a
     /// wrong config or unreadable input, 128 + the signal's number when
@@ -107,6 +108,11 @@ enum Command {
         file: String,
         #[command(flatten)]
         run: RunArgs,
+        /// Print a transcript for a person instead of JSON lines: each call
+        /// as `TOOL ARGS`, then its text (an error as `error: …`), with a
+        /// blank line between calls.
+        #[arg(long)]
+        text: bool,
     },
     /// Install the language servers, debug adapters and checkers a root
     /// needs, or those of the languages or recipes named, from the package
@@ -175,7 +181,7 @@ fn main() -> ExitCode {
                 run,
                 json,
             } => run::call(tool, args, run, json).await,
-            Command::Batch { file, run } => run::batch(file, run).await,
+            Command::Batch { file, run, text } => run::batch(file, run, text).await,
             Command::Install { targets, root } => install::run(targets, root),
             #[cfg(feature = "mcp")]
             Command::Mcp { run } => mcp::serve(run).await,

@@ -168,7 +168,7 @@ struct BatchCall {
     args: Value,
 }
 
-pub async fn batch(file: String, run: RunArgs) -> u8 {
+pub async fn batch(file: String, run: RunArgs, text: bool) -> u8 {
     let mut signals = match StopSignals::install() {
         Ok(s) => s,
         Err(e) => {
@@ -184,7 +184,7 @@ pub async fn batch(file: String, run: RunArgs) -> u8 {
         }
     };
     let code = tokio::select! {
-        code = batch_calls(file, &bound) => code,
+        code = batch_calls(file, &bound, text) => code,
         (number, name) = signals.recv() => {
             eprintln!("agent-tools batch: {name}: stopping every call and child process");
             128 + number as u8
@@ -196,7 +196,7 @@ pub async fn batch(file: String, run: RunArgs) -> u8 {
     code
 }
 
-async fn batch_calls(file: String, bound: &BoundRun) -> u8 {
+async fn batch_calls(file: String, bound: &BoundRun, text: bool) -> u8 {
     let reader: Box<dyn BufRead + Send> = if file == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
@@ -219,6 +219,7 @@ async fn batch_calls(file: String, bound: &BoundRun) -> u8 {
         }
     });
     let mut failures = 0usize;
+    let mut successes = 0usize;
     let mut stdout = std::io::stdout();
     while let Some(line) = rx.recv().await {
         let line = match line {
@@ -231,12 +232,13 @@ async fn batch_calls(file: String, bound: &BoundRun) -> u8 {
         if line.trim().is_empty() {
             continue;
         }
-        let result = match serde_json::from_str::<BatchCall>(&line) {
+        let call = serde_json::from_str::<BatchCall>(&line);
+        let result = match &call {
             Ok(c) => {
                 bound
                     .toolset
                     .registry()
-                    .call(bound.surface, &c.tool, c.args, CallContext::new())
+                    .call(bound.surface, &c.tool, c.args.clone(), CallContext::new())
                     .await
             }
             Err(e) => Err(ToolError::bad_args(format!(
@@ -245,13 +247,25 @@ async fn batch_calls(file: String, bound: &BoundRun) -> u8 {
         };
         if result.is_err() {
             failures += 1;
+        } else {
+            successes += 1;
         }
-        let written = writeln!(
-            stdout,
-            "{}",
-            render::json_result(&result, &bound.images_dir)
-        )
-        .and_then(|()| stdout.flush());
+        let shown = if text {
+            let heading = match &call {
+                Ok(c) if c.args.is_null() => c.tool.clone(),
+                Ok(c) => format!("{} {}", c.tool, c.args),
+                Err(_) => line.clone(),
+            };
+            let body = match &result {
+                Ok(out) => render::text(out, &bound.images_dir),
+                Err(e) => format!("error: {e}"),
+            };
+            let gap = if failures + successes > 1 { "\n" } else { "" };
+            format!("{gap}{heading}\n{}", body.trim_end_matches('\n'))
+        } else {
+            render::json_result(&result, &bound.images_dir).to_string()
+        };
+        let written = writeln!(stdout, "{shown}").and_then(|()| stdout.flush());
         if let Err(e) = written {
             // Nobody reads the results any more (`batch | head -1`): stop
             // quietly rather than run calls whose results are lost.
