@@ -208,8 +208,8 @@ async fn an_ast_edit_that_breaks_types_shows_the_new_error_before_anything_is_wr
     expect_test::expect![[r#"
         resolve edit_1: accepted — 1 replacement written to 1 file: app.py
         lsp: 2 new problems in app.py after this write:
-        app.py:3:7 warning [reportUnknownArgumentType] Argument type is unknown
-        app.py:3:22 error [reportCallIssue] Expected 1 positional argument"#]]
+        app.py:3:7 warning [reportUnknownArgumentType] Argument type is unknown (python)
+        app.py:3:22 error [reportCallIssue] Expected 1 positional argument (python)"#]]
     .assert_eq(&out);
     assert_eq!(
         p.read("app.py"),

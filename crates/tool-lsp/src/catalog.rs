@@ -120,6 +120,14 @@ pub struct ServerEntry {
     /// write, diagnostics are read only once such a run has begun and ended.
     #[serde(default)]
     pub save_check_progress: Option<String>,
+    /// The start of a `window/logMessage` the server sends once it has
+    /// finished starting (loaded its configuration). Until then it may
+    /// publish incomplete diagnostics under the document's own version
+    /// (biome: syntax only, no lint), so no document is opened in it before
+    /// this message; a server that does not send it within the startup bound
+    /// did not start.
+    #[serde(default)]
+    pub started_message: Option<String>,
     /// Built-in entries say whether a test drives this server for real
     /// (`doctor` shows the untested ones); a user's entry need not.
     #[serde(default)]

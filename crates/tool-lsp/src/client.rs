@@ -139,6 +139,10 @@ struct Shared {
     stderr: SharedOutput,
     /// Set before a deliberate stop, so the exit is not counted as a crash.
     stopping: AtomicBool,
+    /// The start of the log message that says the server finished starting.
+    started_message: Option<String>,
+    /// Whether it was seen.
+    started: watch::Sender<bool>,
     /// While a command of lsp_code_action runs: the edits the server asks
     /// to apply (`workspace/applyEdit`), kept instead of written.
     captured: Mutex<Option<Vec<Value>>>,
@@ -197,6 +201,10 @@ pub struct StartSpec {
     pub initialization_options: Option<Value>,
     pub settings: Option<Value>,
     pub init_timeout: Duration,
+    /// A log message that proves the server finished starting (see
+    /// [`crate::ServerEntry::started_message`]); awaited within
+    /// `init_timeout` before the server is used.
+    pub started_message: Option<String>,
     /// How long after the first opened document a server that has not
     /// reported progress yet is given to start before it counts as idle.
     pub settle: Duration,
@@ -324,6 +332,8 @@ impl LspClient {
                 .unwrap_or_else(|| "root".into()),
             stderr: stderr_ring,
             stopping: AtomicBool::new(false),
+            started_message: spec.started_message.clone(),
+            started: watch::channel(false).0,
             captured: Mutex::default(),
         });
 
@@ -334,6 +344,7 @@ impl LspClient {
             tokio::spawn(async move {
                 let mut stdin = stdin;
                 while let Some(msg) = out_rx.recv().await {
+                    tracing::trace!(server = %shared.name, %msg, "frame to the server");
                     if let Err(e) = transport::write_frame(&mut stdin, &msg).await {
                         shared.mark_gone(format!("writing to it failed: {e}"));
                         break;
@@ -375,7 +386,10 @@ impl LspClient {
                 let mut reader = tokio::io::BufReader::new(stdout);
                 loop {
                     match transport::read_frame(&mut reader).await {
-                        Ok(Some(msg)) => handle_incoming(&shared, &out_tx, msg),
+                        Ok(Some(msg)) => {
+                            tracing::trace!(server = %shared.name, %msg, "frame from the server");
+                            handle_incoming(&shared, &out_tx, msg)
+                        }
                         Ok(None) => {
                             // Prefer the waiter's reason, which has the exit status.
                             let mut gone = shared.gone.subscribe();
@@ -441,6 +455,9 @@ impl LspClient {
                 json!({ "settings": settings }),
             );
         }
+        if let Some(message) = &spec.started_message {
+            client.wait_started(message, spec.init_timeout).await?;
+        }
         client.capabilities = capabilities;
         client.encoding = encoding;
         tracing::info!(server = %client.name, pid = pgid, encoding = encoding.name(), "language server ready");
@@ -449,6 +466,27 @@ impl LspClient {
 
     pub fn pid(&self) -> u32 {
         self.pgid
+    }
+
+    /// Wait for the log message that says the server finished starting,
+    /// at most `bound` (counted from the process start).
+    async fn wait_started(&self, message: &str, bound: Duration) -> Result<(), String> {
+        let mut started = self.shared.started.subscribe();
+        let mut gone = self.shared.gone.subscribe();
+        let deadline = tokio::time::Instant::from_std(self.started + bound);
+        tokio::select! {
+            seen = tokio::time::timeout_at(deadline, started.wait_for(|s| *s)) => match seen {
+                Ok(_) => Ok(()),
+                Err(_) => Err(format!(
+                    "it did not say it had started (a log message \"{message}…\") within {} ms",
+                    bound.as_millis()
+                )),
+            },
+            _ = gone.wait_for(|g| g.is_some()) => Err(format!(
+                "it exited before it said it had started: {}",
+                self.gone().unwrap_or_default()
+            )),
+        }
     }
 
     /// The last of what the server wrote to stderr.
@@ -1059,6 +1097,14 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
             }
             drop(a);
             shared.activity_seq.send_modify(|s| *s += 1);
+        }
+        "window/logMessage" => {
+            let said = params.get("message").and_then(Value::as_str).unwrap_or("");
+            if let Some(m) = &shared.started_message {
+                if said.starts_with(m.as_str()) {
+                    shared.started.send_replace(true);
+                }
+            }
         }
         "experimental/serverStatus" => {
             let mut a = shared.activity.lock().expect("activity");

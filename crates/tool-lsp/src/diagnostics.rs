@@ -336,57 +336,69 @@ impl DiagLine {
 /// diagnostic that merely moved is not new.
 type LedgerKey = (&'static str, Option<String>, String);
 
-/// What the run has already been told, per file: how many diagnostics of each
-/// key were present at the last check.
+/// What the run has already been told, per file and server (a file's own
+/// server and each linter beside it have their own baseline): how many
+/// diagnostics of each key were present at the last check.
 #[derive(Debug, Default)]
 pub struct DiagnosticLedger {
-    seen: HashMap<PathBuf, HashMap<LedgerKey, usize>>,
+    seen: HashMap<(PathBuf, String), HashMap<LedgerKey, usize>>,
 }
 
 fn key(d: &DiagLine) -> LedgerKey {
     (d.severity, d.code.clone(), d.message.clone())
 }
 
+fn slot(path: &Path, server: &str) -> (PathBuf, String) {
+    (path.to_path_buf(), server.to_string())
+}
+
 impl DiagnosticLedger {
-    pub fn knows(&self, path: &Path) -> bool {
-        self.seen.contains_key(path)
+    pub fn knows(&self, path: &Path, server: &str) -> bool {
+        self.seen.contains_key(&slot(path, server))
     }
 
-    /// Record the file's current diagnostics without reporting them (the
-    /// state before the run's first write to it).
-    pub fn baseline(&mut self, path: &Path, diags: &[DiagLine]) {
+    /// Record the file's current diagnostics from `server` without
+    /// reporting them (the state before the run's first write to it).
+    pub fn baseline(&mut self, path: &Path, server: &str, diags: &[DiagLine]) {
         let mut counts = HashMap::new();
         for d in diags {
             *counts.entry(key(d)).or_insert(0) += 1;
         }
-        self.seen.insert(path.to_path_buf(), counts);
+        self.seen.insert(slot(path, server), counts);
     }
 
     /// The diagnostics of `diags` that are new, and record `diags` as the
-    /// file's state. A key seen once and now present twice yields one new.
-    pub fn fold(&mut self, path: &Path, diags: &[DiagLine]) -> Vec<DiagLine> {
-        let (new, _, counts) = self.compare(path, diags);
-        self.seen.insert(path.to_path_buf(), counts);
+    /// file's state from `server`. A key seen once and now present twice
+    /// yields one new.
+    pub fn fold(&mut self, path: &Path, server: &str, diags: &[DiagLine]) -> Vec<DiagLine> {
+        let (new, _, counts) = self.compare(path, server, diags);
+        self.seen.insert(slot(path, server), counts);
         new
     }
 
-    /// What `diags` would change against what the run was told of the file,
-    /// recording nothing: the new diagnostics, and the severities of those
-    /// gone (one entry per diagnostic fixed).
-    pub fn delta(&self, path: &Path, diags: &[DiagLine]) -> (Vec<DiagLine>, Vec<&'static str>) {
-        let (new, gone, _) = self.compare(path, diags);
+    /// What `diags` would change against what the run was told of the file
+    /// by `server`, recording nothing: the new diagnostics, and the
+    /// severities of those gone (one entry per diagnostic fixed).
+    pub fn delta(
+        &self,
+        path: &Path,
+        server: &str,
+        diags: &[DiagLine],
+    ) -> (Vec<DiagLine>, Vec<&'static str>) {
+        let (new, gone, _) = self.compare(path, server, diags);
         (new, gone)
     }
 
     fn compare(
         &self,
         path: &Path,
+        server: &str,
         diags: &[DiagLine],
     ) -> (Vec<DiagLine>, Vec<&'static str>, HashMap<LedgerKey, usize>) {
         let mut sorted = diags.to_vec();
         sorted.sort();
         let empty = HashMap::new();
-        let old = self.seen.get(path).unwrap_or(&empty);
+        let old = self.seen.get(&slot(path, server)).unwrap_or(&empty);
         let mut counts: HashMap<LedgerKey, usize> = HashMap::new();
         let mut new = Vec::new();
         for d in sorted {
@@ -406,24 +418,62 @@ impl DiagnosticLedger {
     }
 }
 
+/// A diagnostic and the servers that reported it, as `(python)` or
+/// `(ruff, python)` after its line; empty when the file has one server.
+pub type Labelled = (DiagLine, String);
+
+/// One labelled diagnostic as the model reads it.
+pub fn render_labelled(d: &DiagLine, source: &str) -> String {
+    match source {
+        "" => d.render(),
+        source => format!("{} ({source})", d.render()),
+    }
+}
+
+/// Several servers' diagnostics of one file as one list, sorted: the same
+/// diagnostic (place, severity and message) from two servers is listed
+/// once, with both labels.
+pub fn merge_labelled(lines: Vec<Labelled>) -> Vec<Labelled> {
+    let mut out: Vec<Labelled> = Vec::new();
+    for (d, source) in lines {
+        let same = out.iter_mut().find(|(e, _)| {
+            (e.line, e.col, e.severity, &e.message) == (d.line, d.col, d.severity, &d.message)
+        });
+        match same {
+            Some((_, s)) if !source.is_empty() => {
+                s.push_str(", ");
+                s.push_str(&source);
+            }
+            Some(_) => {}
+            None => out.push((d, source)),
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Cap a file's new problems: at most `per_file` lines, and a flood (more than
 /// `flood`) collapsed to one summary line.
-pub fn render_capped(path: &str, new: &[DiagLine], per_file: usize, flood: usize) -> Vec<String> {
-    let errors = new.iter().filter(|d| d.severity == "error").count();
-    let warnings = new.iter().filter(|d| d.severity == "warning").count();
+pub fn render_capped(path: &str, new: &[Labelled], per_file: usize, flood: usize) -> Vec<String> {
+    let errors = new.iter().filter(|(d, _)| d.severity == "error").count();
+    let warnings = new.iter().filter(|(d, _)| d.severity == "warning").count();
     if new.len() > flood {
         let first = new
             .iter()
-            .find(|d| d.severity == "error")
+            .find(|(d, _)| d.severity == "error")
             .or(new.first())
-            .map(|d| d.render())
+            .map(|(d, src)| render_labelled(d, src))
             .unwrap_or_default();
         return vec![format!(
             "{path}: {} new problems ({errors} errors, {warnings} warnings) — likely one cause; the first: {first} — run `lsp` op `diagnostics` on the file for all",
             new.len()
         )];
     }
-    let mut out: Vec<String> = new.iter().take(per_file).map(|d| d.render()).collect();
+    let mut out: Vec<String> = new
+        .iter()
+        .take(per_file)
+        .map(|(d, src)| render_labelled(d, src))
+        .collect();
     if new.len() > per_file {
         out.push(format!(
             "… {} more new problems in {path} — run `lsp` op `diagnostics` on it for all",
@@ -452,16 +502,27 @@ mod tests {
     fn moved_diagnostics_are_not_new_but_second_copies_are() {
         let p = Path::new("/w/a.py");
         let mut ledger = DiagnosticLedger::default();
-        assert!(!ledger.knows(p));
-        ledger.baseline(p, &[d(3, "warning", "old")]);
-        let new = ledger.fold(p, &[d(3, "warning", "old"), d(5, "error", "broke")]);
+        assert!(!ledger.knows(p, "python"));
+        ledger.baseline(p, "python", &[d(3, "warning", "old")]);
+        // Each server has its own baseline.
+        assert!(!ledger.knows(p, "ruff"));
+        let new = ledger.fold(
+            p,
+            "python",
+            &[d(3, "warning", "old"), d(5, "error", "broke")],
+        );
         assert_eq!(new, vec![d(5, "error", "broke")]);
         // The code above moved: same keys at other lines, nothing new.
-        let new = ledger.fold(p, &[d(7, "warning", "old"), d(9, "error", "broke")]);
+        let new = ledger.fold(
+            p,
+            "python",
+            &[d(7, "warning", "old"), d(9, "error", "broke")],
+        );
         assert!(new.is_empty(), "{new:?}");
         // A second copy of the same message is new.
         let new = ledger.fold(
             p,
+            "python",
             &[
                 d(7, "warning", "old"),
                 d(9, "error", "broke"),
@@ -470,18 +531,25 @@ mod tests {
         );
         assert_eq!(new, vec![d(12, "error", "broke")]);
         // A different severity is a different key.
-        let new = ledger.fold(p, &[d(7, "error", "old")]);
+        let new = ledger.fold(p, "python", &[d(7, "error", "old")]);
         assert_eq!(new, vec![d(7, "error", "old")]);
         // A delta compares without recording: one new, one error gone.
-        let (new, gone) = ledger.delta(p, &[d(1, "warning", "w")]);
+        let (new, gone) = ledger.delta(p, "python", &[d(1, "warning", "w")]);
         assert_eq!(new, vec![d(1, "warning", "w")]);
         assert_eq!(gone, ["error"]);
-        assert_eq!(ledger.delta(p, &[d(1, "warning", "w")]).0.len(), 1);
+        assert_eq!(
+            ledger.delta(p, "python", &[d(1, "warning", "w")]).0.len(),
+            1
+        );
+        // Another server's state of the same file is its own.
+        assert_eq!(ledger.fold(p, "ruff", &[d(7, "error", "old")]).len(), 1);
     }
 
     #[test]
     fn floods_collapse_and_long_lists_are_capped() {
-        let many: Vec<DiagLine> = (1..=30).map(|i| d(i, "error", &format!("e{i}"))).collect();
+        let many: Vec<Labelled> = (1..=30)
+            .map(|i| (d(i, "error", &format!("e{i}")), String::new()))
+            .collect();
         let out = render_capped("a.py", &many, 20, 100);
         assert_eq!(out.len(), 21);
         assert!(
@@ -489,7 +557,9 @@ mod tests {
             "{}",
             out[20]
         );
-        let flood: Vec<DiagLine> = (1..=150).map(|i| d(i, "error", &format!("e{i}"))).collect();
+        let flood: Vec<Labelled> = (1..=150)
+            .map(|i| (d(i, "error", &format!("e{i}")), String::new()))
+            .collect();
         let out = render_capped("a.py", &flood, 20, 100);
         assert_eq!(out.len(), 1);
         assert!(

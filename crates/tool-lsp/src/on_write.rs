@@ -13,8 +13,8 @@
 //! after the write succeeded.
 
 use crate::client::{file_uri, OpenDoc};
-use crate::diagnostics::{self, DiagLine, DiagnosticLedger, NotReady};
-use crate::supervisor::LspSupervisor;
+use crate::diagnostics::{self, DiagLine, DiagnosticLedger, Labelled, NotReady};
+use crate::supervisor::{LspSupervisor, ServerSlot, Target};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -126,23 +126,27 @@ impl DiagnosticsOnWrite {
         out
     }
 
-    /// The file's diagnostics: of `text` when given (the baseline, the
-    /// content before the write), else of the file on disk (after it, saved).
-    async fn current(&self, path: &Path, text: Option<String>) -> Result<Checked, Unchecked> {
-        let target = self
-            .sup
-            .target_for(path)
-            .await
-            .map_err(|e| Unchecked::Failed(e.to_string()))?;
+    /// One server's diagnostics of the file: of `text` when given (the
+    /// baseline, the content before the write), else of the file on disk
+    /// (after it, saved).
+    async fn current(
+        &self,
+        checker: &Checker,
+        path: &Path,
+        text: Option<String>,
+    ) -> Result<Checked, Unchecked> {
+        let target = checker.target(&self.sup).await?;
         let client = &target.client;
         let save = text.is_none();
         // Not for the baseline: the file on disk is already the written one,
         // and sending it before the old text costs the server two versions.
+        let uri = file_uri(path);
+        // The text the server had before this write (read before the
+        // re-sync below sends it the written one).
+        let before = client.doc(&uri).await.map(|d| d.text);
         if save {
             client.resync_open().await;
         }
-        let uri = file_uri(path);
-        let before = client.doc(&uri).await.map(|d| d.text);
         let doc = match text {
             Some(text) => client.sync_text(path, &target.language_id, text).await,
             None => client
@@ -168,7 +172,8 @@ impl DiagnosticsOnWrite {
             Err(NotReady::Timeout(after)) => {
                 let server = target.slot.entry.id.clone();
                 if save {
-                    self.wait_late(target.client.clone(), path, doc, check, saved, before);
+                    let label = checker.label.clone();
+                    self.wait_late(&target, label, path, doc, check, saved, before);
                 }
                 Err(Unchecked::Pending(format!(
                     "diagnostics still pending for {} after {} ms ({server} is still working); they will come with a later result",
@@ -183,15 +188,19 @@ impl DiagnosticsOnWrite {
     /// Go on waiting for a write's diagnostics in the background; when they
     /// come, fold them into the ledger and queue what is new for the next
     /// result. Dropped when the file was written again meanwhile.
+    #[allow(clippy::too_many_arguments)]
     fn wait_late(
         &self,
-        client: Arc<crate::client::LspClient>,
+        target: &Target,
+        label: String,
         path: &Path,
         doc: OpenDoc,
         check: Option<String>,
         saved: Instant,
         before: Option<String>,
     ) {
+        let client = target.client.clone();
+        let server = target.slot.entry.id.clone();
         let ledger = self.ledger.clone();
         let shown = self.sup.rel(path);
         let path = path.to_path_buf();
@@ -208,7 +217,12 @@ impl DiagnosticsOnWrite {
             let lines = problems(&shown, &diags, &doc, client.encoding);
             let changed = before.map(|b| changed_lines(&b, &doc.text));
             let after = saved.elapsed().as_secs_f64();
-            let mut new = ledger.ledger.lock().expect("ledger").fold(&path, &lines);
+            let new = ledger
+                .ledger
+                .lock()
+                .expect("ledger")
+                .fold(&path, &server, &lines);
+            let mut new = labelled(new, &label);
             nearest_first(&mut new, changed);
             let mut text = format!(
                 "lsp: late diagnostics from your write to {shown}, {after:.1} s after it: "
@@ -232,63 +246,164 @@ impl DiagnosticsOnWrite {
     }
 
     /// The report for one touched file, or `None` when there is nothing to
-    /// say. `no_baseline`: its state before the write could not be had.
-    async fn report(&self, path: &Path, no_baseline: bool) -> (Option<String>, Vec<DiagLine>) {
+    /// say: each of its checkers (its server, then its linters) asked in
+    /// parallel, each judged against its own baseline. `no_baseline`: the
+    /// checkers whose state before the write could not be had.
+    async fn report(
+        &self,
+        path: &Path,
+        checkers: &[Checker],
+        no_baseline: &HashSet<String>,
+    ) -> (Option<String>, Vec<Labelled>) {
         let shown = self.sup.rel(path);
         if !path.exists() {
-            if let Ok(t) = self.sup.target_for(path).await {
-                t.client.close(&file_uri(path)).await;
+            for checker in checkers {
+                if let Ok(t) = checker.target(&self.sup).await {
+                    t.client.close(&file_uri(path)).await;
+                }
             }
             return (None, Vec::new());
         }
-        match self.current(path, None).await {
-            Ok(checked) => {
-                let mut new = self
-                    .ledger
-                    .ledger
-                    .lock()
-                    .expect("ledger")
-                    .fold(path, &checked.diags);
-                if no_baseline && !checked.diags.is_empty() {
-                    return (
-                        Some(format!(
-                            "lsp: no baseline for {shown}: {} after the write, not known which are new — run `lsp` op `diagnostics` on it to see them",
+        let answers = futures::future::join_all(
+            checkers
+                .iter()
+                .map(|checker| self.current(checker, path, None)),
+        )
+        .await;
+        let several = checkers.len() > 1;
+        let mut new: Vec<Labelled> = Vec::new();
+        let mut changed = None;
+        let mut answered = Vec::new();
+        let mut notes = Vec::new();
+        for (checker, answer) in checkers.iter().zip(answers) {
+            let by = if several {
+                format!(" (by {})", checker.id)
+            } else {
+                String::new()
+            };
+            match answer {
+                Ok(checked) => {
+                    let found = self.ledger.ledger.lock().expect("ledger").fold(
+                        path,
+                        &checker.id,
+                        &checked.diags,
+                    );
+                    changed = changed.or(checked.changed);
+                    if no_baseline.contains(&checker.id) && !checked.diags.is_empty() {
+                        notes.push(format!(
+                            "lsp: no baseline for {shown}{by}: {} after the write, not known which are new — run `lsp` op `diagnostics` on it to see them",
                             tool_core::format::plural(checked.diags.len(), "diagnostic", "diagnostics")
-                        )),
-                        Vec::new(),
-                    );
+                        ));
+                        continue;
+                    }
+                    new.extend(labelled(found, &checker.label));
+                    answered.push(checker.id.clone());
                 }
-                if new.is_empty() {
-                    return (
-                        Some(format!("lsp: no new errors or warnings in {shown}")),
-                        new,
-                    );
+                Err(Unchecked::Pending(why)) => notes.push(format!("lsp: {why}")),
+                Err(Unchecked::Failed(why)) => {
+                    // Say a standing reason (no server here) once per run, a
+                    // passing one every time.
+                    let standing = why.contains("not available here");
+                    if standing && !self.ledger.first_time(&why) {
+                        continue;
+                    }
+                    notes.push(format!("lsp: {shown} not checked{by}: {why}"));
                 }
-                nearest_first(&mut new, checked.changed);
-                let mut lines = vec![format!(
-                    "lsp: {} in {shown} after this write:",
-                    tool_core::format::plural(new.len(), "new problem", "new problems")
-                )];
-                lines.extend(diagnostics::render_capped(
-                    &shown,
-                    &new,
-                    self.limits.per_file,
-                    self.limits.flood,
-                ));
-                (Some(lines.join("\n")), new)
-            }
-            Err(Unchecked::Pending(why)) => (Some(format!("lsp: {why}")), Vec::new()),
-            Err(Unchecked::Failed(why)) => {
-                // Say a standing reason (no server here) once per run, a
-                // passing one every time.
-                let standing = why.contains("not available here");
-                if standing && !self.ledger.first_time(&why) {
-                    return (None, Vec::new());
-                }
-                (Some(format!("lsp: {shown} not checked: {why}")), Vec::new())
             }
         }
+        let mut lines = Vec::new();
+        let new = diagnostics::merge_labelled(new);
+        if !new.is_empty() {
+            let mut new = new;
+            nearest_first(&mut new, changed);
+            lines.push(format!(
+                "lsp: {} in {shown} after this write:",
+                tool_core::format::plural(new.len(), "new problem", "new problems")
+            ));
+            lines.extend(diagnostics::render_capped(
+                &shown,
+                &new,
+                self.limits.per_file,
+                self.limits.flood,
+            ));
+            lines.extend(notes);
+            return (Some(lines.join("\n")), new);
+        }
+        if !answered.is_empty() {
+            let from = if several && answered.len() < checkers.len() {
+                format!(" from {}", answered.join(" + "))
+            } else {
+                String::new()
+            };
+            lines.push(format!("lsp: no new errors or warnings in {shown}{from}"));
+        }
+        lines.extend(notes);
+        if lines.is_empty() {
+            return (None, Vec::new());
+        }
+        (Some(lines.join("\n")), Vec::new())
     }
+}
+
+/// One server that checks a written file: the file's own, or a linter
+/// beside it. Each has its own baseline in the ledger, under its id.
+pub(crate) struct Checker {
+    /// The catalog entry's id: the ledger's key beside the path.
+    id: String,
+    /// `(id)` after each of its lines when the file has several checkers.
+    label: String,
+    /// Its slot and the file's language id there, or why it has none.
+    slot: Result<(Arc<ServerSlot>, String), String>,
+}
+
+impl Checker {
+    /// The file's checkers: its server, then each linter for it that
+    /// resolves here (one whose binary or root marker is missing is not
+    /// one, as in `lsp` op `diagnostics`).
+    fn of(sup: &LspSupervisor, path: &Path) -> Vec<Checker> {
+        let Some((entry, _)) = sup.catalog().for_file(path) else {
+            return Vec::new();
+        };
+        let mut out = vec![Checker {
+            id: entry.id.clone(),
+            label: String::new(),
+            slot: sup.server_slot_for(path).map_err(|e| e.to_string()),
+        }];
+        for (id, slot) in sup.linter_slots_for(path) {
+            let Ok(slot) = slot else { continue };
+            let language_id = slot.entry.language_of(path).unwrap_or_default();
+            out.push(Checker {
+                id,
+                label: String::new(),
+                slot: Ok((slot, language_id)),
+            });
+        }
+        if out.len() > 1 {
+            for c in &mut out {
+                c.label = c.id.clone();
+            }
+        }
+        out
+    }
+
+    /// Its running server, started if need be.
+    async fn target(&self, sup: &LspSupervisor) -> Result<Target, Unchecked> {
+        let (slot, language_id) = self.slot.clone().map_err(Unchecked::Failed)?;
+        let client = sup
+            .ensure_running(&slot)
+            .await
+            .map_err(|e| Unchecked::Failed(e.to_string()))?;
+        Ok(Target {
+            client,
+            slot,
+            language_id,
+        })
+    }
+}
+
+/// New problems with the label of the server that found them.
+fn labelled(new: Vec<DiagLine>, label: &str) -> Vec<Labelled> {
+    new.into_iter().map(|d| (d, label.to_string())).collect()
 }
 
 /// Fresh diagnostics of `doc`, and after a save with a save-time check
@@ -346,9 +461,9 @@ pub fn changed_lines(before: &str, after: &str) -> (u32, u32) {
 
 /// Order new problems by their distance to the changed lines, so the ones
 /// the write caused come before any cap. Ties keep line order.
-pub fn nearest_first(new: &mut [DiagLine], changed: Option<(u32, u32)>) {
+pub fn nearest_first(new: &mut [Labelled], changed: Option<(u32, u32)>) {
     let Some((first, last)) = changed else { return };
-    new.sort_by_key(|d| {
+    new.sort_by_key(|(d, _)| {
         let distance = if d.line < first {
             first - d.line
         } else {
@@ -373,19 +488,28 @@ impl Tool for DiagnosticsOnWrite {
     }
 
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
-        let paths = self.paths(&args);
-        // The state before the run's first write to a file is its baseline,
-        // so errors it already had are not blamed on this write. Its text is
-        // read now (no server involved); `None`: it did not exist.
-        let mut unknown: Vec<(PathBuf, Option<String>)> = Vec::new();
-        for p in &paths {
-            let known = self.ledger.ledger.lock().expect("ledger").knows(p);
+        let files: Vec<(PathBuf, Vec<Checker>)> = self
+            .paths(&args)
+            .into_iter()
+            .map(|p| {
+                let checkers = Checker::of(&self.sup, &p);
+                (p, checkers)
+            })
+            .collect();
+        // The state before the run's first write to a file is its baseline
+        // (per checker), so errors it already had are not blamed on this
+        // write. Its text is read now (no server involved); `None`: it did
+        // not exist.
+        let mut unknown: Vec<(usize, Option<String>)> = Vec::new();
+        for (i, (p, checkers)) in files.iter().enumerate() {
+            let known = {
+                let ledger = self.ledger.ledger.lock().expect("ledger");
+                checkers.iter().all(|c| ledger.knows(p, &c.id))
+            };
             if !known {
                 match crate::client::read_document(self.sup.workspace(), p) {
-                    Ok(text) => unknown.push((p.clone(), Some(text))),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        unknown.push((p.clone(), None))
-                    }
+                    Ok(text) => unknown.push((i, Some(text))),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => unknown.push((i, None)),
                     // Unreadable: the inner tool says why, or no baseline.
                     Err(_) => {}
                 }
@@ -397,22 +521,43 @@ impl Tool for DiagnosticsOnWrite {
         for late in self.ledger.take_late() {
             out.push_text(late);
         }
-        let mut no_baseline = HashSet::new();
-        for (p, before) in unknown {
-            let baseline = match before {
-                None => Some(Vec::new()),
-                Some(text) => self.current(&p, Some(text)).await.ok().map(|c| c.diags),
+        let mut no_baseline: Vec<HashSet<String>> = vec![HashSet::new(); files.len()];
+        for (i, before) in unknown {
+            let (p, checkers) = &files[i];
+            let todo: Vec<&Checker> = {
+                let ledger = self.ledger.ledger.lock().expect("ledger");
+                checkers
+                    .iter()
+                    .filter(|c| !ledger.knows(p, &c.id))
+                    .collect()
             };
-            match baseline {
-                Some(b) => self.ledger.ledger.lock().expect("ledger").baseline(&p, &b),
-                None => {
-                    no_baseline.insert(p);
+            let baselines = futures::future::join_all(todo.iter().map(|c| {
+                let before = before.clone();
+                async move {
+                    match before {
+                        None => Some(Vec::new()),
+                        Some(text) => self.current(c, p, Some(text)).await.ok().map(|c| c.diags),
+                    }
+                }
+            }))
+            .await;
+            for (c, baseline) in todo.into_iter().zip(baselines) {
+                match baseline {
+                    Some(b) => self
+                        .ledger
+                        .ledger
+                        .lock()
+                        .expect("ledger")
+                        .baseline(p, &c.id, &b),
+                    None => {
+                        no_baseline[i].insert(c.id.clone());
+                    }
                 }
             }
         }
         let mut all_new = Vec::new();
-        for p in &paths {
-            let (text, new) = self.report(p, no_baseline.contains(p)).await;
+        for (i, (p, checkers)) in files.iter().enumerate() {
+            let (text, new) = self.report(p, checkers, &no_baseline[i]).await;
             if let Some(t) = text {
                 out.push_text(t);
             }
@@ -421,7 +566,12 @@ impl Tool for DiagnosticsOnWrite {
         if let Some(Value::Object(obj)) = out.structured.as_mut() {
             obj.insert(
                 "new_diagnostics".into(),
-                Value::Array(all_new.iter().map(|d| Value::String(d.render())).collect()),
+                Value::Array(
+                    all_new
+                        .iter()
+                        .map(|(d, src)| Value::String(diagnostics::render_labelled(d, src)))
+                        .collect(),
+                ),
             );
         }
         Ok(out)
@@ -516,12 +666,12 @@ mod tests {
 
     #[test]
     fn new_problems_nearest_the_change_come_first() {
-        let mut new: Vec<DiagLine> = [1, 40, 70, 72, 100]
+        let mut new: Vec<Labelled> = [1, 40, 70, 72, 100]
             .iter()
-            .map(|&n| line(n, &format!("e{n}")))
+            .map(|&n| (line(n, &format!("e{n}")), String::new()))
             .collect();
         nearest_first(&mut new, Some((71, 71)));
-        let shown: Vec<String> = new.iter().map(|d| d.render()).collect();
+        let shown: Vec<String> = new.iter().map(|(d, _)| d.render()).collect();
         expect_test::expect![[r#"
             [
                 "a.py:70:1 error e70",

@@ -632,25 +632,13 @@ async fn file_diagnostics(
         match answer {
             Ok((lines, h)) => {
                 hidden += h;
-                for d in lines {
-                    let same = sourced.iter_mut().find(|(e, _)| {
-                        (e.line, e.col, e.severity, &e.message)
-                            == (d.line, d.col, d.severity, &d.message)
-                    });
-                    match same {
-                        Some((_, src)) => {
-                            src.push_str(", ");
-                            src.push_str(&id);
-                        }
-                        None => sourced.push((d, id.clone())),
-                    }
-                }
+                sourced.extend(lines.into_iter().map(|d| (d, id.clone())));
                 answered.push(id);
             }
             Err(e) => failed.push(format!("{id} did not answer ({e})")),
         }
     }
-    sourced.sort();
+    let sourced = diagnostics::merge_labelled(sourced);
     let head = format!("lsp diagnostics  {} ({})", file.shown, answered.join(" + "));
     Ok(render_diagnostics(head, sourced, hidden, &failed))
 }
@@ -679,10 +667,7 @@ fn render_diagnostics(
         ));
         let rendered: Vec<String> = lines
             .iter()
-            .map(|(d, src)| match src.as_str() {
-                "" => d.render(),
-                src => format!("{} ({src})", d.render()),
-            })
+            .map(|(d, src)| diagnostics::render_labelled(d, src))
             .collect();
         let (kept, note) =
             tool_core::format::cap_list(rendered, CHECKER_CAP, "fix the first ones and ask again");

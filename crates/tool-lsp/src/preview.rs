@@ -96,7 +96,7 @@ impl ServerPreview {
             .ledger
             .lock()
             .expect("ledger")
-            .knows(&o.file.path)
+            .knows(&o.file.path, &o.target.slot.entry.id)
         {
             return Ok(());
         }
@@ -104,11 +104,11 @@ impl ServerPreview {
             None => Vec::new(),
             Some(before) => self.diagnostics_of(o, before.clone()).await?,
         };
-        self.ledger
-            .ledger
-            .lock()
-            .expect("ledger")
-            .baseline(&o.file.path, &baseline);
+        self.ledger.ledger.lock().expect("ledger").baseline(
+            &o.file.path,
+            &o.target.slot.entry.id,
+            &baseline,
+        );
         Ok(())
     }
 
@@ -264,12 +264,11 @@ impl PreviewHook for ServerPreview {
             let after = o.file.new.clone().unwrap_or_default();
             match self.diagnostics_of(o, after).await {
                 Ok(lines) => {
-                    let (new, fixed) = self
-                        .ledger
-                        .ledger
-                        .lock()
-                        .expect("ledger")
-                        .delta(&o.file.path, &lines);
+                    let (new, fixed) = self.ledger.ledger.lock().expect("ledger").delta(
+                        &o.file.path,
+                        &o.target.slot.entry.id,
+                        &lines,
+                    );
                     deltas.push(FileDelta { new, fixed });
                 }
                 Err(why) => not_computed.push(why),

@@ -340,6 +340,7 @@ impl LspSupervisor {
             initialization_options: slot.entry.initialization_options.clone(),
             settings: slot.entry.settings.clone(),
             init_timeout: self.timeouts.startup,
+            started_message: slot.entry.started_message.clone(),
             settle: if slot.entry.reports_progress {
                 self.timeouts.index_wait
             } else {

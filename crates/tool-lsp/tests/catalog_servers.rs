@@ -232,6 +232,19 @@ const ROWS: &[Row] = &[
         broken: ("broken.c", "broken.c:1:25 error [2] use of undeclared identifier 'undefined_thing'"),
         hover: None,
     },
+    Row {
+        id: "biome",
+        binary: "biome",
+        files: &[
+            ("biome.json", "{}\n"),
+            ("app.ts", "export function greet(name: string): string {\n  return name;\n}\n"),
+            ("broken.ts", "debugger;\nlet x = 1;\nexport { x };\n"),
+        ],
+        file: "app.ts",
+        symbols: &[],
+        broken: ("broken.ts", "broken.ts:1:1 error [lint/suspicious/noDebugger] This is an unexpected use of the debugger statement."),
+        hover: None,
+    },
 ];
 
 /// A config whose catalog is the built-in entry `id` alone (a linter
@@ -396,8 +409,54 @@ async fn ruff_runs_beside_basedpyright_merged_and_labelled() {
         app.py:5:12 error [reportReturnType] Type "Literal['x']" is not assignable to return type "int" (python)"#]].assert_eq(&out);
 }
 
+/// Diagnostics on write judge the file's linters too, each against its own
+/// baseline: what ruff newly reports after a write comes beside what
+/// basedpyright newly reports, labelled; what either reported before the
+/// write (and only moved) is not new.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "known defect (issue 17 note): biome's diagnostics are sometimes taken before it published them; run with --ignored"]
+async fn a_write_reports_new_problems_from_the_files_linters_too() {
+    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none()
+        || tool_core::fixtures::require(&["ruff"]).is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pyproject.toml"),
+        "[project]\nname = \"x\"\n",
+    )
+    .unwrap();
+    // Before: one problem from each server (ruff F401, basedpyright's
+    // reportUnusedImport on the same import).
+    std::fs::write(
+        dir.path().join("app.py"),
+        "import os\n\n\ndef f() -> int:\n    return 1\n",
+    )
+    .unwrap();
+    let config = CatalogConfig {
+        diagnostics_wait_ms: Some(30_000),
+        ..CatalogConfig::default()
+    };
+    let run = Run::with_binding(dir, LspBinding::new(config));
+    // The old problems move down two lines; a new one from each server.
+    let out = run
+        .call(
+            "write",
+            json!({"path": "app.py", "content": "# moved\n# down\nimport os\nimport sys\n\n\ndef f() -> int:\n    return \"x\"\n"}),
+        )
+        .await
+        .unwrap();
+    expect_test::expect![[r#"
+        wrote app.py
+        lsp: 3 new problems in app.py after this write:
+        app.py:4:8 warning [F401] `sys` imported but unused (ruff)
+        app.py:4:8 warning [reportUnusedImport] Import "sys" is not accessed (python)
+        app.py:8:12 error [reportReturnType] Type "Literal['x']" is not assignable to return type "int" (python)"#]]
+    .assert_eq(&out);
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn biome_runs_beside_typescript_merged_and_labelled() {
     if tool_core::fixtures::require(&["typescript-language-server"]).is_none()
         || tool_core::fixtures::require(&["biome"]).is_none()

@@ -77,7 +77,7 @@ async fn python_first_write_judged_against_the_baseline() {
     expect_test::expect![[r#"
         wrote m.py
         lsp: 1 new problem in m.py after this write:
-        m.py:14:12 error [reportReturnType] Type "Literal['oops']" is not assignable to return type "int""#]]
+        m.py:14:12 error [reportReturnType] Type "Literal['oops']" is not assignable to return type "int" (python)"#]]
     .assert_eq(&out);
     run.finish().await;
 }

@@ -311,3 +311,42 @@ async fn a_first_write_without_a_baseline_says_so_rather_than_calling_all_new() 
     .assert_eq(&out);
     run.finish().await;
 }
+
+/// A server that, like biome, publishes a document's diagnostics without
+/// its lint results while its configuration is still loading, and says when
+/// it has loaded (a log message) before publishing everything again.
+fn slow_config_binding(started_message: Option<&str>) -> LspBinding {
+    let mut entry = json!({
+        "id": "faulty", "extensions": {"fault": "fault"},
+        "commands": [[FAULTY, "--configured-after-ms=1500"]], "root_markers": ["fault.toml"],
+        "startup_settle_ms": 0
+    });
+    if let Some(m) = started_message {
+        entry["started_message"] = json!(m);
+    }
+    let config: CatalogConfig = serde_json::from_value(json!({
+        "servers": [entry],
+        "diagnostics_wait_ms": 20_000,
+        "index_wait_ms": 2000
+    }))
+    .unwrap();
+    LspBinding::new(config)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_still_loading_its_configuration_is_not_read_before_it_says_it_started() {
+    let dir = project();
+    std::fs::write(dir.path().join("l.fault"), "fine\nan ERROR\n").unwrap();
+    let run = Run::with_binding(
+        dir,
+        slow_config_binding(Some("fault: configuration loaded")),
+    );
+    let out = run
+        .lsp(json!({"op": "diagnostics", "file": "l.fault"}))
+        .await;
+    expect_test::expect![[r#"
+        lsp diagnostics  l.fault (faulty) — 1 error, 0 warnings
+        l.fault:2:4 error [F001] fault: ERROR marker"#]]
+    .assert_eq(&out);
+    run.finish().await;
+}

@@ -14,8 +14,14 @@
 //!
 //! Diagnostics: every line containing `ERROR` gets an error, published with
 //! the document version after the delay a `delay_ms=N` line asks for.
+//!
+//! `--configured-after-ms=N` makes it start as biome does: its configuration
+//! loads N ms after `initialized`; until then a document's diagnostics are
+//! published without the `ERROR` ones (biome publishes syntax only), then it
+//! logs `fault: configuration loaded` and publishes every open document
+//! again, complete.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -25,39 +31,46 @@ use tower_lsp::{Client, LanguageServer, LspService, Server};
 
 struct FaultServer {
     client: Client,
-    docs: Arc<Mutex<std::collections::HashMap<Url, String>>>,
+    docs: Arc<Mutex<std::collections::HashMap<Url, (String, i32)>>>,
     cancelled: Arc<AtomicUsize>,
+    /// `--configured-after-ms`: when the configuration loads.
+    configured_after: Option<Duration>,
+    configured: Arc<AtomicBool>,
 }
 
 impl FaultServer {
     async fn publish(&self, uri: Url, text: String, version: i32) {
-        let delay = text
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("delay_ms="))
-            .and_then(|n| n.trim().parse::<u64>().ok())
-            .unwrap_or(0);
-        let diags: Vec<Diagnostic> = text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| l.contains("ERROR"))
-            .map(|(i, l)| Diagnostic {
-                range: Range::new(
-                    Position::new(i as u32, l.find("ERROR").unwrap_or(0) as u32),
-                    Position::new(i as u32, (l.find("ERROR").unwrap_or(0) + 5) as u32),
-                ),
-                severity: Some(DiagnosticSeverity::ERROR),
-                code: Some(NumberOrString::String("F001".into())),
-                source: Some("fault".into()),
-                message: "fault: ERROR marker".into(),
-                ..Default::default()
-            })
-            .collect();
-        let client = self.client.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(delay)).await;
-            client.publish_diagnostics(uri, diags, Some(version)).await;
-        });
+        publish(&self.client, &self.configured, uri, text, version).await
     }
+}
+
+async fn publish(client: &Client, configured: &AtomicBool, uri: Url, text: String, version: i32) {
+    let delay = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("delay_ms="))
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    let diags: Vec<Diagnostic> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("ERROR") && configured.load(Ordering::SeqCst))
+        .map(|(i, l)| Diagnostic {
+            range: Range::new(
+                Position::new(i as u32, l.find("ERROR").unwrap_or(0) as u32),
+                Position::new(i as u32, (l.find("ERROR").unwrap_or(0) + 5) as u32),
+            ),
+            severity: Some(DiagnosticSeverity::ERROR),
+            code: Some(NumberOrString::String("F001".into())),
+            source: Some("fault".into()),
+            message: "fault: ERROR marker".into(),
+            ..Default::default()
+        })
+        .collect();
+    let client = client.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+        client.publish_diagnostics(uri, diags, Some(version)).await;
+    });
 }
 
 #[tower_lsp::async_trait]
@@ -79,20 +92,48 @@ impl LanguageServer for FaultServer {
         })
     }
 
+    async fn initialized(&self, _: InitializedParams) {
+        let Some(after) = self.configured_after else {
+            return;
+        };
+        let (client, docs, configured) = (
+            self.client.clone(),
+            self.docs.clone(),
+            self.configured.clone(),
+        );
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            configured.store(true, Ordering::SeqCst);
+            client
+                .log_message(MessageType::INFO, "fault: configuration loaded")
+                .await;
+            let open: Vec<_> = docs.lock().await.clone().into_iter().collect();
+            for (uri, (text, version)) in open {
+                publish(&client, &configured, uri, text, version).await;
+            }
+        });
+    }
+
     async fn shutdown(&self) -> Result<()> {
         Ok(())
     }
 
     async fn did_open(&self, p: DidOpenTextDocumentParams) {
         let d = p.text_document;
-        self.docs.lock().await.insert(d.uri.clone(), d.text.clone());
+        self.docs
+            .lock()
+            .await
+            .insert(d.uri.clone(), (d.text.clone(), d.version));
         self.publish(d.uri, d.text, d.version).await;
     }
 
     async fn did_change(&self, p: DidChangeTextDocumentParams) {
         if let Some(c) = p.content_changes.into_iter().last() {
             let uri = p.text_document.uri;
-            self.docs.lock().await.insert(uri.clone(), c.text.clone());
+            self.docs
+                .lock()
+                .await
+                .insert(uri.clone(), (c.text.clone(), p.text_document.version));
             self.publish(uri, c.text, p.text_document.version).await;
         }
     }
@@ -108,7 +149,7 @@ impl LanguageServer for FaultServer {
             .lock()
             .await
             .get(&pos.text_document.uri)
-            .and_then(|t| t.lines().nth(pos.position.line as usize).map(String::from))
+            .and_then(|(t, _)| t.lines().nth(pos.position.line as usize).map(String::from))
             .unwrap_or_default();
         if line.contains("crash") {
             std::process::exit(3);
@@ -146,10 +187,18 @@ impl LanguageServer for FaultServer {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let configured_after = std::env::args()
+        .find_map(|a| {
+            a.strip_prefix("--configured-after-ms=")
+                .and_then(|n| n.parse().ok())
+        })
+        .map(Duration::from_millis);
     let (service, socket) = LspService::new(|client| FaultServer {
         client,
         docs: Arc::default(),
         cancelled: Arc::default(),
+        configured_after,
+        configured: Arc::new(AtomicBool::new(configured_after.is_none())),
     });
     Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
         .serve(service)
