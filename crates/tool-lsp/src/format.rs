@@ -95,6 +95,17 @@ impl SourceLines {
 
 /// `path:line    source` per location, capped.
 pub fn render_locations(locs: &[Loc], cap: usize, narrow: &str) -> Vec<String> {
+    render_locations_in(locs, &[], cap, narrow)
+}
+
+/// As [`render_locations`], each line ending with `(in Scope/name)` where
+/// `names` gives the location's enclosing symbol.
+pub fn render_locations_in(
+    locs: &[Loc],
+    names: &[Option<String>],
+    cap: usize,
+    narrow: &str,
+) -> Vec<String> {
     let mut src = SourceLines::default();
     let width = locs
         .iter()
@@ -105,12 +116,17 @@ pub fn render_locations(locs: &[Loc], cap: usize, narrow: &str) -> Vec<String> {
     let mut out: Vec<String> = locs
         .iter()
         .take(cap)
-        .map(|l| {
+        .enumerate()
+        .map(|(i, l)| {
             let head = format!("{}:{}", l.shown, l.line + 1);
-            match src.line(&l.path, l.line) {
+            let mut row = match src.line(&l.path, l.line) {
                 Some(text) if !text.is_empty() => format!("{head:<width$}    {text}"),
                 _ => head,
+            };
+            if let Some(Some(name)) = names.get(i) {
+                row.push_str(&format!("  (in {name})"));
             }
+            row
         })
         .collect();
     if locs.len() > cap {

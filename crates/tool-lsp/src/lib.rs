@@ -31,6 +31,7 @@ pub mod client;
 pub mod code_action;
 pub mod config;
 pub mod diagnostics;
+pub mod enclosing;
 pub mod file_move;
 pub mod format;
 pub mod identifier;

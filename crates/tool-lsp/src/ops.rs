@@ -7,6 +7,7 @@
 
 use crate::client::{file_uri, LspClient};
 use crate::diagnostics::{self, DiagLine, NotReady};
+use crate::enclosing;
 use crate::format::{self, Loc};
 use crate::position::{self, SymbolSpot};
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
@@ -380,8 +381,10 @@ async fn navigate(
                     "{head}\nno {what} found (the server is ready and answered with none)"
                 )));
             }
-            let lines = format::render_locations(
+            let names = enclosing::names(sup, t, &p.target, &locs, REFERENCES_CAP).await;
+            let lines = format::render_locations_in(
                 &locs,
+                &names,
                 REFERENCES_CAP,
                 "narrow with a more specific symbol",
             );
@@ -405,8 +408,10 @@ async fn navigate(
                 tool_core::format::plural(locs.len(), "reference", "references"),
                 tool_core::format::plural(format::files_in(&locs), "file", "files")
             );
-            let lines = format::render_locations(
+            let names = enclosing::names(sup, t, &p.target, &locs, REFERENCES_CAP).await;
+            let lines = format::render_locations_in(
                 &locs,
+                &names,
                 REFERENCES_CAP,
                 "narrow with a more specific symbol, or look at one file with op `symbols`",
             );
