@@ -223,6 +223,21 @@ pub async fn names(
         .collect()
 }
 
+/// [`names`] as the suffix a location line shows: `(in Session/request)`.
+pub async fn labels(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    target: &Target,
+    locs: &[Loc],
+    cap: usize,
+) -> Vec<Option<String>> {
+    names(sup, t, target, locs, cap)
+        .await
+        .into_iter()
+        .map(|n| n.map(|n| format!("(in {n})")))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -95,14 +95,14 @@ impl SourceLines {
 
 /// `path:line    source` per location, capped.
 pub fn render_locations(locs: &[Loc], cap: usize, narrow: &str) -> Vec<String> {
-    render_locations_in(locs, &[], cap, narrow)
+    render_locations_with(locs, &[], cap, narrow)
 }
 
-/// As [`render_locations`], each line ending with `(in Scope/name)` where
-/// `names` gives the location's enclosing symbol.
-pub fn render_locations_in(
+/// As [`render_locations`], each line ending with its suffix where one is
+/// given (`(in Scope/name)`, `(class Speaker)`).
+pub fn render_locations_with(
     locs: &[Loc],
-    names: &[Option<String>],
+    suffixes: &[Option<String>],
     cap: usize,
     narrow: &str,
 ) -> Vec<String> {
@@ -123,8 +123,9 @@ pub fn render_locations_in(
                 Some(text) if !text.is_empty() => format!("{head:<width$}    {text}"),
                 _ => head,
             };
-            if let Some(Some(name)) = names.get(i) {
-                row.push_str(&format!("  (in {name})"));
+            if let Some(Some(suffix)) = suffixes.get(i) {
+                row.push_str("  ");
+                row.push_str(suffix);
             }
             row
         })

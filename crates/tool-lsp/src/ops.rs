@@ -1,4 +1,4 @@
-//! The ten operations of the `lsp` tool, on top of the supervisor.
+//! The operations of the `lsp` tool, on top of the supervisor.
 //!
 //! Every query first re-syncs open documents from disk (the harness may have
 //! changed them behind the server's back), then waits, bounded, for indexing
@@ -48,6 +48,18 @@ pub enum Op {
     Status,
     /// Restart the server for `file`'s root (all servers without `file`).
     Reload,
+    /// Who calls the function at the position: each call site and its caller.
+    IncomingCalls,
+    /// What the function at the position calls: each callee and where.
+    OutgoingCalls,
+    /// The types the type at the position extends or implements.
+    Supertypes,
+    /// The types that extend or implement the type at the position.
+    Subtypes,
+    /// The signature of the call at the position, the active parameter marked.
+    SignatureHelp,
+    /// What each server for `file` advertises (why an op is refused).
+    Capabilities,
 }
 
 impl Op {
@@ -63,6 +75,12 @@ impl Op {
             Op::CodeActions => "code_actions",
             Op::Status => "status",
             Op::Reload => "reload",
+            Op::IncomingCalls => "incoming_calls",
+            Op::OutgoingCalls => "outgoing_calls",
+            Op::Supertypes => "supertypes",
+            Op::Subtypes => "subtypes",
+            Op::SignatureHelp => "signature_help",
+            Op::Capabilities => "capabilities",
         }
     }
 
@@ -296,6 +314,14 @@ async fn run_within(
     t: &Timeouts,
     args: LspArgs,
 ) -> Result<ToolOutput, ToolError> {
+    match args.op {
+        Op::IncomingCalls | Op::OutgoingCalls | Op::Supertypes | Op::Subtypes => {
+            return crate::hierarchy::run(sup, t, &args).await
+        }
+        Op::SignatureHelp => return crate::signature::run(sup, t, &args).await,
+        Op::Capabilities => return crate::capabilities::run(sup, &args).await,
+        _ => {}
+    }
     if args.op.needs_position() {
         return navigate(sup, t, &args).await;
     }
@@ -381,8 +407,8 @@ async fn navigate(
                     "{head}\nno {what} found (the server is ready and answered with none)"
                 )));
             }
-            let names = enclosing::names(sup, t, &p.target, &locs, REFERENCES_CAP).await;
-            let lines = format::render_locations_in(
+            let names = enclosing::labels(sup, t, &p.target, &locs, REFERENCES_CAP).await;
+            let lines = format::render_locations_with(
                 &locs,
                 &names,
                 REFERENCES_CAP,
@@ -408,8 +434,8 @@ async fn navigate(
                 tool_core::format::plural(locs.len(), "reference", "references"),
                 tool_core::format::plural(format::files_in(&locs), "file", "files")
             );
-            let names = enclosing::names(sup, t, &p.target, &locs, REFERENCES_CAP).await;
-            let lines = format::render_locations_in(
+            let names = enclosing::labels(sup, t, &p.target, &locs, REFERENCES_CAP).await;
+            let lines = format::render_locations_with(
                 &locs,
                 &names,
                 REFERENCES_CAP,
