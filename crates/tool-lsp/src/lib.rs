@@ -19,7 +19,7 @@
 //! operations, with [`enclosing`] naming the symbol around each location,
 //! [`hierarchy`] for calls and types, [`signature`] and
 //! [`capabilities`]), [`format`] (output), [`diagnostics`] (freshness and the
-//! ledger), [`checker`] (project checkers), [`rename`] (with
+//! ledger), [`checker`] (project checkers), [`glob_diagnostics`] (a glob's files), [`rename`] (with
 //! [`identifier`], the new name's check, and
 //! [`mentions`], the files it must reach), [`file_move`] (moves of files
 //! and folders), [`on_write`], [`preview`] (the
@@ -37,6 +37,7 @@ pub mod diagnostics;
 pub mod enclosing;
 pub mod file_move;
 pub mod format;
+pub mod glob_diagnostics;
 pub mod hierarchy;
 pub mod identifier;
 pub mod mentions;

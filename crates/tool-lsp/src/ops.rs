@@ -28,7 +28,8 @@ pub const CHECKER_CAP: usize = 200;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
-    /// Errors and warnings of `file`; with `file: "*"` the project checker runs.
+    /// Errors and warnings of `file`; of up to 20 files with a glob (`"src/**/*.py"`);
+    /// with `file: "*"` the project checker runs.
     Diagnostics,
     /// Where the symbol is declared.
     Definition,
@@ -103,7 +104,8 @@ impl Op {
 pub struct LspArgs {
     /// The operation.
     pub op: Op,
-    /// File relative to the workspace root (`"*"` for project-wide diagnostics).
+    /// File relative to the workspace root (`"*"` for project-wide diagnostics, a glob
+    /// such as `"src/**/*.py"` for the diagnostics of up to 20 files).
     #[serde(default)]
     pub file: Option<String>,
     /// 1-based line of the symbol.
@@ -346,6 +348,9 @@ async fn run_within(
         }
         Op::Diagnostics => match args.file.as_deref() {
             Some("*") => crate::checker::run_all(sup).await,
+            Some(g) if crate::glob_diagnostics::is_glob(g) => {
+                crate::glob_diagnostics::run(sup, t, g).await
+            }
             _ => file_diagnostics(sup, t, &args).await,
         },
         Op::Symbols => symbols(sup, t, &args).await,
@@ -612,7 +617,7 @@ async fn diagnostics_of(
 /// server answered. A server that fails is named with why, and the others'
 /// answers are still given; "no errors" is said only when every server
 /// answered.
-async fn file_diagnostics(
+pub(crate) async fn file_diagnostics(
     sup: &LspSupervisor,
     t: &Timeouts,
     args: &LspArgs,

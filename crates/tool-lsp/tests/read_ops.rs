@@ -251,3 +251,48 @@ async fn cpp_type_hierarchy_with_clangd() {
     .assert_eq(&sig);
     run.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diagnostics_on_a_glob_are_capped_and_allowed_on_the_read_surface() {
+    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none() {
+        return;
+    }
+    let run = Run::new(project("python"));
+    std::fs::create_dir(run.root.join("gen")).unwrap();
+    for i in 0..25 {
+        let text = if i == 0 {
+            "x: int = \"a\"\n"
+        } else {
+            "y = 1\n"
+        };
+        std::fs::write(run.root.join(format!("gen/m{i:02}.py")), text).unwrap();
+    }
+    std::fs::write(run.root.join("notes.txt"), "hello\n").unwrap();
+    let capped = run
+        .lsp(json!({"op": "diagnostics", "file": "gen/*.py"}))
+        .await;
+    expect![[r#"
+        lsp diagnostics  gen/*.py — 20 files checked of 25 matching, 1 with errors or warnings
+        showing 20 of 25 files — narrow the glob
+        gen/m00.py (python + ruff) — 1 error, 0 warnings
+        gen/m00.py:1:10 error [reportAssignmentType] Type "Literal['a']" is not assignable to declared type "int" (python)
+        no errors or warnings: gen/m01.py, gen/m02.py, gen/m03.py, gen/m04.py, gen/m05.py, gen/m06.py, gen/m07.py, gen/m08.py, gen/m09.py, gen/m10.py, gen/m11.py, gen/m12.py, gen/m13.py, gen/m14.py, gen/m15.py, gen/m16.py, gen/m17.py, gen/m18.py, gen/m19.py"#]].assert_eq(&capped);
+    // Not project-wide checking: only language servers answer, so the read
+    // surface may ask (while "*" stays refused there).
+    let read = run
+        .registry
+        .call(
+            tool_core::Surface::READ_ONLY,
+            "lsp",
+            json!({"op": "diagnostics", "file": "[abn]*.{py,txt}"}),
+            Default::default(),
+        )
+        .await
+        .map(|o| o.joined_text());
+    expect![[r#"Ok("lsp diagnostics  [abn]*.{py,txt} — 3 files checked of 3 matching, 1 with errors or warnings\nbroken.py (python + ruff) — 1 error, 0 warnings\nbroken.py:2:12 error [reportReturnType] Type \"Literal['not a number']\" is not assignable to return type \"int\" (python)\nno errors or warnings: app.py\nno language server for: notes.txt (not checked)")"#]].assert_eq(&format!("{read:?}"));
+    let none = run
+        .call("lsp", json!({"op": "diagnostics", "file": "src/**/*.rs"}))
+        .await;
+    expect![[r#"Err(BadArgs("no file in the workspace matches `src/**/*.rs` (ignored and hidden files are left out; a pattern without `/` matches a file name at any depth)"))"#]].assert_eq(&format!("{none:?}"));
+    run.finish().await;
+}
