@@ -111,6 +111,8 @@ pub fn render_locations_with(
         .iter()
         .take(cap)
         .map(|l| l.shown.len() + digits(l.line + 1) + 1)
+        // A long library path outside the workspace does not pad every row.
+        .filter(|w| *w <= MAX_LOCATION_WIDTH)
         .max()
         .unwrap_or(0);
     let mut out: Vec<String> = locs
@@ -135,6 +137,9 @@ pub fn render_locations_with(
     }
     out
 }
+
+/// Widest `path:line` the other rows are padded to.
+const MAX_LOCATION_WIDTH: usize = 60;
 
 fn digits(n: u32) -> usize {
     n.to_string().len()
