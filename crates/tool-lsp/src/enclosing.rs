@@ -7,9 +7,9 @@
 //! - A name comes only from the answering server's own document symbols of
 //!   the file as it is now; a file it cannot open or answer for gets no name,
 //!   never a guessed one. No other server is started for it.
-//! - Only files inside the workspace are opened, and a file opened here just
-//!   for its symbols is closed again, so a call leaves the server's set of
-//!   open documents as it found it.
+//! - Only files inside the workspace are opened. A file opened for its
+//!   symbols stays open (as rename's do): closing it again made basedpyright
+//!   report an analysis that never ended, and the next query waited for it.
 //! - A file's symbols are asked once per (server process, text): the
 //!   [`SymbolCache`] keeps at most [`SYMBOL_CACHE_FILES`] files, oldest out.
 //! - Variables and fields are scopes only when they hold other symbols (a
@@ -162,7 +162,6 @@ async fn file_scopes(
         return None;
     }
     let uri = file_uri(path);
-    let was_open = client.doc(&uri).await.is_some();
     let doc = client.sync_file(path, &target.language_id).await.ok()?;
     let key = (client.pid(), uri.clone(), text_hash(&doc.text));
     let cached = sup.symbol_cache().get(&key);
@@ -183,9 +182,6 @@ async fn file_scopes(
             })
         }
     };
-    if !was_open {
-        client.close(&uri).await;
-    }
     scopes
 }
 
