@@ -95,22 +95,41 @@ impl SourceLines {
 
 /// `path:line    source` per location, capped.
 pub fn render_locations(locs: &[Loc], cap: usize, narrow: &str) -> Vec<String> {
+    render_locations_with(locs, &[], cap, narrow)
+}
+
+/// As [`render_locations`], each line ending with its suffix where one is
+/// given (`(in Scope/name)`, `(class Speaker)`).
+pub fn render_locations_with(
+    locs: &[Loc],
+    suffixes: &[Option<String>],
+    cap: usize,
+    narrow: &str,
+) -> Vec<String> {
     let mut src = SourceLines::default();
     let width = locs
         .iter()
         .take(cap)
         .map(|l| l.shown.len() + digits(l.line + 1) + 1)
+        // A long library path outside the workspace does not pad every row.
+        .filter(|w| *w <= MAX_LOCATION_WIDTH)
         .max()
         .unwrap_or(0);
     let mut out: Vec<String> = locs
         .iter()
         .take(cap)
-        .map(|l| {
+        .enumerate()
+        .map(|(i, l)| {
             let head = format!("{}:{}", l.shown, l.line + 1);
-            match src.line(&l.path, l.line) {
+            let mut row = match src.line(&l.path, l.line) {
                 Some(text) if !text.is_empty() => format!("{head:<width$}    {text}"),
                 _ => head,
+            };
+            if let Some(Some(suffix)) = suffixes.get(i) {
+                row.push_str("  ");
+                row.push_str(suffix);
             }
+            row
         })
         .collect();
     if locs.len() > cap {
@@ -118,6 +137,9 @@ pub fn render_locations(locs: &[Loc], cap: usize, narrow: &str) -> Vec<String> {
     }
     out
 }
+
+/// Widest `path:line` the other rows are padded to.
+const MAX_LOCATION_WIDTH: usize = 60;
 
 fn digits(n: u32) -> usize {
     n.to_string().len()

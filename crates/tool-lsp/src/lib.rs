@@ -15,9 +15,11 @@
 //! Modules: [`catalog`] (which server for which file), [`config`] (the
 //! config layers that change it, and the project's trust rule), [`transport`]
 //! (framing), [`client`] (one server session), [`supervisor`] (lifecycles),
-//! [`position`] (line + symbol ↔ LSP positions), [`ops`] (the ten
-//! operations), [`format`] (output), [`diagnostics`] (freshness and the
-//! ledger), [`checker`] (project checkers), [`rename`] (with
+//! [`position`] (line + symbol ↔ LSP positions), [`ops`] (the
+//! operations, with [`enclosing`] naming the symbol around each location,
+//! [`hierarchy`] for calls and types, [`signature`] and
+//! [`capabilities`]), [`format`] (output), [`diagnostics`] (freshness and the
+//! ledger), [`checker`] (project checkers), [`glob_diagnostics`] (a glob's files), [`rename`] (with
 //! [`identifier`], the new name's check, and
 //! [`mentions`], the files it must reach), [`file_move`] (moves of files
 //! and folders), [`on_write`], [`preview`] (the
@@ -25,14 +27,18 @@
 //! [`code_action`] (applying one), [`tools`] and [`binding`].
 
 pub mod binding;
+pub mod capabilities;
 pub mod catalog;
 pub mod checker;
 pub mod client;
 pub mod code_action;
 pub mod config;
 pub mod diagnostics;
+pub mod enclosing;
 pub mod file_move;
 pub mod format;
+pub mod glob_diagnostics;
+pub mod hierarchy;
 pub mod identifier;
 pub mod mentions;
 pub mod on_write;
@@ -40,6 +46,7 @@ pub mod ops;
 pub mod position;
 pub mod preview;
 pub mod rename;
+pub mod signature;
 pub mod supervisor;
 pub mod tools;
 pub mod transport;

@@ -1,4 +1,4 @@
-//! The ten operations of the `lsp` tool, on top of the supervisor.
+//! The operations of the `lsp` tool, on top of the supervisor.
 //!
 //! Every query first re-syncs open documents from disk (the harness may have
 //! changed them behind the server's back), then waits, bounded, for indexing
@@ -7,6 +7,7 @@
 
 use crate::client::{file_uri, LspClient};
 use crate::diagnostics::{self, DiagLine, NotReady};
+use crate::enclosing;
 use crate::format::{self, Loc};
 use crate::position::{self, SymbolSpot};
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
@@ -27,7 +28,8 @@ pub const CHECKER_CAP: usize = 200;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
-    /// Errors and warnings of `file`; with `file: "*"` the project checker runs.
+    /// Errors and warnings of `file`; of up to 20 files with a glob (`"src/**/*.py"`);
+    /// with `file: "*"` the project checker runs.
     Diagnostics,
     /// Where the symbol is declared.
     Definition,
@@ -47,6 +49,18 @@ pub enum Op {
     Status,
     /// Restart the server for `file`'s root (all servers without `file`).
     Reload,
+    /// Who calls the function at the position: each call site and its caller.
+    IncomingCalls,
+    /// What the function at the position calls: each callee and where.
+    OutgoingCalls,
+    /// The types the type at the position extends or implements.
+    Supertypes,
+    /// The types that extend or implement the type at the position.
+    Subtypes,
+    /// The signature of the call at the position, the active parameter marked.
+    SignatureHelp,
+    /// What each server for `file` advertises (why an op is refused).
+    Capabilities,
 }
 
 impl Op {
@@ -62,6 +76,12 @@ impl Op {
             Op::CodeActions => "code_actions",
             Op::Status => "status",
             Op::Reload => "reload",
+            Op::IncomingCalls => "incoming_calls",
+            Op::OutgoingCalls => "outgoing_calls",
+            Op::Supertypes => "supertypes",
+            Op::Subtypes => "subtypes",
+            Op::SignatureHelp => "signature_help",
+            Op::Capabilities => "capabilities",
         }
     }
 
@@ -84,7 +104,8 @@ impl Op {
 pub struct LspArgs {
     /// The operation.
     pub op: Op,
-    /// File relative to the workspace root (`"*"` for project-wide diagnostics).
+    /// File relative to the workspace root (`"*"` for project-wide diagnostics, a glob
+    /// such as `"src/**/*.py"` for the diagnostics of up to 20 files).
     #[serde(default)]
     pub file: Option<String>,
     /// 1-based line of the symbol.
@@ -295,6 +316,14 @@ async fn run_within(
     t: &Timeouts,
     args: LspArgs,
 ) -> Result<ToolOutput, ToolError> {
+    match args.op {
+        Op::IncomingCalls | Op::OutgoingCalls | Op::Supertypes | Op::Subtypes => {
+            return crate::hierarchy::run(sup, t, &args).await
+        }
+        Op::SignatureHelp => return crate::signature::run(sup, t, &args).await,
+        Op::Capabilities => return crate::capabilities::run(sup, &args).await,
+        _ => {}
+    }
     if args.op.needs_position() {
         return navigate(sup, t, &args).await;
     }
@@ -319,6 +348,9 @@ async fn run_within(
         }
         Op::Diagnostics => match args.file.as_deref() {
             Some("*") => crate::checker::run_all(sup).await,
+            Some(g) if crate::glob_diagnostics::is_glob(g) => {
+                crate::glob_diagnostics::run(sup, t, g).await
+            }
             _ => file_diagnostics(sup, t, &args).await,
         },
         Op::Symbols => symbols(sup, t, &args).await,
@@ -380,8 +412,10 @@ async fn navigate(
                     "{head}\nno {what} found (the server is ready and answered with none)"
                 )));
             }
-            let lines = format::render_locations(
+            let names = enclosing::labels(sup, t, &p.target, &locs, REFERENCES_CAP).await;
+            let lines = format::render_locations_with(
                 &locs,
+                &names,
                 REFERENCES_CAP,
                 "narrow with a more specific symbol",
             );
@@ -405,8 +439,10 @@ async fn navigate(
                 tool_core::format::plural(locs.len(), "reference", "references"),
                 tool_core::format::plural(format::files_in(&locs), "file", "files")
             );
-            let lines = format::render_locations(
+            let names = enclosing::labels(sup, t, &p.target, &locs, REFERENCES_CAP).await;
+            let lines = format::render_locations_with(
                 &locs,
+                &names,
                 REFERENCES_CAP,
                 "narrow with a more specific symbol, or look at one file with op `symbols`",
             );
@@ -581,7 +617,7 @@ async fn diagnostics_of(
 /// server answered. A server that fails is named with why, and the others'
 /// answers are still given; "no errors" is said only when every server
 /// answered.
-async fn file_diagnostics(
+pub(crate) async fn file_diagnostics(
     sup: &LspSupervisor,
     t: &Timeouts,
     args: &LspArgs,

@@ -143,6 +143,8 @@ pub struct LspSupervisor {
     reaper: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Entries that could not start, by (id, where it was looked for): why.
     refusals: Mutex<BTreeMap<(String, PathBuf), String>>,
+    /// Document symbols asked for naming enclosing scopes.
+    symbols: crate::enclosing::SymbolCache,
 }
 
 impl LspSupervisor {
@@ -155,6 +157,7 @@ impl LspSupervisor {
             slots: Arc::default(),
             reaper: Mutex::default(),
             refusals: Mutex::default(),
+            symbols: Default::default(),
         }
     }
 
@@ -171,6 +174,10 @@ impl LspSupervisor {
 
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
+    }
+
+    pub fn symbol_cache(&self) -> &crate::enclosing::SymbolCache {
+        &self.symbols
     }
 
     pub fn catalog(&self) -> &Catalog {

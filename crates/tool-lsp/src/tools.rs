@@ -13,11 +13,15 @@ use tracing::Instrument;
 
 const LSP_DESCRIPTION: &str = "Ask the project's language server. Positions are `line` (1-based) plus `symbol` \
 (the identifier on that line), never a column; if the symbol occurs twice on the line pass `occurrence`. \
-Ops: diagnostics (file, or \"*\" for the project checker — it runs the project's build, so only on a \
-surface with exec tools), definition, type_definition, implementation, \
+Ops: diagnostics (file; a glob such as \"src/**/*.py\" for up to 20 files, the truncation stated; or \"*\" \
+for the project checker — it runs the project's build, so only on a surface with exec tools), definition, type_definition, implementation, \
 references (capped at 50), hover, symbols (`query` for a workspace search capped at 100, or `file` for its symbols \
 capped at 200), code_actions (quick fixes at the position, listed not applied), status (which servers run, \
-for which roots, and why others cannot start), reload (restart the server for `file`'s root, or all). \
+for which roots, and why others cannot start), reload (restart the server for `file`'s root, or all), \
+incoming_calls / outgoing_calls (callers with each call site, or callees, of the function at the position), \
+supertypes / subtypes (of the type at the position), signature_help (at a called name or an argument; the \
+active parameter marked «…»), capabilities (what each server for `file` offers, so you see why an op is \
+refused). Locations name their enclosing symbol `(in Class/method)`. \
 `timeout_seconds` (5–300) bounds this call's wait on the server.";
 
 const RENAME_DESCRIPTION: &str = "Rename a symbol across the project with the language server: every reference in \

@@ -66,6 +66,39 @@ async fn bad_arguments_are_refused_before_any_server_starts() {
             "it occurs on nearby lines:\n  5: message = greet(\"world\")",
         ),
         (json!({"op": "symbols"}), "needs `query`"),
+        // The read ops of issue 17 take the same positions and files.
+        (
+            json!({"op": "incoming_calls", "file": "app.py", "line": 5}),
+            "op `incoming_calls` needs `symbol`",
+        ),
+        (
+            json!({"op": "outgoing_calls", "file": "app.py", "symbol": "greet"}),
+            "op `outgoing_calls` needs `line`",
+        ),
+        (
+            json!({"op": "supertypes", "file": "app.py", "line": 6, "symbol": "greet"}),
+            "it occurs on nearby lines:\n  5: message = greet(\"world\")",
+        ),
+        (
+            json!({"op": "subtypes", "file": "../outside.py", "line": 1, "symbol": "x"}),
+            "outside the workspace",
+        ),
+        (
+            json!({"op": "signature_help", "file": "app.py", "line": 99, "symbol": "greet"}),
+            "line 99 is past the end of app.py",
+        ),
+        (
+            json!({"op": "capabilities"}),
+            "op `capabilities` needs `file`",
+        ),
+        (
+            json!({"op": "capabilities", "file": "/etc/passwd"}),
+            "outside the workspace",
+        ),
+        (
+            json!({"op": "call_graph", "file": "app.py"}),
+            "unknown variant `call_graph`",
+        ),
     ];
     for (args, says) in cases {
         let e = err(&run, args.clone()).await;

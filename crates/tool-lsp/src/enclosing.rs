@@ -1,0 +1,300 @@
+//! Enclosing symbols: which class, function or method a location sits in,
+//! named as a path (`Session/request`, `_basic_auth_str`), from the server's
+//! document symbols — so an agent reading a `references` answer knows which
+//! function uses a name without a second call.
+//!
+//! Invariants:
+//! - A name comes only from the answering server's own document symbols of
+//!   the file as it is now; a file it cannot open or answer for gets no name,
+//!   never a guessed one. No other server is started for it.
+//! - Only files inside the workspace are opened. A file opened for its
+//!   symbols stays open (as rename's do): closing it again made basedpyright
+//!   report an analysis that never ended, and the next query waited for it.
+//! - A file's symbols are asked once per (server process, text): the
+//!   [`SymbolCache`] keeps at most [`SYMBOL_CACHE_FILES`] files, oldest out.
+//! - Variables and fields are scopes only when they hold other symbols (a
+//!   `const handler = () => {…}`); a plain variable never names a location.
+
+use crate::client::{file_uri, LspClient};
+use crate::format::Loc;
+use crate::supervisor::{LspSupervisor, Target, Timeouts};
+use serde_json::{json, Value};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// How many files' symbols the cache keeps.
+pub const SYMBOL_CACHE_FILES: usize = 64;
+
+/// One named scope of a file: its path of names and its whole range
+/// (0-based line, server column; end inclusive of its last position).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    pub name: String,
+    pub start: (u32, u32),
+    pub end: (u32, u32),
+}
+
+/// Symbol kinds that are scopes only when they have children: variable,
+/// constant, field, property, enum member, string … (LSP `SymbolKind`).
+fn is_leaf_kind(kind: u64) -> bool {
+    matches!(
+        kind,
+        7 | 8 | 13 | 14 | 15 | 16 | 17 | 18 | 20 | 21 | 22 | 26
+    )
+}
+
+fn point(v: Option<&Value>) -> Option<(u32, u32)> {
+    let v = v?;
+    Some((
+        v.get("line")?.as_u64()? as u32,
+        v.get("character")?.as_u64()? as u32,
+    ))
+}
+
+/// The scopes of a `textDocument/documentSymbol` answer: a `DocumentSymbol`
+/// tree (names joined with `/` down the tree) or flat `SymbolInformation`
+/// (joined to its `containerName`).
+pub fn scopes(v: &Value) -> Vec<Scope> {
+    fn walk(items: &[Value], prefix: &str, out: &mut Vec<Scope>) {
+        for it in items {
+            let Some(name) = it.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let children = it
+                .get("children")
+                .and_then(Value::as_array)
+                .filter(|c| !c.is_empty());
+            let kind = it.get("kind").and_then(Value::as_u64).unwrap_or(0);
+            let flat_container = it
+                .get("containerName")
+                .and_then(Value::as_str)
+                .filter(|c| !c.is_empty() && prefix.is_empty());
+            let path = match (prefix, flat_container) {
+                ("", Some(c)) => format!("{c}/{name}"),
+                ("", None) => name.to_string(),
+                (p, _) => format!("{p}/{name}"),
+            };
+            let range = it.get("range").or_else(|| it.pointer("/location/range"));
+            let bounds = range.and_then(|r| Some((point(r.get("start"))?, point(r.get("end"))?)));
+            if let Some((start, end)) = bounds {
+                if children.is_some() || !is_leaf_kind(kind) {
+                    out.push(Scope {
+                        name: path.clone(),
+                        start,
+                        end,
+                    });
+                }
+            }
+            if let Some(children) = children {
+                walk(children, &path, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(items) = v.as_array() {
+        walk(items, "", &mut out);
+    }
+    out
+}
+
+/// The innermost scope holding the position (the one that starts last
+/// among those whose range contains it), by name.
+pub fn innermost(scopes: &[Scope], line: u32, character: u32) -> Option<&str> {
+    let at = (line, character);
+    scopes
+        .iter()
+        .filter(|s| s.start <= at && at <= s.end)
+        .max_by_key(|s| (s.start, std::cmp::Reverse(s.end)))
+        .map(|s| s.name.as_str())
+}
+
+type Key = (u32, String, u64);
+
+/// Document symbols already asked for, by (server pid, uri, text hash).
+#[derive(Default)]
+pub struct SymbolCache {
+    files: Mutex<VecDeque<(Key, Arc<Vec<Scope>>)>>,
+}
+
+impl SymbolCache {
+    fn get(&self, key: &Key) -> Option<Arc<Vec<Scope>>> {
+        let files = self.files.lock().expect("symbol cache");
+        files.iter().find(|(k, _)| k == key).map(|(_, s)| s.clone())
+    }
+
+    fn put(&self, key: Key, scopes: Arc<Vec<Scope>>) {
+        let mut files = self.files.lock().expect("symbol cache");
+        files.retain(|(k, _)| k != &key);
+        if files.len() >= SYMBOL_CACHE_FILES {
+            files.pop_front();
+        }
+        files.push_back((key, scopes));
+    }
+
+    /// How many files it holds (for its bound's test).
+    pub fn len(&self) -> usize {
+        self.files.lock().expect("symbol cache").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn text_hash(text: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+/// The scopes of one file as `client` sees it now, from the cache or asked.
+async fn file_scopes(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    target: &Target,
+    path: &Path,
+) -> Option<Arc<Vec<Scope>>> {
+    let client: &LspClient = &target.client;
+    if !client.has_capability("documentSymbolProvider") {
+        return None;
+    }
+    let uri = file_uri(path);
+    let doc = client.sync_file(path, &target.language_id).await.ok()?;
+    let key = (client.pid(), uri.clone(), text_hash(&doc.text));
+    let cached = sup.symbol_cache().get(&key);
+    let scopes = match cached {
+        Some(s) => Some(s),
+        None => {
+            let asked = client
+                .request(
+                    "textDocument/documentSymbol",
+                    json!({"textDocument": {"uri": uri}}),
+                    t.request,
+                )
+                .await;
+            asked.ok().map(|v| {
+                let s = Arc::new(scopes(&v));
+                sup.symbol_cache().put(key, s.clone());
+                s
+            })
+        }
+    };
+    scopes
+}
+
+/// The enclosing symbol of each of the first `cap` locations (None where
+/// there is none or the file is not the answering server's).
+pub async fn names(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    target: &Target,
+    locs: &[Loc],
+    cap: usize,
+) -> Vec<Option<String>> {
+    let mut by_file: BTreeMap<PathBuf, Option<Arc<Vec<Scope>>>> = BTreeMap::new();
+    for loc in locs.iter().take(cap) {
+        if by_file.contains_key(&loc.path) {
+            continue;
+        }
+        let same_server = sup.workspace().contains(&loc.path)
+            && sup
+                .server_slot_for(&loc.path)
+                .is_ok_and(|(slot, _)| Arc::ptr_eq(&slot, &target.slot));
+        let scopes = if same_server {
+            file_scopes(sup, t, target, &loc.path).await
+        } else {
+            None
+        };
+        by_file.insert(loc.path.clone(), scopes);
+    }
+    locs.iter()
+        .take(cap)
+        .map(|loc| {
+            let scopes = by_file.get(&loc.path)?.as_ref()?;
+            innermost(scopes, loc.line, loc.character).map(str::to_string)
+        })
+        .collect()
+}
+
+/// [`names`] as the suffix a location line shows: `(in Session/request)`.
+pub async fn labels(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    target: &Target,
+    locs: &[Loc],
+    cap: usize,
+) -> Vec<Option<String>> {
+    names(sup, t, target, locs, cap)
+        .await
+        .into_iter()
+        .map(|n| n.map(|n| format!("(in {n})")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(name: &str, kind: u64, (a, b): (u32, u32), children: Vec<Value>) -> Value {
+        json!({"name": name, "kind": kind,
+               "range": {"start": {"line": a, "character": 0}, "end": {"line": b, "character": 9}},
+               "selectionRange": {"start": {"line": a, "character": 4}, "end": {"line": a, "character": 8}},
+               "children": children})
+    }
+
+    #[test]
+    fn the_innermost_scope_names_a_position_by_its_path() {
+        let tree = json!([
+            sym(
+                "Session",
+                5,
+                (0, 20),
+                vec![
+                    sym("request", 6, (2, 10), vec![sym("resp", 13, (4, 4), vec![])]),
+                    sym("send", 6, (12, 18), vec![]),
+                ]
+            ),
+            sym("TIMEOUT", 14, (22, 22), vec![]),
+            sym("_basic_auth_str", 12, (24, 30), vec![]),
+        ]);
+        let s = scopes(&tree);
+        let at = |l| innermost(&s, l, 5);
+        assert_eq!(at(4), Some("Session/request"));
+        assert_eq!(at(13), Some("Session/send"));
+        assert_eq!(at(11), Some("Session"));
+        assert_eq!(at(22), None, "a constant is not a scope");
+        assert_eq!(at(26), Some("_basic_auth_str"));
+        assert_eq!(at(40), None);
+    }
+
+    #[test]
+    fn flat_symbol_information_joins_its_container() {
+        let flat = json!([
+            {"name": "Greeter", "kind": 5, "location": {"uri": "file:///a.py", "range": {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}}},
+            {"name": "say", "kind": 6, "containerName": "Greeter", "location": {"uri": "file:///a.py", "range": {"start": {"line": 6, "character": 4}, "end": {"line": 8, "character": 0}}}}
+        ]);
+        let s = scopes(&flat);
+        assert_eq!(innermost(&s, 7, 2), Some("Greeter/say"));
+        assert_eq!(innermost(&s, 2, 2), Some("Greeter"));
+    }
+
+    #[test]
+    fn the_cache_is_bounded_oldest_out() {
+        let cache = SymbolCache::default();
+        for i in 0..(SYMBOL_CACHE_FILES as u64 + 5) {
+            cache.put((1, format!("file:///{i}"), i), Arc::new(Vec::new()));
+        }
+        assert_eq!(cache.len(), SYMBOL_CACHE_FILES);
+        assert!(cache.get(&(1, "file:///0".into(), 0)).is_none());
+        assert!(cache
+            .get(&(
+                1,
+                format!("file:///{}", SYMBOL_CACHE_FILES + 4),
+                SYMBOL_CACHE_FILES as u64 + 4
+            ))
+            .is_some());
+    }
+}
