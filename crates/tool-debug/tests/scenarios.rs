@@ -607,6 +607,7 @@ async fn standard_input(b: &Bench, row: &Row) {
 async fn deeper_ops(dir: &Path, row: &Row) {
     let b = bench(dir, config());
     let l = &row.looping;
+    let (before, _) = b.call(json!({"op": "adapters"})).await;
 
     // Bad input to the new ops: a clear error, nothing kept.
     let err = b
@@ -638,6 +639,14 @@ async fn deeper_ops(dir: &Path, row: &Row) {
     assert!(
         s["function"].as_str().unwrap_or_default().contains("mean"),
         "{text}"
+    );
+    // Started, the adapter announced the filters the catalog lists for it.
+    let (after, _) = b.call(json!({"op": "adapters"})).await;
+    assert_eq!(
+        filter_line(&after, row.adapter),
+        filter_line(&before, row.adapter).replace("when tested", "when it started in this run"),
+        "the catalog's filters for {} are not those it announces",
+        row.adapter
     );
     let (text, _) = b.call(json!({"op": "status"})).await;
     assert!(
@@ -972,6 +981,78 @@ async fn scenario(row: Row) {
         format!("bad arguments: no running process has pid {gone}; check it with `ps`")
     );
     assert!(b.processes().await.is_empty());
+}
+
+/// The exception filter line under `adapter`'s line in an `adapters` answer.
+fn filter_line(text: &str, adapter: &str) -> String {
+    let mut lines = text
+        .lines()
+        .skip_while(|l| l.split_whitespace().next() != Some(adapter));
+    lines.next();
+    lines
+        .next()
+        .filter(|l| l.starts_with("  exception filters"))
+        .unwrap_or_else(|| panic!("no exception filters under {adapter}: {text}"))
+        .to_string()
+}
+
+/// `adapters` and `status` list each adapter's exception filters before
+/// any adapter started: as the catalog knows them, said to be what the
+/// adapter announced when tested.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exception_filters_are_listed_before_a_start() {
+    let dir = copy_fixture("python");
+    let b = bench(dir.path(), config());
+    let (text, s) = b.call(json!({"op": "adapters"})).await;
+    // Whether each adapter is usable depends on the machine: its id only.
+    let shown: Vec<String> = text
+        .lines()
+        .map(|l| match l.split_whitespace().next() {
+            Some(id)
+                if !l.starts_with(' ')
+                    && s["exception_filters"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|a| a["adapter"] == id) =>
+            {
+                format!("{id} …")
+            }
+            _ => l.to_string(),
+        })
+        .collect();
+    expect![[r#"
+        debug adapters  (root markers looked for in the workspace root; a launched program's own folder is checked up to the root)
+        debugpy …
+          exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
+        lldb …
+          exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
+        delve …
+          exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)
+        dart …
+        choose exception filters with exception_breakpoints (before or after launch)"#]].assert_eq(&shown.join("\n"));
+    assert_eq!(
+        s["exception_filters"][0]["filters"][1],
+        json!({"id": "uncaught", "label": "Uncaught Exceptions", "default": true})
+    );
+
+    let (text, _) = b.call(json!({"op": "status"})).await;
+    expect![[r#"
+        debug status  no session; 0 breakpoints set
+        launch a program to start one
+        debugpy: exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
+        lldb: exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
+        delve: exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)"#]].assert_eq(&text);
+    b.call(json!({"op": "exception_breakpoints", "filters": ["raised"]}))
+        .await;
+    let (text, _) = b.call(json!({"op": "status"})).await;
+    expect![[r#"
+        debug status  no session; 0 breakpoints set
+        launch a program to start one
+        exception filters chosen: raised
+        debugpy: exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
+        lldb: exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
+        delve: exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)"#]].assert_eq(&text);
 }
 
 /// The attached program, running, is paused (it may have been stopped

@@ -82,6 +82,8 @@ impl OpContext<'_> {
             other => other,
         })?;
         self.conversation.session = Some(session.clone());
+        self.supervisor
+            .record_announced_filters(session.adapter_id(), session.exception_filters());
         let mut breakpoints = Vec::new();
         for (file, statuses) in &report.breakpoints {
             let rel = self.rel(file);
