@@ -386,10 +386,11 @@ fn delve_row() -> Row {
         listening: Some(Listening {
             start: headless_dlv,
             debuggee: Debuggee::Child("spin-bin"),
-            // A headless dlv names no process to its DAP client.
+            // A headless dlv names no process to its DAP client: the
+            // debuggee is the process the server on the port traces.
             said: expect![[r#"
             debug terminate  port PORT
-            disconnected; the debuggee was started outside this run and was left running; the adapter is gone"#]],
+            disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
         }),
         spinner: Some(go_spinner),
         go_test: Some(("main_test.go", 8, "TestMean")),
@@ -920,7 +921,15 @@ async fn scenario(row: Row) {
             }
         };
         wait_for_pause(&b).await;
-        let (text, _) = b.call(json!({"op": "terminate"})).await;
+        let (text, s) = b.call(json!({"op": "terminate"})).await;
+        assert_eq!(
+            (
+                s["detached"]["pid"].as_u64(),
+                s["detached"]["alive"].as_bool()
+            ),
+            (Some(debuggee as u64), Some(true)),
+            "{text}"
+        );
         let text = text.replace(&debuggee.to_string(), "DEBUGGEE");
         listening.said.assert_eq(&stable(&text, Some(port)));
         assert!(

@@ -96,6 +96,9 @@ impl OpContext<'_> {
             _ => wait,
         };
         let settled = session.wait_settled(0, settle_within).await;
+        if let (Op::Attach, Some(port)) = (op, args.port) {
+            session.find_served_debuggee(port).await;
+        }
         done(RunResult {
             head,
             previous_ending,
