@@ -73,9 +73,6 @@ struct Row {
     /// A program that greets the name it reads from stdin.
     greet: &'static str,
     /// How its launch without `stdin` settles (the first line).
-    /// `None` where the outcome depends on the test's own stdin: debugpy's
-    /// launcher hands the program the host's standard input (end of file
-    /// when that is /dev/null, a wait when it is a terminal or open pipe).
     greet_without_stdin: Option<Expect>,
     /// The adapter's refusal of `stdin`, where it cannot give it.
     stdin_refused: Option<Expect>,
@@ -254,7 +251,7 @@ fn debugpy_row() -> Row {
         logpoint_refused: None,
         condition_locals: expect!["locals: i = 3, total = 23, xs = [4, 8, 15, 16, 23, 42]"],
         greet: "greet.py",
-        greet_without_stdin: None,
+        greet_without_stdin: Some(expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
         stdin_refused: None,
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {

@@ -204,6 +204,7 @@ impl OpContext<'_> {
             }
         };
         let resolved = self.resolve_adapter(&spec, &start).await?;
+        let mut held_stdin = None;
         let stdin = match (&args.stdin, stdin_route) {
             (Some(text), Some(adapters::StdinRoute::File)) => {
                 let dir = adapters::scratch_dir().map_err(|e| {
@@ -214,6 +215,19 @@ impl OpContext<'_> {
                     ToolError::failed(format!("cannot write stdin to {}: {e}", file.display()))
                 })?;
                 Some((dir, file))
+            }
+            (None, _) if adapters::holds_stdin_open(spec.kind) => {
+                // A read with no input given waits, and is said to.
+                let dir = adapters::scratch_dir().map_err(|e| {
+                    ToolError::failed(format!("cannot make a scratch folder for stdin: {e}"))
+                })?;
+                let fifo =
+                    tool_core::process::HeldFifo::create(&dir.join("stdin")).map_err(|e| {
+                        let _ = std::fs::remove_dir_all(&dir);
+                        ToolError::failed(format!("cannot make the program's stdin pipe: {e}"))
+                    })?;
+                held_stdin = Some(std::sync::Arc::new(fifo));
+                Some((dir.clone(), dir.join("stdin")))
             }
             _ => None,
         };
@@ -246,6 +260,7 @@ impl OpContext<'_> {
         if stdin_route == Some(adapters::StdinRoute::AdapterStdin) {
             plan.adapter_stdin = args.stdin.clone();
         }
+        plan.held_stdin = held_stdin;
         plan.default_functions = adapters::default_functions(spec.kind, &path);
         Ok(plan)
     }
@@ -345,6 +360,7 @@ impl OpContext<'_> {
             scratch_dir: arguments.scratch_dir,
             debuggee_pid: None,
             adapter_stdin: None,
+            held_stdin: None,
             env: self.supervisor.config().env.clone(),
             search_path: self.supervisor.catalog().search_path().clone(),
         }

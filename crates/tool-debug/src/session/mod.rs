@@ -108,6 +108,10 @@ pub struct LaunchPlan {
     /// Written to the adapter's stdin, then end of file: the debuggee
     /// inherits it (delve's `stdin`).
     pub adapter_stdin: Option<String>,
+    /// A pipe the debuggee reads as its standard input when no `stdin`
+    /// was given (debugpy, whose launcher would give it /dev/null): held
+    /// open, so a read waits and is seen waiting.
+    pub held_stdin: Option<std::sync::Arc<tool_core::process::HeldFifo>>,
     pub env: Vec<(String, String)>,
     pub search_path: std::ffi::OsString,
 }
