@@ -1098,3 +1098,67 @@ async fn scenario_lldb_on_rust() {
 async fn scenario_delve() {
     scenario(delve_row()).await;
 }
+
+/// delve lists goroutines as threads: `threads` names each goroutine with
+/// its place in the program's code, `stack` says whose stack it is, and
+/// while the program runs the placeholder thread is said to be one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delve_names_goroutines() {
+    for any in [&["dlv"][..], &["go"][..]] {
+        if tool_core::fixtures::require(any).is_none() {
+            return;
+        }
+    }
+    let dir = copy_fixture("go");
+    let b = bench(dir.path(), config());
+    b.call(json!({"op": "breakpoints", "file": "cmd/workers/main.go", "lines": [18]}))
+        .await;
+    let (text, s) = b
+        .call(json!({"op": "launch", "program": "cmd/workers", "timeout_seconds": 90}))
+        .await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    let (text, s) = b.call(json!({"op": "threads"})).await;
+    // The program's own goroutines (the runtime's vary with Go's version).
+    let os_thread = s["threads"][0]["os_thread"].as_u64().unwrap_or_default();
+    // Goroutine ids past main's and their count vary from run to run.
+    let own: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("debug ") || l.contains("cmd/workers/"))
+        .map(|l| {
+            if l.contains("goroutine 1 ") {
+                return l.to_string();
+            }
+            l.split(' ')
+                .map(|w| {
+                    if !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()) {
+                        "N"
+                    } else {
+                        w
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    expect![[r#"
+        debug threads  N goroutines (delve lists each goroutine as a thread; pass the id on the left as thread_id)
+             1  goroutine 1  main.main at cmd/workers/main.go:18  (stopped here; on OS thread T)
+             N  goroutine N  main.main.gowrap1 at cmd/workers/main.go:16
+             N  goroutine N  main.main.gowrap2 at cmd/workers/main.go:17"#]].assert_eq(&own.join("\n").replace(&os_thread.to_string(), "T"));
+    let (text, _) = b.call(json!({"op": "stack"})).await;
+    assert!(
+        text.starts_with("debug stack  goroutine 1 (thread 1), stop 1 (breakpoint)"),
+        "{text}"
+    );
+    end(&b).await;
+
+    b.call(json!({"op": "breakpoints", "file": "cmd/workers/main.go", "lines": []}))
+        .await;
+    let (text, s) = b
+        .call(json!({"op": "launch", "program": "cmd/spin", "timeout_seconds": 2}))
+        .await;
+    assert_eq!(s["state"], "running", "{text}");
+    let (text, _) = b.call(json!({"op": "threads"})).await;
+    expect!["debug threads  none listed while the program runs: the delve adapter lists only a placeholder (thread -1) then; call pause, then threads"].assert_eq(&text);
+    end(&b).await;
+}

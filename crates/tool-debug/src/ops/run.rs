@@ -428,7 +428,10 @@ impl OpContext<'_> {
                         .and_then(|l| l.first().map(|t| t.id));
                 }
                 let (frame, outside) = match stop.thread_id {
-                    Some(t) if stop.reason == "exception" => self.first_user_frame(s, t).await,
+                    Some(t) if stop.reason == "exception" => {
+                        let (frame, above, _) = self.first_user_frame(s, t).await;
+                        (frame, above)
+                    }
                     Some(t) => (self.top_frame(s, t).await, 0),
                     None => (None, 0),
                 };
@@ -501,13 +504,13 @@ impl OpContext<'_> {
 
     /// Where an exception, panic or signal hit the program's own code: the
     /// first frame whose source is in the workspace (the top one when none
-    /// is), and how many frames above it are not (the runtime's, a
-    /// library's).
-    async fn first_user_frame(
+    /// is), how many frames above it are not (the runtime's, a
+    /// library's), and whether it is in the workspace.
+    pub(super) async fn first_user_frame(
         &self,
         s: &Session,
         thread: u64,
-    ) -> (Option<dap_types::StackFrame>, usize) {
+    ) -> (Option<dap_types::StackFrame>, usize, bool) {
         const LOOK_AT: u64 = 30;
         let frames = match s
             .typed::<req::StackTrace>(&dap_types::StackTraceArguments {
@@ -519,7 +522,7 @@ impl OpContext<'_> {
             .await
         {
             Ok(st) => st.stack_frames,
-            Err(_) => return (None, 0),
+            Err(_) => return (None, 0, false),
         };
         let in_workspace = |f: &dap_types::StackFrame| {
             f.source
@@ -529,8 +532,8 @@ impl OpContext<'_> {
                 .is_some_and(|p| self.workspace.contains(&p))
         };
         match frames.iter().position(in_workspace) {
-            Some(i) => (frames.into_iter().nth(i), i),
-            None => (frames.into_iter().next(), 0),
+            Some(i) => (frames.into_iter().nth(i), i, true),
+            None => (frames.into_iter().next(), 0, false),
         }
     }
 
