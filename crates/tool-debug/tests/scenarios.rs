@@ -1120,31 +1120,26 @@ async fn delve_names_goroutines() {
     let (text, s) = b.call(json!({"op": "threads"})).await;
     // The program's own goroutines (the runtime's vary with Go's version).
     let os_thread = s["threads"][0]["os_thread"].as_u64().unwrap_or_default();
-    // Goroutine ids past main's and their count vary from run to run.
-    let own: Vec<String> = text
-        .lines()
-        .filter(|l| l.starts_with("debug ") || l.contains("cmd/workers/"))
-        .map(|l| {
-            if l.contains("goroutine 1 ") {
-                return l.to_string();
-            }
-            l.split(' ')
-                .map(|w| {
-                    if !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()) {
-                        "N"
-                    } else {
-                        w
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
+    // main's goroutine; the workers' ids, and whether each has started
+    // yet (`main.worker`) or not (`main.main.gowrap1`), vary from run to run.
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.by_ref().take(1).collect();
+    let rest: Vec<&str> = lines.collect();
+    assert!(head[0].starts_with("debug threads  ") && head[0].contains(" goroutines (delve lists each goroutine as a thread; pass the id on the left as thread_id)"), "{text}");
+    let main_line = rest.iter().find(|l| l.contains("goroutine 1 ")).unwrap();
+    expect![
+        "     1  goroutine 1  main.main at cmd/workers/main.go:18  (stopped here; on OS thread T)"
+    ]
+    .assert_eq(&main_line.replace(&os_thread.to_string(), "T"));
+    let workers = rest
+        .iter()
+        .filter(|l| {
+            l.contains("main.worker at cmd/workers/main.go:")
+                || l.contains("main.main.gowrap1 at cmd/workers/main.go:16")
+                || l.contains("main.main.gowrap2 at cmd/workers/main.go:17")
         })
-        .collect();
-    expect![[r#"
-        debug threads  N goroutines (delve lists each goroutine as a thread; pass the id on the left as thread_id)
-             1  goroutine 1  main.main at cmd/workers/main.go:18  (stopped here; on OS thread T)
-             N  goroutine N  main.main.gowrap1 at cmd/workers/main.go:16
-             N  goroutine N  main.main.gowrap2 at cmd/workers/main.go:17"#]].assert_eq(&own.join("\n").replace(&os_thread.to_string(), "T"));
+        .count();
+    assert_eq!(workers, 2, "{text}");
     let (text, _) = b.call(json!({"op": "stack"})).await;
     assert!(
         text.starts_with("debug stack  goroutine 1 (thread 1), stop 1 (breakpoint)"),

@@ -73,9 +73,11 @@ impl OpContext<'_> {
             if let Some(g) = goroutine.filter(|_| !running && entries.len() < GOROUTINE_LOOKUPS) {
                 let (frame, above, in_workspace) = self.first_user_frame(&s, t.id).await;
                 if let Some(frame) = frame {
+                    let now_elsewhere =
+                        above > 0 && format::function_name(&frame.name) != g.function;
                     entry.place = Some(format::frame_place(self.workspace, &frame).0);
                     entry.user_code = Some(in_workspace);
-                    entry.now_in = (above > 0).then_some(g.function);
+                    entry.now_in = now_elsewhere.then_some(g.function);
                 }
             }
             entries.push(entry);
