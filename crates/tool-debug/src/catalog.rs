@@ -63,6 +63,21 @@ pub struct AdapterSpec {
     pub launch_template: Value,
     /// The `context` of `evaluate` requests.
     pub evaluate_context: String,
+    /// The adapter's exception breakpoint filters as it announced them when
+    /// tested; the running adapter's own list replaces them once started.
+    #[serde(default)]
+    pub exception_filters: Vec<ExceptionFilter>,
+}
+
+/// One of an adapter's `exceptionBreakpointFilters`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExceptionFilter {
+    pub id: String,
+    pub label: String,
+    /// On unless the model chose filters (an IDE's default).
+    #[serde(default)]
+    pub default: bool,
 }
 
 fn empty_object() -> Value {
@@ -81,6 +96,7 @@ impl AdapterSpec {
             connect: Connect::Stdio,
             launch_template: json!({}),
             evaluate_context: "watch".into(),
+            exception_filters: Vec::new(),
         }
     }
 }

@@ -28,7 +28,7 @@ pub mod transport;
 pub mod waiting;
 
 pub use args::{DebugArgs, Op};
-pub use catalog::{AdapterKind, AdapterSpec, Catalog, Connect};
+pub use catalog::{AdapterKind, AdapterSpec, Catalog, Connect, ExceptionFilter};
 
 use serde_json::Value;
 use session::Session;
@@ -95,6 +95,9 @@ pub struct DebugSupervisor {
     config: DebugConfig,
     catalog: Arc<Catalog>,
     conversations: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Conversation>>>>,
+    /// The exception filters each adapter announced when it last started in
+    /// this process, by adapter id (the catalog's tested list until then).
+    announced_filters: Mutex<HashMap<String, Vec<ExceptionFilter>>>,
 }
 
 impl DebugSupervisor {
@@ -109,6 +112,7 @@ impl DebugSupervisor {
             config,
             catalog: Arc::new(catalog),
             conversations: Mutex::new(HashMap::new()),
+            announced_filters: Mutex::new(HashMap::new()),
         })
     }
 
@@ -118,6 +122,28 @@ impl DebugSupervisor {
 
     pub fn catalog(&self) -> &Arc<Catalog> {
         &self.catalog
+    }
+
+    /// Remember the exception filters `adapter` announced as it started.
+    fn record_announced_filters(&self, adapter: &str, filters: Vec<ExceptionFilter>) {
+        self.announced_filters
+            .lock()
+            .expect("announced filters lock")
+            .insert(adapter.to_string(), filters);
+    }
+
+    /// `adapter`'s exception filters: those it announced when it last
+    /// started here (`true`), else the catalog's, as announced when tested.
+    fn exception_filters(&self, adapter: &AdapterSpec) -> (Vec<ExceptionFilter>, bool) {
+        match self
+            .announced_filters
+            .lock()
+            .expect("announced filters lock")
+            .get(&adapter.id)
+        {
+            Some(announced) => (announced.clone(), true),
+            None => (adapter.exception_filters.clone(), false),
+        }
     }
 
     /// The `debug` tool for one conversation in `workspace`.

@@ -73,9 +73,6 @@ struct Row {
     /// A program that greets the name it reads from stdin.
     greet: &'static str,
     /// How its launch without `stdin` settles (the first line).
-    /// `None` where the outcome depends on the test's own stdin: debugpy's
-    /// launcher hands the program the host's standard input (end of file
-    /// when that is /dev/null, a wait when it is a terminal or open pipe).
     greet_without_stdin: Option<Expect>,
     /// The adapter's refusal of `stdin`, where it cannot give it.
     stdin_refused: Option<Expect>,
@@ -254,7 +251,7 @@ fn debugpy_row() -> Row {
         logpoint_refused: None,
         condition_locals: expect!["locals: i = 3, total = 23, xs = [4, 8, 15, 16, 23, 42]"],
         greet: "greet.py",
-        greet_without_stdin: None,
+        greet_without_stdin: Some(expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
         stdin_refused: None,
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {
@@ -386,10 +383,11 @@ fn delve_row() -> Row {
         listening: Some(Listening {
             start: headless_dlv,
             debuggee: Debuggee::Child("spin-bin"),
-            // A headless dlv names no process to its DAP client.
+            // A headless dlv names no process to its DAP client: the
+            // debuggee is the process the server on the port traces.
             said: expect![[r#"
             debug terminate  port PORT
-            disconnected; the debuggee was started outside this run and was left running; the adapter is gone"#]],
+            disconnected; the debuggee (pid DEBUGGEE) was started outside this run and is still running; the adapter is gone"#]],
         }),
         spinner: Some(go_spinner),
         go_test: Some(("main_test.go", 8, "TestMean")),
@@ -607,6 +605,7 @@ async fn standard_input(b: &Bench, row: &Row) {
 async fn deeper_ops(dir: &Path, row: &Row) {
     let b = bench(dir, config());
     let l = &row.looping;
+    let (before, _) = b.call(json!({"op": "adapters"})).await;
 
     // Bad input to the new ops: a clear error, nothing kept.
     let err = b
@@ -638,6 +637,14 @@ async fn deeper_ops(dir: &Path, row: &Row) {
     assert!(
         s["function"].as_str().unwrap_or_default().contains("mean"),
         "{text}"
+    );
+    // Started, the adapter announced the filters the catalog lists for it.
+    let (after, _) = b.call(json!({"op": "adapters"})).await;
+    assert_eq!(
+        filter_line(&after, row.adapter),
+        filter_line(&before, row.adapter).replace("when tested", "when it started in this run"),
+        "the catalog's filters for {} are not those it announces",
+        row.adapter
     );
     let (text, _) = b.call(json!({"op": "status"})).await;
     assert!(
@@ -911,7 +918,15 @@ async fn scenario(row: Row) {
             }
         };
         wait_for_pause(&b).await;
-        let (text, _) = b.call(json!({"op": "terminate"})).await;
+        let (text, s) = b.call(json!({"op": "terminate"})).await;
+        assert_eq!(
+            (
+                s["detached"]["pid"].as_u64(),
+                s["detached"]["alive"].as_bool()
+            ),
+            (Some(debuggee as u64), Some(true)),
+            "{text}"
+        );
         let text = text.replace(&debuggee.to_string(), "DEBUGGEE");
         listening.said.assert_eq(&stable(&text, Some(port)));
         assert!(
@@ -974,6 +989,78 @@ async fn scenario(row: Row) {
     assert!(b.processes().await.is_empty());
 }
 
+/// The exception filter line under `adapter`'s line in an `adapters` answer.
+fn filter_line(text: &str, adapter: &str) -> String {
+    let mut lines = text
+        .lines()
+        .skip_while(|l| l.split_whitespace().next() != Some(adapter));
+    lines.next();
+    lines
+        .next()
+        .filter(|l| l.starts_with("  exception filters"))
+        .unwrap_or_else(|| panic!("no exception filters under {adapter}: {text}"))
+        .to_string()
+}
+
+/// `adapters` and `status` list each adapter's exception filters before
+/// any adapter started: as the catalog knows them, said to be what the
+/// adapter announced when tested.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exception_filters_are_listed_before_a_start() {
+    let dir = copy_fixture("python");
+    let b = bench(dir.path(), config());
+    let (text, s) = b.call(json!({"op": "adapters"})).await;
+    // Whether each adapter is usable depends on the machine: its id only.
+    let shown: Vec<String> = text
+        .lines()
+        .map(|l| match l.split_whitespace().next() {
+            Some(id)
+                if !l.starts_with(' ')
+                    && s["exception_filters"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|a| a["adapter"] == id) =>
+            {
+                format!("{id} …")
+            }
+            _ => l.to_string(),
+        })
+        .collect();
+    expect![[r#"
+        debug adapters  (root markers looked for in the workspace root; a launched program's own folder is checked up to the root)
+        debugpy …
+          exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
+        lldb …
+          exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
+        delve …
+          exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)
+        dart …
+        choose exception filters with exception_breakpoints (before or after launch)"#]].assert_eq(&shown.join("\n"));
+    assert_eq!(
+        s["exception_filters"][0]["filters"][1],
+        json!({"id": "uncaught", "label": "Uncaught Exceptions", "default": true})
+    );
+
+    let (text, _) = b.call(json!({"op": "status"})).await;
+    expect![[r#"
+        debug status  no session; 0 breakpoints set
+        launch a program to start one
+        debugpy: exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
+        lldb: exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
+        delve: exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)"#]].assert_eq(&text);
+    b.call(json!({"op": "exception_breakpoints", "filters": ["raised"]}))
+        .await;
+    let (text, _) = b.call(json!({"op": "status"})).await;
+    expect![[r#"
+        debug status  no session; 0 breakpoints set
+        launch a program to start one
+        exception filters chosen: raised
+        debugpy: exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
+        lldb: exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
+        delve: exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)"#]].assert_eq(&text);
+}
+
 /// The attached program, running, is paused (it may have been stopped
 /// by the attach itself; then it is continued first).
 async fn wait_for_pause(b: &Bench) {
@@ -1010,4 +1097,63 @@ async fn scenario_lldb_on_rust() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scenario_delve() {
     scenario(delve_row()).await;
+}
+
+/// delve lists goroutines as threads: `threads` names each goroutine with
+/// its place in the program's code, `stack` says whose stack it is, and
+/// while the program runs the placeholder thread is said to be one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delve_names_goroutines() {
+    for any in [&["dlv"][..], &["go"][..]] {
+        if tool_core::fixtures::require(any).is_none() {
+            return;
+        }
+    }
+    let dir = copy_fixture("go");
+    let b = bench(dir.path(), config());
+    b.call(json!({"op": "breakpoints", "file": "cmd/workers/main.go", "lines": [18]}))
+        .await;
+    let (text, s) = b
+        .call(json!({"op": "launch", "program": "cmd/workers", "timeout_seconds": 90}))
+        .await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    let (text, s) = b.call(json!({"op": "threads"})).await;
+    // The program's own goroutines (the runtime's vary with Go's version).
+    let os_thread = s["threads"][0]["os_thread"].as_u64().unwrap_or_default();
+    // main's goroutine; the workers' ids, and whether each has started
+    // yet (`main.worker`) or not (`main.main.gowrap1`), vary from run to run.
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.by_ref().take(1).collect();
+    let rest: Vec<&str> = lines.collect();
+    assert!(head[0].starts_with("debug threads  ") && head[0].contains(" goroutines (delve lists each goroutine as a thread; pass the id on the left as thread_id)"), "{text}");
+    let main_line = rest.iter().find(|l| l.contains("goroutine 1 ")).unwrap();
+    expect![
+        "     1  goroutine 1  main.main at cmd/workers/main.go:18  (stopped here; on OS thread T)"
+    ]
+    .assert_eq(&main_line.replace(&os_thread.to_string(), "T"));
+    let workers = rest
+        .iter()
+        .filter(|l| {
+            l.contains("main.worker at cmd/workers/main.go:")
+                || l.contains("main.main.gowrap1 at cmd/workers/main.go:16")
+                || l.contains("main.main.gowrap2 at cmd/workers/main.go:17")
+        })
+        .count();
+    assert_eq!(workers, 2, "{text}");
+    let (text, _) = b.call(json!({"op": "stack"})).await;
+    assert!(
+        text.starts_with("debug stack  goroutine 1 (thread 1), stop 1 (breakpoint)"),
+        "{text}"
+    );
+    end(&b).await;
+
+    b.call(json!({"op": "breakpoints", "file": "cmd/workers/main.go", "lines": []}))
+        .await;
+    let (text, s) = b
+        .call(json!({"op": "launch", "program": "cmd/spin", "timeout_seconds": 2}))
+        .await;
+    assert_eq!(s["state"], "running", "{text}");
+    let (text, _) = b.call(json!({"op": "threads"})).await;
+    expect!["debug threads  none listed while the program runs: the delve adapter lists only a placeholder (thread -1) then; call pause, then threads"].assert_eq(&text);
+    end(&b).await;
 }

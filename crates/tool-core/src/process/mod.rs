@@ -9,18 +9,22 @@
 //! - [`procfs`]: parsing `/proc` (stat, liveness, groups, descendants,
 //!   environment markers);
 //! - [`signals`]: the only place signals are sent;
-//! - [`output`]: bounded capture of a child's output.
+//! - [`output`]: bounded capture of a child's output;
+//! - [`fifo`]: a named pipe held open, for a program we do not start
+//!   ourselves to read as its standard input.
 //!
 //! Invariant: no process started through this module outlives its owner or
 //! the run, whatever ends it (drop, kill, panic, SIGTERM or SIGKILL of the
 //! host), including descendants that call `setsid()` or double-fork.
 
+pub mod fifo;
 mod keeper;
 pub mod output;
 pub mod procfs;
 pub mod signals;
 pub mod spawn;
 
+pub use fifo::HeldFifo;
 pub use output::{capture_into, OutputChunk, OutputRing, SharedOutput};
 pub use procfs::{descendants, group_members, pid_alive, Stat};
 pub use signals::{describe_exit, signal_name, Signal};

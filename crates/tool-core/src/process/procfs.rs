@@ -142,3 +142,91 @@ pub fn with_environment(name: &str, value: &str) -> Vec<u32> {
         .map(|s| s.pid)
         .collect()
 }
+
+/// The inodes of the TCP sockets listening on `port` (IPv4 and IPv6), from
+/// the kernel's socket tables; `None` where no table can be read.
+pub fn tcp_listeners(port: u16) -> Option<Vec<u64>> {
+    let mut readable = false;
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        readable = true;
+        // `sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode`
+        // e.g. `0: 0100007F:1F90 00000000:0000 0A … 0 0 123456 …`
+        for line in text.lines().skip(1) {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            let local_port = cols
+                .get(1)
+                .and_then(|l| l.rsplit_once(':'))
+                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+            if cols.get(3) == Some(&"0A") && local_port == Some(port) {
+                inodes.extend(cols.get(9).and_then(|i| i.parse::<u64>().ok()));
+            }
+        }
+    }
+    readable.then_some(inodes)
+}
+
+/// The live processes holding a TCP socket that listens on `port` (the
+/// debug server there), sorted by pid; empty where none can be seen.
+pub fn listening_on(port: u16) -> Vec<u32> {
+    let inodes = tcp_listeners(port).unwrap_or_default();
+    if inodes.is_empty() {
+        return Vec::new();
+    }
+    let wanted: Vec<String> = inodes.iter().map(|i| format!("socket:[{i}]")).collect();
+    live_processes()
+        .into_iter()
+        .map(|s| s.pid)
+        .filter(|pid| {
+            std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|fd| {
+                    std::fs::read_link(fd.path())
+                        .is_ok_and(|l| wanted.iter().any(|w| l.as_os_str() == w.as_str()))
+                })
+        })
+        .collect()
+}
+
+/// The thread ids of `pid` (`/proc/<pid>/task`).
+pub fn threads(pid: u32) -> Vec<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// The thread that traces `pid` (ptrace), from `TracerPid` in
+/// `/proc/<pid>/status`; `None` when it is not traced or is gone.
+pub fn tracer(pid: u32) -> Option<u32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let tid: u32 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))?
+        .trim()
+        .parse()
+        .ok()?;
+    (tid != 0).then_some(tid)
+}
+
+/// The live processes that `tracer` (any of its threads) traces with
+/// ptrace: a debugger's debuggees. The kernel names the tracing thread,
+/// not its process, so every thread of `tracer` counts.
+pub fn traced_by(tracer_pid: u32) -> Vec<u32> {
+    let tids = threads(tracer_pid);
+    if tids.is_empty() {
+        return Vec::new();
+    }
+    live_processes()
+        .into_iter()
+        .map(|s| s.pid)
+        .filter(|&p| p != tracer_pid && tracer(p).is_some_and(|t| tids.contains(&t)))
+        .collect()
+}

@@ -324,3 +324,17 @@ fn wrapping_puts_the_wrapper_first() {
     ]);
     assert_eq!(spec.display(), "bwrap --ro-bind / / python3 -c 1");
 }
+
+#[test]
+fn the_process_listening_on_a_port_is_found_and_is_not_traced() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let me = std::process::id();
+    assert_eq!(procfs::tcp_listeners(port).map(|i| i.len()), Some(1));
+    assert_eq!(procfs::listening_on(port), vec![me]);
+    assert_eq!(procfs::tracer(me), None);
+    assert!(procfs::threads(me).contains(&me));
+    assert_eq!(procfs::traced_by(me), Vec::<u32>::new());
+    drop(listener);
+    assert_eq!(procfs::listening_on(port), Vec::<u32>::new());
+}

@@ -15,9 +15,10 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
         .debuggee_python
         .clone()
         .unwrap_or_else(|| PathBuf::from("python3"));
-    // debugpy's launcher hands its debuggee /dev/null: a program given
-    // `stdin` starts through a shell that opens the file as its input and
-    // execs the interpreter (same pid; the launcher itself stays plain).
+    // debugpy's launcher hands its debuggee /dev/null: the program starts
+    // through a shell that opens its input (the `stdin` text, or a pipe
+    // held open when none was given) and execs the interpreter (same pid;
+    // the launcher itself stays plain).
     let python_command: Vec<String> = match input.stdin_file {
         None => vec![python.to_string_lossy().into_owned()],
         Some(file) => vec![

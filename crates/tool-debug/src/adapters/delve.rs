@@ -122,6 +122,34 @@ pub(super) fn attach_pid(pid: u32) -> serde_json::Value {
     json!({"request": "attach", "mode": "local", "processId": pid})
 }
 
+/// A goroutine as delve lists it as a DAP thread:
+/// `* [Go 1] main.main (Thread 24430)` (the `*` marks the selected one; an
+/// OS thread is named only for a goroutine running on one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoroutineName {
+    pub id: u64,
+    /// The function delve says it is in (its current location).
+    pub function: String,
+    pub os_thread: Option<u64>,
+}
+
+/// Read delve's name of a goroutine thread; `None` for any other name.
+pub fn goroutine_name(name: &str) -> Option<GoroutineName> {
+    let rest = name.trim().trim_start_matches("* ");
+    let rest = rest.strip_prefix("[Go ")?;
+    let (id, rest) = rest.split_once(']')?;
+    let rest = rest.trim();
+    let (function, os_thread) = match rest.rsplit_once(" (Thread ") {
+        Some((f, t)) => (f, t.strip_suffix(')')?.parse().ok()),
+        None => (rest, None),
+    };
+    Some(GoroutineName {
+        id: id.parse().ok()?,
+        function: function.to_string(),
+        os_thread,
+    })
+}
+
 /// Exit status from delve's console line `Process 123 has exited with status 3`.
 pub fn exit_status_line(text: &str) -> Option<i64> {
     let at = text.find("has exited with status ")?;
@@ -160,6 +188,28 @@ mod tests {
             .assert_eq(&launch_mode(dir.path(), Some(GoMode::Debug), Some("TestMean")).unwrap_err());
         expect_test::expect!["`test` is `Test Mean`, not a Go test function name (like TestMean, or TestMean/subtest)"]
             .assert_eq(&launch_mode(dir.path(), None, Some("Test Mean")).unwrap_err());
+    }
+
+    #[test]
+    fn goroutine_thread_names_are_read() {
+        assert_eq!(
+            goroutine_name("* [Go 1] main.main (Thread 24430)"),
+            Some(GoroutineName {
+                id: 1,
+                function: "main.main".into(),
+                os_thread: Some(24430)
+            })
+        );
+        assert_eq!(
+            goroutine_name("[Go 17] runtime.gopark"),
+            Some(GoroutineName {
+                id: 17,
+                function: "runtime.gopark".into(),
+                os_thread: None
+            })
+        );
+        assert_eq!(goroutine_name("MainThread"), None);
+        assert_eq!(goroutine_name("[Go x] f"), None);
     }
 
     #[test]

@@ -198,7 +198,8 @@ pub struct LaunchInput<'a> {
     pub cwd: &'a Path,
     /// Extra environment for the program.
     pub env: &'a BTreeMap<String, String>,
-    /// A file whose text is the program's standard input.
+    /// A file whose text is the program's standard input (or a pipe held
+    /// open, with nothing in it).
     pub stdin_file: Option<&'a Path>,
     /// delve: how the Go program is launched (checked by
     /// [`delve::launch_mode`]).
@@ -240,6 +241,14 @@ pub fn stdin_route(kind: AdapterKind) -> Option<StdinRoute> {
         AdapterKind::Delve => Some(StdinRoute::AdapterStdin),
         AdapterKind::Dart | AdapterKind::Custom => None,
     }
+}
+
+/// Whether a launch without `stdin` gives the program a pipe held open
+/// (a read waits, and the wait is said), where the adapter would otherwise
+/// give it end of file at once: debugpy's launcher hands its debuggee
+/// /dev/null. (lldb's debuggee already waits on the adapter's input.)
+pub fn holds_stdin_open(kind: AdapterKind) -> bool {
+    kind == AdapterKind::Debugpy
 }
 
 /// Function breakpoints a launch of `program` gets by default, as an IDE

@@ -2,8 +2,8 @@
 //! (which work without a session) and `output`.
 
 use super::results::{
-    AdaptersResult, BreakpointLine, BreakpointsKept, BreakpointsSent, OutputResult, SessionSummary,
-    StatusDetail, StatusResult,
+    AdapterFilters, AdaptersResult, BreakpointLine, BreakpointsKept, BreakpointsSent, OutputResult,
+    SessionSummary, StatusDetail, StatusResult,
 };
 use super::{done, relative_to, OpContext};
 use crate::args::DebugArgs;
@@ -83,6 +83,7 @@ impl OpContext<'_> {
         let checks = tokio::task::spawn_blocking(move || check_adapters(&catalog, &root))
             .await
             .map_err(|e| ToolError::failed(format!("checking adapters failed: {e}")))?;
+        let exception_filters = self.adapters_filters();
         done(AdaptersResult {
             usable: checks
                 .iter()
@@ -90,7 +91,26 @@ impl OpContext<'_> {
                 .map(|c| c.id.clone())
                 .collect(),
             lines: checks.into_iter().map(|c| c.line).collect(),
+            exception_filters,
         })
+    }
+
+    /// Each catalog adapter's exception filters, as announced when it
+    /// started here or else as the catalog knows them.
+    fn adapters_filters(&self) -> Vec<AdapterFilters> {
+        self.supervisor
+            .catalog()
+            .specs()
+            .iter()
+            .map(|spec| {
+                let (filters, announced) = self.supervisor.exception_filters(spec);
+                AdapterFilters {
+                    adapter: spec.id.clone(),
+                    announced,
+                    filters,
+                }
+            })
+            .collect()
     }
 
     pub(super) fn status(&self) -> Result<ToolOutput, ToolError> {
@@ -114,6 +134,8 @@ impl OpContext<'_> {
                 set,
                 session: None,
                 exception_filters: Vec::new(),
+                adapters_filters: self.adapters_filters(),
+                chosen_filters: self.conversation.exception_filters.clone(),
                 functions,
             });
         };
@@ -152,6 +174,8 @@ impl OpContext<'_> {
                 detail,
             }),
             exception_filters,
+            adapters_filters: Vec::new(),
+            chosen_filters: None,
             functions,
         })
     }

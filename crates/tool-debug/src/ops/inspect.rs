@@ -7,7 +7,9 @@ use super::results::{
     SetVariableResult, StackResult, ThreadEntry, ThreadsResult, VariableEntry, VariablesResult,
 };
 use super::{done, OpContext};
+use crate::adapters::delve;
 use crate::args::{DebugArgs, EvaluateContext, Op};
+use crate::catalog::AdapterKind;
 use crate::format;
 use crate::session::{HandleKind, RunState, Session, StopInfo};
 use dap_types::requests as req;
@@ -17,6 +19,8 @@ use tool_core::format::cap_chars;
 use tool_core::{ToolError, ToolOutput};
 
 const FRAME_CAP: usize = 30;
+/// Goroutines whose place `threads` looks up (one stack request each).
+const GOROUTINE_LOOKUPS: usize = 64;
 const VARIABLE_CAP: usize = 50;
 const VALUE_CAP: usize = 400;
 
@@ -46,20 +50,44 @@ fn variable_entry(
 impl OpContext<'_> {
     pub(super) async fn threads(&self) -> Result<ToolOutput, ToolError> {
         let s = self.live()?;
-        let threads = self.thread_list(&s).await?;
-        let stopped = match s.snapshot().state {
-            RunState::Stopped(stop) => stop.thread_id,
-            _ => None,
+        let (threads, placeholders) = self.thread_answer(&s).await?;
+        let (running, stopped) = match s.snapshot().state {
+            RunState::Stopped(stop) => (false, stop.thread_id),
+            _ => (true, None),
         };
+        let delve = s.adapter_kind() == AdapterKind::Delve;
+        let mut entries = Vec::new();
+        for t in threads {
+            let goroutine = delve.then(|| delve::goroutine_name(&t.name)).flatten();
+            let mut entry = ThreadEntry {
+                id: t.id,
+                name: t.name,
+                goroutine: goroutine.as_ref().map(|g| g.id),
+                os_thread: goroutine.as_ref().and_then(|g| g.os_thread),
+                place: None,
+                user_code: None,
+                now_in: None,
+            };
+            // Where each goroutine is in the program's own code (its first
+            // frame in the workspace), read while it is stopped.
+            if let Some(g) = goroutine.filter(|_| !running && entries.len() < GOROUTINE_LOOKUPS) {
+                let (frame, above, in_workspace) = self.first_user_frame(&s, t.id).await;
+                if let Some(frame) = frame {
+                    let now_elsewhere =
+                        above > 0 && format::function_name(&frame.name) != g.function;
+                    entry.place = Some(format::frame_place(self.workspace, &frame).0);
+                    entry.user_code = Some(in_workspace);
+                    entry.now_in = now_elsewhere.then_some(g.function);
+                }
+            }
+            entries.push(entry);
+        }
+        entries.sort_by_key(|e| e.goroutine.unwrap_or(0));
         done(ThreadsResult {
-            threads: threads
-                .into_iter()
-                .map(|t| ThreadEntry {
-                    id: t.id,
-                    name: t.name,
-                })
-                .collect(),
+            threads: entries,
             stopped,
+            placeholders: (running && placeholders > 0).then(|| s.adapter_id().to_string()),
+            goroutines: delve,
         })
     }
 
@@ -96,7 +124,19 @@ impl OpContext<'_> {
                 }
             })
             .collect();
+        // delve's threads are goroutines: the stack says which.
+        let goroutine = match s.adapter_kind() {
+            AdapterKind::Delve => self
+                .thread_list(&s)
+                .await
+                .ok()
+                .and_then(|l| l.into_iter().find(|t| t.id == thread))
+                .and_then(|t| delve::goroutine_name(&t.name))
+                .map(|g| g.id),
+            _ => None,
+        };
         done(StackResult {
+            goroutine,
             thread_id: thread,
             stop: stop.stop_id,
             frames,

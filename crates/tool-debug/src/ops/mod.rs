@@ -196,8 +196,20 @@ impl OpContext<'_> {
     /// delve lists a placeholder thread with id -1, which is no thread to
     /// act on and is left out.
     async fn thread_list(&self, s: &Session) -> Result<Vec<ThreadInfo>, ToolError> {
+        Ok(self.thread_answer(s).await?.0)
+    }
+
+    /// The program's threads, and how many placeholders (negative ids)
+    /// were left out of them.
+    async fn thread_answer(&self, s: &Session) -> Result<(Vec<ThreadInfo>, usize), ToolError> {
         let body = s.request("threads", json!({})).await?;
-        Ok(read_threads(&body))
+        let listed = body
+            .get("threads")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let threads = read_threads(&body);
+        let placeholders = listed - threads.len();
+        Ok((threads, placeholders))
     }
 }
 

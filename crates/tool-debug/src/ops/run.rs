@@ -82,6 +82,8 @@ impl OpContext<'_> {
             other => other,
         })?;
         self.conversation.session = Some(session.clone());
+        self.supervisor
+            .record_announced_filters(session.adapter_id(), session.exception_filters());
         let mut breakpoints = Vec::new();
         for (file, statuses) in &report.breakpoints {
             let rel = self.rel(file);
@@ -94,6 +96,9 @@ impl OpContext<'_> {
             _ => wait,
         };
         let settled = session.wait_settled(0, settle_within).await;
+        if let (Op::Attach, Some(port)) = (op, args.port) {
+            session.find_served_debuggee(port).await;
+        }
         done(RunResult {
             head,
             previous_ending,
@@ -199,6 +204,7 @@ impl OpContext<'_> {
             }
         };
         let resolved = self.resolve_adapter(&spec, &start).await?;
+        let mut held_stdin = None;
         let stdin = match (&args.stdin, stdin_route) {
             (Some(text), Some(adapters::StdinRoute::File)) => {
                 let dir = adapters::scratch_dir().map_err(|e| {
@@ -209,6 +215,19 @@ impl OpContext<'_> {
                     ToolError::failed(format!("cannot write stdin to {}: {e}", file.display()))
                 })?;
                 Some((dir, file))
+            }
+            (None, _) if adapters::holds_stdin_open(spec.kind) => {
+                // A read with no input given waits, and is said to.
+                let dir = adapters::scratch_dir().map_err(|e| {
+                    ToolError::failed(format!("cannot make a scratch folder for stdin: {e}"))
+                })?;
+                let fifo =
+                    tool_core::process::HeldFifo::create(&dir.join("stdin")).map_err(|e| {
+                        let _ = std::fs::remove_dir_all(&dir);
+                        ToolError::failed(format!("cannot make the program's stdin pipe: {e}"))
+                    })?;
+                held_stdin = Some(std::sync::Arc::new(fifo));
+                Some((dir.clone(), dir.join("stdin")))
             }
             _ => None,
         };
@@ -241,6 +260,7 @@ impl OpContext<'_> {
         if stdin_route == Some(adapters::StdinRoute::AdapterStdin) {
             plan.adapter_stdin = args.stdin.clone();
         }
+        plan.held_stdin = held_stdin;
         plan.default_functions = adapters::default_functions(spec.kind, &path);
         Ok(plan)
     }
@@ -340,6 +360,7 @@ impl OpContext<'_> {
             scratch_dir: arguments.scratch_dir,
             debuggee_pid: None,
             adapter_stdin: None,
+            held_stdin: None,
             env: self.supervisor.config().env.clone(),
             search_path: self.supervisor.catalog().search_path().clone(),
         }
@@ -407,7 +428,10 @@ impl OpContext<'_> {
                         .and_then(|l| l.first().map(|t| t.id));
                 }
                 let (frame, outside) = match stop.thread_id {
-                    Some(t) if stop.reason == "exception" => self.first_user_frame(s, t).await,
+                    Some(t) if stop.reason == "exception" => {
+                        let (frame, above, _) = self.first_user_frame(s, t).await;
+                        (frame, above)
+                    }
                     Some(t) => (self.top_frame(s, t).await, 0),
                     None => (None, 0),
                 };
@@ -480,13 +504,13 @@ impl OpContext<'_> {
 
     /// Where an exception, panic or signal hit the program's own code: the
     /// first frame whose source is in the workspace (the top one when none
-    /// is), and how many frames above it are not (the runtime's, a
-    /// library's).
-    async fn first_user_frame(
+    /// is), how many frames above it are not (the runtime's, a
+    /// library's), and whether it is in the workspace.
+    pub(super) async fn first_user_frame(
         &self,
         s: &Session,
         thread: u64,
-    ) -> (Option<dap_types::StackFrame>, usize) {
+    ) -> (Option<dap_types::StackFrame>, usize, bool) {
         const LOOK_AT: u64 = 30;
         let frames = match s
             .typed::<req::StackTrace>(&dap_types::StackTraceArguments {
@@ -498,7 +522,7 @@ impl OpContext<'_> {
             .await
         {
             Ok(st) => st.stack_frames,
-            Err(_) => return (None, 0),
+            Err(_) => return (None, 0, false),
         };
         let in_workspace = |f: &dap_types::StackFrame| {
             f.source
@@ -508,8 +532,8 @@ impl OpContext<'_> {
                 .is_some_and(|p| self.workspace.contains(&p))
         };
         match frames.iter().position(in_workspace) {
-            Some(i) => (frames.into_iter().nth(i), i),
-            None => (frames.into_iter().next(), 0),
+            Some(i) => (frames.into_iter().nth(i), i, true),
+            None => (frames.into_iter().next(), 0, false),
         }
     }
 

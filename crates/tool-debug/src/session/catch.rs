@@ -11,6 +11,7 @@
 
 use super::{FunctionStatus, Session};
 use crate::breakpoint::FunctionBreakpoint;
+use crate::catalog::ExceptionFilter;
 use serde_json::{json, Value};
 use tool_core::ToolError;
 
@@ -21,14 +22,6 @@ pub(super) fn default_filters(caps: &Value) -> Vec<String> {
         .filter(|f| f.default)
         .map(|f| f.id)
         .collect()
-}
-
-/// One of the adapter's `exceptionBreakpointFilters`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExceptionFilter {
-    pub id: String,
-    pub label: String,
-    pub default: bool,
 }
 
 fn filters_of(caps: &Value) -> Vec<ExceptionFilter> {

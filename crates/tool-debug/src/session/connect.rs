@@ -192,28 +192,7 @@ fn adapter_path(plan: &LaunchPlan) -> std::ffi::OsString {
 /// this instead of connecting leaves a debug server alone: a headless `dlv`
 /// or an `lldb-server` ends when its first client goes away.
 pub fn port_listened_on(port: u16) -> Option<bool> {
-    let mut readable = false;
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else {
-            continue;
-        };
-        readable = true;
-        // `sl local_address rem_address st …`: `0100007F:1F90 00000000:0000 0A`
-        let listening = text.lines().skip(1).any(|line| {
-            let mut cols = line.split_whitespace().skip(1);
-            let local = cols.next().unwrap_or_default();
-            let state = cols.nth(1).unwrap_or_default();
-            state == "0A"
-                && local
-                    .rsplit_once(':')
-                    .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
-                    == Some(port)
-        });
-        if listening {
-            return Some(true);
-        }
-    }
-    readable.then_some(false)
+    tool_core::process::procfs::tcp_listeners(port).map(|inodes| !inodes.is_empty())
 }
 
 /// Refuse at once when nothing listens on `port`, with the error a

@@ -82,7 +82,12 @@ impl Session {
             initialized,
             io,
             handles: Mutex::new(Default::default()),
-            owned: Owned::new(conn.child, adapter_pid, plan.scratch_dir.clone()),
+            owned: Owned::new(
+                conn.child,
+                adapter_pid,
+                plan.scratch_dir.clone(),
+                plan.held_stdin.clone(),
+            ),
             breakpoints: Mutex::new(BTreeMap::new()),
             default_functions: plan.default_functions.clone(),
             capabilities: Mutex::new(Value::Null),

@@ -108,6 +108,10 @@ pub struct LaunchPlan {
     /// Written to the adapter's stdin, then end of file: the debuggee
     /// inherits it (delve's `stdin`).
     pub adapter_stdin: Option<String>,
+    /// A pipe the debuggee reads as its standard input when no `stdin`
+    /// was given (debugpy, whose launcher would give it /dev/null): held
+    /// open, so a read waits and is seen waiting.
+    pub held_stdin: Option<std::sync::Arc<tool_core::process::HeldFifo>>,
     pub env: Vec<(String, String)>,
     pub search_path: std::ffi::OsString,
 }
@@ -373,9 +377,40 @@ impl Session {
         self.inner.info.attached
     }
 
-    /// The debuggee's pid, when the adapter reported it (`process` event).
+    /// The debuggee's pid, when the adapter reported it (`process` event)
+    /// or it was found otherwise ([`Session::find_served_debuggee`]).
     pub fn debuggee_pid(&self) -> Option<u32> {
         *self.inner.debuggee_pid.lock().expect("pid lock")
+    }
+
+    /// After an attach to a debug server on `port` whose adapter named no
+    /// process (a headless `dlv`): the debuggee is the one process that
+    /// the server listening there traces (ptrace). Left unknown when that
+    /// is not exactly one process.
+    pub async fn find_served_debuggee(&self, port: u16) {
+        if self.debuggee_pid().is_some() {
+            return;
+        }
+        let found = tokio::task::spawn_blocking(move || {
+            use tool_core::process::procfs;
+            let [server] = procfs::listening_on(port)[..] else {
+                return None;
+            };
+            match procfs::traced_by(server)[..] {
+                [debuggee] => Some(debuggee),
+                _ => None,
+            }
+        })
+        .await
+        .ok()
+        .flatten();
+        if let Some(pid) = found {
+            self.inner
+                .debuggee_pid
+                .lock()
+                .expect("pid lock")
+                .get_or_insert(pid);
+        }
     }
 
     pub fn adapter_kind(&self) -> crate::catalog::AdapterKind {

@@ -1,6 +1,7 @@
 //! What a session started and must end: the adapter process, every process
 //! it was seen to start (the debuggee and its children, which may leave the
-//! adapter's process group), and the scratch folder.
+//! adapter's process group), the scratch folder, and the pipe held open as
+//! the debuggee's standard input.
 //!
 //! Invariants: the adapter's process tree is recorded at every stop and
 //! before the end, so what it started is known when it is killed; ending is
@@ -9,9 +10,10 @@
 
 use crate::procs::ProcessSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use tool_core::process::ChildProcess;
+use tool_core::process::{ChildProcess, HeldFifo};
 
 /// What the session started and must end: the adapter, every process it
 /// was seen to start, and the scratch folder.
@@ -20,6 +22,9 @@ pub(super) struct Owned {
     pub(super) adapter_pid: Option<u32>,
     pub(super) processes: Mutex<ProcessSet>,
     scratch_dir: Option<PathBuf>,
+    /// The debuggee's standard input when no `stdin` was given: held open
+    /// until the session ends.
+    held_stdin: Mutex<Option<Arc<HeldFifo>>>,
 }
 
 impl Owned {
@@ -27,6 +32,7 @@ impl Owned {
         child: Option<ChildProcess>,
         adapter_pid: Option<u32>,
         scratch: Option<PathBuf>,
+        held_stdin: Option<Arc<HeldFifo>>,
     ) -> Self {
         let mut processes = ProcessSet::default();
         if let Some(pid) = adapter_pid {
@@ -37,6 +43,7 @@ impl Owned {
             adapter_pid,
             processes: Mutex::new(processes),
             scratch_dir: scratch,
+            held_stdin: Mutex::new(held_stdin),
         }
     }
 
@@ -87,6 +94,9 @@ impl Owned {
     }
 
     fn remove_scratch(&self) {
+        if let Ok(mut held) = self.held_stdin.lock() {
+            held.take();
+        }
         if let Some(dir) = &self.scratch_dir {
             let _ = std::fs::remove_dir_all(dir);
         }

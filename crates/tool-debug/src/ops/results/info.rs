@@ -1,24 +1,74 @@
 //! Results of `adapters`, `status`, `breakpoints` and `output`.
 
 use super::{stop_headline, Answer, BreakpointLine, OUTPUT_PER_CALL};
+use crate::catalog::ExceptionFilter;
 use crate::format::{self, output_tail};
 use crate::session::StopInfo;
 use serde::Serialize;
 use std::time::Duration;
 use tool_core::format::plural;
 
-/// `adapters`: one line per adapter.
+/// `adapters`: one line per adapter, and its exception filters under it.
 #[derive(Debug, Serialize)]
 pub(in crate::ops) struct AdaptersResult {
     pub usable: Vec<String>,
     #[serde(skip)]
     pub lines: Vec<String>,
+    /// Per adapter of `lines`, in the same order.
+    pub exception_filters: Vec<AdapterFilters>,
+}
+
+/// An adapter's exception breakpoint filters, and where they are known from.
+#[derive(Debug, Serialize)]
+pub(in crate::ops) struct AdapterFilters {
+    pub adapter: String,
+    /// `true`: announced by the adapter when it started in this run;
+    /// `false`: the catalog's, as the adapter announced them when tested.
+    pub announced: bool,
+    pub filters: Vec<ExceptionFilter>,
+}
+
+impl AdapterFilters {
+    /// `  exception filters (as …): raised, uncaught (on by default)`, or
+    /// nothing for an adapter without any known.
+    fn text(&self) -> Option<String> {
+        if self.filters.is_empty() {
+            return (self.announced)
+                .then(|| "  exception filters: none (the adapter announced none)".to_string());
+        }
+        let list: Vec<String> = self
+            .filters
+            .iter()
+            .map(|f| {
+                if f.default {
+                    format!("{} (on by default)", f.id)
+                } else {
+                    f.id.clone()
+                }
+            })
+            .collect();
+        let source = if self.announced {
+            "as the adapter announced when it started in this run"
+        } else {
+            "as the adapter announced when tested"
+        };
+        Some(format!(
+            "  exception filters ({source}): {}",
+            list.join(", ")
+        ))
+    }
 }
 
 impl Answer for AdaptersResult {
     fn text(&self) -> String {
         let mut out = vec!["debug adapters  (root markers looked for in the workspace root; a launched program's own folder is checked up to the root)".to_string()];
-        out.extend(self.lines.iter().cloned());
+        for (line, filters) in self.lines.iter().zip(&self.exception_filters) {
+            out.push(line.clone());
+            out.extend(filters.text());
+        }
+        out.push(
+            "choose exception filters with exception_breakpoints (before or after launch)".into(),
+        );
         out.join("\n")
     }
 }
@@ -56,6 +106,12 @@ pub(in crate::ops) struct StatusResult {
     /// session only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exception_filters: Vec<(String, bool)>,
+    /// Before a start: each adapter's known filters.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adapters_filters: Vec<AdapterFilters>,
+    /// The filters the model chose (`None`: each adapter's defaults).
+    #[serde(skip)]
+    pub chosen_filters: Option<Vec<String>>,
     /// Function breakpoints, the model's and the defaults.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub functions: Vec<String>,
@@ -79,7 +135,31 @@ impl Answer for StatusResult {
             bp_note.push_str(&format!(" ({})", files.join(" ")));
         }
         let Some(s) = &self.session else {
-            return format!("debug status  no session; {bp_note}\nlaunch a program to start one");
+            let mut out = vec![
+                format!("debug status  no session; {bp_note}"),
+                "launch a program to start one".to_string(),
+            ];
+            if !self.functions.is_empty() {
+                out.push(format!(
+                    "function breakpoints: {}",
+                    self.functions.join(", ")
+                ));
+            }
+            if let Some(chosen) = &self.chosen_filters {
+                out.push(format!(
+                    "exception filters chosen: {}",
+                    if chosen.is_empty() {
+                        "none (stop on no exception)".to_string()
+                    } else {
+                        chosen.join(", ")
+                    }
+                ));
+            }
+            out.extend(self.adapters_filters.iter().filter_map(|a| {
+                a.text()
+                    .map(|t| format!("{}: {}", a.adapter, t.trim_start()))
+            }));
+            return out.join("\n");
         };
         let ttl = s
             .ttl_left

@@ -7,7 +7,55 @@ use tool_core::format::{capped_note, plural};
 #[derive(Debug, Serialize)]
 pub(in crate::ops) struct ThreadEntry {
     pub id: u64,
+    /// As the adapter names it.
     pub name: String,
+    /// delve: the goroutine this thread id stands for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goroutine: Option<u64>,
+    /// delve: the OS thread the goroutine runs on, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub os_thread: Option<u64>,
+    /// delve: `function at file:line` of its first frame in the workspace
+    /// (its top frame when none is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
+    /// Whether `place` is in the workspace's code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_code: Option<bool>,
+    /// The function it is in now, when `place` is further out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now_in: Option<String>,
+}
+
+impl ThreadEntry {
+    /// `goroutine 3  main.worker at main.go:8  (now in runtime.gopark)`,
+    /// or the adapter's name.
+    fn described(&self, stopped_here: bool) -> String {
+        let mut notes = Vec::new();
+        if stopped_here {
+            notes.push("stopped here".to_string());
+        }
+        let line = match (self.goroutine, &self.place) {
+            (Some(g), Some(place)) => {
+                if let Some(f) = &self.now_in {
+                    notes.push(format!("now in {f}"));
+                }
+                if self.user_code == Some(false) {
+                    notes.push("runtime or library code only".into());
+                }
+                format!("goroutine {g}  {place}")
+            }
+            _ => self.name.clone(),
+        };
+        if let (Some(_), Some(t)) = (self.goroutine, self.os_thread) {
+            notes.push(format!("on OS thread {t}"));
+        }
+        if notes.is_empty() {
+            line
+        } else {
+            format!("{line}  ({})", notes.join("; "))
+        }
+    }
 }
 
 /// `threads`.
@@ -16,21 +64,41 @@ pub(in crate::ops) struct ThreadsResult {
     pub threads: Vec<ThreadEntry>,
     #[serde(skip)]
     pub stopped: Option<u64>,
+    /// While running, the adapter listed only placeholders (delve's -1):
+    /// its id.
+    #[serde(skip)]
+    pub placeholders: Option<String>,
+    /// delve: the threads are goroutines.
+    #[serde(skip)]
+    pub goroutines: bool,
 }
 
 impl Answer for ThreadsResult {
     fn text(&self) -> String {
-        let mut out = vec![format!(
-            "debug threads  {}",
-            plural(self.threads.len(), "thread", "threads")
-        )];
+        if self.threads.is_empty() {
+            if let Some(adapter) = &self.placeholders {
+                return format!(
+                    "debug threads  none listed while the program runs: the {adapter} adapter lists only a placeholder (thread -1) then; call pause, then threads"
+                );
+            }
+        }
+        let mut out = vec![if self.goroutines {
+            format!(
+                "debug threads  {} (delve lists each goroutine as a thread; pass the id on the left as thread_id)",
+                plural(self.threads.len(), "goroutine", "goroutines")
+            )
+        } else {
+            format!(
+                "debug threads  {}",
+                plural(self.threads.len(), "thread", "threads")
+            )
+        }];
         for t in &self.threads {
-            let mark = if Some(t.id) == self.stopped {
-                "  (stopped here)"
-            } else {
-                ""
-            };
-            out.push(format!("{:>6}  {}{mark}", t.id, t.name));
+            out.push(format!(
+                "{:>6}  {}",
+                t.id,
+                t.described(Some(t.id) == self.stopped)
+            ));
         }
         out.join("\n")
     }
@@ -52,6 +120,9 @@ pub(in crate::ops) struct FrameEntry {
 #[derive(Debug, Serialize)]
 pub(in crate::ops) struct StackResult {
     pub thread_id: u64,
+    /// delve: the goroutine of the thread id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goroutine: Option<u64>,
     pub stop: u64,
     pub frames: Vec<FrameEntry>,
     #[serde(skip)]
@@ -65,9 +136,13 @@ pub(in crate::ops) struct StackResult {
 
 impl Answer for StackResult {
     fn text(&self) -> String {
+        let whose = match self.goroutine {
+            Some(g) => format!("goroutine {g} (thread {})", self.thread_id),
+            None => format!("thread {}", self.thread_id),
+        };
         let mut out = vec![format!(
-            "debug stack  thread {}, stop {} ({})",
-            self.thread_id, self.stop, self.reason
+            "debug stack  {whose}, stop {} ({})",
+            self.stop, self.reason
         )];
         for f in &self.frames {
             out.push(format!("frame {}  {}", f.frame_id, f.place));
