@@ -216,11 +216,11 @@ pub fn block(notices: &[Notice], dropped: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The block with each age replaced by `…`, for exact comparison.
-    fn without_ages(block: &str) -> String {
+    pub(crate) fn without_ages(block: &str) -> String {
         block
             .lines()
             .map(|l| match (l.find(", "), l.find(" s ago]")) {

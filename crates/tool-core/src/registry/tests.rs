@@ -187,18 +187,7 @@ async fn the_tool_sees_the_surface_and_registry_it_was_called_through() {
     assert!(matches!(err, ToolError::UnknownTool { .. }), "{err}");
 }
 
-/// The result's text with each notice's age replaced by `…`.
-fn without_ages(text: &str) -> String {
-    text.lines()
-        .map(|l| match (l.find(", "), l.find(" s ago]")) {
-            (Some(a), Some(b)) if l.starts_with('[') && a < b => {
-                format!("{}, …{}", &l[..a], &l[b + 6..])
-            }
-            _ => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use crate::notices::tests::without_ages;
 
 #[tokio::test]
 async fn a_posted_notice_rides_on_the_next_result_of_any_tool_once() {
