@@ -888,19 +888,6 @@ fn a_signal_or_a_vanished_client_mid_call_leaves_no_child() {
     }
 }
 
-/// Text with each notice's age replaced by `…`.
-fn without_notice_ages(text: &str) -> String {
-    text.lines()
-        .map(|l| match (l.find(", "), l.find(" s ago]")) {
-            (Some(a), Some(b)) if l.starts_with('[') && a < b => {
-                format!("{}, …{}", &l[..a], &l[b + 6..])
-            }
-            _ => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[test]
 fn a_finished_worker_is_pushed_as_a_log_notification_and_rides_on_the_next_result() {
     let Some(py) = sdk_python() else { return };
@@ -933,7 +920,7 @@ fn a_finished_worker_is_pushed_as_a_log_notification_and_rides_on_the_next_resul
         .split_once("\n--- ")
         .unwrap_or_else(|| panic!("no notice block: {list}"));
     assert_eq!(
-        without_notice_ages(notices),
+        tool_core::notices::mask_ages(notices),
         format!(
             "1 notice from elsewhere in this run (not part of this result) ---\n[vibe info, …] {data}"
         )

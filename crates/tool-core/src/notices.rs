@@ -215,23 +215,25 @@ pub fn block(notices: &[Notice], dropped: usize) -> String {
     out
 }
 
+/// `text` with each notice line's age replaced by `…`, so tests (here and
+/// in other crates) can compare a result with its notices exactly.
+pub fn mask_ages(text: &str) -> String {
+    text.lines()
+        .map(|l| match (l.find(", "), l.find(" s ago]")) {
+            (Some(a), Some(b)) if l.starts_with('[') && a < b => {
+                format!("{}, …{}", &l[..a], &l[b + 6..])
+            }
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
-    /// The block with each age replaced by `…`, for exact comparison.
-    pub(crate) fn without_ages(block: &str) -> String {
-        block
-            .lines()
-            .map(|l| match (l.find(", "), l.find(" s ago]")) {
-                (Some(a), Some(b)) if l.starts_with('[') && a < b => {
-                    format!("{}, …{}", &l[..a], &l[b + 6..])
-                }
-                _ => l.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
+    use super::mask_ages as without_ages;
 
     #[test]
     fn pending_notices_are_taken_once_in_order() {

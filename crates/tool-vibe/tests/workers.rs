@@ -671,14 +671,10 @@ impl tool_core::Tool for ProbeRead {
 /// Text with each notice's age and each worker's elapsed time replaced by
 /// `…`.
 fn without_times(text: &str) -> String {
-    text.lines()
+    tool_core::notices::mask_ages(text)
+        .lines()
         .map(|l| {
             let mut l = l.to_string();
-            if let (Some(a), Some(b)) = (l.find(", "), l.find(" s ago]")) {
-                if l.starts_with('[') && a < b {
-                    l = format!("{}, …{}", &l[..a], &l[b + 6..]);
-                }
-            }
             if let Some(a) = l.find(" after ") {
                 if let Some(b) = l[a..].find(": ") {
                     l = format!("{} after …{}", &l[..a], &l[a + b..]);

@@ -187,7 +187,7 @@ async fn the_tool_sees_the_surface_and_registry_it_was_called_through() {
     assert!(matches!(err, ToolError::UnknownTool { .. }), "{err}");
 }
 
-use crate::notices::tests::without_ages;
+use crate::notices::mask_ages as without_ages;
 
 #[tokio::test]
 async fn a_posted_notice_rides_on_the_next_result_of_any_tool_once() {
