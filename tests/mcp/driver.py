@@ -19,6 +19,9 @@ Plan keys:
      "cancel_after": SECONDS, "timeout": SECONDS}
     {"op": "processes"}        the server's pid and every descendant pid
     {"op": "sleep", "seconds": S}
+    {"op": "await_log", "logger": NAME, "timeout": S}
+                               wait until a log notification from NAME came
+                               (every one is recorded in report["log"])
 """
 
 import asyncio
@@ -103,7 +106,14 @@ def staged_edit_id(result):
 
 
 async def run(plan):
-    report = {"steps": [], "elicitations": []}
+    report = {"steps": [], "elicitations": [], "log": []}
+    log_arrived = asyncio.Event()
+
+    async def on_log(params):
+        report["log"].append(
+            {"level": params.level, "logger": params.logger, "data": params.data}
+        )
+        log_arrived.set()
     answers = list(plan.get("elicitation") or [])
 
     async def on_elicit(context, params):
@@ -124,7 +134,7 @@ async def run(plan):
         env=plan.get("env"),
         cwd=plan.get("cwd"),
     )
-    kwargs = {}
+    kwargs = {"logging_callback": on_log}
     if "elicitation" in plan:
         kwargs["elicitation_callback"] = on_elicit
     server_pid = None
@@ -187,6 +197,16 @@ async def run(plan):
                 seen_pids.update(out["descendants"])
             elif op == "sleep":
                 await asyncio.sleep(step["seconds"])
+            elif op == "await_log":
+                deadline = time.monotonic() + step["timeout"]
+                found = False
+                while not found and time.monotonic() < deadline:
+                    found = any(m["logger"] == step["logger"] for m in report["log"])
+                    if not found:
+                        log_arrived.clear()
+                        with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
+                            await log_arrived.wait()
+                out["found"] = found
             else:
                 raise SystemExit(f"unknown step {op}")
             out["seconds"] = round(time.monotonic() - t0, 3)

@@ -887,3 +887,42 @@ fn a_signal_or_a_vanished_client_mid_call_leaves_no_child() {
         );
     }
 }
+
+#[test]
+fn a_finished_worker_is_pushed_as_a_log_notification_and_rides_on_the_next_result() {
+    let Some(py) = sdk_python() else { return };
+    let proj = project();
+    let worker = repo_root().join("tests/fixtures/vibe/worker.sh");
+    let fast = format!("sh {} fast", worker.display());
+    let mut plan = server(proj.path(), &["--vibe-fast", &fast]);
+    plan["steps"] = json!([
+        {"op": "call", "tool": "vibe_spawn", "args": {"brief": "say all 4 tests pass", "label": "tests"}},
+        {"op": "await_log", "logger": "vibe", "timeout": 30},
+        {"op": "call", "tool": "vibe_list", "args": {}},
+    ]);
+    let r = run_session(&py, plan, Duration::from_secs(90));
+    assert_eq!(step(&r, 1)["found"], true, "no notification came: {r}");
+    let log = &r["log"][0];
+    assert_eq!(
+        (&log["level"], &log["logger"]),
+        (&json!("info"), &json!("vibe")),
+        "{log}"
+    );
+    let data = log["data"].as_str().unwrap();
+    assert!(
+        data.starts_with("worker w1 \"tests\" (fast, run 1) done after ")
+            && data.ends_with(": fast worker w1 run 1 (tests) (vibe_wait w1 for all of it)"),
+        "{data}"
+    );
+    // The next result carries it too, after the tool's own text.
+    let list = ok_text(step(&r, 2));
+    let (_, notices) = list
+        .split_once("\n--- ")
+        .unwrap_or_else(|| panic!("no notice block: {list}"));
+    assert_eq!(
+        tool_core::notices::mask_ages(notices),
+        format!(
+            "1 notice from elsewhere in this run (not part of this result) ---\n[vibe info, …] {data}"
+        )
+    );
+}

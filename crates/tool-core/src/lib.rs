@@ -9,7 +9,8 @@
 //! one child-process helper every crate starts processes with, and the
 //! `Content-Length` [`framing`] the LSP and DAP clients share, and the
 //! [`staging`] types that connect a tool that stages a change, the store
-//! `resolve` accepts it from, and the language servers' preview of it.
+//! `resolve` accepts it from, and the language servers' preview of it, and
+//! the run's [`notices`] board, whose news rides on the next tool result.
 //!
 //! This crate must never depend on a `tool-*` crate, and never start a process
 //! or write a file other than through [`process`], [`fs`] and [`files`].
@@ -23,6 +24,7 @@ pub mod format;
 pub mod framing;
 pub mod fs;
 pub mod install;
+pub mod notices;
 pub mod output;
 pub mod process;
 pub mod programs;
@@ -35,6 +37,7 @@ pub mod workspace;
 pub use args::{parse_args, schema_for};
 pub use binding::{Binding, RunContext};
 pub use error::ToolError;
+pub use notices::{Notice, NoticeBoard, NoticeLevel};
 pub use output::{Content, ToolOutput};
 pub use registry::{
     AllowAll, Approval, ApprovalRequest, Approver, Registry, RegistryError, WeakRegistry,

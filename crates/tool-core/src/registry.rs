@@ -6,9 +6,12 @@
 //!   unknown tool;
 //! - a write or exec tool runs only after the [`Approver`] approved it, and no
 //!   approver attached means denied (fail closed);
-//! - calls to a tool that is not parallel-safe never overlap.
+//! - calls to a tool that is not parallel-safe never overlap;
+//! - the result of an outermost call carries the run's pending notices
+//!   ([`NoticeBoard`]), once, after the tool's own content; a bridged call
+//!   (made from inside another call) never takes them.
 
-use crate::{CallContext, Surface, Tier, Tool, ToolError, ToolOutput, ToolSpec};
+use crate::{CallContext, NoticeBoard, Surface, Tier, Tool, ToolError, ToolOutput, ToolSpec};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -74,6 +77,7 @@ type Found = (Arc<dyn Tool>, ToolSpec, Arc<tokio::sync::Mutex<()>>);
 struct Inner {
     tools: RwLock<BTreeMap<String, Entry>>,
     approver: RwLock<Option<Arc<dyn Approver>>>,
+    notices: NoticeBoard,
 }
 
 /// One run's tools. Cheap to clone: clones share the same tools.
@@ -114,6 +118,12 @@ impl Registry {
         WeakRegistry {
             inner: Arc::downgrade(&self.inner),
         }
+    }
+
+    /// The run's notice board: post on it from a binding or a tool, and the
+    /// next result of any tool carries the notice.
+    pub fn notices(&self) -> NoticeBoard {
+        self.inner.notices.clone()
     }
 
     /// Attach the approver asked before write and exec calls.
@@ -227,6 +237,7 @@ impl Registry {
         let (tool, spec, serial) = self.lookup(surface, name)?;
         let span = tracing::info_span!("tool_call", tool = %name, tier = %spec.tier);
         let mut cx = cx;
+        let outermost = cx.call_stack.is_empty();
         cx.bind(surface, self.clone(), name);
         async move {
             if spec.tier > Tier::Read {
@@ -259,7 +270,12 @@ impl Registry {
                 Some(serial.lock_owned().await)
             };
             let started = std::time::Instant::now();
-            let result = tool.call(&cx, args).await;
+            let mut result = tool.call(&cx, args).await;
+            if let (true, Ok(out)) = (outermost, &mut result) {
+                if let Some(block) = self.inner.notices.take_block() {
+                    out.push_text(block);
+                }
+            }
             tracing::info!(
                 ok = result.is_ok(),
                 ms = started.elapsed().as_millis() as u64,

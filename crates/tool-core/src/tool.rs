@@ -1,6 +1,6 @@
 //! The [`Tool`] trait, its [`ToolSpec`], and the [`CallContext`] a call runs in.
 
-use crate::{Registry, Surface, Tier, ToolError, ToolOutput, WeakRegistry};
+use crate::{NoticeBoard, Registry, Surface, Tier, ToolError, ToolOutput, WeakRegistry};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::fmt;
@@ -124,6 +124,12 @@ impl CallContext {
             Some(r) => Some(r.clone()),
             None => self.weak_registry.as_ref().and_then(WeakRegistry::upgrade),
         }
+    }
+
+    /// The run's notice board (`None` when no registry dispatched this
+    /// call, or a detached context's run has ended).
+    pub fn notices(&self) -> Option<NoticeBoard> {
+        self.registry().map(|r| r.notices())
     }
 
     /// A context for work that outlives this call (a background cell): the

@@ -25,6 +25,15 @@ pub fn first_line(result: Option<&str>) -> String {
     }
 }
 
+/// One line about a worker's last run: why it failed, or its result's
+/// first line.
+fn summary(w: &WorkerSnapshot) -> String {
+    match (&w.failure, w.state) {
+        (Some(f), crate::WorkerState::Failed | crate::WorkerState::Lost) => first_line(Some(f)),
+        _ => first_line(w.last_result.as_deref()),
+    }
+}
+
 /// The table of vibe_list, aligned, by id.
 pub fn list(workers: &[WorkerSnapshot]) -> String {
     if workers.is_empty() {
@@ -38,12 +47,7 @@ pub fn list(workers: &[WorkerSnapshot]) -> String {
     let rows: Vec<[String; 6]> = workers
         .iter()
         .map(|w| {
-            let result = match (&w.failure, w.state) {
-                (Some(f), crate::WorkerState::Failed | crate::WorkerState::Lost) => {
-                    first_line(Some(f))
-                }
-                _ => first_line(w.last_result.as_deref()),
-            };
+            let result = summary(w);
             [
                 w.id.clone(),
                 cap_chars(&w.label, 40).into_owned(),
@@ -92,6 +96,33 @@ pub fn settled(w: &WorkerSnapshot) -> String {
         _ => out.push_str("\n(no output)"),
     }
     out
+}
+
+/// The notice announcing the end of a worker's run: its level, and one
+/// line saying who, how it ended, after how long, and the first line of its
+/// result or failure.
+pub fn notice(w: &WorkerSnapshot) -> (tool_core::NoticeLevel, String) {
+    use crate::WorkerState;
+    let level = match w.state {
+        WorkerState::Failed | WorkerState::Lost => tool_core::NoticeLevel::Warning,
+        _ => tool_core::NoticeLevel::Info,
+    };
+    // A failure's first line ends at "stderr tail:"; its words follow.
+    let detail = match (&w.failure, w.state) {
+        (Some(f), WorkerState::Failed | WorkerState::Lost) => {
+            let flat: Vec<&str> = f.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            cap_chars(&flat.join(" "), 300).into_owned()
+        }
+        _ => summary(w),
+    };
+    let text = format!(
+        "worker {} {} after {}: {detail} (vibe_wait {} for all of it)",
+        who(w),
+        w.state,
+        elapsed(w.elapsed),
+        w.id
+    );
+    (level, text)
 }
 
 #[cfg(test)]

@@ -6,6 +6,11 @@
 //! gone is never kept alive by its workers, and its drop cancels them all.
 //! Each run carries a generation number: a run that was stopped (by send,
 //! kill or vibe mode off) cannot overwrite the state of the run after it.
+//!
+//! Every run that ends (done, failed, lost, killed) is announced on the run's
+//! notice board, keyed by worker and run, so the director hears of it in the
+//! next result of any tool (and over MCP at once) without polling; a vibe
+//! tool whose own answer tells the same news withdraws the notice.
 
 use crate::tools;
 use crate::{RunOutcome, WorkerBackend, WorkerRun, WorkerSnapshot, WorkerState, WorkerTier};
@@ -15,7 +20,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tool_core::{CancellationToken, Registry, RegistryError, ToolError};
+use tool_core::{CancellationToken, NoticeBoard, Registry, RegistryError, ToolError};
 
 /// How long a stopped run gets to end before its task is aborted (which
 /// drops its child and SIGKILLs the group).
@@ -42,6 +47,8 @@ pub(crate) struct RosterInner {
     backend: Arc<dyn WorkerBackend>,
     state: Mutex<RosterState>,
     registry: Mutex<Option<Registry>>,
+    /// The run's notice board, once attached: where ends are announced.
+    notices: Mutex<Option<NoticeBoard>>,
     /// Spawn, send, kill and the mode switch run one at a time, so a send
     /// cannot restart a worker that a kill is stopping.
     control: tokio::sync::Mutex<()>,
@@ -132,6 +139,7 @@ impl Roster {
                     workers: BTreeMap::new(),
                 }),
                 registry: Mutex::new(None),
+                notices: Mutex::new(None),
                 control: tokio::sync::Mutex::new(()),
             }),
         }
@@ -155,6 +163,7 @@ impl Roster {
     /// is on, and follow [`Roster::set_vibe_mode`] from here on.
     pub fn attach(&self, registry: &Registry) -> Result<(), RegistryError> {
         *self.inner.registry.lock().expect("registry lock") = Some(registry.clone());
+        *self.inner.notices.lock().expect("notices lock") = Some(registry.notices());
         if self.vibe_mode() {
             self.register_tools(registry)?;
         }
@@ -193,7 +202,7 @@ impl Roster {
         }
         let ids: Vec<u32> = self.inner.lock().workers.keys().copied().collect();
         for id in ids {
-            self.inner.stop(id, WorkerState::Killed).await;
+            self.inner.stop(id, WorkerState::Killed, true).await;
         }
         tracing::info!("vibe mode off: tools unregistered, workers killed");
         Ok(())
@@ -216,7 +225,7 @@ impl Roster {
         let _control = self.inner.control.lock().await;
         let ids: Vec<u32> = self.inner.lock().workers.keys().copied().collect();
         for id in ids {
-            self.inner.stop(id, WorkerState::Killed).await;
+            self.inner.stop(id, WorkerState::Killed, true).await;
         }
     }
 }
@@ -381,11 +390,37 @@ impl RosterInner {
         worker.current = None;
         tracing::info!(worker = %worker_name(id), state = %new_state, "worker settled");
         worker.notify();
+        let snap = worker.snapshot();
+        drop(state);
+        self.announce(&snap);
+    }
+
+    /// The key of the notice announcing the end of a worker's run.
+    pub(crate) fn notice_key(w: &WorkerSnapshot) -> String {
+        format!("vibe {} run {}", w.id, w.runs)
+    }
+
+    /// Post the end of `w`'s run on the run's notice board.
+    pub(crate) fn announce(&self, w: &WorkerSnapshot) {
+        let board = self.notices.lock().expect("notices lock").clone();
+        if let Some(board) = board {
+            let (level, text) = crate::format::notice(w);
+            board.post_keyed("vibe", level, text, Some(Self::notice_key(w)));
+        }
+    }
+
+    /// Withdraw the notice of `w`'s run: the caller's answer tells it.
+    pub(crate) fn withdraw(&self, w: &WorkerSnapshot) {
+        let board = self.notices.lock().expect("notices lock").clone();
+        if let Some(board) = board {
+            board.withdraw(&Self::notice_key(w));
+        }
     }
 
     /// Stop the worker's run in flight, if any, and wait until it ended.
-    /// The worker is left in `final_state` (killed), its partial output kept.
-    pub(crate) async fn stop(&self, id: u32, final_state: WorkerState) -> Stopped {
+    /// The worker is left in `final_state` (killed), its partial output kept;
+    /// with `announce`, the end is posted on the notice board.
+    pub(crate) async fn stop(&self, id: u32, final_state: WorkerState, announce: bool) -> Stopped {
         let current = {
             let mut state = self.lock();
             let worker = state.workers.get_mut(&id).expect("known worker");
@@ -434,9 +469,14 @@ impl RosterInner {
         }
         tracing::info!(worker = %worker_name(id), "worker stopped");
         worker.notify();
+        let snapshot = worker.snapshot();
+        drop(state);
+        if announce {
+            self.announce(&snapshot);
+        }
         Stopped {
             was_running: true,
-            snapshot: worker.snapshot(),
+            snapshot,
             killed,
             survivors,
         }

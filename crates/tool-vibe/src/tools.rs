@@ -228,7 +228,8 @@ async fn send(roster: &Arc<RosterInner>, args: SendArgs) -> Result<ToolOutput, T
     )?;
     let _control = roster.control().await;
     let id = roster.resolve(&args.worker_id)?;
-    let stopped = roster.stop(id, WorkerState::Killed).await;
+    // A run replaced by a longer brief is not news: this answer tells it.
+    let stopped = roster.stop(id, WorkerState::Killed, false).await;
     let before = stopped.snapshot;
     let w = roster.rerun(id, &args.message);
     let text = if stopped.was_running {
@@ -273,6 +274,8 @@ async fn wait(
     loop {
         let w = roster.snapshot_of(id);
         if w.state.is_settled() {
+            // This answer is the news its notice would carry.
+            roster.withdraw(&w);
             return Ok(ToolOutput::text(format::settled(&w)).with_structured(structured(&w)));
         }
         let woke = tokio::select! {
@@ -310,8 +313,10 @@ async fn wait(
 async fn kill(roster: &Arc<RosterInner>, args: KillArgs) -> Result<ToolOutput, ToolError> {
     let _control = roster.control().await;
     let id = roster.resolve(&args.worker_id)?;
-    let stopped = roster.stop(id, WorkerState::Killed).await;
+    let stopped = roster.stop(id, WorkerState::Killed, true).await;
     let w = &stopped.snapshot;
+    // Announced (an MCP client's log shows it); this answer tells the model.
+    roster.withdraw(w);
     let text = if stopped.was_running {
         let mut text = format!(
             "killed {} after {}",

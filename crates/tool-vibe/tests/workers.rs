@@ -649,3 +649,93 @@ async fn bad_calls_get_clear_errors() {
         "no bad call spawned a worker"
     );
 }
+
+/// Any read tool of the run: answers `read`.
+struct ProbeRead;
+
+#[tool_core::async_trait]
+impl tool_core::Tool for ProbeRead {
+    fn spec(&self) -> tool_core::ToolSpec {
+        tool_core::ToolSpec::new(
+            "probe_read",
+            "any read tool",
+            tool_core::Tier::Read,
+            json!({"type": "object"}),
+        )
+    }
+    async fn call(&self, _cx: &CallContext, _args: Value) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("read"))
+    }
+}
+
+/// Text with each notice's age and each worker's elapsed time replaced by
+/// `…`.
+fn without_times(text: &str) -> String {
+    tool_core::notices::mask_ages(text)
+        .lines()
+        .map(|l| {
+            let mut l = l.to_string();
+            if let Some(a) = l.find(" after ") {
+                if let Some(b) = l[a..].find(": ") {
+                    l = format!("{} after …{}", &l[..a], &l[a + b..]);
+                }
+            }
+            l
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Wait up to 20 s for a worker to settle, without a vibe tool.
+async fn settled(run: &Run, id: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !run.roster.snapshot(id).unwrap().state.is_settled() {
+        assert!(Instant::now() < deadline, "{id} never settled");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_finished_worker_is_announced_in_the_next_result_of_any_tool_once() {
+    let run = Run::new();
+    run.registry.register(Arc::new(ProbeRead)).unwrap();
+    run.spawn("tests", "say all 4 tests pass").await;
+    run.spawn("broken", "say trying\nfail cannot find src/lib.rs")
+        .await;
+    run.spawn("died", "die").await;
+    for id in ["w1", "w2", "w3"] {
+        settled(&run, id).await;
+    }
+    let mut lines: Vec<String> =
+        without_times(&run.ok("probe_read", json!({})).await.joined_text())
+            .lines()
+            .map(str::to_string)
+            .collect();
+    // The three ended in any order; the block lists them as they ended.
+    lines[2..].sort();
+    expect_test::expect![[r#"
+        read
+        --- 3 notices from elsewhere in this run (not part of this result) ---
+        [vibe info, …] worker w1 "tests" (fast, run 1) done after …: fast worker w1 run 1 (tests) (vibe_wait w1 for all of it)
+        [vibe warning, …] worker w2 "broken" (fast, run 1) failed after …: the worker command ended (exit status 3); stderr tail: cannot find src/lib.rs (vibe_wait w2 for all of it)
+        [vibe warning, …] worker w3 "died" (fast, run 1) lost after …: the worker command was killed by signal 9 (SIGKILL) (exit status 137); stderr tail: Killed (vibe_wait w3 for all of it)"#]]
+    .assert_eq(&lines.join("\n"));
+    assert_eq!(
+        run.ok("probe_read", json!({})).await.joined_text(),
+        "read",
+        "announced once"
+    );
+
+    // An end the director hears from vibe_wait or vibe_kill is not
+    // announced again.
+    run.spawn("waited", "say waited for").await;
+    run.spawn("killed", "sleep 30").await;
+    run.ok(
+        "vibe_wait",
+        json!({"worker_id": "w4", "timeout_seconds": 20}),
+    )
+    .await;
+    run.ok("vibe_kill", json!({"worker_id": "w5"})).await;
+    assert_eq!(run.ok("probe_read", json!({})).await.joined_text(), "read");
+    run.roster.shutdown().await;
+}

@@ -5,11 +5,14 @@
 //! Invariants: every call goes through the Registry (surface, approval,
 //! serialization are never bypassed); a cancelled call is told through its
 //! `CallContext.cancel` and given a grace period to wind down before it is
-//! dropped; no progress notification follows the answer to its call.
+//! dropped; no progress notification follows the answer to its call; every
+//! notice posted on the run's board after the client initialized is sent as
+//! a log notification.
 
 use super::catalog::mcp_tool;
 use super::client::ClientLink;
 use super::config::McpConfig;
+use super::notices::MinimumLevel;
 use super::progress::ProgressForwarder;
 use super::results::call_result;
 use rmcp::model::{
@@ -42,6 +45,8 @@ pub struct McpHost {
     run_ct: CancellationToken,
     hooks: Mutex<Vec<HandshakeHook>>,
     instructions: String,
+    /// The lowest notice level the client asked for (`logging/setLevel`).
+    log_level: MinimumLevel,
 }
 
 impl McpHost {
@@ -61,6 +66,7 @@ impl McpHost {
             link,
             run_ct: CancellationToken::new(),
             hooks: Mutex::new(Vec::new()),
+            log_level: MinimumLevel::default(),
             instructions: "Run-bound tools of one workspace (agent-tools). Paths are relative to \
                            the workspace root; lines are 1-based; positions are given as line plus \
                            a symbol on that line, never a column."
@@ -145,7 +151,13 @@ impl McpHost {
 
 impl ServerHandler for McpHost {
     fn get_info(&self) -> ServerConfig {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+        // Logging carries the run's notices (see `notices`).
+        #[allow(deprecated)]
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        InitializeResult::new(capabilities)
             .with_server_info(
                 Implementation::new("agent-tools", env!("CARGO_PKG_VERSION"))
                     .with_title("agent-tools"),
@@ -175,12 +187,28 @@ impl ServerHandler for McpHost {
         for hook in hooks {
             hook(&self.link, &self.registry);
         }
+        super::notices::forward(
+            &self.registry.notices(),
+            context.peer.clone(),
+            self.log_level.clone(),
+            self.run_ct.clone(),
+        );
         tracing::info!(
             client = %request.client_info.name,
             elicitation = self.link.supports_elicitation(),
             "client initialized"
         );
         self.negotiate_initialize(&request)
+    }
+
+    #[allow(deprecated)] // MCP logging, see `notices`
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(request.level);
+        Ok(())
     }
 
     async fn list_tools(

@@ -8,6 +8,7 @@
 //! - [`catalog`]: specs → MCP tools, annotations from the tier;
 //! - [`results`]: outputs and errors → `tools/call` answers;
 //! - [`progress`]: progress notifications for long calls;
+//! - [`notices`]: the run's notices as log notifications, as they are posted;
 //! - [`client`]: the connected client, elicitation, the elicitation approver;
 //! - [`host`]: the server handler;
 //! - [`shutdown`]: noticing the client left, and the final child sweep;
@@ -26,6 +27,7 @@ pub mod client;
 pub mod config;
 pub mod framing;
 pub mod host;
+pub mod notices;
 pub mod progress;
 pub mod results;
 pub mod shutdown;

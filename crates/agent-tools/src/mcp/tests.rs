@@ -341,3 +341,66 @@ async fn garbage_and_oversize_lines_are_answered_and_the_host_keeps_serving() {
         .unwrap();
     assert_eq!(end, Ok(SessionEnd::ClientClosed));
 }
+
+#[tokio::test]
+async fn a_posted_notice_is_a_log_notification_and_rides_on_the_next_result() {
+    let registry = registry_with_fakes(Arc::default());
+    let board = registry.notices();
+    let (mut wire, run, _task) = start(registry, fast_config()).await;
+    board.post(
+        "vibe",
+        tool_core::NoticeLevel::Warning,
+        "w1 \"tests\" (fast, run 1) lost",
+    );
+    expect_test::expect![[r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"w1 \"tests\" (fast, run 1) lost","level":"warning","logger":"vibe"}}"#]]
+        .assert_eq(&wire.recv().await.to_string());
+
+    // A client that asks for warnings and above gets no info notice.
+    wire.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel",
+        "params": {"level": "warning"}}),
+    )
+    .await;
+    assert_eq!(wire.recv().await["id"], 2);
+    board.post("vibe", tool_core::NoticeLevel::Info, "w2 \"docs\" done");
+    wire.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "no_such", "arguments": {}}}),
+    )
+    .await;
+    let m = wire.recv().await;
+    assert_eq!(m["id"], 3, "no notification for an info notice: {m}");
+
+    // Both notices are still pending for the next result.
+    struct FakeRead;
+    #[async_trait]
+    impl Tool for FakeRead {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec::new("fake_read", "d", Tier::Read, json!({"type": "object"}))
+        }
+        async fn call(&self, _cx: &CallContext, _args: Value) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text("read"))
+        }
+    }
+    run.cancel();
+    let r = Registry::new();
+    r.register(Arc::new(FakeRead)).unwrap();
+    r.notices()
+        .post("vibe", tool_core::NoticeLevel::Info, "w3 done");
+    let (mut wire, _run, _task) = start(r, fast_config()).await;
+    wire.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "fake_read", "arguments": {}}}),
+    )
+    .await;
+    let m = wire.recv().await;
+    let content = &m["result"]["content"];
+    assert_eq!(content[0]["text"], "read", "{m}");
+    let block = content[1]["text"].as_str().unwrap();
+    assert!(
+        block.starts_with(
+            "--- 1 notice from elsewhere in this run (not part of this result) ---\n[vibe info, "
+        ) && block.ends_with(" s ago] w3 done"),
+        "{block}"
+    );
+}

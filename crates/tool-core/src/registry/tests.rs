@@ -186,3 +186,73 @@ async fn the_tool_sees_the_surface_and_registry_it_was_called_through() {
         .unwrap_err();
     assert!(matches!(err, ToolError::UnknownTool { .. }), "{err}");
 }
+
+use crate::notices::mask_ages as without_ages;
+
+#[tokio::test]
+async fn a_posted_notice_rides_on_the_next_result_of_any_tool_once() {
+    let r = registry();
+    let board = r.notices();
+    board.post(
+        "vibe",
+        crate::NoticeLevel::Info,
+        "w1 \"tests\" done: all pass",
+    );
+    let out = r
+        .call(Surface::READ_ONLY, "look", json!({}), CallContext::new())
+        .await
+        .unwrap();
+    expect_test::expect![[r#"
+        look
+        --- 1 notice from elsewhere in this run (not part of this result) ---
+        [vibe info, …] w1 "tests" done: all pass"#]]
+    .assert_eq(&without_ages(&out.joined_text()));
+    let again = r
+        .call(Surface::READ_ONLY, "look", json!({}), CallContext::new())
+        .await
+        .unwrap();
+    assert_eq!(again.joined_text(), "look", "delivered once");
+}
+
+#[tokio::test]
+async fn a_bridged_call_and_a_failed_call_leave_the_notice_for_the_next_result() {
+    struct Bridge;
+    #[async_trait]
+    impl Tool for Bridge {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec::new("bridge", "b", Tier::Read, schema_for::<NoArgs>())
+        }
+        async fn call(&self, cx: &CallContext, _a: Value) -> Result<ToolOutput, ToolError> {
+            let r = cx.registry().expect("bound");
+            // The tool posts through its call's handle.
+            cx.notices().expect("bound").post(
+                "bridge",
+                crate::NoticeLevel::Warning,
+                "posted mid-call",
+            );
+            let inner = r.call(cx.surface(), "look", json!({}), cx.nested()).await?;
+            Ok(ToolOutput::text(format!(
+                "inner said: {}",
+                inner.joined_text()
+            )))
+        }
+    }
+    let r = registry();
+    r.register(Arc::new(Bridge)).unwrap();
+    // Refused (no approver): the notice stays pending.
+    r.notices()
+        .post("vibe", crate::NoticeLevel::Info, "before the refusal");
+    r.call(Surface::FULL, "edit", json!({}), CallContext::new())
+        .await
+        .unwrap_err();
+    let out = r
+        .call(Surface::READ_ONLY, "bridge", json!({}), CallContext::new())
+        .await
+        .unwrap();
+    expect_test::expect![[r#"
+        inner said: look
+        --- 2 notices from elsewhere in this run (not part of this result) ---
+        [vibe info, …] before the refusal
+        [bridge warning, …] posted mid-call"#]]
+    .assert_eq(&without_ages(&out.joined_text()));
+}
