@@ -145,7 +145,7 @@ fn defaults_bind_the_parser_and_doctor_reports_recovery() {
         BindingState::Bound { .. }
     ));
     let lines = toolset.doctor_lines("astgrep").join("\n");
-    assert!(lines.contains("29 grammars shipped"), "{lines}");
+    assert!(lines.contains("40 grammars shipped"), "{lines}");
     assert!(
         lines.contains(".git/agent-tools/astgrep-journal"),
         "{lines}"

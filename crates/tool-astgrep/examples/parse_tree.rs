@@ -3,7 +3,7 @@
 
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::Node;
-use ast_grep_language::SupportLang;
+use tool_astgrep::Lang;
 
 fn dump<D: ast_grep_core::Doc>(n: &Node<'_, D>, depth: usize) {
     let flags = format!(
@@ -35,7 +35,7 @@ fn dump<D: ast_grep_core::Doc>(n: &Node<'_, D>, depth: usize) {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let lang: SupportLang = args.next().expect("LANG").parse().expect("language");
+    let lang = Lang::from_id(&args.next().expect("LANG")).expect("language");
     let code = args.next().expect("CODE");
     let root = lang.ast_grep(&code);
     dump(&root.root(), 0);

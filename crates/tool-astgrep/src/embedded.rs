@@ -19,7 +19,7 @@ use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Node};
 use ast_grep_language::SupportLang;
 
-type Doc = StrDoc<SupportLang>;
+type Doc = StrDoc<Lang>;
 
 /// Macro invocations inside macro invocations are followed this deep.
 pub const MAX_REGION_DEPTH: usize = 8;
@@ -61,8 +61,8 @@ pub struct ParsedRegion {
 /// Whether a language has regions this module knows.
 pub fn has_regions(lang: Lang) -> bool {
     matches!(
-        lang.engine(),
-        SupportLang::Rust | SupportLang::C | SupportLang::Cpp
+        lang.builtin(),
+        Some(SupportLang::Rust | SupportLang::C | SupportLang::Cpp)
     )
 }
 
@@ -72,8 +72,8 @@ pub fn regions(lang: Lang, node: &Node<'_, Doc>) -> Vec<Region> {
     let mut out = Vec::new();
     let mut stack = vec![node.clone()];
     while let Some(n) = stack.pop() {
-        match (lang.engine(), n.kind().as_ref()) {
-            (SupportLang::Rust, "token_tree")
+        match (lang.builtin(), n.kind().as_ref()) {
+            (Some(SupportLang::Rust), "token_tree")
                 if n.parent().is_some_and(|p| p.kind() == "macro_invocation") =>
             {
                 let r = n.range();
@@ -87,8 +87,8 @@ pub fn regions(lang: Lang, node: &Node<'_, Doc>) -> Vec<Region> {
                 continue;
             }
             // `macro_rules!` bodies hold `$x` fragments, not code.
-            (SupportLang::Rust, "macro_definition") => continue,
-            (SupportLang::C | SupportLang::Cpp, "preproc_arg") => {
+            (Some(SupportLang::Rust), "macro_definition") => continue,
+            (Some(SupportLang::C | SupportLang::Cpp), "preproc_arg") => {
                 out.push(Region {
                     kind: RegionKind::PreprocessorBody,
                     start: n.range().start,
@@ -106,8 +106,8 @@ pub fn regions(lang: Lang, node: &Node<'_, Doc>) -> Vec<Region> {
 
 /// The wrappers a region is tried in, in order: (prefix, suffix).
 fn wrappers(lang: Lang, kind: RegionKind) -> &'static [(&'static str, &'static str)] {
-    match (lang.engine(), kind) {
-        (SupportLang::Rust, _) => &[
+    match (lang.builtin(), kind) {
+        (Some(SupportLang::Rust), _) => &[
             ("fn __agent_fn() { __agent_m(", "); }\n"),
             ("fn __agent_fn() { [", "]; }\n"),
             ("fn __agent_fn() {\n", "\n}\n"),
@@ -123,7 +123,7 @@ fn wrappers(lang: Lang, kind: RegionKind) -> &'static [(&'static str, &'static s
 pub fn parse(lang: Lang, region: &Region) -> Option<ParsedRegion> {
     for (prefix, suffix) in wrappers(lang, region.kind) {
         let wrapped = format!("{prefix}{}{suffix}", region.text);
-        let Ok(root) = AstGrep::<Doc>::try_new(&wrapped, lang.engine()) else {
+        let Ok(root) = AstGrep::<Doc>::try_new(&wrapped, lang) else {
             continue;
         };
         let clean = !root.root().dfs().any(|n| n.is_error() || n.is_missing());

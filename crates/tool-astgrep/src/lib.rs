@@ -11,7 +11,8 @@
 //! Module order: a module uses only modules before it, so there is no import
 //! circle (check with `grep -n "crate::" src/*.rs`):
 //!
-//! 1. [`catalog`], [`excerpt`], [`journal`], [`nesting`] — no crate imports;
+//! 1. [`grammars`] (the extra tree-sitter grammars), [`excerpt`], [`journal`],
+//!    [`nesting`] — no crate imports; [`catalog`] — grammars;
 //!    [`embedded`] (macro bodies searched on their own) — catalog;
 //! 2. [`skeleton`] — catalog;
 //! 3. [`pattern`] — catalog, excerpt, nesting, skeleton;
@@ -32,6 +33,7 @@ pub mod catalog;
 pub mod embedded;
 pub mod excerpt;
 pub mod format;
+pub mod grammars;
 pub mod journal;
 pub mod nesting;
 pub mod ops;

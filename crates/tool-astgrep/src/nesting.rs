@@ -20,11 +20,8 @@
 //!
 //! Invariant: every function here uses constant stack, whatever its input.
 
-use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::tree_sitter::{LanguageExt, StrDoc};
 use ast_grep_core::Node;
-use ast_grep_language::SupportLang;
-
-type Doc = StrDoc<SupportLang>;
 
 /// The deepest bracket nesting a pattern may have. A pattern is a fragment
 /// someone types to find code: real ones nest a handful of levels, and code
@@ -114,7 +111,7 @@ pub fn bracket_depth(s: &str) -> usize {
 
 /// How many levels the tree under `node` has (a leaf is 1), walked with a
 /// tree-sitter cursor: no recursion.
-pub fn tree_depth(node: &Node<'_, Doc>) -> usize {
+pub fn tree_depth<L: LanguageExt>(node: &Node<'_, StrDoc<L>>) -> usize {
     let mut cursor = node.get_inner_node().walk();
     let mut depth = 1;
     let mut deepest = 1;
@@ -140,6 +137,9 @@ pub fn tree_depth(node: &Node<'_, Doc>) -> usize {
 mod tests {
     use super::*;
     use ast_grep_core::AstGrep;
+    use ast_grep_language::SupportLang;
+
+    type Doc = StrDoc<SupportLang>;
 
     #[test]
     fn brackets_are_counted_at_their_deepest() {

@@ -102,7 +102,7 @@ pub fn scope(
     language: Option<&str>,
 ) -> Result<Scope, ToolError> {
     // Size and nesting first: a 10 MB pattern is refused before it is read
-    // by 29 grammars.
+    // by 40 grammars.
     check_text(pattern).map_err(pattern_error)?;
     let paths: Vec<String> = path.into_iter().map(str::to_string).collect();
     scope_for(
@@ -587,7 +587,7 @@ fn merge_operations(
                     rewrite.nested += nested;
                     if rewrite.new != rewrite.old {
                         rewrite.introduced_error =
-                            check_rewritten_text(f.lang.engine(), &rewrite.old, &rewrite.new);
+                            check_rewritten_text(f.lang, &rewrite.old, &rewrite.new);
                     }
                     m.ops = ops;
                     m.rewrite = rewrite;

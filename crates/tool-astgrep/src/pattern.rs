@@ -12,6 +12,7 @@
 
 use crate::catalog::Lang;
 use crate::excerpt::one_line;
+use crate::grammars::Extra;
 use crate::nesting::{
     bracket_depth, tree_depth, yaml_block_depth, MAX_PATTERN_BRACKETS, MAX_PATTERN_TREE_DEPTH,
     MAX_YAML_BLOCK_DEPTH,
@@ -27,7 +28,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use tool_core::format::thousands;
 
-type Doc = StrDoc<SupportLang>;
+type Doc = StrDoc<Lang>;
 
 /// What a compiled query matches with: a pattern from the ladder, or a
 /// rule compiled by ast-grep-config (see [`crate::rule`]).
@@ -200,17 +201,17 @@ pub fn check_text(source: &str) -> Result<(), PatternError> {
 pub fn compile(lang: Lang, source: &str) -> Result<CompiledPattern, PatternError> {
     check_text(source)?;
     let trimmed = source.trim();
-    if lang.engine() == SupportLang::Yaml {
+    if lang.is(SupportLang::Yaml) {
         // The YAML grammar aborts on deep blocks: never parse them.
         let depth = yaml_block_depth(trimmed);
         if depth > MAX_YAML_BLOCK_DEPTH {
             return Err(PatternError::TooDeepYaml(depth));
         }
     }
-    let engine = lang.engine();
+    let engine = lang;
     let mut processed = engine.pre_process_pattern(trimmed).into_owned();
-    if engine == SupportLang::Json {
-        processed = quote_json_metavars(&processed);
+    if quotes_metavars(lang) {
+        processed = quote_metavars(&processed);
     }
     let expando = engine.expando_char();
     let mut attempts: Vec<Attempt> = Vec::new();
@@ -325,7 +326,7 @@ fn try_rung(
     glue: &'static str,
     expando: char,
 ) -> Result<CompiledPattern, RungFailure> {
-    let engine = lang.engine();
+    let engine = lang;
     let fragment = if rung.indent.is_empty() {
         processed.to_string()
     } else {
@@ -534,9 +535,15 @@ fn describe_break(
     )
 }
 
-/// JSON has no identifiers, so `$X` cannot stand where a value goes; it is
-/// written as the string `"$X"` there and turned back into a metavariable.
-fn quote_json_metavars(src: &str) -> String {
+/// Whether the language has no identifiers where a value goes (JSON, TOML),
+/// so that `$X` is written as the string `"$X"` and turned back into a
+/// metavariable.
+fn quotes_metavars(lang: Lang) -> bool {
+    lang.is(SupportLang::Json) || lang.extra() == Some(Extra::Toml)
+}
+
+/// Write every metavariable outside a string as a string: `"$X"`.
+fn quote_metavars(src: &str) -> String {
     let mut out = String::with_capacity(src.len() + 8);
     let mut chars = src.chars().peekable();
     let mut in_string = false;
@@ -583,7 +590,7 @@ fn metavar_of(n: &Node<'_, Doc>) -> Option<MetaVariable> {
     if let Some(v) = n.lang().extract_meta_var(&text) {
         return Some(v);
     }
-    if *n.lang() == SupportLang::Json && n.kind() == "string" {
+    if quotes_metavars(*n.lang()) && matches!(n.kind().as_ref(), "string" | "quoted_key") {
         let inner = text.strip_prefix('"')?.strip_suffix('"')?;
         return n.lang().extract_meta_var(inner);
     }
@@ -596,7 +603,7 @@ fn to_pattern_node(n: &Node<'_, Doc>) -> PatternNode {
     if let Some(meta_var) = metavar_of(n) {
         return PatternNode::MetaVar { meta_var };
     }
-    if n.is_leaf() {
+    if n.is_leaf() || (n.is_named() && has_hidden_text(n)) {
         return PatternNode::Terminal {
             text: n.text().to_string(),
             is_named: n.is_named(),
@@ -616,6 +623,24 @@ fn to_pattern_node(n: &Node<'_, Doc>) -> PatternNode {
         kind_id: n.kind_id(),
         children: n.children().map(|c| to_pattern_node(&c)).collect(),
     }
+}
+
+/// Whether some of a node's text lies in no child: a token the grammar
+/// does not expose, such as the contents of a TOML string. Such a node is
+/// compared by its whole text, or `version = "1"` would match every string.
+fn has_hidden_text(n: &Node<'_, Doc>) -> bool {
+    let start = n.range().start;
+    let text = n.text();
+    let mut at = 0;
+    for child in n.children() {
+        let r = child.range();
+        let gap = text.get(at..r.start - start).unwrap_or("");
+        if !gap.trim().is_empty() {
+            return true;
+        }
+        at = r.end - start;
+    }
+    !text.get(at..).unwrap_or("").trim().is_empty()
 }
 
 fn collect_vars(node: &PatternNode, single: &mut BTreeSet<String>, multi: &mut BTreeSet<String>) {
@@ -708,6 +733,17 @@ mod tests {
             ("typescript", "foo($E)"),
             ("yaml", "a: $X"),
             ("zig", "foo($E)"),
+            ("cmake", "add_executable($$$A)"),
+            ("dockerfile", "FROM $I"),
+            ("graphql", "$F: String"),
+            ("make", "$V = $X"),
+            ("protobuf", "rpc $R($A) returns ($B);"),
+            ("r", "mean($X)"),
+            ("sql", "SELECT $$$C FROM $T"),
+            ("svelte", "<p>$X</p>"),
+            ("toml", "$K = $V"),
+            ("vue", "<p>$X</p>"),
+            ("xml", "<a>$X</a>"),
         ];
         assert_eq!(samples.len(), Lang::all().count());
         for (id, src) in samples {

@@ -7,15 +7,15 @@
 //! same pass — their text is part of the outer replacement — and are counted
 //! so the result can say to rerun.
 
+use crate::catalog::Lang;
 use crate::excerpt::one_line;
 use crate::pattern::{CompiledPattern, MAX_TEXT_BYTES};
 use ast_grep_core::replacer::{Replacer, TemplateFix};
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, NodeMatch};
-use ast_grep_language::SupportLang;
 use tool_core::format::thousands;
 
-type Doc = StrDoc<SupportLang>;
+type Doc = StrDoc<Lang>;
 
 /// A file's staged rewrite.
 #[derive(Debug, Clone)]
@@ -67,7 +67,7 @@ fn error_key(n: &ast_grep_core::Node<'_, Doc>) -> String {
 }
 
 /// [`check_rewritten`] for a text not parsed yet.
-pub fn check_rewritten_text(lang: SupportLang, old: &str, new: &str) -> Option<SyntaxBreak> {
+pub fn check_rewritten_text(lang: Lang, old: &str, new: &str) -> Option<SyntaxBreak> {
     let old_root = AstGrep::<Doc>::try_new(old, lang).ok()?;
     check_rewritten(&old_root, new)
 }
@@ -219,8 +219,7 @@ pub fn check_template(template: &str, pattern: &CompiledPattern) -> Result<(), S
 
 impl Rewriter {
     pub fn new(template: &str, pattern: &CompiledPattern) -> Rewriter {
-        let fix =
-            TemplateFix::try_new(template, &pattern.lang.engine()).unwrap_or_else(|e| match e {});
+        let fix = TemplateFix::try_new(template, &pattern.lang).unwrap_or_else(|e| match e {});
         Rewriter { fix }
     }
 

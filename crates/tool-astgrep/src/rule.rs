@@ -177,7 +177,7 @@ impl RuleSpec {
 
     /// Compile the rule for one language.
     pub fn compile(&self, lang: Lang) -> Result<CompiledPattern, String> {
-        let env = DeserializeEnv::new(lang.engine());
+        let env = DeserializeEnv::new(lang);
         let core = self.core.get_matcher(env).map_err(|e| {
             format!(
                 "the rule does not compile for {lang}: {}; nothing was searched",

@@ -33,7 +33,7 @@ use std::sync::{mpsc, Mutex};
 use tool_core::fs::{FsError, Root};
 use tool_core::CancellationToken;
 
-type Doc = StrDoc<SupportLang>;
+type Doc = StrDoc<Lang>;
 
 /// Files larger than this are skipped (and counted).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -602,7 +602,7 @@ pub fn match_source(
     rewriter: Option<&Rewriter>,
     source: &str,
 ) -> Result<Option<FileMatches>, TooDeep> {
-    if pattern.lang.engine() == SupportLang::Yaml {
+    if pattern.lang.is(SupportLang::Yaml) {
         // The YAML grammar aborts on deep blocks: never parse them.
         let depth = yaml_block_depth(source);
         if depth > MAX_YAML_BLOCK_DEPTH {
@@ -612,7 +612,7 @@ pub fn match_source(
             });
         }
     }
-    let Ok(root) = AstGrep::<Doc>::try_new(source, pattern.lang.engine()) else {
+    let Ok(root) = AstGrep::<Doc>::try_new(source, pattern.lang) else {
         return Ok(None);
     };
     let top = root.root();

@@ -13,6 +13,7 @@
 //! functions with any body. Glue is tried in order, bare first.
 
 use crate::catalog::Lang;
+use crate::grammars::Extra;
 use ast_grep_language::SupportLang as S;
 
 /// Which kind of place a rung parses the fragment in.
@@ -342,11 +343,17 @@ const CSS: &[Skeleton] = &[
     rung(D, "", "\n", BARE),
 ];
 
+/// A pair (`"a": $X`) only exists inside an object.
+const JSON: &[Skeleton] = &[rung(D, "", "\n", BARE), rung(M, "{\n", "\n}\n", BARE)];
+
 const TOP_ONLY: &[Skeleton] = &[rung(D, "", "\n", BARE)];
 
 /// The ladder for a language, tried in order.
 pub fn ladder(lang: Lang) -> &'static [Skeleton] {
-    match lang.engine() {
+    let Some(builtin) = lang.builtin() else {
+        return extra_ladder(lang);
+    };
+    match builtin {
         S::C => C,
         S::Cpp => CPP,
         S::CSharp => CSHARP,
@@ -370,6 +377,46 @@ pub fn ladder(lang: Lang) -> &'static [Skeleton] {
         S::Hcl => HCL,
         S::Nix => NIX,
         S::Css => CSS,
-        S::Html | S::Json | S::Yaml | S::Markdown => TOP_ONLY,
+        S::Json => JSON,
+        S::Html | S::Yaml | S::Markdown => TOP_ONLY,
+    }
+}
+
+const PROTOBUF: &[Skeleton] = &[
+    rung(D, "syntax = \"proto3\";\n", "\n", BARE),
+    rung(
+        M,
+        "syntax = \"proto3\";\nmessage __AgentM {\n",
+        "\n}\n",
+        BARE,
+    ),
+    rung(
+        M,
+        "syntax = \"proto3\";\nservice __AgentS {\n",
+        "\n}\n",
+        BARE,
+    ),
+];
+
+const GRAPHQL: &[Skeleton] = &[
+    rung(D, "", "\n", BARE),
+    rung(M, "type __AgentT {\n", "\n}\n", BARE),
+];
+
+const SQL: &[Skeleton] = &[rung(St, "", ";\n", SEMI), rung(E, "SELECT ", ";\n", BARE)];
+
+const R_LANG: &[Skeleton] = &[
+    rung(St, "", "\n", BARE),
+    rung(E, "__agent_x <- ", "\n", BARE),
+];
+
+/// The ladder of an extra grammar (see [`crate::grammars`]).
+fn extra_ladder(lang: Lang) -> &'static [Skeleton] {
+    match lang.extra() {
+        Some(Extra::Protobuf) => PROTOBUF,
+        Some(Extra::GraphQl) => GRAPHQL,
+        Some(Extra::Sql) => SQL,
+        Some(Extra::R) => R_LANG,
+        _ => TOP_ONLY,
     }
 }
