@@ -137,6 +137,7 @@ impl Binding for LspBinding {
 
     fn after_all(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
         let sup = self.supervisor_for(run);
+        self.ledger.set_notice_board(registry.notices());
         let mut tools = write_tools();
         tools.push(("resolve", resolved_paths(self.staging_link())));
         // A staged action writes nothing: the preview carries its delta.

@@ -20,6 +20,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tool_core::notices::{NoticeBoard, NoticeLevel};
 use tool_core::{async_trait, CallContext, Tool, ToolError, ToolOutput, ToolSpec};
 
 /// Names the files a call of the wrapped tool writes, from its arguments
@@ -50,8 +51,12 @@ pub struct RunLedger {
     /// "cannot check" reasons already said once.
     said: Mutex<HashSet<String>>,
     /// Diagnostics that arrived after their write's bound ran out, not yet
-    /// told: the next result of any wrapped tool carries them.
+    /// told, when the run has no notice board: the next result of a wrapped
+    /// tool carries them.
     late: Mutex<Vec<String>>,
+    /// The run's notice board: late diagnostics are posted there, so the
+    /// next result of any tool carries them and the MCP host pushes them.
+    board: Mutex<Option<NoticeBoard>>,
 }
 
 impl RunLedger {
@@ -63,6 +68,28 @@ impl RunLedger {
 
     fn take_late(&self) -> Vec<String> {
         std::mem::take(&mut *self.late.lock().expect("late"))
+    }
+
+    /// Post late diagnostics on this notice board from now on.
+    pub fn set_notice_board(&self, board: NoticeBoard) {
+        *self.board.lock().expect("board") = Some(board);
+    }
+
+    /// Tell late diagnostics: on the notice board (a warning when they hold
+    /// new problems), else queued for the next wrapped result.
+    fn tell_late(&self, text: String, new_problems: bool) {
+        let board = self.board.lock().expect("board").clone();
+        match board {
+            Some(board) => {
+                let level = if new_problems {
+                    NoticeLevel::Warning
+                } else {
+                    NoticeLevel::Info
+                };
+                board.post("lsp", level, text);
+            }
+            None => self.late.lock().expect("late").push(text),
+        }
     }
 }
 
@@ -241,7 +268,7 @@ impl DiagnosticsOnWrite {
                     text.push_str(&l);
                 }
             }
-            ledger.late.lock().expect("late").push(text);
+            ledger.tell_late(text, !new.is_empty());
         });
     }
 
