@@ -221,6 +221,11 @@ impl Roster {
         self
     }
 
+    /// How many workers may run at once.
+    pub fn capacity(&self) -> usize {
+        self.inner.lock().max_workers
+    }
+
     pub fn vibe_mode(&self) -> bool {
         self.inner.lock().vibe_mode
     }
