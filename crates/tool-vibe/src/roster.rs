@@ -433,19 +433,32 @@ impl RosterInner {
         snap
     }
 
-    /// Append `message` to the brief. A queued worker keeps its place and
-    /// will run with it; otherwise a new run starts (or queues). The caller
-    /// has stopped any run in flight.
+    /// If worker `id` is queued, append `message` to its brief (it keeps
+    /// its place and runs with it) and answer its snapshot. Checked and done
+    /// under one lock, so the worker cannot start in between.
+    pub(crate) fn append_if_queued(&self, id: u32, message: &str) -> Option<WorkerSnapshot> {
+        let mut state = self.lock();
+        let worker = state.workers.get_mut(&id).expect("known worker");
+        if worker.state != WorkerState::Queued {
+            return None;
+        }
+        worker.brief = format!("{}\n\n{}", worker.brief.trim_end(), message.trim());
+        worker.notify();
+        let raw = state.snapshot(id);
+        drop(state);
+        Some(with_processes(raw))
+    }
+
+    /// Append `message` to the brief and start a new run (or queue it). The
+    /// caller has stopped the run in flight: the worker is settled, and a
+    /// settled worker is started only from here.
     pub(crate) fn rerun(self: &Arc<Self>, id: u32, message: &str) -> WorkerSnapshot {
         let mut state = self.lock();
         let free = state.has_free_slot();
         let worker = state.workers.get_mut(&id).expect("known worker");
+        debug_assert!(worker.state.is_settled(), "rerun of an unsettled worker");
         worker.brief = format!("{}\n\n{}", worker.brief.trim_end(), message.trim());
-        if worker.state != WorkerState::Queued {
-            self.admit(&mut state, id, free);
-        } else {
-            worker.notify();
-        }
+        self.admit(&mut state, id, free);
         let raw = state.snapshot(id);
         drop(state);
         with_processes(raw)

@@ -249,8 +249,7 @@ async fn send(roster: &Arc<RosterInner>, args: SendArgs) -> Result<ToolOutput, T
     )?;
     let _control = roster.control().await;
     let id = roster.resolve(&args.worker_id)?;
-    if roster.snapshot_of(id).state == WorkerState::Queued {
-        let w = roster.rerun(id, &args.message);
+    if let Some(w) = roster.append_if_queued(id, &args.message) {
         return Ok(ToolOutput::text(format!(
             "{} is queued (#{} in line): appended the message to its brief; it runs with it when \
              it starts (vibe_wait {} for its result)",
