@@ -1,7 +1,7 @@
 //! How workers read in tool results: one line per worker in lists, a header
 //! plus the result for a single worker.
 
-use crate::roster::Occupancy;
+use crate::record::Occupancy;
 use crate::{WorkerSnapshot, WorkerState};
 use std::time::Duration;
 use tool_core::format::cap_chars;

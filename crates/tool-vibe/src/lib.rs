@@ -23,6 +23,7 @@ mod backend;
 mod binding;
 mod command;
 mod format;
+mod record;
 mod roster;
 mod tools;
 mod worker;

@@ -16,6 +16,7 @@
 //! next result of any tool (and over MCP at once) without polling; a vibe
 //! tool whose own answer tells the same news withdraws the notice.
 
+use crate::record::{with_processes, worker_name, CurrentRun, Occupancy, RosterState, Worker};
 use crate::tools;
 use crate::{
     RunOutcome, RunProcesses, WorkerBackend, WorkerRun, WorkerSnapshot, WorkerState, WorkerTier,
@@ -25,7 +26,6 @@ use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tool_core::{CancellationToken, NoticeBoard, Registry, RegistryError, ToolError};
 
 /// How long a stopped run gets to end before its task is aborted (which
@@ -61,119 +61,6 @@ pub(crate) struct RosterInner {
     /// Spawn, send, kill and the mode switch run one at a time, so a send
     /// cannot restart a worker that a kill is stopping.
     control: tokio::sync::Mutex<()>,
-}
-
-struct RosterState {
-    vibe_mode: bool,
-    last_id: u32,
-    workers: BTreeMap<u32, Worker>,
-    /// At most this many workers are running.
-    max_workers: usize,
-    /// Queued workers, the next to start first.
-    queue: VecDeque<u32>,
-}
-
-impl RosterState {
-    fn running(&self) -> usize {
-        self.workers
-            .values()
-            .filter(|w| w.state == WorkerState::Running)
-            .count()
-    }
-
-    fn has_free_slot(&self) -> bool {
-        self.vibe_mode && self.running() < self.max_workers
-    }
-
-    /// A worker's snapshot, with its place in the queue, and where to list
-    /// its processes from (read after the lock is released).
-    fn snapshot(&self, id: u32) -> (WorkerSnapshot, Option<RunProcesses>) {
-        let worker = &self.workers[&id];
-        let mut snap = worker.snapshot();
-        if worker.state == WorkerState::Queued {
-            snap.queue_position = self.queue.iter().position(|q| *q == id).map(|i| i + 1);
-        }
-        let processes = worker.current.as_ref().map(|c| c.processes.clone());
-        (snap, processes)
-    }
-}
-
-/// Fill in the processes of a snapshot, outside the roster lock (reading
-/// /proc takes a while).
-fn with_processes((mut snap, processes): (WorkerSnapshot, Option<RunProcesses>)) -> WorkerSnapshot {
-    if snap.state == WorkerState::Running {
-        if let Some(p) = processes {
-            snap.processes = p.list();
-        }
-    }
-    snap
-}
-
-/// The running and queued workers, and the cap, at one moment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Occupancy {
-    pub(crate) running: usize,
-    pub(crate) queued: usize,
-    pub(crate) max_workers: usize,
-}
-
-struct Worker {
-    id: u32,
-    label: String,
-    tier: WorkerTier,
-    brief: String,
-    state: WorkerState,
-    started_at: SystemTime,
-    started: Instant,
-    settled: Option<Instant>,
-    last_result: Option<String>,
-    failure: Option<String>,
-    runs: u32,
-    generation: u64,
-    current: Option<CurrentRun>,
-    /// Bumped on every change of state; vibe_wait watches it.
-    changed: watch::Sender<u64>,
-}
-
-struct CurrentRun {
-    cancel: CancellationToken,
-    task: JoinHandle<RunOutcome>,
-    processes: RunProcesses,
-}
-
-impl Worker {
-    fn snapshot(&self) -> WorkerSnapshot {
-        let elapsed = match self.settled {
-            Some(end) => end.duration_since(self.started),
-            None => self.started.elapsed(),
-        };
-        WorkerSnapshot {
-            id: worker_name(self.id),
-            label: self.label.clone(),
-            tier: self.tier,
-            brief: self.brief.clone(),
-            state: self.state,
-            started_at_unix: self
-                .started_at
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0),
-            elapsed,
-            last_result: self.last_result.clone(),
-            failure: self.failure.clone(),
-            runs: self.runs,
-            queue_position: None,
-            processes: Vec::new(),
-        }
-    }
-
-    fn notify(&self) {
-        self.changed.send_modify(|n| *n += 1);
-    }
-}
-
-pub(crate) fn worker_name(id: u32) -> String {
-    format!("w{id}")
 }
 
 /// The outcome of stopping a worker's run.
