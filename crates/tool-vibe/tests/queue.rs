@@ -21,7 +21,7 @@ fn list_without_processes(text: &str, run: &Run) -> String {
 async fn beyond_the_cap_workers_queue_and_start_when_a_running_one_ends() {
     let run = Run::capped(1);
     expect_test::expect![[r#"spawned w1 "first" (fast, run 1); it runs in the background — vibe_wait w1 for its result, vibe_send to steer it"#]]
-        .assert_eq(&run.spawn("first", "sleep 1\nsay first done").await);
+        .assert_eq(&run.spawn("first", "sleep 2\nsay first done").await);
     expect_test::expect![[r#"spawned w2 "second" (fast, run 1); queued (#1 in line; 1 running of at most 1; 1 queued): it starts when a running worker ends — vibe_wait w2 waits through the queue for its result"#]]
         .assert_eq(&run.spawn("second", "say second done").await);
     run.spawn("third", "say third done").await;
