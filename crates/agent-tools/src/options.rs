@@ -81,12 +81,24 @@ pub struct RunConfig {
     pub mcp: Option<toml::Value>,
 }
 
+/// `[vibe]`: the worker commands and how many workers run at once.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct VibeConfig {
     pub fast: Option<String>,
     pub good: Option<String>,
+    /// How many workers run at once; more are queued (default
+    /// `tool_vibe::DEFAULT_MAX_WORKERS`, 4).
+    pub max_workers: Option<usize>,
+    /// How long `batch`, once its input has ended, waits for workers still
+    /// running or queued before it kills them, in seconds (default
+    /// [`DEFAULT_BATCH_WAIT_SECONDS`]).
+    pub batch_wait_seconds: Option<u64>,
 }
+
+/// How long `batch` waits for unfinished workers after its input ended,
+/// unless `[vibe] batch_wait_seconds` says otherwise.
+pub const DEFAULT_BATCH_WAIT_SECONDS: u64 = 300;
 
 impl RunConfig {
     pub fn load(path: &Path) -> Result<Self, String> {
@@ -204,10 +216,19 @@ impl RunOptions {
     /// The vibe commands, the command line winning over the config file's
     /// `[vibe]` section.
     pub fn vibe_commands(&self) -> Result<(Option<String>, Option<String>), String> {
-        let cfg: VibeConfig = parse_section("vibe", self.config.vibe.as_ref())?;
+        let cfg = self.vibe_config()?;
         Ok((
             self.vibe_fast.clone().or(cfg.fast),
             self.vibe_good.clone().or(cfg.good),
         ))
+    }
+
+    /// The config file's `[vibe]` section, checked.
+    pub fn vibe_config(&self) -> Result<VibeConfig, String> {
+        let cfg: VibeConfig = parse_section("vibe", self.config.vibe.as_ref())?;
+        if cfg.max_workers == Some(0) {
+            return Err(bad_value("vibe", "max_workers", 0, "must be at least 1"));
+        }
+        Ok(cfg)
     }
 }

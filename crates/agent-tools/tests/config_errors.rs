@@ -59,7 +59,11 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "[vibe]\nfaster = \"x\"\n",
-        "[vibe] faster = \"x\": unknown field `faster`, expected `fast` or `good`",
+        "[vibe] faster = \"x\": unknown field `faster`, expected one of `fast`, `good`, `max_workers`, `batch_wait_seconds`",
+    ),
+    (
+        "[vibe]\nfast = \"x\"\nmax_workers = 0\n",
+        "[vibe] max_workers = 0: must be at least 1",
     ),
     (
         "[vibe]\nfast = \" \"\n",

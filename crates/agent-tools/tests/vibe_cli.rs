@@ -22,6 +22,16 @@ fn bin() -> Command {
 
 /// Run `batch` with these calls; one JSON result per call.
 fn batch(extra: &[String], root: &std::path::Path, calls: &[Value]) -> (i32, Vec<Value>) {
+    let (code, lines, _) = batch_with_stderr(extra, root, calls);
+    (code, lines)
+}
+
+/// `batch`, and what it said on stderr.
+fn batch_with_stderr(
+    extra: &[String],
+    root: &std::path::Path,
+    calls: &[Value],
+) -> (i32, Vec<Value>, String) {
     let mut child = bin()
         .arg("batch")
         .arg("--root")
@@ -45,7 +55,19 @@ fn batch(extra: &[String], root: &std::path::Path, calls: &[Value]) -> (i32, Vec
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    (out.status.code().unwrap_or(-1), lines)
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code().unwrap_or(-1), lines, stderr)
+}
+
+/// A config file in `dir` with this `[vibe]` section (and the fast worker).
+fn vibe_config(dir: &std::path::Path, settings: &str) -> Vec<String> {
+    let config = dir.join("agent-tools.toml");
+    std::fs::write(
+        &config,
+        format!("[vibe]\nfast = {:?}\n{settings}", worker("fast")),
+    )
+    .unwrap();
+    vec!["--config".into(), config.display().to_string()]
 }
 
 fn text(v: &Value) -> String {
@@ -55,17 +77,43 @@ fn text(v: &Value) -> String {
         .to_string()
 }
 
+/// Elapsed times (`0.3s`, under a minute) and notice ages masked, for
+/// snapshots.
+fn masked(text: &str) -> String {
+    let text = tool_core::notices::mask_ages(text);
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    while let Some(c) = rest.chars().next() {
+        let boundary = !out.ends_with(|c: char| c.is_alphanumeric() || c == '.');
+        if c.is_ascii_digit() && boundary {
+            let int = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let tail = &rest[int..];
+            let mut t = tail.chars();
+            if t.next() == Some('.')
+                && t.next().is_some_and(|d| d.is_ascii_digit())
+                && t.next() == Some('s')
+                && !t.next().is_some_and(char::is_alphanumeric)
+            {
+                out.push_str("…s");
+                rest = &tail[3..];
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 #[test]
 fn batch_spawns_waits_lists_and_no_worker_outlives_the_process() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile: PathBuf = dir.path().join("left.pid");
-    let flags = vec![
-        "--vibe-fast".to_string(),
-        worker("fast"),
-        "--vibe-good".to_string(),
-        worker("good"),
-    ];
-    let (code, results) = batch(
+    // The input ends with w3 still running: batch waits 1 s for it, then
+    // kills it and says so.
+    let mut flags = vibe_config(dir.path(), "batch_wait_seconds = 1\n");
+    flags.extend(["--vibe-good".to_string(), worker("good")]);
+    let (code, results, stderr) = batch_with_stderr(
         &flags,
         dir.path(),
         &[
@@ -78,16 +126,28 @@ fn batch_spawns_waits_lists_and_no_worker_outlives_the_process() {
             json!({"tool": "vibe_list"}),
         ],
     );
-    assert_eq!(code, 0, "{results:#?}");
+    assert_eq!(code, 1, "workers killed at the end: {results:#?}");
     assert!(text(&results[0]).starts_with("spawned w1 \"port\" (fast, run 1)"));
     assert!(text(&results[3]).contains("result:\nfast worker w1 run 1 (port)\nported 3 files"));
     assert!(text(&results[4]).contains("good worker w2 run 1 (review)\nlooks fine"));
     assert!(text(&results[5]).contains("still running after waiting 1 s"));
     let list = text(&results[6]);
     assert!(
-        list.starts_with("vibe_list: 3 workers (1 running)"),
+        list.starts_with("vibe_list: 3 workers (1 running of at most 4)"),
         "{list}"
     );
+    assert_eq!(results.len(), 8, "{results:#?}");
+    assert_eq!(
+        results[7]["after_input"],
+        json!({"tool": "vibe_kill", "args": {"worker_id": "w3"}})
+    );
+    expect_test::expect![[r#"killed w3 "forever" (fast, run 1) after …s: 5 processes stopped (the worker command and every process it started)"#]]
+        .assert_eq(&masked(&text(&results[7])));
+    expect_test::expect![[r#"
+        agent-tools batch: the input ended with 1 worker not finished (w3 running); waiting up to 1 s for them ([vibe] batch_wait_seconds), then killing what still runs
+        agent-tools batch: killed 1 worker still unfinished after waiting 1 s: w3
+    "#]]
+    .assert_eq(&stderr);
     // The process has exited: the still-running worker and its children are
     // gone with it.
     let pids: Vec<u32> = std::fs::read_to_string(&pidfile)
@@ -101,6 +161,82 @@ fn batch_spawns_waits_lists_and_no_worker_outlives_the_process() {
         assert!(Instant::now() < deadline, "{pids:?} outlived the run");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn batch_waits_for_running_and_queued_workers_when_its_input_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    // One worker at a time: w2 is queued behind w1.
+    let flags = vibe_config(dir.path(), "max_workers = 1\n");
+    let started = Instant::now();
+    let (code, results, stderr) = batch_with_stderr(
+        &flags,
+        dir.path(),
+        &[
+            json!({"tool": "vibe_spawn", "args": {"brief": "sleep 1\nsay one done", "label": "one"}}),
+            json!({"tool": "vibe_spawn", "args": {"brief": "say two done", "label": "two"}}),
+        ],
+    );
+    assert!(started.elapsed() >= Duration::from_secs(1), "batch waited");
+    assert_eq!(code, 0, "{results:#?}");
+    let shown: Vec<String> = results.iter().map(|r| masked(&text(r))).collect();
+    expect_test::expect![[r#"
+        [
+            "spawned w1 \"one\" (fast, run 1); it runs in the background — vibe_wait w1 for its result, vibe_send to steer it",
+            "spawned w2 \"two\" (fast, run 1); queued (#1 in line; 1 running of at most 1; 1 queued): it starts when a running worker ends — vibe_wait w2 waits through the queue for its result",
+            "w1 \"one\" (fast, run 1) done after …s\nresult:\nfast worker w1 run 1 (one)\none done\nfinished",
+            "w2 \"two\" (fast, run 1) done after …s\nresult:\nfast worker w2 run 1 (two)\ntwo done\nfinished",
+        ]
+    "#]]
+    .assert_debug_eq(&shown);
+    assert_eq!(results[2]["after_input"]["tool"], "vibe_wait");
+    assert_eq!(results[3]["after_input"]["args"]["worker_id"], "w2");
+    expect_test::expect![[r#"
+        agent-tools batch: the input ended with 2 workers not finished (w1 running, w2 queued); waiting up to 300 s for them ([vibe] batch_wait_seconds), then killing what still runs
+    "#]]
+    .assert_eq(&stderr);
+
+    // The transcript (--text) shows the calls batch made on its own as such.
+    let mut child = bin()
+        .arg("batch")
+        .arg("--text")
+        .arg("--root")
+        .arg(dir.path())
+        .args(&flags)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let spawn =
+        json!({"tool": "vibe_spawn", "args": {"brief": "sleep 0.5\nsay hi", "label": "hi"}});
+    writeln!(stdin, "{spawn}").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let transcript = String::from_utf8(out.stdout).unwrap();
+    let tail = transcript.split_once("\n\n").unwrap().1;
+    expect_test::expect![[r#"
+        after the input ended: vibe_wait w1
+        w1 "hi" (fast, run 1) done after …s
+        result:
+        fast worker w1 run 1 (hi)
+        hi
+        finished"#]]
+    .assert_eq(&masked(tail));
+
+    // A config that allows no worker at all is refused.
+    let (code, _, stderr) = batch_with_stderr(
+        &vibe_config(dir.path(), "max_workers = 0\n"),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("[vibe] max_workers = 0: must be at least 1"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! The [`WorkerBackend`] trait: what runs one worker run.
 
-use crate::WorkerTier;
+use crate::{WorkerProcess, WorkerTier};
 use async_trait::async_trait;
+use std::sync::{Arc, Mutex};
+use tool_core::process::TreeProbe;
 use tool_core::CancellationToken;
 
 /// One run of a worker: its brief in, its result out.
@@ -13,6 +15,38 @@ pub struct WorkerRun {
     pub brief: String,
     /// 1 for the first run, then one more per vibe_send.
     pub run: u32,
+    /// Where the run publishes its process tree, so vibe_list can show
+    /// what the worker runs.
+    pub processes: RunProcesses,
+}
+
+/// A run's process tree, published by the backend once it started the
+/// run's processes and read by the roster to list them. Clones share it.
+#[derive(Debug, Clone, Default)]
+pub struct RunProcesses {
+    probe: Arc<Mutex<Option<TreeProbe>>>,
+}
+
+impl RunProcesses {
+    /// The run's processes are the tree behind `probe`.
+    pub fn publish(&self, probe: TreeProbe) {
+        *self.probe.lock().expect("probe lock") = Some(probe);
+    }
+
+    /// Every live process of the run, the worker command first; none before
+    /// the backend published its tree or once the tree is gone.
+    pub fn list(&self) -> Vec<WorkerProcess> {
+        let probe = *self.probe.lock().expect("probe lock");
+        probe
+            .map(|p| p.listed())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|l| WorkerProcess {
+                pid: l.pid,
+                command: l.command,
+            })
+            .collect()
+    }
 }
 
 /// How a run ended.

@@ -32,8 +32,9 @@ impl Binding for VibeBinding {
 
     fn doctor(&self, _run: &RunContext) -> Vec<String> {
         let mut lines = vec![format!(
-            "vibe mode {}",
-            if self.roster.vibe_mode() { "on" } else { "off" }
+            "vibe mode {}; at most {} workers run at once, the rest queue",
+            if self.roster.vibe_mode() { "on" } else { "off" },
+            self.roster.capacity()
         )];
         lines.extend(
             self.roster

@@ -125,6 +125,7 @@ impl WorkerBackend for CommandBackend {
             }
         };
         tracing::info!(worker = %run.worker_id, run = run.run, pid = child.pid(), "worker run started");
+        run.processes.publish(child.probe());
         let stdout = ring(RESULT_BYTES);
         let stderr = ring(STDERR_TAIL);
         let mut readers = Vec::new();

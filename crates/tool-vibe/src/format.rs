@@ -1,7 +1,8 @@
 //! How workers read in tool results: one line per worker in lists, a header
 //! plus the result for a single worker.
 
-use crate::WorkerSnapshot;
+use crate::record::Occupancy;
+use crate::{WorkerSnapshot, WorkerState};
 use std::time::Duration;
 use tool_core::format::cap_chars;
 
@@ -25,24 +26,65 @@ pub fn first_line(result: Option<&str>) -> String {
     }
 }
 
+/// Processes listed under a running worker in vibe_list.
+const LISTED_PROCESSES: usize = 8;
+
 /// One line about a worker's last run: why it failed, or its result's
-/// first line.
+/// first line; for a queued worker, its place.
 fn summary(w: &WorkerSnapshot) -> String {
+    if w.state == WorkerState::Queued {
+        return format!(
+            "(queued, #{} in line; starts when a running worker ends)",
+            w.queue_position.unwrap_or(1)
+        );
+    }
     match (&w.failure, w.state) {
         (Some(f), crate::WorkerState::Failed | crate::WorkerState::Lost) => first_line(Some(f)),
         _ => first_line(w.last_result.as_deref()),
     }
 }
 
-/// The table of vibe_list, aligned, by id.
-pub fn list(workers: &[WorkerSnapshot]) -> String {
-    if workers.is_empty() {
-        return "vibe_list: no workers yet; start one with vibe_spawn".to_string();
+/// `2 running of at most 2; 1 queued`.
+pub fn occupancy(o: Occupancy) -> String {
+    let mut out = format!("{} running of at most {}", o.running, o.max_workers);
+    if o.queued > 0 {
+        out.push_str(&format!("; {} queued", o.queued));
     }
-    let running = workers.iter().filter(|w| !w.state.is_settled()).count();
+    out
+}
+
+/// A running worker's processes, one indented line each, capped.
+pub fn processes(w: &WorkerSnapshot, indent: &str) -> String {
+    let mut out = String::new();
+    for p in w.processes.iter().take(LISTED_PROCESSES) {
+        out.push_str(&format!(
+            "{indent}pid {}  {}\n",
+            p.pid,
+            cap_chars(&p.command, 100)
+        ));
+    }
+    if w.processes.len() > LISTED_PROCESSES {
+        out.push_str(&format!(
+            "{indent}… and {} more processes\n",
+            w.processes.len() - LISTED_PROCESSES
+        ));
+    }
+    out
+}
+
+/// The table of vibe_list, aligned, by id; under each running worker, its
+/// processes.
+pub fn list(workers: &[WorkerSnapshot], o: Occupancy) -> String {
+    if workers.is_empty() {
+        return format!(
+            "vibe_list: no workers yet; start one with vibe_spawn (at most {} run at once)",
+            o.max_workers
+        );
+    }
     let mut out = format!(
-        "vibe_list: {} ({running} running)\n",
-        tool_core::format::plural(workers.len(), "worker", "workers")
+        "vibe_list: {} ({})\n",
+        tool_core::format::plural(workers.len(), "worker", "workers"),
+        occupancy(o)
     );
     let rows: Vec<[String; 6]> = workers
         .iter()
@@ -61,7 +103,7 @@ pub fn list(workers: &[WorkerSnapshot]) -> String {
     let widths: Vec<usize> = (0..5)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    for r in &rows {
+    for (r, w) in rows.iter().zip(workers) {
         let mut line = String::new();
         for (c, w) in widths.iter().enumerate() {
             line.push_str(&format!("{:<w$}  ", r[c], w = *w));
@@ -69,6 +111,7 @@ pub fn list(workers: &[WorkerSnapshot]) -> String {
         line.push_str(&r[5]);
         out.push_str(line.trim_end());
         out.push('\n');
+        out.push_str(&processes(w, "    "));
     }
     out.trim_end().to_string()
 }

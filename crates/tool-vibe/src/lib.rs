@@ -10,7 +10,10 @@
 //! Invariants kept here:
 //! - the tools are in the Registry exactly while vibe mode is on; switching it
 //!   off unregisters them and kills every worker;
-//! - every run reaches a final state (done, failed, killed), and no worker
+//! - at most `max_workers` runs are in flight (default
+//!   [`DEFAULT_MAX_WORKERS`]); a worker spawned or re-run beyond that waits
+//!   in a first-in, first-out queue and starts when a running one ends;
+//! - every run reaches a final state (done, failed, lost, killed), and no worker
 //!   process outlives its run, its roster or the process (each run is a
 //!   process group, killed as a group);
 //! - all five tools are read tier: the gate sits on the worker's own tools,
@@ -20,11 +23,12 @@ mod backend;
 mod binding;
 mod command;
 mod format;
+mod record;
 mod roster;
 mod tools;
 mod worker;
 
-pub use backend::{RunOutcome, WorkerBackend, WorkerRun};
+pub use backend::{RunOutcome, RunProcesses, WorkerBackend, WorkerRun};
 
 /// Set (to the worker's id) in the environment of every worker process and
 /// everything it starts; `vibe_spawn` refuses to run where it is set, so
@@ -32,6 +36,6 @@ pub use backend::{RunOutcome, WorkerBackend, WorkerRun};
 pub const WORKER_MARKER: &str = "AGENT_TOOLS_VIBE_WORKER";
 pub use binding::VibeBinding;
 pub use command::CommandBackend;
-pub use roster::Roster;
+pub use roster::{Roster, DEFAULT_MAX_WORKERS};
 pub use tools::{KillArgs, ListArgs, SendArgs, SpawnArgs, WaitArgs, TOOL_NAMES};
-pub use worker::{WorkerSnapshot, WorkerState, WorkerTier};
+pub use worker::{WorkerProcess, WorkerSnapshot, WorkerState, WorkerTier};

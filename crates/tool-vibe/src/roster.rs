@@ -1,7 +1,11 @@
 //! The [`Roster`]: one run's workers, and the switch that puts the vibe
 //! tools into the Registry and takes them out again.
 //!
-//! Each worker has at most one run in flight. A run is a tokio task driving
+//! Each worker has at most one run in flight, and at most `max_workers` runs
+//! are in flight at once: a run beyond that waits in a first-in, first-out
+//! queue (the worker is `queued`) and starts when a running one ends or is
+//! killed. Killing a queued worker takes it out of the queue; it never
+//! starts. A run is a tokio task driving
 //! the backend; it reports back through a weak reference, so a roster that is
 //! gone is never kept alive by its workers, and its drop cancels them all.
 //! Each run carries a generation number: a run that was stopped (by send,
@@ -12,19 +16,24 @@
 //! next result of any tool (and over MCP at once) without polling; a vibe
 //! tool whose own answer tells the same news withdraws the notice.
 
+use crate::record::{with_processes, worker_name, CurrentRun, Occupancy, RosterState, Worker};
 use crate::tools;
-use crate::{RunOutcome, WorkerBackend, WorkerRun, WorkerSnapshot, WorkerState, WorkerTier};
-use std::collections::BTreeMap;
+use crate::{
+    RunOutcome, RunProcesses, WorkerBackend, WorkerRun, WorkerSnapshot, WorkerState, WorkerTier,
+};
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tool_core::{CancellationToken, NoticeBoard, Registry, RegistryError, ToolError};
 
 /// How long a stopped run gets to end before its task is aborted (which
 /// drops its child and SIGKILLs the group).
 const STOP_WAIT: Duration = Duration::from_secs(5);
+
+/// How many workers run at once unless the roster is told otherwise.
+pub const DEFAULT_MAX_WORKERS: usize = 4;
 
 /// One run's workers. Cheap to clone: clones are the same roster. The
 /// harness keeps one to switch vibe mode; the Registry's tools hold only a
@@ -54,71 +63,11 @@ pub(crate) struct RosterInner {
     control: tokio::sync::Mutex<()>,
 }
 
-struct RosterState {
-    vibe_mode: bool,
-    last_id: u32,
-    workers: BTreeMap<u32, Worker>,
-}
-
-struct Worker {
-    id: u32,
-    label: String,
-    tier: WorkerTier,
-    brief: String,
-    state: WorkerState,
-    started_at: SystemTime,
-    started: Instant,
-    settled: Option<Instant>,
-    last_result: Option<String>,
-    failure: Option<String>,
-    runs: u32,
-    generation: u64,
-    current: Option<CurrentRun>,
-    /// Bumped on every change of state; vibe_wait watches it.
-    changed: watch::Sender<u64>,
-}
-
-struct CurrentRun {
-    cancel: CancellationToken,
-    task: JoinHandle<RunOutcome>,
-}
-
-impl Worker {
-    fn snapshot(&self) -> WorkerSnapshot {
-        let elapsed = match self.settled {
-            Some(end) => end.duration_since(self.started),
-            None => self.started.elapsed(),
-        };
-        WorkerSnapshot {
-            id: worker_name(self.id),
-            label: self.label.clone(),
-            tier: self.tier,
-            brief: self.brief.clone(),
-            state: self.state,
-            started_at_unix: self
-                .started_at
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0),
-            elapsed,
-            last_result: self.last_result.clone(),
-            failure: self.failure.clone(),
-            runs: self.runs,
-        }
-    }
-
-    fn notify(&self) {
-        self.changed.send_modify(|n| *n += 1);
-    }
-}
-
-pub(crate) fn worker_name(id: u32) -> String {
-    format!("w{id}")
-}
-
 /// The outcome of stopping a worker's run.
 pub(crate) struct Stopped {
     pub(crate) was_running: bool,
+    /// It was waiting in the queue (at this place) and never started.
+    pub(crate) was_queued: Option<usize>,
     pub(crate) snapshot: WorkerSnapshot,
     /// Processes of the run that were running and are gone now, when the
     /// backend said.
@@ -137,6 +86,8 @@ impl Roster {
                     vibe_mode: true,
                     last_id: 0,
                     workers: BTreeMap::new(),
+                    max_workers: DEFAULT_MAX_WORKERS,
+                    queue: VecDeque::new(),
                 }),
                 registry: Mutex::new(None),
                 notices: Mutex::new(None),
@@ -149,6 +100,17 @@ impl Roster {
     pub fn off(self) -> Self {
         self.inner.lock().vibe_mode = false;
         self
+    }
+
+    /// Run at most `n` workers at once (at least 1); the rest queue.
+    pub fn max_workers(self, n: usize) -> Self {
+        self.inner.lock().max_workers = n.max(1);
+        self
+    }
+
+    /// How many workers may run at once.
+    pub fn capacity(&self) -> usize {
+        self.inner.lock().max_workers
     }
 
     pub fn vibe_mode(&self) -> bool {
@@ -200,10 +162,7 @@ impl Roster {
                 let _ = r.unregister(name);
             }
         }
-        let ids: Vec<u32> = self.inner.lock().workers.keys().copied().collect();
-        for id in ids {
-            self.inner.stop(id, WorkerState::Killed, true).await;
-        }
+        self.inner.stop_all().await;
         tracing::info!("vibe mode off: tools unregistered, workers killed");
         Ok(())
     }
@@ -216,17 +175,18 @@ impl Roster {
     /// One worker by its id (`w3`).
     pub fn snapshot(&self, worker_id: &str) -> Option<WorkerSnapshot> {
         let id = parse_id(worker_id)?;
-        self.inner.lock().workers.get(&id).map(Worker::snapshot)
+        let found = {
+            let state = self.inner.lock();
+            state.workers.contains_key(&id).then(|| state.snapshot(id))
+        };
+        found.map(with_processes)
     }
 
     /// Kill every running worker and wait until their processes are gone
     /// (the end of a run, when dropping is not soon enough).
     pub async fn shutdown(&self) {
         let _control = self.inner.control.lock().await;
-        let ids: Vec<u32> = self.inner.lock().workers.keys().copied().collect();
-        for id in ids {
-            self.inner.stop(id, WorkerState::Killed, true).await;
-        }
+        self.inner.stop_all().await;
     }
 }
 
@@ -240,7 +200,39 @@ impl RosterInner {
     }
 
     pub(crate) fn snapshots(&self) -> Vec<WorkerSnapshot> {
-        self.lock().workers.values().map(Worker::snapshot).collect()
+        let raw: Vec<_> = {
+            let state = self.lock();
+            state.workers.keys().map(|id| state.snapshot(*id)).collect()
+        };
+        raw.into_iter().map(with_processes).collect()
+    }
+
+    pub(crate) fn occupancy(&self) -> Occupancy {
+        let state = self.lock();
+        Occupancy {
+            running: state.running(),
+            queued: state.queue.len(),
+            max_workers: state.max_workers,
+        }
+    }
+
+    /// Stop every worker, the queued ones first so that none of them is
+    /// started by a running one ending; nothing is started afterwards.
+    async fn stop_all(&self) {
+        let (queued, rest): (Vec<u32>, Vec<u32>) = {
+            let state = self.lock();
+            let queued: Vec<u32> = state.queue.iter().copied().collect();
+            let rest = state
+                .workers
+                .keys()
+                .copied()
+                .filter(|id| !queued.contains(id))
+                .collect();
+            (queued, rest)
+        };
+        for id in queued.into_iter().chain(rest) {
+            self.stop(id, WorkerState::Killed, true).await;
+        }
     }
 
     pub(crate) fn tiers(&self) -> Vec<WorkerTier> {
@@ -282,14 +274,16 @@ impl RosterInner {
     }
 
     pub(crate) fn snapshot_of(&self, id: u32) -> WorkerSnapshot {
-        self.lock().workers[&id].snapshot()
+        let raw = self.lock().snapshot(id);
+        with_processes(raw)
     }
 
     pub(crate) fn watch(&self, id: u32) -> watch::Receiver<u64> {
         self.lock().workers[&id].changed.subscribe()
     }
 
-    /// Create a worker and start its first run.
+    /// Create a worker and start its first run, or queue it when as many
+    /// workers run as allowed.
     pub(crate) fn spawn(
         self: &Arc<Self>,
         label: String,
@@ -300,12 +294,12 @@ impl RosterInner {
         state.last_id += 1;
         let id = state.last_id;
         let (changed, _) = watch::channel(0);
-        let mut worker = Worker {
+        let worker = Worker {
             id,
             label,
             tier,
             brief,
-            state: WorkerState::Running,
+            state: WorkerState::Queued,
             started_at: SystemTime::now(),
             started: Instant::now(),
             settled: None,
@@ -316,26 +310,88 @@ impl RosterInner {
             current: None,
             changed,
         };
-        self.start_run(&mut worker);
-        let snap = worker.snapshot();
+        let free = state.has_free_slot();
         state.workers.insert(id, worker);
-        tracing::info!(worker = %snap.id, tier = %tier, "worker spawned");
+        self.admit(&mut state, id, free);
+        let raw = state.snapshot(id);
+        drop(state);
+        let snap = with_processes(raw);
+        tracing::info!(worker = %snap.id, tier = %tier, state = %snap.state, "worker spawned");
         snap
     }
 
-    /// Append `message` to the brief and start a new run. The caller has
-    /// stopped any run in flight.
-    pub(crate) fn rerun(self: &Arc<Self>, id: u32, message: &str) -> WorkerSnapshot {
+    /// If worker `id` is queued, append `message` to its brief (it keeps
+    /// its place and runs with it) and answer its snapshot. Checked and done
+    /// under one lock, so the worker cannot start in between.
+    pub(crate) fn append_if_queued(&self, id: u32, message: &str) -> Option<WorkerSnapshot> {
         let mut state = self.lock();
         let worker = state.workers.get_mut(&id).expect("known worker");
+        if worker.state != WorkerState::Queued {
+            return None;
+        }
         worker.brief = format!("{}\n\n{}", worker.brief.trim_end(), message.trim());
-        self.start_run(worker);
-        worker.snapshot()
+        worker.notify();
+        let raw = state.snapshot(id);
+        drop(state);
+        Some(with_processes(raw))
     }
 
-    fn start_run(self: &Arc<Self>, worker: &mut Worker) {
+    /// Append `message` to the brief and start a new run (or queue it). The
+    /// caller has stopped the run in flight: the worker is settled, and a
+    /// settled worker is started only from here.
+    pub(crate) fn rerun(self: &Arc<Self>, id: u32, message: &str) -> WorkerSnapshot {
+        let mut state = self.lock();
+        let free = state.has_free_slot();
+        let worker = state.workers.get_mut(&id).expect("known worker");
+        debug_assert!(worker.state.is_settled(), "rerun of an unsettled worker");
+        worker.brief = format!("{}\n\n{}", worker.brief.trim_end(), message.trim());
+        self.admit(&mut state, id, free);
+        let raw = state.snapshot(id);
+        drop(state);
+        with_processes(raw)
+    }
+
+    /// A new run of worker `id`: started now when there is a `free` slot,
+    /// else queued at the back.
+    fn admit(self: &Arc<Self>, state: &mut RosterState, id: u32, free: bool) {
+        let worker = state.workers.get_mut(&id).expect("known worker");
         worker.generation += 1;
         worker.runs += 1;
+        worker.started_at = SystemTime::now();
+        worker.started = Instant::now();
+        worker.settled = None;
+        if free {
+            self.start_run(worker);
+        } else {
+            worker.state = WorkerState::Queued;
+            worker.notify();
+            state.queue.push_back(id);
+            tracing::info!(worker = %worker_name(id), "worker queued");
+        }
+    }
+
+    /// Start queued workers while there are free slots.
+    pub(crate) fn start_queued(self: &Arc<Self>) {
+        let mut state = self.lock();
+        self.start_queued_locked(&mut state);
+    }
+
+    fn start_queued_locked(self: &Arc<Self>, state: &mut RosterState) {
+        while state.has_free_slot() {
+            let Some(id) = state.queue.pop_front() else {
+                return;
+            };
+            let worker = state.workers.get_mut(&id).expect("known worker");
+            if worker.state == WorkerState::Queued {
+                tracing::info!(worker = %worker_name(id), "queued worker starts");
+                self.start_run(worker);
+            }
+        }
+    }
+
+    /// Start the admitted run of `worker` (its generation and run number
+    /// are set).
+    fn start_run(self: &Arc<Self>, worker: &mut Worker) {
         worker.state = WorkerState::Running;
         worker.started_at = SystemTime::now();
         worker.started = Instant::now();
@@ -348,7 +404,9 @@ impl RosterInner {
             tier: worker.tier,
             brief: worker.brief.clone(),
             run: worker.runs,
+            processes: RunProcesses::default(),
         };
+        let processes = run.processes.clone();
         let cancel = CancellationToken::new();
         let backend = self.backend.clone();
         let roster: Weak<RosterInner> = Arc::downgrade(self);
@@ -360,12 +418,17 @@ impl RosterInner {
             }
             outcome
         });
-        worker.current = Some(CurrentRun { cancel, task });
+        worker.current = Some(CurrentRun {
+            cancel,
+            task,
+            processes,
+        });
         worker.notify();
     }
 
     /// Record how a run ended, unless a later run replaced it.
-    fn settle(&self, id: u32, generation: u64, outcome: &RunOutcome) {
+    /// A slot is free now: the next queued worker starts.
+    fn settle(self: &Arc<Self>, id: u32, generation: u64, outcome: &RunOutcome) {
         let mut state = self.lock();
         let Some(worker) = state.workers.get_mut(&id) else {
             return;
@@ -391,6 +454,7 @@ impl RosterInner {
         tracing::info!(worker = %worker_name(id), state = %new_state, "worker settled");
         worker.notify();
         let snap = worker.snapshot();
+        self.start_queued_locked(&mut state);
         drop(state);
         self.announce(&snap);
     }
@@ -423,6 +487,28 @@ impl RosterInner {
     pub(crate) async fn stop(&self, id: u32, final_state: WorkerState, announce: bool) -> Stopped {
         let current = {
             let mut state = self.lock();
+            if state.workers[&id].state == WorkerState::Queued {
+                let place = state.queue.iter().position(|q| *q == id).map(|i| i + 1);
+                state.queue.retain(|q| *q != id);
+                let worker = state.workers.get_mut(&id).expect("known worker");
+                worker.generation += 1;
+                worker.state = final_state;
+                worker.settled = Some(Instant::now());
+                tracing::info!(worker = %worker_name(id), "queued worker removed from the queue");
+                worker.notify();
+                let snapshot = worker.snapshot();
+                drop(state);
+                if announce {
+                    self.announce(&snapshot);
+                }
+                return Stopped {
+                    was_running: false,
+                    was_queued: Some(place.unwrap_or(1)),
+                    snapshot,
+                    killed: None,
+                    survivors: Vec::new(),
+                };
+            }
             let worker = state.workers.get_mut(&id).expect("known worker");
             if worker.state.is_settled() {
                 None
@@ -432,9 +518,10 @@ impl RosterInner {
                 worker.current.take()
             }
         };
-        let Some(CurrentRun { cancel, task }) = current else {
+        let Some(CurrentRun { cancel, task, .. }) = current else {
             return Stopped {
                 was_running: false,
+                was_queued: None,
                 snapshot: self.snapshot_of(id),
                 killed: None,
                 survivors: Vec::new(),
@@ -476,6 +563,7 @@ impl RosterInner {
         }
         Stopped {
             was_running: true,
+            was_queued: None,
             snapshot,
             killed,
             survivors,

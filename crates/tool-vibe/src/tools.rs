@@ -119,30 +119,35 @@ impl Tool for VibeTool {
                 "Start a background worker on a brief and return its id at once; the worker keeps \
                  running while you go on. tier `fast` (default) for mechanical work with a clear \
                  spec, `good` for design, judgement or reviewing a fast worker's output. Collect \
-                 the result with vibe_wait.",
+                 the result with vibe_wait. When as many workers run as this run allows, it is \
+                 queued and starts when one of them ends.",
                 schema_for::<SpawnArgs>(),
             ),
             Op::Send => (
                 "vibe_send",
                 "Append a message to a worker's brief and re-run it. A worker still running is \
-                 stopped first and started again with the longer brief.",
+                 stopped first and started again with the longer brief; a queued one keeps its \
+                 place and runs with the longer brief.",
                 schema_for::<SendArgs>(),
             ),
             Op::Wait => (
                 "vibe_wait",
-                "Block until a worker settles (done, failed, killed) or the timeout passes \
-                 (default 60 s, at most 600 s); answers its state and result either way.",
+                "Block until a worker settles (done, failed, lost, killed) or the timeout passes \
+                 (default 60 s, at most 600 s), through the queue if it is queued; answers its \
+                 state and result either way.",
                 schema_for::<WaitArgs>(),
             ),
             Op::Kill => (
                 "vibe_kill",
-                "Stop a worker and every process it started.",
+                "Stop a worker and every process it started; a queued worker is taken out of \
+                 the queue and never starts.",
                 schema_for::<KillArgs>(),
             ),
             Op::List => (
                 "vibe_list",
                 "Every worker of this run: id, label, tier, state, elapsed time and the first \
-                 line of its last result.",
+                 line of its last result; the processes of each running worker; how many run \
+                 and are queued, and how many may run at once.",
                 schema_for::<ListArgs>(),
             ),
         };
@@ -162,8 +167,12 @@ impl Tool for VibeTool {
             Op::List => {
                 let _: ListArgs = parse_args(args)?;
                 let workers = roster.snapshots();
+                let o = roster.occupancy();
                 Ok(
-                    ToolOutput::text(format::list(&workers)).with_structured(json!({
+                    ToolOutput::text(format::list(&workers, o)).with_structured(json!({
+                        "running": o.running,
+                        "queued": o.queued,
+                        "max_workers": o.max_workers,
                         "workers": workers.iter().map(structured).collect::<Vec<_>>()
                     })),
                 )
@@ -212,12 +221,24 @@ async fn spawn(roster: &Arc<RosterInner>, args: SpawnArgs) -> Result<ToolOutput,
         tier,
         args.brief.trim().to_string(),
     );
-    Ok(ToolOutput::text(format!(
-        "spawned {}; it runs in the background — vibe_wait {} for its result, vibe_send to steer it",
-        format::who(&w),
-        w.id
-    ))
-    .with_structured(structured(&w)))
+    let text = if w.state == WorkerState::Queued {
+        format!(
+            "spawned {}; queued (#{} in line; {}): it starts when a running worker ends — \
+             vibe_wait {} waits through the queue for its result",
+            format::who(&w),
+            w.queue_position.unwrap_or(1),
+            format::occupancy(roster.occupancy()),
+            w.id
+        )
+    } else {
+        format!(
+            "spawned {}; it runs in the background — vibe_wait {} for its result, vibe_send to \
+             steer it",
+            format::who(&w),
+            w.id
+        )
+    };
+    Ok(ToolOutput::text(text).with_structured(structured(&w)))
 }
 
 async fn send(roster: &Arc<RosterInner>, args: SendArgs) -> Result<ToolOutput, ToolError> {
@@ -228,11 +249,39 @@ async fn send(roster: &Arc<RosterInner>, args: SendArgs) -> Result<ToolOutput, T
     )?;
     let _control = roster.control().await;
     let id = roster.resolve(&args.worker_id)?;
+    if let Some(w) = roster.append_if_queued(id, &args.message) {
+        return Ok(ToolOutput::text(format!(
+            "{} is queued (#{} in line): appended the message to its brief; it runs with it when \
+             it starts (vibe_wait {} for its result)",
+            w.id,
+            w.queue_position.unwrap_or(1),
+            w.id
+        ))
+        .with_structured(json!({
+            "stopped_running_run": false,
+            "worker": structured(&w),
+        })));
+    }
     // A run replaced by a longer brief is not news: this answer tells it.
     let stopped = roster.stop(id, WorkerState::Killed, false).await;
     let before = stopped.snapshot;
     let w = roster.rerun(id, &args.message);
-    let text = if stopped.was_running {
+    let text = if w.state == WorkerState::Queued {
+        format!(
+            "{} was {}: its new run (run {}) is queued (#{} in line; {}); vibe_wait {} waits \
+             through the queue",
+            w.id,
+            if stopped.was_running {
+                "still running: stopped its current run, and".to_string()
+            } else {
+                before.state.to_string()
+            },
+            w.runs,
+            w.queue_position.unwrap_or(1),
+            format::occupancy(roster.occupancy()),
+            w.id
+        )
+    } else if stopped.was_running {
         format!(
             "{} was still running: stopped its current run (run {}, after {}) and re-ran it \
              with the message appended (run {}); vibe_wait {} for the new result",
@@ -298,26 +347,57 @@ async fn wait(
                 if w.state.is_settled() {
                     continue;
                 }
-                return Ok(ToolOutput::text(format!(
-                    "{} still running after waiting {secs} s (this run has run {}); vibe_wait \
-                     again, vibe_send to steer it, or vibe_kill it",
-                    format::who(&w),
-                    format::elapsed(w.elapsed)
-                ))
-                .with_structured(structured(&w)));
+                return Ok(
+                    ToolOutput::text(unsettled(roster, &w, secs)).with_structured(structured(&w))
+                );
             }
         }
     }
+}
+
+/// A worker still queued or running when a wait ran out: where it stands,
+/// and a running one's processes.
+fn unsettled(roster: &RosterInner, w: &WorkerSnapshot, secs: u64) -> String {
+    if w.state == WorkerState::Queued {
+        return format!(
+            "{} still queued after waiting {secs} s (#{} in line; {}); vibe_wait again, or \
+             vibe_kill it to take it out of the queue",
+            format::who(w),
+            w.queue_position.unwrap_or(1),
+            format::occupancy(roster.occupancy())
+        );
+    }
+    let mut text = format!(
+        "{} still running after waiting {secs} s (this run has run {}); vibe_wait again, \
+         vibe_send to steer it, or vibe_kill it",
+        format::who(w),
+        format::elapsed(w.elapsed)
+    );
+    if !w.processes.is_empty() {
+        text.push_str(&format!(
+            "\nits processes:\n{}",
+            format::processes(w, "  ").trim_end()
+        ));
+    }
+    text
 }
 
 async fn kill(roster: &Arc<RosterInner>, args: KillArgs) -> Result<ToolOutput, ToolError> {
     let _control = roster.control().await;
     let id = roster.resolve(&args.worker_id)?;
     let stopped = roster.stop(id, WorkerState::Killed, true).await;
+    // Its slot is free.
+    roster.start_queued();
     let w = &stopped.snapshot;
     // Announced (an MCP client's log shows it); this answer tells the model.
     roster.withdraw(w);
-    let text = if stopped.was_running {
+    let text = if let Some(place) = stopped.was_queued {
+        format!(
+            "killed {} while it was queued (#{place} in line): taken out of the queue, it never \
+             started",
+            format::who(w)
+        )
+    } else if stopped.was_running {
         let mut text = format!(
             "killed {} after {}",
             format::who(w),
@@ -341,6 +421,7 @@ async fn kill(roster: &Arc<RosterInner>, args: KillArgs) -> Result<ToolOutput, T
     };
     Ok(ToolOutput::text(text).with_structured(json!({
         "stopped_running_run": stopped.was_running,
+        "was_queued": stopped.was_queued.is_some(),
         "processes_killed": stopped.killed,
         "survivors": stopped.survivors,
         "worker": structured(w),

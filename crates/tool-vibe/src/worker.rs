@@ -34,6 +34,9 @@ impl fmt::Display for WorkerTier {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum WorkerState {
+    /// Waiting for a free slot: as many workers as the roster allows are
+    /// running. It starts when one of them ends.
+    Queued,
     Running,
     Done,
     Failed,
@@ -45,6 +48,7 @@ pub enum WorkerState {
 impl WorkerState {
     pub fn as_str(self) -> &'static str {
         match self {
+            WorkerState::Queued => "queued",
             WorkerState::Running => "running",
             WorkerState::Done => "done",
             WorkerState::Failed => "failed",
@@ -53,8 +57,9 @@ impl WorkerState {
         }
     }
 
+    /// Done, failed, lost or killed: neither queued nor running.
     pub fn is_settled(self) -> bool {
-        self != WorkerState::Running
+        !matches!(self, WorkerState::Queued | WorkerState::Running)
     }
 }
 
@@ -84,8 +89,22 @@ pub struct WorkerSnapshot {
     pub last_result: Option<String>,
     /// Why the last run failed (exit status and stderr tail).
     pub failure: Option<String>,
-    /// How many runs were started (1 + the re-runs vibe_send caused).
+    /// How many runs were started or queued (1 + the re-runs vibe_send
+    /// caused).
     pub runs: u32,
+    /// While queued: its place in the queue, 1 for the next to start.
+    pub queue_position: Option<usize>,
+    /// While running: every live process of its run (the worker command
+    /// first, then what it started, parents before children).
+    pub processes: Vec<WorkerProcess>,
+}
+
+/// One process of a running worker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WorkerProcess {
+    pub pid: u32,
+    /// Its command line, arguments joined by spaces.
+    pub command: String,
 }
 
 fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -363,7 +363,7 @@ async fn list_shows_every_worker_with_state_tier_elapsed_and_first_line() {
     let run = Run::new();
     assert_eq!(
         run.ok("vibe_list", json!({})).await.joined_text(),
-        "vibe_list: no workers yet; start one with vibe_spawn"
+        "vibe_list: no workers yet; start one with vibe_spawn (at most 4 run at once)"
     );
     run.spawn("quick", "say quick one").await;
     run.ok(
@@ -379,7 +379,7 @@ async fn list_shows_every_worker_with_state_tier_elapsed_and_first_line() {
     let out = run.ok("vibe_list", json!({})).await;
     let text = out.joined_text();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "vibe_list: 3 workers (1 running)");
+    assert_eq!(lines[0], "vibe_list: 3 workers (1 running of at most 4)");
     let cols = |l: &str| l.split_whitespace().map(str::to_string).collect::<Vec<_>>();
     let w1 = cols(lines[1]);
     assert_eq!(&w1[..4], ["w1", "quick", "fast", "done"], "{text}");
@@ -517,7 +517,7 @@ async fn vibe_mode_off_removes_the_tools_and_kills_the_workers() {
     assert_eq!(names(&run.registry), expected);
     let text = run.ok("vibe_list", json!({})).await.joined_text();
     assert!(
-        text.starts_with("vibe_list: 2 workers (0 running)"),
+        text.starts_with("vibe_list: 2 workers (0 running of at most 4)"),
         "{text}"
     );
     assert_eq!(run.spawn("c", "say back").await, "w3", "ids keep counting");

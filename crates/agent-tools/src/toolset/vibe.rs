@@ -4,7 +4,8 @@
 //! The binary turns vibe mode on when it is given worker commands
 //! (`--vibe-fast 'CMD'`, `--vibe-good 'CMD'`, or `[vibe] fast/good` in the
 //! config file); each worker runs its tier's command through `sh -c` in the
-//! workspace. A harness binds its own [`Roster`] with
+//! workspace; at most `[vibe] max_workers` (default 4) run at once, the
+//! rest queue. A harness binds its own [`Roster`] with
 //! [`ToolsetBuilder::vibe`] and keeps a clone to switch vibe mode during the
 //! run ([`Roster::set_vibe_mode`]).
 
@@ -20,6 +21,11 @@ pub(crate) fn default_binding(
     run: &RunContext,
 ) -> Result<Box<dyn Binding>, NotBound> {
     let (fast, good) = opts.vibe_commands().map_err(NotBound::Config)?;
+    let max_workers = opts
+        .vibe_config()
+        .map_err(NotBound::Config)?
+        .max_workers
+        .unwrap_or(tool_vibe::DEFAULT_MAX_WORKERS);
     for (tier, cmd) in [("fast", &fast), ("good", &good)] {
         if let Some(c) = cmd {
             if c.trim().is_empty() {
@@ -43,7 +49,9 @@ pub(crate) fn default_binding(
     if let Some(c) = good {
         backend = backend.good(c);
     }
-    Ok(Box::new(VibeBinding::new(Roster::new(Arc::new(backend)))))
+    Ok(Box::new(VibeBinding::new(
+        Roster::new(Arc::new(backend)).max_workers(max_workers),
+    )))
 }
 
 impl ToolsetBuilder {

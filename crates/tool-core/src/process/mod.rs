@@ -26,9 +26,9 @@ pub mod spawn;
 
 pub use fifo::HeldFifo;
 pub use output::{capture_into, OutputChunk, OutputRing, SharedOutput};
-pub use procfs::{descendants, group_members, pid_alive, Stat};
+pub use procfs::{descendants, group_members, pid_alive, ProcessLine, Stat};
 pub use signals::{describe_exit, signal_name, Signal};
-pub use spawn::{ChildProcess, ChildSpec, ExtraPipe, ExtraPipeEnd, Io, Stopped};
+pub use spawn::{ChildProcess, ChildSpec, ExtraPipe, ExtraPipeEnd, Io, Stopped, TreeProbe};
 
 #[cfg(test)]
 mod tests;

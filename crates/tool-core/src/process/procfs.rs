@@ -123,6 +123,33 @@ pub fn cmdline(pid: u32) -> Option<String> {
     Some(parts.join(" "))
 }
 
+/// A process and its command line, for listing what a tree runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessLine {
+    pub pid: u32,
+    /// The arguments joined by spaces; `[name]` from `stat` when the
+    /// command line is empty (a kernel thread, a process mid-exec).
+    pub command: String,
+}
+
+/// Each process of `stats` that is still there, with its command line, in
+/// the same order.
+pub fn with_command_lines(stats: &[Stat]) -> Vec<ProcessLine> {
+    stats
+        .iter()
+        .filter_map(|s| {
+            let command = cmdline(s.pid).filter(|c| !c.is_empty()).or_else(|| {
+                let text = std::fs::read_to_string(format!("/proc/{}/comm", s.pid)).ok()?;
+                Some(format!("[{}]", text.trim_end()))
+            })?;
+            Some(ProcessLine {
+                pid: s.pid,
+                command,
+            })
+        })
+        .collect()
+}
+
 /// Whether the environment `pid` started with holds `entry` (`NAME=value`)
 /// exactly. A process whose environment cannot be read does not.
 pub fn environ_contains(pid: u32, entry: &str) -> bool {

@@ -346,6 +346,37 @@ pub struct Stopped {
     pub survivors: Vec<u32>,
 }
 
+/// A way to list a [`ChildProcess`]'s tree without owning it: its keeper's
+/// pid and start time, so a recycled pid is never taken for the keeper.
+/// Once the tree is gone it lists nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeProbe {
+    keeper: u32,
+    keeper_start: u64,
+}
+
+impl TreeProbe {
+    /// Every live process of the tree: the program and all its descendants,
+    /// wherever they re-parented, parents before their children.
+    pub fn members(&self) -> Vec<Stat> {
+        let keeper_runs =
+            procfs::live_stat(self.keeper).map(|s| s.start_time) == Some(self.keeper_start);
+        if !keeper_runs {
+            // The keeper exits only once the tree is gone.
+            return Vec::new();
+        }
+        procfs::descendants(self.keeper)
+            .into_iter()
+            .filter_map(procfs::live_stat)
+            .collect()
+    }
+
+    /// [`members`](Self::members) with their command lines.
+    pub fn listed(&self) -> Vec<procfs::ProcessLine> {
+        procfs::with_command_lines(&self.members())
+    }
+}
+
 /// A running program, its keeper, and everything it starts. Dropping it
 /// kills them all.
 #[derive(Debug)]
@@ -384,16 +415,16 @@ impl ChildProcess {
     /// Every live process of the tree: the program and all its descendants,
     /// wherever they re-parented, with their start times.
     pub fn tree(&self) -> Vec<Stat> {
-        let keeper_runs =
-            procfs::live_stat(self.keeper).map(|s| s.start_time) == Some(self.keeper_start);
-        if !keeper_runs {
-            // The keeper exits only once the tree is gone.
-            return Vec::new();
+        self.probe().members()
+    }
+
+    /// A handle for listing this tree from elsewhere (another task, while
+    /// this owner waits on the program).
+    pub fn probe(&self) -> TreeProbe {
+        TreeProbe {
+            keeper: self.keeper,
+            keeper_start: self.keeper_start,
         }
-        procfs::descendants(self.keeper)
-            .into_iter()
-            .filter_map(procfs::live_stat)
-            .collect()
     }
 
     /// Whether the program still runs (it leads its own group, so a pid

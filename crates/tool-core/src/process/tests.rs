@@ -49,6 +49,28 @@ async fn dropping_the_owner_kills_child_and_grandchild() {
 }
 
 #[tokio::test]
+async fn a_probe_lists_the_tree_with_command_lines_until_it_is_gone() {
+    let (mut child, parent, grandchild) = family().await;
+    let probe = child.probe();
+    let listed = probe.listed();
+    assert_eq!(
+        listed,
+        [
+            ProcessLine {
+                pid: parent,
+                command: "sh -c sleep 300 & echo $$ $!; wait".into(),
+            },
+            ProcessLine {
+                pid: grandchild,
+                command: "sleep 300".into(),
+            },
+        ]
+    );
+    child.kill().await;
+    assert_eq!(probe.listed(), []);
+}
+
+#[tokio::test]
 async fn kill_and_terminate_reach_the_whole_group() {
     let (mut child, parent, grandchild) = family().await;
     let stopped = child.kill().await;

@@ -10,6 +10,7 @@ mod mcp;
 mod render;
 mod run;
 mod stop;
+mod workers_at_end;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -99,9 +100,13 @@ enum Command {
     /// sessions, kernels and staged edits live across the calls. You are the
     /// approver, as with `call`.
     /// SIGTERM, SIGINT or SIGHUP stops every call and child process.
-    /// Exit code: 0 every line succeeded, 1 any line failed, 2 bad usage, a
-    /// wrong config or unreadable input, 128 + the signal's number when
-    /// stopped by one.
+    /// When the input ends with vibe workers still running or queued, it
+    /// waits for them (at most `[vibe] batch_wait_seconds`, default 300),
+    /// printing each one's end as a `vibe_wait` result marked
+    /// `after_input`, and kills those still unfinished then, saying so.
+    /// Exit code: 0 every line succeeded, 1 any line failed or workers were
+    /// killed at the end, 2 bad usage, a wrong config or unreadable input,
+    /// 128 + the signal's number when stopped by one.
     Batch {
         /// The file of calls, or `-` for standard input.
         #[arg(default_value = "-")]

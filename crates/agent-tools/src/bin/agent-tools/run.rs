@@ -21,6 +21,8 @@ pub struct BoundRun {
     pub toolset: Toolset,
     pub surface: Surface,
     pub images_dir: PathBuf,
+    /// How long `batch` waits for unfinished workers once its input ended.
+    pub batch_wait: std::time::Duration,
 }
 
 pub fn load_config(path: Option<&PathBuf>) -> Result<RunConfig, String> {
@@ -95,6 +97,12 @@ pub fn bind(command: &str, args: &RunArgs) -> Result<BoundRun, String> {
         user_config: RunConfig::load_user()?,
         trust_workspace: args.trust_workspace,
     };
+    // A wrong `[vibe]` section is reported by the vibe binding below.
+    let batch_wait = opts
+        .vibe_config()
+        .ok()
+        .and_then(|c| c.batch_wait_seconds)
+        .unwrap_or(agent_tools::options::DEFAULT_BATCH_WAIT_SECONDS);
     let builder = ToolsetBuilder::new(&args.root)
         .map_err(|e| format!("root {}: {e}", args.root.display()))?
         // The person who typed the command is its approver.
@@ -110,6 +118,7 @@ pub fn bind(command: &str, args: &RunArgs) -> Result<BoundRun, String> {
             .images_dir
             .clone()
             .unwrap_or_else(render::default_images_dir),
+        batch_wait: std::time::Duration::from_secs(batch_wait),
     })
 }
 
@@ -221,6 +230,7 @@ async fn batch_calls(file: String, bound: &BoundRun, text: bool) -> u8 {
     let mut failures = 0usize;
     let mut successes = 0usize;
     let mut stdout = std::io::stdout();
+    let mut reader_gone = false;
     while let Some(line) = rx.recv().await {
         let line = match line {
             Ok(l) => l,
@@ -265,19 +275,53 @@ async fn batch_calls(file: String, bound: &BoundRun, text: bool) -> u8 {
         } else {
             render::json_result(&result, &bound.images_dir).to_string()
         };
-        let written = writeln!(stdout, "{shown}").and_then(|()| stdout.flush());
-        if let Err(e) = written {
-            // Nobody reads the results any more (`batch | head -1`): stop
-            // quietly rather than run calls whose results are lost.
-            if e.kind() != std::io::ErrorKind::BrokenPipe {
-                eprintln!("agent-tools batch: cannot write to stdout: {e}");
-            }
+        if !write_line(&mut stdout, &shown) {
+            reader_gone = true;
             break;
         }
     }
-    if failures > 0 {
+    let mut printed = failures + successes;
+    let mut emit = |end: crate::workers_at_end::EndCall| {
+        printed += 1;
+        let shown = if text {
+            let body = match &end.result {
+                Ok(out) => render::text(out, &bound.images_dir),
+                Err(e) => format!("error: {e}"),
+            };
+            let gap = if printed > 1 { "\n" } else { "" };
+            format!("{gap}{}\n{}", end.heading, body.trim_end_matches('\n'))
+        } else {
+            let mut v = render::json_result(&end.result, &bound.images_dir);
+            v["after_input"] = serde_json::json!({"tool": end.tool, "args": end.args});
+            v.to_string()
+        };
+        write_line(&mut stdout, &shown)
+    };
+    let killed = if reader_gone {
+        Vec::new()
+    } else {
+        crate::workers_at_end::wait_for_workers(bound, bound.batch_wait, &mut emit)
+            .await
+            .killed
+    };
+    if failures > 0 || !killed.is_empty() {
         TOOL_ERROR
     } else {
         OK
+    }
+}
+
+/// Write one result; false when nobody reads them any more (`batch | head
+/// -1`): the caller stops quietly rather than run calls whose results are
+/// lost.
+fn write_line(stdout: &mut std::io::Stdout, shown: &str) -> bool {
+    match writeln!(stdout, "{shown}").and_then(|()| stdout.flush()) {
+        Ok(()) => true,
+        Err(e) => {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("agent-tools batch: cannot write to stdout: {e}");
+            }
+            false
+        }
     }
 }
