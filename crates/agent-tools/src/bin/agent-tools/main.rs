@@ -96,7 +96,7 @@ enum Command {
         json: bool,
     },
     /// One run, many calls: reads newline-delimited `{"tool": …, "args": …}`
-    /// and prints one JSON result per line (with --text: a transcript), so
+    /// and prints one JSON result per line (a transcript with `--text`), so
     /// sessions, kernels and staged edits live across the calls. You are the
     /// approver, as with `call`.
     /// SIGTERM, SIGINT or SIGHUP stops every call and child process.
