@@ -35,6 +35,12 @@ pub trait Binding: Send + Sync {
         Ok(())
     }
 
+    /// Start, in the background, what the first calls of a long run would
+    /// otherwise wait for (language servers). Hosts that serve many calls on
+    /// a surface that writes call it once, after every binding registered.
+    /// It must return at once; it may do nothing.
+    fn warm_up(&self, _run: &RunContext) {}
+
     /// Lines for `agent-tools doctor`: what resolves for this root, what does
     /// not, and why.
     fn doctor(&self, _run: &RunContext) -> Vec<String> {

@@ -18,6 +18,11 @@
 //!   started (json, yaml, css, html, bash), and again after they pass the
 //!   idle timeout (15 s here) and are stopped. Target: host under 30 MB.
 //!   `LSP_BENCH=footprint` runs this part alone.
+//! - the first write of a run (Python fixture, basedpyright and ruff), from
+//!   a fresh run each time: cold (nothing started), and warmed up (the
+//!   binding's warm-up asked at bind time, then a 3 s pause standing for
+//!   the model's first turn). Median of 3 each. `LSP_BENCH=cold` runs this
+//!   part alone.
 
 use serde_json::{json, Value};
 use std::path::Path;
@@ -241,6 +246,10 @@ async fn main() {
         footprint().await;
         return;
     }
+    if std::env::var("LSP_BENCH").as_deref() == Ok("cold") {
+        first_write().await;
+        return;
+    }
     println!(
         "lsp bench: median of {N}, tool and bare client alternated on the same server process"
     );
@@ -334,7 +343,48 @@ async fn main() {
             (ratio - 1.0) * 100.0
         );
     }
+    first_write().await;
     footprint().await;
+}
+
+/// The first write of a fresh run, cold and warmed up (medians of 3).
+async fn first_write() {
+    if tool_core::fixtures::find("basedpyright-langserver").is_none() {
+        println!("first write: skipped, basedpyright not installed (cargo xtask fixtures)");
+        return;
+    }
+    let bad = "\n\ndef bad() -> int:\n    return \"oops\"\n";
+    let (mut cold, mut warm) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        for warmed in [false, true] {
+            let s = setup("python", CatalogConfig::default());
+            if warmed {
+                let run = RunContext {
+                    workspace: Workspace::new(&s.root).unwrap(),
+                    conversation_id: None,
+                };
+                Binding::warm_up(&*s.binding, &run);
+                tokio::time::sleep(Duration::from_secs(3)).await;
+            }
+            let original = std::fs::read_to_string(s.root.join("app.py")).unwrap();
+            let t = Instant::now();
+            let out = call(
+                &s,
+                "write",
+                json!({"path": "app.py", "content": format!("{original}{bad}")}),
+            )
+            .await;
+            let took = t.elapsed();
+            assert!(out.contains("1 new problem"), "{out}");
+            if warmed { &mut warm } else { &mut cold }.push(took);
+            s.binding.supervisor().unwrap().shutdown().await;
+        }
+    }
+    println!(
+        "first write of a run (python, its new diagnostics included): cold {:.0} ms, warmed up (3 s after binding) {:.0} ms",
+        ms(median(cold)),
+        ms(median(warm))
+    );
 }
 
 /// Resident memory of a process in KiB (`VmRSS` of /proc), 0 when gone.

@@ -160,6 +160,23 @@ impl Binding for LspBinding {
         Ok(())
     }
 
+    fn warm_up(&self, run: &RunContext) {
+        if self.config.warm_up == Some(false) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        // Held weakly until the walk is done: a run dropped meanwhile is not
+        // kept alive by its warm-up.
+        let sup = Arc::downgrade(&self.supervisor_for(run));
+        runtime.spawn(async move {
+            let Some(sup) = sup.upgrade() else { return };
+            let started = sup.warm_up().await;
+            tracing::info!(servers = ?started, "lsp warm-up: servers running");
+        });
+    }
+
     fn doctor(&self, run: &RunContext) -> Vec<String> {
         let cat = Catalog::with_config(&self.config);
         let root = run.workspace.root();

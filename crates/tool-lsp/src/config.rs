@@ -41,6 +41,10 @@ pub struct CatalogConfig {
     /// the next call that needs it starts it again.
     #[serde(default)]
     pub idle_timeout_ms: Option<u64>,
+    /// Whether a long run (`mcp`, `batch`) on a surface that writes starts
+    /// the root's servers as it binds (default true).
+    #[serde(default)]
+    pub warm_up: Option<bool>,
     /// Project entries naming a command, not used because the workspace is
     /// not trusted.
     #[serde(skip)]
@@ -101,6 +105,7 @@ impl CatalogConfig {
         self.index_wait_ms = later.index_wait_ms.or(self.index_wait_ms);
         self.diagnostics_wait_ms = later.diagnostics_wait_ms.or(self.diagnostics_wait_ms);
         self.idle_timeout_ms = later.idle_timeout_ms.or(self.idle_timeout_ms);
+        self.warm_up = later.warm_up.or(self.warm_up);
         self.untrusted.extend(later.untrusted);
         self
     }

@@ -50,6 +50,7 @@ pub mod signature;
 pub mod supervisor;
 pub mod tools;
 pub mod transport;
+pub mod warm_up;
 
 pub use binding::LspBinding;
 pub use catalog::{Catalog, ServerEntry};

@@ -33,7 +33,7 @@ pub const MAX_FILES: usize = 2_000;
 pub const MAX_BYTES: u64 = 20 * 1024 * 1024;
 /// Folders of dependencies and build output, never walked even when no
 /// ignore file names them.
-const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", "venv", "target"];
+pub(crate) const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", "venv", "target"];
 
 /// One file that mentions the identifier.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -587,6 +587,57 @@ impl LspSupervisor {
         out
     }
 
+    /// Start, all at once, the servers the root's files would need (see
+    /// [`crate::warm_up`]); the names of those running afterwards, as
+    /// `id at folder`. Servers that cannot start here are skipped silently,
+    /// and no refusal is recorded for `status`: no call asked for them.
+    pub async fn warm_up(&self) -> Vec<String> {
+        let root = self.workspace.root().to_path_buf();
+        let files = tokio::task::spawn_blocking(move || crate::warm_up::candidate_files(&root))
+            .await
+            .unwrap_or_default();
+        let mut slots: Vec<Arc<ServerSlot>> = Vec::new();
+        let ready = |entry: &ServerEntry, file: &Path| {
+            let r = catalog::resolve(entry, file, self.workspace.root(), self.path_env.as_ref());
+            r.why_not(entry, &|p| self.rel(p))
+                .is_none()
+                .then(|| self.slot(entry, r))
+        };
+        'files: for file in &files {
+            // The server its first call would use (the first that resolves),
+            // then its linters.
+            let server = self
+                .catalog
+                .servers_for(file)
+                .into_iter()
+                .find_map(|(entry, _)| ready(entry, file));
+            let linters = self
+                .catalog
+                .linters_for(file)
+                .into_iter()
+                .filter_map(|(entry, _)| ready(entry, file));
+            for slot in server.into_iter().chain(linters) {
+                if !slots.iter().any(|s| Arc::ptr_eq(s, &slot)) {
+                    if slots.len() == crate::warm_up::MAX_SERVERS {
+                        break 'files;
+                    }
+                    slots.push(slot);
+                }
+            }
+        }
+        let started = futures::future::join_all(slots.iter().map(|slot| async move {
+            match self.ensure_running(slot).await {
+                Ok(_) => Some(format!("{} at {}", slot.entry.id, self.rel(&slot.root))),
+                Err(e) => {
+                    tracing::debug!(server = %slot.entry.id, error = %e, "warm-up could not start it");
+                    None
+                }
+            }
+        }))
+        .await;
+        started.into_iter().flatten().collect()
+    }
+
     /// Stop every server.
     pub async fn shutdown(&self) {
         if let Some(r) = self.reaper.lock().expect("reaper").take() {

@@ -231,6 +231,15 @@ impl Toolset {
         BindingState::Unbound { why }
     }
 
+    /// Start in the background what the first calls would wait for (the
+    /// root's language servers): for hosts serving many calls on a surface
+    /// that writes.
+    pub fn warm_up(&self) {
+        for (_, b) in &self.bindings {
+            b.warm_up(&self.run);
+        }
+    }
+
     /// What a family's binding says about this root (servers, adapters).
     pub fn doctor_lines(&self, family: &str) -> Vec<String> {
         self.bindings

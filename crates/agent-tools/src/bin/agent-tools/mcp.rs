@@ -79,6 +79,11 @@ async fn serve_inner(args: RunArgs) -> Result<(), String> {
     };
     check_config("mcp", &errors, args.lenient)?;
     let toolset = builder.build().map_err(|e| e.to_string())?;
+    // A run that writes: the root's language servers start now, so the
+    // first write rarely finds them cold.
+    if surface.max_tier >= tool_core::Tier::Write {
+        toolset.warm_up();
+    }
     let host = McpHost::new(toolset.registry().clone(), surface, mcp_config, link);
     #[cfg(feature = "ask")]
     if let Some(expiry) = card_expiry {
