@@ -288,6 +288,40 @@ pub async fn position(
     })
 }
 
+/// A server younger than this may answer before it has analysed what a
+/// question needs: its empty answers are probed (asked again) before they
+/// are believed.
+pub(crate) const COLD_SERVER: Duration = Duration::from_secs(60);
+/// How long an empty answer of a cold server is probed, at most.
+pub(crate) const PROBE_FOR: Duration = Duration::from_secs(10);
+/// How often it is asked again meanwhile.
+pub(crate) const PROBE_EVERY: Duration = Duration::from_millis(400);
+
+/// `method` asked, and asked again while its answer is `empty` and the
+/// server is cold (started less than [`COLD_SERVER`] ago): basedpyright
+/// answers nothing for an imported name until it has analysed the import,
+/// and a server that reports no progress gives no other sign. An empty
+/// answer is believed once it holds for [`PROBE_FOR`] (at most the request
+/// timeout) or from a warm server at once.
+async fn request_probed(
+    t: &Timeouts,
+    client: &LspClient,
+    method: &str,
+    params: Value,
+    empty: impl Fn(&Value) -> bool,
+) -> Result<Value, ToolError> {
+    let mut v = request(t, client, method, params.clone()).await?;
+    let asked = std::time::Instant::now();
+    while empty(&v)
+        && client.started.elapsed() < COLD_SERVER
+        && asked.elapsed() < PROBE_FOR.min(t.request)
+    {
+        tokio::time::sleep(PROBE_EVERY).await;
+        v = request(t, client, method, params.clone()).await?;
+    }
+    Ok(v)
+}
+
 async fn request(
     t: &Timeouts,
     client: &LspClient,
@@ -399,11 +433,12 @@ async fn navigate(
                     client.name
                 )));
             }
-            let v = request(
+            let v = request_probed(
                 t,
                 client,
                 method,
                 json!({"textDocument": td, "position": p.position}),
+                |v| format::locations(ws, v).is_empty(),
             )
             .await?;
             let locs = format::locations(ws, &v);
@@ -422,10 +457,11 @@ async fn navigate(
             Ok(ToolOutput::text(format!("{head}\n{}", lines.join("\n"))))
         }
         Op::References => {
-            let v = request(t,
+            let v = request_probed(t,
                 client,
                 "textDocument/references",
                 json!({"textDocument": td, "position": p.position, "context": {"includeDeclaration": true}}),
+                |v| format::locations(ws, v).is_empty(),
             )
             .await?;
             let locs: Vec<Loc> = format::locations(ws, &v);
@@ -452,11 +488,12 @@ async fn navigate(
             )))
         }
         Op::Hover => {
-            let v = request(
+            let v = request_probed(
                 t,
                 client,
                 "textDocument/hover",
                 json!({"textDocument": td, "position": p.position}),
+                |v| v.is_null() || format::hover_text(v).is_empty(),
             )
             .await?;
             let text = if v.is_null() {

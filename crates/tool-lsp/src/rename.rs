@@ -16,11 +16,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// How long after its start a server counts as cold, so that an empty
-/// answer may only mean it has not looked yet.
-const COLD_SERVER: Duration = Duration::from_secs(60);
 use tool_core::files::{FileChange, FileTransaction, TransactionError};
 use tool_core::staging::{StagedFile, StagedMove};
 use tool_core::{StagedChange, StagingLink, ToolError, ToolOutput, Workspace};
@@ -610,13 +607,13 @@ async fn prepare(
         // symbol's module yet (basedpyright answers null for an imported
         // name until it has analysed the import): a refusal is believed
         // only once it holds after the server had time to look.
-        let settle = Duration::from_secs(10).min(t.request);
+        let settle = crate::ops::PROBE_FOR.min(t.request);
         let asked = Instant::now();
         while matches!(v, Ok(Value::Null))
-            && client.started.elapsed() < COLD_SERVER
+            && client.started.elapsed() < crate::ops::COLD_SERVER
             && asked.elapsed() < settle
         {
-            tokio::time::sleep(Duration::from_millis(400)).await;
+            tokio::time::sleep(crate::ops::PROBE_EVERY).await;
             v = ask().await;
         }
         match v {

@@ -43,6 +43,21 @@ fn hover(line: u32, symbol: &str) -> serde_json::Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_answer_of_a_cold_server_is_asked_again_before_it_is_believed() {
+    let dir = project();
+    std::fs::write(dir.path().join("a.fault"), "cold here\n").unwrap();
+    let run = Run::with_binding(dir, binding(20_000, 2_000));
+    // The server answers nothing three times, as one that has not analysed
+    // the file yet; the fourth answer is the one the model gets.
+    let out = run.lsp(hover(1, "cold")).await;
+    assert_eq!(
+        out,
+        "lsp hover  `cold` at a.fault:1\nfault-injecting hover for line 1"
+    );
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_mid_request_fails_at_once_and_the_next_call_recovers() {
     let run = Run::with_binding(project(), binding(20_000, 2_000));
     let out = run.lsp(hover(1, "fine")).await;

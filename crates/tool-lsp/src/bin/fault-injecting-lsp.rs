@@ -7,6 +7,8 @@
 //! - `crash`   — the process exits in the middle of the hover request;
 //! - `hang`    — the hover is never answered (until cancelled);
 //! - `garbage` — a malformed frame is written to stdout, then nothing;
+//! - `cold`    — the first three hovers are answered with nothing (as a
+//!   server that has not analysed the file yet), the fourth normally;
 //! - anything else — a normal hover answer.
 //!
 //! Every rename is answered with an edit that changes nothing (a server
@@ -36,6 +38,8 @@ struct FaultServer {
     /// `--configured-after-ms`: when the configuration loads.
     configured_after: Option<Duration>,
     configured: Arc<AtomicBool>,
+    /// Hovers asked on a `cold` line so far.
+    cold_hovers: AtomicUsize,
 }
 
 impl FaultServer {
@@ -166,6 +170,9 @@ impl LanguageServer for FaultServer {
             let _count = CountOnDrop(self.cancelled.clone());
             std::future::pending::<()>().await;
         }
+        if line.contains("cold") && self.cold_hovers.fetch_add(1, Ordering::SeqCst) < 3 {
+            return Ok(None);
+        }
         if line.contains("garbage") {
             {
                 use std::io::Write;
@@ -199,6 +206,7 @@ async fn main() {
         cancelled: Arc::default(),
         configured_after,
         configured: Arc::new(AtomicBool::new(configured_after.is_none())),
+        cold_hovers: AtomicUsize::new(0),
     });
     Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
         .serve(service)
