@@ -153,3 +153,60 @@ async fn rust_first_write_waits_for_cargo_check() {
     run.finish().await;
     let _ = std::fs::remove_dir_all(Path::new(&target));
 }
+
+const C_BEFORE: &str = "int count(void) {\n    return \"not a number\";\n}\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_first_write_judged_against_the_baseline_and_the_version_published() {
+    if tool_core::fixtures::require(&["clangd"]).is_none() {
+        return;
+    }
+    let run = run(project(&[
+        ("compile_flags.txt", "-std=c11\n"),
+        ("m.c", C_BEFORE),
+    ]));
+    // Cold clangd, a file no tool has opened: its old error only moves.
+    let moved = format!("/* a */\n/* b */\n{C_BEFORE}");
+    let out = write(&run, "m.c", &moved).await;
+    expect_test::expect![[r#"
+        wrote m.c
+        lsp: no new errors or warnings in m.c"#]]
+    .assert_eq(&out);
+    // One real error added: exactly that one, from clangd's publish for
+    // this version.
+    let broken = format!("{moved}int twice(int x) {{\n    return x * y;\n}}\n");
+    let out = write(&run, "m.c", &broken).await;
+    expect_test::expect![[r#"
+        wrote m.c
+        lsp: 1 new problem in m.c after this write:
+        m.c:7:16 error [undeclared_var_use] Use of undeclared identifier 'y'"#]]
+    .assert_eq(&out);
+    run.finish().await;
+}
+
+const GO_BEFORE: &str = "package m\n\nfunc Count() int {\n\treturn \"not a number\"\n}\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_first_write_judged_against_the_baseline() {
+    if tool_core::fixtures::require(&["gopls"]).is_none() {
+        return;
+    }
+    let run = run(project(&[
+        ("go.mod", "module m\n\ngo 1.19\n"),
+        ("m.go", GO_BEFORE),
+    ]));
+    let moved = GO_BEFORE.replacen("package m\n", "package m\n\n// a\n// b\n", 1);
+    let out = write(&run, "m.go", &moved).await;
+    expect_test::expect![[r#"
+        wrote m.go
+        lsp: no new errors or warnings in m.go"#]]
+    .assert_eq(&out);
+    let broken = format!("{moved}\nfunc Twice(x int) int {{\n\treturn x * y\n}}\n");
+    let out = write(&run, "m.go", &broken).await;
+    expect_test::expect![[r#"
+        wrote m.go
+        lsp: 1 new problem in m.go after this write:
+        m.go:11:13 error [UndeclaredName] undefined: y"#]]
+    .assert_eq(&out);
+    run.finish().await;
+}
