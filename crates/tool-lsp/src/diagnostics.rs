@@ -90,6 +90,15 @@ pub async fn fresh(
                 }
                 Err(RequestError::TimedOut { .. }) => return Err(NotReady::Timeout(bound)),
                 Err(e @ RequestError::Gone(_)) => return Err(e.into()),
+                // Content modified / server cancelled: the server was busy
+                // (rust-analyzer during a cargo check); ask again shortly.
+                Err(RequestError::Rpc { code, .. }) if RETRY_PULL.contains(&code) => {
+                    if tokio::time::Instant::now() + PULL_RETRY_AFTER >= deadline {
+                        return Err(NotReady::Timeout(bound));
+                    }
+                    tokio::time::sleep(PULL_RETRY_AFTER).await;
+                    continue;
+                }
                 // Registered but refused: fall back to what it publishes.
                 Err(RequestError::Rpc { .. }) => pull_refused = true,
             }
@@ -132,6 +141,12 @@ pub async fn fresh(
         }
     }
 }
+
+/// Error codes of a pull the server asks to be retried: ContentModified
+/// and ServerCancelled (LSP 3.17).
+const RETRY_PULL: [i64; 2] = [-32801, -32802];
+/// How long after such an answer the pull is asked again.
+const PULL_RETRY_AFTER: Duration = Duration::from_millis(100);
 
 async fn pull(
     client: &LspClient,

@@ -154,13 +154,14 @@ impl DiagnosticsOnWrite {
     }
 
     /// One server's diagnostics of the file: of `text` when given (the
-    /// baseline, the content before the write), else of the file on disk
-    /// (after it, saved).
+    /// baseline, the content before the write; `call_started`: when the
+    /// write began), else of the file on disk (after it, saved).
     async fn current(
         &self,
         checker: &Checker,
         path: &Path,
         text: Option<String>,
+        call_started: Option<Instant>,
     ) -> Result<Checked, Unchecked> {
         let target = checker.target(&self.sup).await?;
         let client = &target.client;
@@ -168,6 +169,12 @@ impl DiagnosticsOnWrite {
         // Not for the baseline: the file on disk is already the written one,
         // and sending it before the old text costs the server two versions.
         let uri = file_uri(path);
+        // What the server published for the file before the write began: a
+        // save-time check (cargo check) ran on the disk as it was then.
+        let checked_before = match (&target.slot.entry.save_check_progress, call_started) {
+            (Some(_), Some(started)) => client.published(&uri).filter(|p| p.at < started),
+            _ => None,
+        };
         // The text the server had before this write (read before the
         // re-sync below sends it the written one).
         let before = client.doc(&uri).await.map(|d| d.text);
@@ -192,8 +199,19 @@ impl DiagnosticsOnWrite {
         };
         let bound = self.sup.timeouts.diagnostics;
         match settled(client, &uri, &doc, check.as_deref(), saved, bound).await {
-            Ok(diags) => Ok(Checked {
-                diags: problems(&self.sup.rel(path), &diags, &doc, client.encoding),
+            Ok(mut diags) => Ok(Checked {
+                diags: {
+                    // A baseline read without a save (pulled, or the
+                    // version's publish) lacks what only the save-time check
+                    // reports: the check's results from before the write
+                    // add it.
+                    for d in checked_before.map(|p| p.diagnostics).unwrap_or_default() {
+                        if !diags.contains(&d) {
+                            diags.push(d);
+                        }
+                    }
+                    problems(&self.sup.rel(path), &diags, &doc, client.encoding)
+                },
                 changed: before.map(|b| changed_lines(&b, &doc.text)),
             }),
             Err(NotReady::Timeout(after)) => {
@@ -294,7 +312,7 @@ impl DiagnosticsOnWrite {
         let answers = futures::future::join_all(
             checkers
                 .iter()
-                .map(|checker| self.current(checker, path, None)),
+                .map(|checker| self.current(checker, path, None, None)),
         )
         .await;
         let several = checkers.len() > 1;
@@ -544,6 +562,7 @@ impl Tool for DiagnosticsOnWrite {
         }
         // The inner tool first: a refused call returns before any server is
         // started or waited for.
+        let call_started = Instant::now();
         let mut out = self.inner.call(cx, args).await?;
         for late in self.ledger.take_late() {
             out.push_text(late);
@@ -563,7 +582,11 @@ impl Tool for DiagnosticsOnWrite {
                 async move {
                     match before {
                         None => Some(Vec::new()),
-                        Some(text) => self.current(c, p, Some(text)).await.ok().map(|c| c.diags),
+                        Some(text) => self
+                            .current(c, p, Some(text), Some(call_started))
+                            .await
+                            .ok()
+                            .map(|c| c.diags),
                     }
                 }
             }))

@@ -154,6 +154,57 @@ async fn rust_first_write_waits_for_cargo_check() {
     let _ = std::fs::remove_dir_all(Path::new(&target));
 }
 
+/// A use after move: only cargo check (borrowck) reports it.
+const RS_USE_AFTER_MOVE: &str =
+    "fn main() {\n    let s = String::from(\"x\");\n    let t = s;\n    println!(\"{s} {t}\");\n}\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_first_write_on_a_warm_server_knows_the_cargo_check_errors_the_file_had() {
+    if tool_core::fixtures::require(&["rust-analyzer"]).is_none() {
+        return;
+    }
+    let dir = project(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"warm\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        ),
+        ("src/main.rs", RS_USE_AFTER_MOVE),
+    ]);
+    let target = dir.path().join("target");
+    let run = run(dir);
+    // Warmed up: rust-analyzer's first cargo check publishes the old
+    // borrowck error for the file before any write.
+    let sup = run.binding.supervisor().unwrap();
+    assert_eq!(sup.warm_up().await, ["rust at ."]);
+    let client = sup.clients().await.remove(0);
+    let uri = tool_lsp::client::file_uri(&run.root.join("src/main.rs"));
+    let deadline = Instant::now() + std::time::Duration::from_secs(180);
+    // Its first cargo check done: results published, the run ended, the
+    // server quiescent. (A write during that first check is a known gap:
+    // the check it interrupts may leave the write's state without them.)
+    let checked = || {
+        client.published(&uri).is_some()
+            && !client.not_quiescent()
+            && client
+                .progress_runs("rust-analyzer/flycheck")
+                .iter()
+                .all(|r| r.ended.is_some())
+    };
+    while !checked() && Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(checked(), "no cargo check results");
+    // The old error only moves down two lines: not new.
+    let moved = format!("// a\n// b\n{RS_USE_AFTER_MOVE}");
+    let out = write(&run, "src/main.rs", &moved).await;
+    expect_test::expect![[r#"
+        wrote src/main.rs
+        lsp: no new errors or warnings in src/main.rs"#]]
+    .assert_eq(&out);
+    run.finish().await;
+    let _ = std::fs::remove_dir_all(Path::new(&target));
+}
+
 const C_BEFORE: &str = "int count(void) {\n    return \"not a number\";\n}\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
