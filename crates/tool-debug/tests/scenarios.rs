@@ -1,8 +1,13 @@
 //! One scenario table, a row per adapter (debugpy on Python, lldb on C,
-//! lldb on a Rust crate built by cargo, delve on Go), driven by one test body: what a program that crashes, a
-//! program that spins and an attach to a closed port look like under each.
-//! Every row names its own programs and its expected answers; the body is
-//! the same for all.
+//! lldb on a Rust crate built by cargo, delve on Go), driven by one test
+//! body: the known bug found end to end, the breakpoint kinds, exception
+//! filters, launch's `stdin`, `env` and `cwd`, the deeper ops, the TTL, a
+//! crash, a spin paused, and attaches (a closed port, a silent one, a debug
+//! server, a pid). Every row names its own programs and its expected
+//! answers; the body is the same for all, and a row says `None` where its
+//! adapter lacks a thing (and why). The few tests after the table are
+//! about one adapter only (debugpy's project `.venv`, delve's goroutines)
+//! or about no adapter (bad input before a session, the filters listed).
 
 mod common;
 
