@@ -309,7 +309,7 @@ fn debugpy_row() -> Row {
         logpoint_refused: None,
         condition_locals: expect!["locals: i = 3, total = 23, xs = [4, 8, 15, 16, 23, 42]"],
         greet: "greet.py",
-        greet_without_stdin: Some(expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
+        greet_without_stdin: Some(expect!["still running after 10 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
         stdin_refused: None,
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {
@@ -395,7 +395,7 @@ fn lldb_row() -> Row {
         },
         condition_locals: expect!["locals: xs = 0xADDR, n = 6, total = 23, i = 3"],
         greet: "greet",
-        greet_without_stdin: Some(expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
+        greet_without_stdin: Some(expect!["still running after 10 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
         stdin_refused: None,
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of avg.c: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
         pause_stop: expect!["paused — thread N"],
@@ -475,7 +475,7 @@ fn lldb_rust_row() -> Row {
         },
         condition_locals: expect!["locals: xs = size=6, total = 23, iter = core::ops::range::Range<unsigned long> @ 0xADDR, i = 3"],
         greet: "target/debug/greet",
-        greet_without_stdin: Some(expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
+        greet_without_stdin: Some(expect!["still running after 10 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
         stdin_refused: None,
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of src/bin/loop.rs: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
         pause_stop: expect!["paused — thread N"],
@@ -828,8 +828,11 @@ async fn breakpoint_kinds(b: &Bench, row: &Row) {
 /// reads end of file at once; with `stdin` it reads the text.
 async fn standard_input(b: &Bench, row: &Row) {
     if let Some(without) = &row.greet_without_stdin {
+        // The bound leaves a loaded machine time to start the program
+        // under its debugger and reach the read (3 s did not, with four
+        // rows on two cores).
         let (text, _) = b
-            .call(json!({"op": "launch", "program": row.greet, "timeout_seconds": 3}))
+            .call(json!({"op": "launch", "program": row.greet, "timeout_seconds": 10}))
             .await;
         without.assert_eq(&after_head(&text, 1));
         end(b).await;
