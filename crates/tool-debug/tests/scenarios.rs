@@ -611,7 +611,10 @@ fn delve_row() -> Row {
             printed: &["Building <root>/main.go", "values: 6", "mean: 17.333333333333332"],
         },
         paused_in: None,
+        // delve has no filter for a recovered panic.
         caught: None,
+        // Not tried yet: delve calls a function only through its `call`
+        // command, so a blocking evaluate needs a row of its own shape.
         blocking: None,
         env_program: "cmd/env",
     }
