@@ -1,8 +1,13 @@
 //! One scenario table, a row per adapter (debugpy on Python, lldb on C,
-//! lldb on a Rust crate built by cargo, delve on Go), driven by one test body: what a program that crashes, a
-//! program that spins and an attach to a closed port look like under each.
-//! Every row names its own programs and its expected answers; the body is
-//! the same for all.
+//! lldb on a Rust crate built by cargo, delve on Go), driven by one test
+//! body: the known bug found end to end, the breakpoint kinds, exception
+//! filters, launch's `stdin`, `env` and `cwd`, the deeper ops, the TTL, a
+//! crash, a spin paused, and attaches (a closed port, a silent one, a debug
+//! server, a pid). Every row names its own programs and its expected
+//! answers; the body is the same for all, and a row says `None` where its
+//! adapter lacks a thing (and why). The few tests after the table are
+//! about one adapter only (debugpy's project `.venv`, delve's goroutines)
+//! or about no adapter (bad input before a session, the filters listed).
 
 mod common;
 
@@ -96,6 +101,59 @@ struct Row {
     modules_refused: Option<Expect>,
     disassemble_refused: Option<Expect>,
     read_memory_refused: Option<Expect>,
+    /// The program with the known bug, found end to end.
+    walk: Walk,
+    /// Where a paused spin stands: a line of its stack and an expression
+    /// true there (`None`: the pause may land in a runtime or C library
+    /// frame, where neither is steady).
+    paused_in: Option<(&'static str, &'static str, &'static str)>,
+    /// An exception filter that stops on a caught exception, where the
+    /// adapter has one for this language.
+    caught: Option<Caught>,
+    /// An expression whose evaluation blocks, for `evaluate`'s bound
+    /// (`None`: the adapter answers nothing else while it evaluates, so
+    /// the session cannot be shown to still answer).
+    blocking: Option<&'static str>,
+    /// A program that prints `GREETING: $GREETING` and `cwd: <its cwd>`.
+    env_program: &'static str,
+}
+
+/// The program with the known bug (a mean that skips the first element):
+/// a breakpoint on the first line of `mean`, then what an IDE user does.
+struct Walk {
+    file: &'static str,
+    line: u32,
+    program: &'static str,
+    /// The function the stop names.
+    function: &'static str,
+    /// The launch answer's breakpoint line, stop line and quoted source.
+    stop: Expect,
+    /// A second launch's refusal while it is stopped (up to its age).
+    busy: Expect,
+    stack: Expect,
+    scopes: Expect,
+    /// Lines the first scope's `variables` answer holds.
+    variables: &'static [&'static str],
+    /// An expression in the stopped frame and its value.
+    evaluate: (&'static str, &'static str),
+    /// `step_over`'s stop line and quoted source.
+    step: Expect,
+    /// A breakpoint set while stopped on a line without code: the line
+    /// asked for, the line the adapter moved it to (`None`: it left it
+    /// pending), and the answer.
+    moved: (u32, Option<u32>, Expect),
+    /// Lines the program printed (the workspace root as `<root>`).
+    printed: &'static [&'static str],
+}
+
+/// A program that raises an exception and catches it, under a filter.
+struct Caught {
+    filter: &'static str,
+    program: &'static str,
+    /// The stop line and quoted source.
+    stop: Expect,
+    /// A line it prints after catching it.
+    printed: &'static str,
 }
 
 /// The fixtures' Python (the one with debugpy).
@@ -196,7 +254,7 @@ fn children_of(pid: u32) -> Vec<u32> {
 }
 
 fn gcc(dir: &Path) {
-    for name in ["crash", "spin", "avg", "greet"] {
+    for name in ["crash", "spin", "avg", "greet", "env"] {
         let built = std::process::Command::new("gcc")
             .args(["-g", "-O0", "-o", name, &format!("{name}.c")])
             .current_dir(dir)
@@ -251,7 +309,7 @@ fn debugpy_row() -> Row {
         logpoint_refused: None,
         condition_locals: expect!["locals: i = 3, total = 23, xs = [4, 8, 15, 16, 23, 42]"],
         greet: "greet.py",
-        greet_without_stdin: Some(expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
+        greet_without_stdin: Some(expect!["still running after 10 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
         stdin_refused: None,
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {
@@ -269,6 +327,51 @@ fn debugpy_row() -> Row {
         disassemble_refused: Some(expect!["refused: the debugpy adapter does not support disassembly (its `initialize` answer lacks `supportsDisassembleRequest`)"]),
         read_memory_refused: Some(expect!["refused: the debugpy adapter does not support reading memory (its `initialize` answer lacks `supportsReadMemoryRequest`)"]),
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
+        walk: Walk {
+            file: "avg.py",
+            line: 6,
+            program: "avg.py",
+            function: "mean",
+            stop: expect![[r#"
+                breakpoint avg.py:6 verified  | total = 0
+                stopped (breakpoint) thread N in mean at avg.py:6
+                    6 |     total = 0"#]],
+            busy: expect!["refused: a debug session is already running for this conversation: avg.py under debugpy, stopped (breakpoint) thread N in mean at avg.py:6"],
+            stack: expect![[r#"
+                debug stack  thread N, stop 1 (breakpoint)
+                frame 1  mean at avg.py:6
+                    6 |     total = 0
+                frame 2  main at avg.py:15
+                   15 |     result = mean(values)
+                frame 3  <module> at avg.py:20
+                   20 |     main()
+                pass a frame id to scopes or evaluate (valid until the program moves)"#]],
+            scopes: expect![[r#"
+                debug scopes  frame 1
+                Locals  reference N
+                Globals  reference N
+                pass a reference to variables"#]],
+            variables: &["xs (list) = [4, 8, 15, 16, 23, 42]  [reference N]"],
+            evaluate: ("xs[0] + xs[1]", "12"),
+            step: expect![[r#"
+                stopped (step) thread N in mean at avg.py:7
+                    7 |     for i in range(1, len(xs)):"#]],
+            moved: (10, Some(9), expect![[r#"
+                debug breakpoints  avg.py
+                avg.py:10 moved to line 9 verified  | return total / len(xs)"#]]),
+            printed: &["mean: 17.333333333333332"],
+        },
+        paused_in: Some(("<module> at spin.py", "n > 0", "True")),
+        caught: Some(Caught {
+            filter: "raised",
+            program: "caught.py",
+            stop: expect![[r#"
+                stopped: ValueError: invalid literal for int() with base 10: 'forty-two' — thread N in parse at caught.py:6
+                    6 |         return int(text)"#]],
+            printed: "parsed 0",
+        }),
+        blocking: Some("__import__('time').sleep(60)"),
+        env_program: "env.py",
     }
 }
 
@@ -292,7 +395,7 @@ fn lldb_row() -> Row {
         },
         condition_locals: expect!["locals: xs = 0xADDR, n = 6, total = 23, i = 3"],
         greet: "greet",
-        greet_without_stdin: Some(expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
+        greet_without_stdin: Some(expect!["still running after 10 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
         stdin_refused: None,
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of avg.c: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
         pause_stop: expect!["paused — thread N"],
@@ -311,6 +414,44 @@ fn lldb_row() -> Row {
         disassemble_refused: Some(expect!["refused: the lldb adapter does not support disassembly (its `initialize` answer lacks `supportsDisassembleRequest`)"]),
         read_memory_refused: Some(expect!["refused: the lldb adapter does not support reading memory (its `initialize` answer lacks `supportsReadMemoryRequest`)"]),
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
+        walk: Walk {
+            file: "avg.c",
+            line: 5,
+            program: "avg",
+            function: "mean",
+            stop: expect![[r#"
+                breakpoint avg.c:5 verified  | int total = 0;
+                stopped (breakpoint: breakpoint 1.1) thread N in mean at avg.c:5
+                    5 |     int total = 0;"#]],
+            busy: expect!["refused: a debug session is already running for this conversation: avg under lldb, stopped (breakpoint: breakpoint 1.1) thread N in mean at avg.c:5"],
+            stack: expect![[r#"
+                debug stack  thread N, stop 1 (breakpoint)
+                frame 1  mean at avg.c:5
+                    5 |     int total = 0;
+                frame 2  main at avg.c:16
+                   16 |     double result = mean(values, n);
+                pass a frame id to scopes or evaluate (valid until the program moves)"#]],
+            scopes: expect![[r#"
+                debug scopes  frame 1
+                Locals  reference N, 3 variables
+                Globals  reference N, 0 variables
+                pass a reference to variables"#]],
+            variables: &["n (int) = 6"],
+            evaluate: ("xs[1] + n", "14"),
+            step: expect![[r#"
+                stopped (step) thread N in mean at avg.c:6
+                    6 |     for (int i = 1; i < n; i++) {"#]],
+            moved: (11, Some(13), expect![[r#"
+                debug breakpoints  avg.c
+                avg.c:11 moved to line 13 verified  | int values[] = {4, 8, 15, 16, 23, 42};"#]]),
+            printed: &["values: 6", "mean: 17.33"],
+        },
+        paused_in: None,
+        caught: None,
+        // lldb-vscode-14 cuts a called `sleep` short itself ("Execution
+        // was interrupted"), so nothing blocks for the bound to cut off.
+        blocking: None,
+        env_program: "env",
     }
 }
 
@@ -334,7 +475,7 @@ fn lldb_rust_row() -> Row {
         },
         condition_locals: expect!["locals: xs = size=6, total = 23, iter = core::ops::range::Range<unsigned long> @ 0xADDR, i = 3"],
         greet: "target/debug/greet",
-        greet_without_stdin: Some(expect!["still running after 3 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
+        greet_without_stdin: Some(expect!["still running after 10 s: waiting for input on stdin; launch again with `stdin` (the text it reads, then end of file), or call pause to see where it reads"]),
         stdin_refused: None,
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of src/bin/loop.rs: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
         pause_stop: expect!["paused — thread N"],
@@ -353,6 +494,46 @@ fn lldb_rust_row() -> Row {
         disassemble_refused: Some(expect!["refused: the lldb adapter does not support disassembly (its `initialize` answer lacks `supportsDisassembleRequest`)"]),
         read_memory_refused: Some(expect!["refused: the lldb adapter does not support reading memory (its `initialize` answer lacks `supportsReadMemoryRequest`)"]),
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
+        walk: Walk {
+            file: "src/main.rs",
+            line: 13,
+            program: "target/debug/avg",
+            function: "avg::main",
+            stop: expect![[r#"
+                breakpoint src/main.rs:13 verified  | let result = mean(&values);
+                stopped (breakpoint: breakpoint 1.1) thread N in avg::main at src/main.rs:13
+                   13 |     let result = mean(&values);"#]],
+            busy: expect!["refused: a debug session is already running for this conversation: target/debug/avg under lldb, stopped (breakpoint: breakpoint 1.1) thread N in avg::main at src/main.rs:13"],
+            stack: expect![[r#"
+                debug stack  thread N, stop 1 (breakpoint)
+                frame 1  avg::main at src/main.rs:13
+                   13 |     let result = mean(&values);
+                pass a frame id to scopes or evaluate (valid until the program moves)"#]],
+            scopes: expect![[r#"
+                debug scopes  frame 1
+                Locals  reference N, 2 variables
+                Globals  reference N, 0 variables
+                pass a reference to variables"#]],
+            // rust-lldb's formatters: a Vec shows its length, a String its
+            // text, not raw buf/ptr/cap fields.
+            variables: &[
+                "values (alloc::vec::Vec<long, alloc::alloc::Global>) = size=6  [reference N]",
+                "label (alloc::string::String) = \"mean\"  [reference N]",
+            ],
+            evaluate: ("values[5]", "42"),
+            step: expect![[r#"
+                stopped (step) thread N in avg::main at src/main.rs:14
+                   14 |     println!("{label}: {result:.2}");"#]],
+            moved: (1, Some(3), expect![[r#"
+                debug breakpoints  src/main.rs
+                src/main.rs:1 moved to line 3 verified  | let mut total = 0;"#]]),
+            printed: &["mean: 17.33"],
+        },
+        paused_in: None,
+        caught: None,
+        // As on C: lldb cuts a blocking call short itself.
+        blocking: None,
+        env_program: "target/debug/env",
     }
 }
 
@@ -397,6 +578,45 @@ fn delve_row() -> Row {
         disassemble_refused: None,
         read_memory_refused: None,
         closed_port: expect!["failed: cannot connect to 127.0.0.1:PORT: Connection refused (os error 111); nothing listens there: start the debuggee's debug server first (e.g. `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:PORT debug`)"],
+        walk: Walk {
+            file: "main.go",
+            line: 7,
+            program: "main.go",
+            function: "main.mean",
+            stop: expect![[r#"
+                breakpoint main.go:7 verified  | total := 0
+                stopped (breakpoint) thread N in main.mean at main.go:7
+                    7 | 	total := 0"#]],
+            busy: expect!["refused: a debug session is already running for this conversation: main.go under delve, stopped (breakpoint) thread N in main.mean at main.go:7"],
+            stack: expect![[r#"
+                debug stack  goroutine 1 (thread 1), stop 1 (breakpoint)
+                frame 1  main.mean at main.go:7
+                    7 | 	total := 0
+                frame 2  main.main at main.go:17
+                   17 | 	result := mean(values)
+                pass a frame id to scopes or evaluate (valid until the program moves)"#]],
+            scopes: expect![[r#"
+                debug scopes  frame 1
+                Locals  reference N
+                pass a reference to variables"#]],
+            variables: &["xs ([]int) = []int len: 6, cap: 6, [4,8,15,16,23,42]  [reference N]  [memory 0xADDR]"],
+            evaluate: ("len(xs)", "6"),
+            step: expect![[r#"
+                stopped (step) thread N in main.mean at main.go:8
+                    8 | 	for i := 1; i < len(xs); i++ {"#]],
+            // delve places no breakpoint on a line without a statement.
+            moved: (13, None, expect![[r#"
+                debug breakpoints  main.go
+                main.go:13 pending (could not find statement at <root>/main.go:13, please use a line with a statement)  | "#]]),
+            printed: &["Building <root>/main.go", "values: 6", "mean: 17.333333333333332"],
+        },
+        paused_in: None,
+        // delve has no filter for a recovered panic.
+        caught: None,
+        // Not tried yet: delve calls a function only through its `call`
+        // command, so a blocking evaluate needs a row of its own shape.
+        blocking: None,
+        env_program: "cmd/env",
     }
 }
 
@@ -528,7 +748,17 @@ async fn breakpoint_kinds(b: &Bench, row: &Row) {
         (Some("3"), Some("23")),
         "{text}"
     );
-    end(b).await;
+    // `terminate` ends the program and everything the session started.
+    let recorded = b.processes().await;
+    let (text, _) = b.call(json!({"op": "terminate"})).await;
+    assert_eq!(
+        text,
+        format!(
+            "debug terminate  {}\nterminated: the program, the adapter and every process they started are gone",
+            row.looping.program
+        )
+    );
+    assert_no_orphans(b, &recorded).await;
 
     let (text, s) = launch_with(b, row, json!({"line": line, "hit_condition": "4"})).await;
     assert_eq!(s["state"], "stopped", "{text}");
@@ -568,6 +798,31 @@ async fn breakpoint_kinds(b: &Bench, row: &Row) {
             assert!(b.processes().await.is_empty());
         }
     }
+
+    // A breakpoint whose condition never holds: the program runs to its
+    // end, and the answer says how it ended and what it printed.
+    let (text, s) = launch_with(b, row, json!({"line": line, "condition": "i == 99"})).await;
+    assert_eq!(
+        (s["state"].as_str(), s["exit_code"].as_i64()),
+        (Some("ended"), Some(0)),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "{}:{line} verified, if `i == 99`",
+            row.looping.file
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\nthe program exited with code 0\noutput (tail; the output op returns all of it):\n"
+        ),
+        "{text}"
+    );
+    let err = b.err(json!({"op": "stack"})).await;
+    assert_eq!(err.to_string(), format!("refused: the debug session of {} has ended: the program exited with code 0; launch again to start a new one", row.looping.program));
+    assert!(b.processes().await.is_empty());
     b.call(json!({"op": "breakpoints", "file": row.looping.file, "lines": []}))
         .await;
 }
@@ -576,8 +831,11 @@ async fn breakpoint_kinds(b: &Bench, row: &Row) {
 /// reads end of file at once; with `stdin` it reads the text.
 async fn standard_input(b: &Bench, row: &Row) {
     if let Some(without) = &row.greet_without_stdin {
+        // The bound leaves a loaded machine time to start the program
+        // under its debugger and reach the read (3 s did not, with four
+        // rows on two cores).
         let (text, _) = b
-            .call(json!({"op": "launch", "program": row.greet, "timeout_seconds": 3}))
+            .call(json!({"op": "launch", "program": row.greet, "timeout_seconds": 10}))
             .await;
         without.assert_eq(&after_head(&text, 1));
         end(b).await;
@@ -792,6 +1050,340 @@ async fn go_test_function(dir: &Path, file: &str, line: u32, test: &str) {
     assert!(b.processes().await.is_empty());
 }
 
+/// A `stack` answer with only the frames in the workspace (a relative path
+/// and the source quoted): the C library's, the runtime's and the
+/// toolchain's vary by machine.
+fn workspace_frames(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let quote = |i: usize| lines.get(i).is_some_and(|l| l.contains(" | "));
+    let mut kept = Vec::new();
+    let mut skipping = false;
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("frame ") {
+            skipping = line.contains(" at /") || !quote(i + 1);
+        } else if !quote(i) {
+            skipping = false;
+        }
+        if !skipping {
+            kept.push(*line);
+        }
+    }
+    kept.join("\n")
+}
+
+/// `reference 22` → `reference N`: handles count every one issued before,
+/// as many as the frames outside the workspace.
+fn masked_references(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("reference ") {
+        let (head, tail) = rest.split_at(at + "reference ".len());
+        out.push_str(head);
+        let digits = tail.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 {
+            out.push('N');
+        }
+        rest = &tail[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The workspace's files, every level, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            if p.is_dir() {
+                todo.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The bug found end to end: a breakpoint set before launch, the stop, a
+/// second launch refused, stack, scopes, variables and an expression, bad
+/// ids, a step, the earlier stop's ids refused, breakpoints changed while
+/// stopped (one on a line without code, moved by the adapter), the end,
+/// the output read once, and the workspace as it was.
+async fn walk(dir: &Path, row: &Row) {
+    let w = &row.walk;
+    let b = bench(dir, config());
+    let (text, s) = b.call(json!({"op": "adapters"})).await;
+    assert!(
+        s["usable"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(row.adapter)),
+        "{text}"
+    );
+    let (text, _) = b
+        .call(json!({"op": "breakpoints", "file": w.file, "lines": [w.line]}))
+        .await;
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines[0], format!("debug breakpoints  {}", w.file));
+    assert!(
+        lines[1].starts_with(&format!("{}:{} set  | ", w.file, w.line)),
+        "{text}"
+    );
+    assert_eq!(
+        lines[2],
+        "no session yet: they are sent to the adapter at launch"
+    );
+    let files = listing(dir);
+
+    let (text, s) = b
+        .call(json!({"op": "launch", "program": w.program, "timeout_seconds": 60}))
+        .await;
+    assert!(text.contains(&format!("under {}", row.adapter)), "{text}");
+    assert_eq!(
+        (
+            s["state"].as_str(),
+            s["reason"].as_str(),
+            s["function"].as_str(),
+            s["file"].as_str(),
+            s["line"].as_u64()
+        ),
+        (
+            Some("stopped"),
+            Some("breakpoint"),
+            Some(w.function),
+            Some(w.file),
+            Some(w.line as u64)
+        ),
+        "{text}"
+    );
+    w.stop.assert_eq(&stable(&after_head(&text, 3), None));
+    let recorded = b.processes().await;
+    assert!(
+        recorded.len() >= 2,
+        "adapter and debuggee recorded: {recorded:?}"
+    );
+
+    // A second launch is refused with the state of the first, which is
+    // left as it was.
+    let err = b
+        .err(json!({"op": "launch", "program": row.looping.program}))
+        .await;
+    assert!(matches!(err, tool_core::ToolError::Refused(_)), "{err}");
+    let said = err.to_string();
+    let (before_age, _) = said.split_once(" (launched ").expect("the age is said");
+    w.busy.assert_eq(&stable(before_age, None));
+
+    let (text, stack) = b.call(json!({"op": "stack"})).await;
+    w.stack.assert_eq(&stable(&workspace_frames(&text), None));
+    let frame = first_frame(&stack);
+    let (text, scopes) = b.call(json!({"op": "scopes", "frame_id": frame})).await;
+    // The register sets lldb lists depend on the CPU.
+    let shown: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("Registers "))
+        .collect();
+    w.scopes.assert_eq(&masked_references(&shown.join("\n")));
+    let locals = scopes["scopes"][0]["reference"].as_u64().unwrap();
+    let (text, _) = b
+        .call(json!({"op": "variables", "reference": locals}))
+        .await;
+    let text = masked_addresses(&masked_references(&text));
+    for line in w.variables {
+        assert!(text.lines().any(|l| l == *line), "no {line:?} in:\n{text}");
+    }
+    let (expression, value) = w.evaluate;
+    let (text, s) = b
+        .call(json!({"op": "evaluate", "expression": expression, "frame_id": frame}))
+        .await;
+    assert_eq!(s["result"], value, "{text}");
+
+    // Ids that never were: refused, naming what there is.
+    let err = b.err(json!({"op": "stack", "thread_id": 999999})).await;
+    assert!(
+        err.to_string()
+            .starts_with("bad arguments: thread 999999 does not exist; threads are: "),
+        "{err}"
+    );
+    let err = b.err(json!({"op": "scopes", "frame_id": 987654})).await;
+    assert_eq!(err.to_string(), "bad arguments: there is no frame 987654; take ids from stack, scopes or variables of the current stop");
+
+    let (text, s) = b.call(json!({"op": "step_over"})).await;
+    assert_eq!(s["reason"], "step", "{text}");
+    w.step.assert_eq(&stable(&after_head(&text, 2), None));
+
+    // The earlier stop's ids are refused, never answered with another
+    // frame's data.
+    let stale_frame = format!("refused: that frame ({frame}) is from an earlier stop; the program is now at stop 2; call stack again");
+    let err = b.err(json!({"op": "scopes", "frame_id": frame})).await;
+    assert_eq!(err.to_string(), stale_frame);
+    let err = b
+        .err(json!({"op": "evaluate", "expression": expression, "frame_id": frame}))
+        .await;
+    assert_eq!(err.to_string(), stale_frame);
+    let err = b.err(json!({"op": "variables", "reference": locals})).await;
+    assert_eq!(err.to_string(), format!("refused: that variables reference ({locals}) is from an earlier stop; the program is now at stop 2; call stack and scopes again"));
+
+    // Breakpoints changed while stopped reach the adapter: one on a line
+    // without code is moved, and the answer says where.
+    let (requested, moved_to, answer) = &w.moved;
+    let (text, s) = b
+        .call(json!({"op": "breakpoints", "file": w.file, "lines": [requested]}))
+        .await;
+    answer.assert_eq(&normalized(&b, &text));
+    assert_eq!(
+        s["breakpoints"][0]["line"].as_u64(),
+        moved_to.map(u64::from),
+        "{text}"
+    );
+    let (text, _) = b
+        .call(json!({"op": "breakpoints", "file": w.file, "lines": []}))
+        .await;
+    assert_eq!(
+        text,
+        format!(
+            "debug breakpoints  {}\ncleared every breakpoint in {}",
+            w.file, w.file
+        )
+    );
+    let (text, s) = b.call(json!({"op": "continue"})).await;
+    assert_eq!(
+        (s["state"].as_str(), s["exit_code"].as_i64()),
+        (Some("ended"), Some(0)),
+        "no breakpoint is left to stop at: {text}"
+    );
+    let (text, _) = b.call(json!({"op": "output"})).await;
+    let out = normalized(&b, &text);
+    for line in w.printed {
+        assert!(out.lines().any(|l| l == *line), "no {line:?} in:\n{out}");
+    }
+    let (text, _) = b.call(json!({"op": "output"})).await;
+    assert_eq!(
+        text,
+        format!(
+            "debug output  {}\n(no new output since the last call)\n(session ended: the program exited with code 0)",
+            w.program
+        )
+    );
+    assert_no_orphans(&b, &recorded).await;
+    let (text, _) = b.call(json!({"op": "status"})).await;
+    assert!(
+        text.contains("ended: the program exited with code 0"),
+        "{text}"
+    );
+    assert_eq!(listing(dir), files, "debugging left files in the workspace");
+}
+
+/// An exception filter that stops on a caught exception: the program stops
+/// where it raised, and runs on to its end once the filter is cleared. (A
+/// bench of its own: the filters chosen outlive the session.)
+async fn caught_exception(dir: &Path, row: &Row) {
+    let Some(c) = &row.caught else {
+        return;
+    };
+    let b = &bench(dir, config());
+    b.call(json!({"op": "exception_breakpoints", "filters": [c.filter]}))
+        .await;
+    let (text, s) = b
+        .call(json!({"op": "launch", "program": c.program, "timeout_seconds": 60}))
+        .await;
+    assert_eq!(
+        (s["state"].as_str(), s["reason"].as_str()),
+        (Some("stopped"), Some("exception")),
+        "{text}"
+    );
+    c.stop.assert_eq(&stable(&after_head(&text, 2), None));
+    b.call(json!({"op": "exception_breakpoints", "filters": []}))
+        .await;
+    let (text, s) = b.call(json!({"op": "continue"})).await;
+    assert_eq!(s["state"], "ended", "{text}");
+    let (out, _) = b.call(json!({"op": "output"})).await;
+    assert!(out.lines().any(|l| l == c.printed), "{out}");
+    end(b).await;
+}
+
+/// An evaluation that blocks is cut off at its bound, and the session
+/// still answers and ends cleanly.
+async fn blocking_evaluate(b: &Bench, row: &Row) {
+    let Some(expression) = row.blocking else {
+        return;
+    };
+    let l = &row.looping;
+    let (text, s) = launch_with(b, row, json!({"line": l.line, "condition": "i == 3"})).await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    let started = Instant::now();
+    let err = b
+        .err(json!({"op": "evaluate", "expression": expression, "timeout_seconds": 1}))
+        .await;
+    let took = started.elapsed();
+    assert!(matches!(err, tool_core::ToolError::TimedOut(_)), "{err}");
+    assert_eq!(err.to_string(), format!("timed out: evaluating `{expression}` did not finish within 1 s (a getter or call that blocks?); the adapter may still be running it: call status, and terminate if the session no longer answers"));
+    assert!(took < Duration::from_secs(10), "cut off after {took:?}");
+    let (text, s) = b.call(json!({"op": "threads"})).await;
+    assert!(
+        !s["threads"].as_array().unwrap().is_empty(),
+        "the session no longer answers: {text}"
+    );
+    let (text, s) = b.call(json!({"op": "status"})).await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    end(b).await;
+    b.call(json!({"op": "breakpoints", "file": l.file, "lines": []}))
+        .await;
+}
+
+/// launch's `env` and `cwd` reach the program.
+async fn environment(dir: &Path, row: &Row) {
+    std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
+    let b = bench(dir, config());
+    let (text, s) = b
+        .call(json!({
+            "op": "launch",
+            "program": row.env_program,
+            "env": {"GREETING": "hello from env"},
+            "cwd": "elsewhere",
+            "timeout_seconds": 60
+        }))
+        .await;
+    assert_eq!(s["state"], "ended", "{text}");
+    let (text, _) = b.call(json!({"op": "output"})).await;
+    let out = normalized(&b, &text);
+    let printed: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("GREETING: ") || l.starts_with("cwd: "))
+        .collect();
+    assert_eq!(
+        printed,
+        ["GREETING: hello from env", "cwd: <root>/elsewhere"],
+        "{out}"
+    );
+    end(&b).await;
+}
+
+/// The session's TTL ends it: its processes are gone, and the next call
+/// says why.
+async fn ttl_ends_the_session(dir: &Path, row: &Row) {
+    let mut cfg = config();
+    // Long enough for a launch on a loaded machine, short for a test.
+    cfg.ttl = Duration::from_secs(20);
+    let b = bench(dir, cfg);
+    let l = &row.looping;
+    let (text, s) = launch_with(&b, row, json!({"line": l.line, "condition": "i == 3"})).await;
+    assert_eq!(s["state"], "stopped", "{text}");
+    let recorded = b.processes().await;
+    let launched = Instant::now();
+    while !b.processes().await.is_empty() && launched.elapsed() < Duration::from_secs(40) {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(all_gone(&recorded).await, "the TTL left processes behind");
+    let err = b.err(json!({"op": "stack"})).await;
+    assert_eq!(err.to_string(), format!("refused: the debug session of {} has ended: the session's TTL of 20 s ran out, so the program and its adapter were terminated; launch again to start a new one", l.program));
+    let (text, _) = b.call(json!({"op": "status"})).await;
+    assert!(text.contains("TTL of 20 s ran out"), "{text}");
+    assert_no_orphans(&b, &recorded).await;
+}
+
 async fn scenario(row: Row) {
     for any in row.needs {
         if tool_core::fixtures::require(any).is_none() {
@@ -813,7 +1405,12 @@ async fn scenario(row: Row) {
         refusal.assert_eq(&err.to_string());
     }
 
+    walk(dir.path(), &row).await;
     breakpoint_kinds(&b, &row).await;
+    caught_exception(dir.path(), &row).await;
+    blocking_evaluate(&b, &row).await;
+    environment(dir.path(), &row).await;
+    ttl_ends_the_session(dir.path(), &row).await;
     deeper_ops(dir.path(), &row).await;
     if let Some((file, line, test)) = row.go_test {
         go_test_function(dir.path(), file, line, test).await;
@@ -840,6 +1437,21 @@ async fn scenario(row: Row) {
         .call(json!({"op": "launch", "program": row.spin, "timeout_seconds": 2}))
         .await;
     assert_eq!(s["state"], "running", "{text}");
+    assert_eq!(
+        after_head(&text, 1),
+        "still running after 2 s: no breakpoint was hit and the program did not exit; call pause to stop it where it is, or continue to keep waiting"
+    );
+    // Ops that need a stopped program say so instead of hanging.
+    let err = b.err(json!({"op": "stack"})).await;
+    assert_eq!(err.to_string(), format!("refused: `stack` needs a stopped program, and {} is running; call pause to stop it where it is, or wait for a breakpoint with continue", row.spin));
+    let err = b.err(json!({"op": "step_over"})).await;
+    assert_eq!(err.to_string(), format!("refused: {} is already running; `step_over` needs it stopped: call pause to stop it where it is", row.spin));
+    let err = b.err(json!({"op": "pause", "thread_id": 4242})).await;
+    assert!(
+        err.to_string()
+            .starts_with("bad arguments: thread 4242 does not exist; threads are: "),
+        "{err}"
+    );
     wait_for_output(&b, "spinning").await;
     let (text, s) = b.call(json!({"op": "pause"})).await;
     assert_eq!(
@@ -850,6 +1462,22 @@ async fn scenario(row: Row) {
     let first = text.lines().nth(1).unwrap_or_default();
     let upto_in = first.split(" in ").next().unwrap_or_default();
     row.pause_stop.assert_eq(&stable(upto_in, None));
+    let (text, s) = b.call(json!({"op": "pause"})).await;
+    assert!(
+        text.starts_with("debug pause  already stopped; nothing to pause\npaused"),
+        "{text}"
+    );
+    assert_eq!(s["already"], true, "{text}");
+    let (text, s) = b.call(json!({"op": "threads"})).await;
+    assert!(!s["threads"].as_array().unwrap().is_empty(), "{text}");
+    if let Some((frame, expression, value)) = row.paused_in {
+        let (text, _) = b.call(json!({"op": "stack"})).await;
+        assert!(text.contains(frame), "{text}");
+        let (text, s) = b
+            .call(json!({"op": "evaluate", "expression": expression}))
+            .await;
+        assert_eq!(s["result"], value, "{text}");
+    }
     let recorded = b.processes().await;
     b.call(json!({"op": "terminate"})).await;
     assert_no_orphans(&b, &recorded).await;
@@ -1097,6 +1725,117 @@ async fn scenario_lldb_on_rust() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scenario_delve() {
     scenario(delve_row()).await;
+}
+
+/// debugpy with a project `.venv` that lacks it: the adapter runs with the
+/// fixtures' debugpy, the program with the project's interpreter, and the
+/// launch says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debugpy_runs_the_program_with_the_project_venv() {
+    if tool_core::fixtures::require(&["debugpy"]).is_none()
+        || tool_core::fixtures::require(&["python3"]).is_none()
+    {
+        return;
+    }
+    let dir = copy_fixture("python");
+    let status = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip", ".venv"])
+        .current_dir(dir.path())
+        .env("PATH", tool_core::fixtures::path_env())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let b = bench(dir.path(), config());
+    let (text, s) = b.call(json!({"op": "adapters"})).await;
+    assert!(
+        s["usable"].as_array().unwrap().contains(&json!("debugpy")),
+        "{text}"
+    );
+    assert!(text.contains(".venv/bin/python"), "{text}");
+    b.call(json!({"op": "breakpoints", "file": "avg.py", "lines": [6]}))
+        .await;
+    let (text, s) = b.call(json!({"op": "launch", "program": "avg.py"})).await;
+    assert!(
+        text.contains("debugpy is not installed in the project interpreter"),
+        "{text}"
+    );
+    assert_eq!(
+        (s["state"].as_str(), s["line"].as_u64()),
+        (Some("stopped"), Some(6)),
+        "{text}"
+    );
+    let (text, s) = b.call(json!({"op": "continue"})).await;
+    assert_eq!(s["state"], "ended", "{text}");
+    let (text, _) = b.call(json!({"op": "output"})).await;
+    assert!(
+        text.contains(".venv"),
+        "the program ran with the project .venv: {text}"
+    );
+    end(&b).await;
+}
+
+/// Bad input, before any session: a clear error each, and nothing kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_clear_errors_and_changes_nothing() {
+    let dir = copy_fixture("python");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("x.py"), "print(1)\n").unwrap();
+    let b = bench(dir.path(), config());
+    let mut errors = Vec::new();
+    for args in [
+        json!({"op": "frobnicate"}),
+        json!({"op": "launch"}),
+        json!({"op": "launch", "program": "missing.py"}),
+        json!({"op": "launch", "program": "requirements.txt"}),
+        json!({"op": "launch", "program": "avg.py", "adapter": "gdb"}),
+        json!({"op": "breakpoints", "file": outside.path().join("x.py"), "lines": [1]}),
+        json!({"op": "breakpoints", "file": "../x.py", "lines": [1]}),
+        json!({"op": "breakpoints", "file": "avg.py", "lines": [0]}),
+        json!({"op": "breakpoints", "file": "avg.py", "lines": [{"line": 6, "when": "x"}]}),
+        json!({"op": "breakpoints", "file": "avg.py", "lines": ["6"]}),
+        json!({"op": "breakpoints", "file": "avg.py", "lines": [{"line": 6, "condition": " "}]}),
+        json!({"op": "breakpoints", "file": "avg.py", "lines": [6, {"line": 6, "hit_condition": "2"}]}),
+        json!({"op": "stack"}),
+        json!({"op": "launch", "program": "avg.py", "colour": 1}),
+    ] {
+        let err = b.err(args).await.to_string();
+        let outside = outside.path().canonicalize().unwrap();
+        errors.push(normalized(&b, &err).replace(outside.to_str().unwrap(), "<outside>"));
+    }
+    expect![[r#"
+        [
+            "bad arguments: argument `op`: unknown variant `frobnicate`, expected one of `adapters`, `status`, `breakpoints`, `function_breakpoints`, `exception_breakpoints`, `launch`, `restart`, `attach`, `continue`, `pause`, `step_over`, `step_in`, `step_out`, `threads`, `stack`, `scopes`, `variables`, `locals`, `evaluate`, `set_variable`, `modules`, `disassemble`, `read_memory`, `output`, `terminate`; check the tool's input schema",
+            "bad arguments: launch needs `program`: the file to run (a .py or .go file, a Go package folder, or a compiled executable), relative to the workspace root",
+            "bad arguments: program `missing.py` does not exist in the workspace; check the path (relative to the workspace root), or build it first",
+            "bad arguments: cannot tell which debugger runs `requirements.txt`: it is not a .py, .go or .dart file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart), or for C/C++ launch the executable built with -g",
+            "bad arguments: unknown adapter `gdb`; known: debugpy, lldb, delve, dart",
+            "bad arguments: `<outside>/x.py` is outside the workspace; only paths inside <root> can be used (give them relative to it)",
+            "bad arguments: `../x.py` is outside the workspace; only paths inside <root> can be used (give them relative to it)",
+            "bad arguments: line 0 is not a line: lines are 1-based",
+            "bad arguments: argument `lines[0]`: unknown field `when`, expected one of `line`, `condition`, `hit_condition`, `log_message`; check the tool's input schema",
+            "bad arguments: argument `lines[0]`: a breakpoint is a line number or an object like {\"line\": 12, \"condition\": \"x > 3\"}, not \"6\"; check the tool's input schema",
+            "bad arguments: the breakpoint at line 6: `condition` is empty; leave it out, or give it text",
+            "bad arguments: line 6 is given twice, with different conditions; give each line once",
+            "refused: no debug session is running; set breakpoints and launch a program first",
+            "bad arguments: argument `colour`: unknown field `colour`, expected one of `op`, `file`, `lines`, `functions`, `filters`, `program`, `args`, `stdin`, `env`, `cwd`, `mode`, `test`, `adapter`, `port`, `pid`, `thread_id`, `frame_id`, `reference`, `expression`, `context`, `name`, `value`, `memory_reference`, `count`, `timeout_seconds`; check the tool's input schema",
+        ]
+    "#]].assert_debug_eq(&errors);
+    let (text, s) = b.call(json!({"op": "status"})).await;
+    assert_eq!(s["state"], "none", "{text}");
+    assert_eq!(s["breakpoints"], 0, "{text}");
+
+    // Breakpoints with empty lines clear the file.
+    b.call(json!({"op": "breakpoints", "file": "avg.py", "lines": [6, 9]}))
+        .await;
+    let (text, _) = b
+        .call(json!({"op": "breakpoints", "file": "avg.py", "lines": []}))
+        .await;
+    assert_eq!(
+        text,
+        "debug breakpoints  avg.py\ncleared every breakpoint in avg.py"
+    );
+    let (text, s) = b.call(json!({"op": "status"})).await;
+    assert_eq!(s["breakpoints"], 0, "{text}");
 }
 
 /// delve lists goroutines as threads: `threads` names each goroutine with
