@@ -269,14 +269,11 @@
     if (v[0] === 0xff && v[1] === 0xd8) return 'image/jpeg';
     return null;
   }
+  // The host fits an image into the answer's budget (downscaling it or saving
+  // it to a file), so it goes as it is.
   function imageItem(mime, bytes) {
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    const item = { mime, data: buf.toString('base64') };
-    if (mime === 'image/png' && buf.length >= 24) {
-      item.width = buf.readUInt32BE(16);
-      item.height = buf.readUInt32BE(20);
-    }
-    return item;
+    return { mime, data: buf.toString('base64') };
   }
   function render(v) {
     if (v instanceof ToolResult) {
