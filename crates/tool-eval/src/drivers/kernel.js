@@ -171,11 +171,13 @@
     });
     pipe.on('error', () => {});
     parentPort.postMessage('ready');`;
-  // Started once the kernel is ready: it is not needed to answer, and its
-  // start would compete with ours. A cell runs only once the watchdog is
-  // connected (else a first cell that never yields could not be stopped: the
-  // main thread would be stuck before the worker exists). An interrupt sent
-  // before it reads waits in the pipe.
+  // Started before the kernel says it is ready, so the first cell's idle
+  // budget does not run while it boots (on a loaded machine that takes longer
+  // than a short budget: the interrupt then came before the cell began, found
+  // nothing to stop, and the cell ran on unstoppable). A cell runs only once
+  // the watchdog is connected (else a first cell that never yields could not
+  // be stopped: the main thread would be stuck before the worker exists). An
+  // interrupt sent before it reads waits in the pipe.
   let watchdogReady = null;
   function startWatchdog() {
     if (watchdogReady) return watchdogReady;
@@ -560,6 +562,6 @@
   input.on('error', () => process.exit(0));
 
   baseGlobals = new Set(Object.getOwnPropertyNames(globalThis));
-  send({ type: 'ready', language: 'javascript', version: process.version, executable: process.execPath, pid: process.pid });
-  setImmediate(startWatchdog);
+  startWatchdog().then(() =>
+    send({ type: 'ready', language: 'javascript', version: process.version, executable: process.execPath, pid: process.pid }));
 })();
