@@ -156,17 +156,41 @@
     const inspector = require('inspector');
     const session = new inspector.Session();
     session.connectToMainThread();
+    const fs = require('fs');
+    // The main thread's CPU time in clock ticks (utime + stime), or null.
+    function mainCpu() {
+      try {
+        const stat = fs.readFileSync('/proc/self/task/' + process.pid + '/stat', 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return Number(f[11]) + Number(f[12]);
+      } catch (_) {
+        return null;
+      }
+    }
     let asked = 0;
     const pipe = new net.Socket({ fd: workerData.fd, readable: true, writable: false });
     pipe.on('data', (bytes) => {
       for (let i = 0; i < bytes.length; i++) {
         asked += 1;
-        const until = Date.now() + 250;
+        // Wait for the main thread's SIGINT handler. Only a main thread that
+        // keeps running (its CPU time grows) without handling it is stuck in
+        // synchronous code: terminating anything else would kill the next
+        // callback it runs (the handler itself, on a loaded machine that is
+        // slow to schedule it) instead of the cell.
+        const start = Date.now();
+        const cpu0 = mainCpu();
         let seen;
-        while ((seen = Atomics.load(workerData.ack, 0)) < asked && Date.now() < until) {
-          Atomics.wait(workerData.ack, 0, seen, until - Date.now());
+        while ((seen = Atomics.load(workerData.ack, 0)) < asked) {
+          Atomics.wait(workerData.ack, 0, seen, 50);
+          if (Atomics.load(workerData.ack, 0) >= asked) break;
+          const waited = Date.now() - start;
+          if (waited < 250) continue;
+          const cpu = mainCpu();
+          if (cpu === null || cpu0 === null || cpu - cpu0 >= 5 || waited > 60000) {
+            session.post('Runtime.terminateExecution');
+            break;
+          }
         }
-        if (Atomics.load(workerData.ack, 0) < asked) session.post('Runtime.terminateExecution');
       }
     });
     pipe.on('error', () => {});
