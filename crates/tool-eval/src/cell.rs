@@ -2,7 +2,8 @@
 //! bridged tool calls, and keep its idle budget.
 //!
 //! The idle budget counts only while the cell runs with no bridged call
-//! pending; any output restarts it (output shows the cell is alive). When it
+//! pending; any output restarts it (output shows the cell is alive), and so
+//! does the cell's begin marker (the time it waited to be read is not its). When it
 //! runs out, the cell is interrupted; if it has not stopped after the grace
 //! period, the kernel is killed.
 
@@ -110,6 +111,8 @@ pub async fn run(
     let mut between_bytes = 0u64;
     let mut late_bytes = 0u64;
     let mut undrained = false;
+    // Whether the cell's begin marker arrived (the driver started running it).
+    let mut began = false;
 
     if kernel
         .send(&json!({"type": "exec", "cell": cell, "code": code, "max_output_bytes": limits.max_output_bytes}))
@@ -169,6 +172,25 @@ pub async fn run(
                         if c == cell { output.get().mark_display(seq); }
                         true
                     }
+                    // The cell began: the budget counts from here, not
+                    // from when it was sent (a loaded kernel may take a
+                    // while to read it).
+                    KernelEvent::Output(_, OutputPiece::Begin { cell: c }) => {
+                        if c == cell && !began {
+                            began = true;
+                            // An interrupt sent before the cell began found
+                            // nothing of it to stop: send it again, and give
+                            // the cell its grace from now.
+                            if let Phase::Interrupting { why, .. } = phase {
+                                if done.is_none() {
+                                    tracing::info!(cell, "the cell began after it was interrupted; interrupting it again");
+                                    kernel.interrupt().await;
+                                    phase = Phase::Interrupting { why, until: Instant::now() + limits.grace };
+                                }
+                            }
+                        }
+                        c == cell
+                    }
                     KernelEvent::Output(_, OutputPiece::End { cell: c }) => {
                         if c == cell { ends += 1; }
                         false
@@ -182,7 +204,7 @@ pub async fn run(
                         }
                         c == cell
                     }
-                    KernelEvent::Output(_, OutputPiece::Begin { .. } | OutputPiece::Text(_)) => false,
+                    KernelEvent::Output(_, OutputPiece::Text(_)) => false,
                     KernelEvent::Message(DriverMessage::Display { cell: c, seq, echo, text, images }) => {
                         if c == cell { output.get().add_display(seq, echo, Display { text, images }); }
                         true

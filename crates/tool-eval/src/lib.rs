@@ -13,6 +13,7 @@
 //! cell: idle budget, interrupts, the bridge loop), [`job`] (background
 //! cells), [`bridge`] (dispatching
 //! `tool()` calls), [`output`] and [`format`] (what the model reads),
+//! [`image_fit`] (images downscaled to the answer's budget),
 //! [`scratch`] (where what does not fit an answer is saved),
 //! [`tool`] (the `eval` tool), [`binding`] (the run resource).
 //!
@@ -27,6 +28,7 @@ pub mod bridge;
 pub mod cell;
 pub mod config;
 pub mod format;
+pub mod image_fit;
 pub mod interpreter;
 pub mod job;
 pub mod kernel;

@@ -6,16 +6,13 @@
 //! says what ran, the end usually holds the error) and counts what was
 //! dropped between them.
 
-use crate::protocol::WireImage;
+use crate::image_fit::{self, Fit};
+pub use crate::image_fit::{IMAGE_MAX_BYTES, IMAGE_MAX_SIDE};
+use crate::protocol::{OriginalImage, WireImage};
 use crate::scratch::Scratch;
 use base64::Engine;
 use std::collections::{BTreeMap, VecDeque};
 use tool_core::Content;
-
-/// The longest side an image in an answer may have, in pixels.
-pub const IMAGE_MAX_SIDE: u32 = 1568;
-/// The most bytes an image in an answer may have.
-pub const IMAGE_MAX_BYTES: usize = 1 << 20;
 
 /// Where what does not fit an answer goes: the run's scratch folder, under
 /// names that start with `prefix` (the language and cell).
@@ -272,51 +269,77 @@ impl Writer<'_> {
                 self.line("(an image could not be decoded)");
                 continue;
             };
-            let budget = format!(
-                "the budget is {IMAGE_MAX_SIDE} px a side and {} bytes",
-                tool_core::format::thousands(IMAGE_MAX_BYTES)
-            );
-            if img.width.max(img.height) > IMAGE_MAX_SIDE || data.len() > IMAGE_MAX_BYTES {
-                // A kernel that could not downscale it (no image library).
-                let ext = if img.mime == "image/jpeg" {
-                    "jpg"
-                } else {
-                    "png"
+            self.image(img.mime, data, img.original);
+        }
+    }
+
+    /// One image, fitted into the budget: shown as it is, downscaled and
+    /// said so, or saved and named.
+    fn image(&mut self, mime: String, data: Vec<u8>, original: Option<OriginalImage>) {
+        let budget = format!(
+            "the budget is {IMAGE_MAX_SIDE} px a side and {} bytes",
+            tool_core::format::thousands(IMAGE_MAX_BYTES)
+        );
+        let bytes = data.len();
+        let (mime, data, size, from) = match image_fit::fit(&data) {
+            // A figure the kernel drew smaller than its own size says so.
+            Fit::AsIs { size } => (
+                mime,
+                data,
+                size,
+                original.map(|o| (o.width, o.height, o.bytes)),
+            ),
+            Fit::Downscaled {
+                mime,
+                data,
+                size,
+                from,
+            } => (
+                mime.to_string(),
+                data,
+                Some(size),
+                Some((from.0, from.1, Some(bytes))),
+            ),
+            Fit::Refused { size, why } => {
+                let ext = match mime.as_str() {
+                    "image/jpeg" => "jpg",
+                    "image/png" => "png",
+                    "image/gif" => "gif",
+                    "image/webp" => "webp",
+                    "image/svg+xml" => "svg",
+                    _ => "bin",
                 };
-                let size = format!(
-                    "{}×{}, {} bytes",
-                    img.width,
-                    img.height,
-                    tool_core::format::thousands(data.len())
-                );
+                let size = match size {
+                    Some((w, h)) => {
+                        format!("{w}×{h}, {} bytes", tool_core::format::thousands(bytes))
+                    }
+                    None => format!("{} bytes", tool_core::format::thousands(bytes)),
+                };
                 let line = match self.save("image", ext, &data) {
                     Ok(path) => format!(
-                        "(an image of {size} is over the budget ({budget}), so it is saved in {path} \
-                         instead of shown — make it smaller before displaying it)"
+                        "(an image of {size} is over the budget ({budget}) and could not be downscaled \
+                         ({why}), so it is saved in {path} instead of shown — make it smaller before \
+                         displaying it)"
                     ),
-                    Err(why) => format!(
-                        "(an image of {size} is over the budget ({budget}) and could not be saved: {why})"
+                    Err(e) => format!(
+                        "(an image of {size} is over the budget ({budget}), could not be downscaled ({why}) \
+                         and could not be saved: {e})"
                     ),
                 };
                 self.line(&line);
-                continue;
+                return;
             }
-            self.flush();
-            self.content.push(Content::Image {
-                mime: img.mime,
-                data,
-            });
-            self.images += 1;
-            if let Some(orig) = img.original {
-                let bytes = orig
-                    .bytes
-                    .map(|b| format!(", {} bytes", tool_core::format::thousands(b)))
-                    .unwrap_or_default();
-                self.line(&format!(
-                    "(the image above was downscaled to {}×{} from {}×{}{bytes}: {budget})",
-                    img.width, img.height, orig.width, orig.height
-                ));
-            }
+        };
+        self.flush();
+        self.content.push(Content::Image { mime, data });
+        self.images += 1;
+        if let (Some((w, h)), Some((w0, h0, bytes0))) = (size, from) {
+            let bytes0 = bytes0
+                .map(|b| format!(", {} bytes", tool_core::format::thousands(b)))
+                .unwrap_or_default();
+            self.line(&format!(
+                "(the image above was downscaled to {w}×{h} from {w0}×{h0}{bytes0}: {budget})"
+            ));
         }
     }
 
@@ -410,8 +433,6 @@ mod tests {
                     images: vec![WireImage {
                         mime: "image/png".into(),
                         data: png.clone(),
-                        width: 1,
-                        height: 1,
                         original: None,
                     }],
                 },

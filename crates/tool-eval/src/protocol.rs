@@ -81,16 +81,13 @@ pub struct Variable {
 pub struct WireImage {
     pub mime: String,
     pub data: String,
-    #[serde(default)]
-    pub width: u32,
-    #[serde(default)]
-    pub height: u32,
-    /// Set when the driver downscaled the image to fit the budget.
+    /// Set when the driver drew a figure smaller than its own size, to fit
+    /// the budget (the host fits every other image itself).
     #[serde(default)]
     pub original: Option<OriginalImage>,
 }
 
-/// The size of an image before the driver downscaled it.
+/// The size a figure would have had at its own dpi.
 #[derive(Debug, Clone, Deserialize)]
 pub struct OriginalImage {
     pub width: u32,

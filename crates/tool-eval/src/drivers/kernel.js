@@ -156,26 +156,52 @@
     const inspector = require('inspector');
     const session = new inspector.Session();
     session.connectToMainThread();
+    const fs = require('fs');
+    // The main thread's CPU time in clock ticks (utime + stime), or null.
+    function mainCpu() {
+      try {
+        const stat = fs.readFileSync('/proc/self/task/' + process.pid + '/stat', 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return Number(f[11]) + Number(f[12]);
+      } catch (_) {
+        return null;
+      }
+    }
     let asked = 0;
     const pipe = new net.Socket({ fd: workerData.fd, readable: true, writable: false });
     pipe.on('data', (bytes) => {
       for (let i = 0; i < bytes.length; i++) {
         asked += 1;
-        const until = Date.now() + 250;
+        // Wait for the main thread's SIGINT handler. Only a main thread that
+        // keeps running (its CPU time grows) without handling it is stuck in
+        // synchronous code: terminating anything else would kill the next
+        // callback it runs (the handler itself, on a loaded machine that is
+        // slow to schedule it) instead of the cell.
+        const start = Date.now();
+        const cpu0 = mainCpu();
         let seen;
-        while ((seen = Atomics.load(workerData.ack, 0)) < asked && Date.now() < until) {
-          Atomics.wait(workerData.ack, 0, seen, until - Date.now());
+        while ((seen = Atomics.load(workerData.ack, 0)) < asked) {
+          Atomics.wait(workerData.ack, 0, seen, 50);
+          if (Atomics.load(workerData.ack, 0) >= asked) break;
+          const waited = Date.now() - start;
+          if (waited < 250) continue;
+          const cpu = mainCpu();
+          if (cpu === null || cpu0 === null || cpu - cpu0 >= 5 || waited > 60000) {
+            session.post('Runtime.terminateExecution');
+            break;
+          }
         }
-        if (Atomics.load(workerData.ack, 0) < asked) session.post('Runtime.terminateExecution');
       }
     });
     pipe.on('error', () => {});
     parentPort.postMessage('ready');`;
-  // Started once the kernel is ready: it is not needed to answer, and its
-  // start would compete with ours. A cell runs only once the watchdog is
-  // connected (else a first cell that never yields could not be stopped: the
-  // main thread would be stuck before the worker exists). An interrupt sent
-  // before it reads waits in the pipe.
+  // Started before the kernel says it is ready, so the first cell's idle
+  // budget does not run while it boots (on a loaded machine that takes longer
+  // than a short budget: the interrupt then came before the cell began, found
+  // nothing to stop, and the cell ran on unstoppable). A cell runs only once
+  // the watchdog is connected (else a first cell that never yields could not
+  // be stopped: the main thread would be stuck before the worker exists). An
+  // interrupt sent before it reads waits in the pipe.
   let watchdogReady = null;
   function startWatchdog() {
     if (watchdogReady) return watchdogReady;
@@ -269,14 +295,11 @@
     if (v[0] === 0xff && v[1] === 0xd8) return 'image/jpeg';
     return null;
   }
+  // The host fits an image into the answer's budget (downscaling it or saving
+  // it to a file), so it goes as it is.
   function imageItem(mime, bytes) {
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    const item = { mime, data: buf.toString('base64') };
-    if (mime === 'image/png' && buf.length >= 24) {
-      item.width = buf.readUInt32BE(16);
-      item.height = buf.readUInt32BE(20);
-    }
-    return item;
+    return { mime, data: buf.toString('base64') };
   }
   function render(v) {
     if (v instanceof ToolResult) {
@@ -563,6 +586,6 @@
   input.on('error', () => process.exit(0));
 
   baseGlobals = new Set(Object.getOwnPropertyNames(globalThis));
-  send({ type: 'ready', language: 'javascript', version: process.version, executable: process.execPath, pid: process.pid });
-  setImmediate(startWatchdog);
+  startWatchdog().then(() =>
+    send({ type: 'ready', language: 'javascript', version: process.version, executable: process.execPath, pid: process.pid }));
 })();

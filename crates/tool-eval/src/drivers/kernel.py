@@ -17,8 +17,7 @@ import threading
 
 
 class _Kernel:
-    MAX_IMAGE_PX = 1568  # the host's IMAGE_MAX_SIDE
-    MAX_IMAGE_BYTES = 1 << 20  # the host's IMAGE_MAX_BYTES
+    MAX_IMAGE_PX = 1568  # the host's IMAGE_MAX_SIDE: figures are drawn within it
     TABLE_ROWS = 40
     TABLE_COLS = 20
     LINE_MAGICS = ("pip", "cd", "pwd", "env", "time", "timeit", "matplotlib")
@@ -41,6 +40,12 @@ class _Kernel:
         self.prev_dir = None
         for fd in (3, 4):
             os.set_inheritable(fd, False)
+        # Interrupts are KeyboardInterrupt even when the harness was started
+        # with SIGINT ignored (a background job of a shell): Python keeps an
+        # inherited SIG_IGN, and the cell could then never be interrupted.
+        import signal
+
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             os.close(5)  # the interrupt pipe is for the JavaScript kernel only
         except OSError:
@@ -369,53 +374,17 @@ class _Kernel:
     # ---- images ------------------------------------------------------------
 
     def png_item(self, data, original=None):
-        import base64
-
-        w, h = _png_size(data)
-        item = {"mime": "image/png", "data": base64.b64encode(data).decode(), "width": w, "height": h}
+        item = self.image_item(data, "image/png")
         if original:
             item["original"] = original
         return item
 
     def image_item(self, data, mime):
-        """An image within the budget (MAX_IMAGE_PX a side, MAX_IMAGE_BYTES):
-        downscaled with Pillow when over it, with its original size said. Without
-        Pillow it goes as it is, and the host saves it to a file if it is over."""
+        """An image as it is: the host fits it into the answer's budget
+        (1568 px a side, 1 MiB), downscaling it or saving it to a file."""
         import base64
 
-        w, h = _png_size(data) if mime == "image/png" else (0, 0)
-        item = {"mime": mime, "data": None, "width": w, "height": h}
-        if mime == "image/png" and max(w, h) <= self.MAX_IMAGE_PX and len(data) <= self.MAX_IMAGE_BYTES:
-            item["data"] = base64.b64encode(data).decode()
-            return item
-        try:
-            import io
-            from PIL import Image
-
-            im = Image.open(io.BytesIO(data))
-            big_w, big_h = im.size
-            fmt = "JPEG" if mime == "image/jpeg" else "PNG"
-            scale = min(1.0, self.MAX_IMAGE_PX / max(big_w, big_h, 1))
-            out, size = data, (big_w, big_h)
-            for _ in range(5):
-                if scale >= 1.0 and len(data) <= self.MAX_IMAGE_BYTES:
-                    break
-                size = (max(1, min(big_w, round(big_w * scale))), max(1, min(big_h, round(big_h * scale))))
-                small = im.resize(size, Image.LANCZOS) if size != im.size else im
-                if fmt == "JPEG" and small.mode not in ("RGB", "L"):
-                    small = small.convert("RGB")
-                buf = io.BytesIO()
-                small.save(buf, format=fmt, **({"quality": 85} if fmt == "JPEG" else {"optimize": True}))
-                out = buf.getvalue()
-                if len(out) <= self.MAX_IMAGE_BYTES:
-                    break
-                scale = min(scale, 1.0) * 0.9 * (self.MAX_IMAGE_BYTES / len(out)) ** 0.5
-            if out is not data:
-                item["original"] = {"width": big_w, "height": big_h, "bytes": len(data)}
-            item.update(mime="image/" + fmt.lower(), data=base64.b64encode(out).decode(), width=size[0], height=size[1])
-        except Exception:
-            item["data"] = base64.b64encode(data).decode()
-        return item
+        return {"mime": mime, "data": base64.b64encode(data).decode()}
 
     def figure_png(self, fig):
         """The figure as PNG within MAX_IMAGE_PX a side, and its natural size
