@@ -1568,7 +1568,30 @@ async fn scenario(row: Row) {
 
     // Attached to a running process by its pid: it can be paused, and
     // `terminate` leaves it running.
-    if let Some(spinner) = row.spinner {
+    // debugpy attaches by pid through gdb, which some machines refuse (a
+    // virtual CPU's register state gdb cannot write back): there the attach
+    // is refused at once, saying so, instead of waiting for nothing.
+    let gdb_refused = match row.adapter {
+        "debugpy" => tool_debug::adapters::debugpy::gdb_can_inject().err(),
+        _ => None,
+    };
+    if let (Some(spinner), Some(why)) = (row.spinner, gdb_refused) {
+        let mut program = spinner(dir.path());
+        let pid = program.id();
+        let err = b
+            .err(json!({"op": "attach", "pid": pid, "timeout_seconds": 20}))
+            .await;
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "refused: {}",
+                tool_debug::adapters::debugpy::pid_attach_refusal(&why)
+            )
+        );
+        assert!(tool_core::process::pid_alive(pid), "the process was harmed");
+        kill(pid);
+        let _ = program.wait();
+    } else if let Some(spinner) = row.spinner {
         let mut program = spinner(dir.path());
         let pid = program.id();
         // Without `adapter`: routed by what the process runs.

@@ -66,6 +66,103 @@ pub(super) fn attach(port: u16) -> RequestArguments {
     }
 }
 
+/// Whether gdb can call a function inside a running process on this
+/// machine, which debugpy's attach by pid needs (it injects itself with
+/// gdb). Probed once per process on a throwaway child (`sleep`), never on
+/// the user's process; `Err` holds gdb's own words. Some virtual machines
+/// refuse the register state gdb writes back ("Couldn't write extended
+/// state status: Bad address"): debugpy then waits forever for a debuggee
+/// that never connects. Blocking (up to 15 s the first time).
+pub fn gdb_can_inject() -> Result<(), String> {
+    static PROBED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    PROBED.get_or_init(probe_gdb_injection).clone()
+}
+
+/// Why debugpy cannot attach by pid here (`why`: from [`gdb_can_inject`]),
+/// and what works instead.
+pub fn pid_attach_refusal(why: &str) -> String {
+    format!(
+        "debugpy attaches to a running process by having gdb call into it, and that fails on this machine ({why}); \
+         start the program under debugpy's own server instead (`python -m debugpy --listen 127.0.0.1:PORT prog.py`) \
+         and attach by `port`"
+    )
+}
+
+fn probe_gdb_injection() -> Result<(), String> {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let mut target = Command::new("sleep")
+        .arg("60")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start a process to probe gdb with: {e}"))?;
+    let pid = target.id();
+    let gdb = Command::new("gdb")
+        .args([
+            "-nx",
+            "--batch",
+            "-p",
+            &pid.to_string(),
+            "-ex",
+            "call (int)getpid()",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let result = match gdb {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err("gdb is not installed (debugpy needs it to attach by pid)".to_string())
+        }
+        Err(e) => Err(format!("cannot run gdb: {e}")),
+        Ok(mut gdb) => {
+            let deadline = Instant::now() + Duration::from_secs(15);
+            loop {
+                match gdb.try_wait() {
+                    Ok(Some(_)) => break,
+                    Ok(None) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(50))
+                    }
+                    _ => {
+                        let _ = gdb.kill();
+                        break;
+                    }
+                }
+            }
+            let out = gdb.wait_with_output().map_err(|e| e.to_string())?;
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            if text.contains(&format!("= {pid}")) {
+                Ok(())
+            } else {
+                let why = text
+                    .lines()
+                    .rev()
+                    .map(str::trim)
+                    .find(|l| {
+                        !l.is_empty()
+                            && (l.contains("Couldn't")
+                                || l.contains("ptrace")
+                                || l.contains("not permitted")
+                                || l.starts_with("warning:")
+                                || l.contains("rror"))
+                    })
+                    .unwrap_or("it printed no result")
+                    .to_string();
+                Err(format!("gdb could not call into a process: {why}"))
+            }
+        }
+    };
+    let _ = target.kill();
+    let _ = target.wait();
+    result
+}
+
 /// Attach to a running Python process: the adapter injects debugpy into it
 /// with gdb (which needs ptrace permission over it).
 pub(super) fn attach_pid(pid: u32) -> Value {

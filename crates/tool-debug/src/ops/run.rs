@@ -320,6 +320,16 @@ impl OpContext<'_> {
         if let AttachTarget::Port(port) = target {
             crate::session::refuse_closed_port(port).await?;
         }
+        if let (AdapterKind::Debugpy, AttachTarget::Pid(_)) = (spec.kind, target) {
+            let probe = tokio::task::spawn_blocking(adapters::debugpy::gdb_can_inject)
+                .await
+                .unwrap_or_else(|e| Err(e.to_string()));
+            if let Err(why) = probe {
+                return Err(ToolError::refused(adapters::debugpy::pid_attach_refusal(
+                    &why,
+                )));
+            }
+        }
         let resolved = self.resolve_adapter(&spec, &root).await?;
         let request = adapters::attach_arguments(&resolved, target).map_err(ToolError::refused)?;
         let label = match target {
