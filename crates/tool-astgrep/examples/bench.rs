@@ -8,7 +8,8 @@
 //! corpus is read once before timing so neither side pays for a cold page
 //! cache. The machine may be shared, so each case runs `BENCH_REPS` rounds
 //! (default 5), ours and the CLI's interleaved within a round, and the
-//! median of each side is reported.
+//! median of each side is reported. `BENCH_CASE=selective` (a case's name)
+//! runs that case alone.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -210,10 +211,15 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(5)
         .max(1);
+    let only = std::env::var("BENCH_CASE").ok();
+    let cases: Vec<&Case> = CASES
+        .iter()
+        .filter(|c| only.as_deref().is_none_or(|n| n == c.name))
+        .collect();
     let (files, bytes) = warm(&corpus);
     // `BENCH_OURS_ONLY=1`: time only this crate's side, for a profiler.
     if std::env::var_os("BENCH_OURS_ONLY").is_some() {
-        for case in CASES {
+        for case in &cases {
             for _ in 0..reps {
                 let o = run_ours(&corpus, case);
                 println!("{} {} {}", case.name, secs(o.time), o.matches.len());
@@ -245,7 +251,7 @@ fn main() {
     );
     let mut all_ok = true;
     let mut summary = Vec::new();
-    for case in CASES {
+    for case in cases {
         let mut ours_times = Vec::new();
         let mut cli_times = Vec::new();
         let mut ours: Option<Ours> = None;

@@ -12,7 +12,10 @@
 //!   before it is parsed at all ([`bracket_depth`]), and one whose parse is
 //!   deeper than [`MAX_PATTERN_TREE_DEPTH`] before it is converted;
 //! - a source file whose tree is deeper than [`MAX_FILE_TREE_DEPTH`] is
-//!   skipped and named in the result, never matched ([`tree_depth`]);
+//!   skipped and named in the result ([`tree_depth`]): measured before
+//!   matching when the pattern compares captures, otherwise by the matching
+//!   walk itself (whose recursion then follows the pattern only), its
+//!   matches dropped;
 //! - matching runs on threads with a [`MATCH_STACK_BYTES`] stack;
 //! - YAML, pattern or file, deeper than [`MAX_YAML_BLOCK_DEPTH`] is never
 //!   parsed at all ([`yaml_block_depth`]): the YAML grammar's own scanner

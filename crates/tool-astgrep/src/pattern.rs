@@ -70,6 +70,12 @@ pub struct CompiledPattern {
     pub single_vars: BTreeSet<String>,
     /// `$$$NAME` metavariables (capturing a sibling sequence).
     pub multi_vars: BTreeSet<String>,
+    /// Whether matching may compare two captures node by node (a
+    /// metavariable used twice, or any rule): the one recursion as deep as
+    /// the searched file's tree, so the file's depth is measured before
+    /// matching. Otherwise matching recursion follows the pattern only, and
+    /// the depth is measured during the matching walk.
+    pub compares_captures: bool,
 }
 
 impl std::fmt::Debug for CompiledPattern {
@@ -433,6 +439,7 @@ fn try_rung(
     let mut multi_vars = BTreeSet::new();
     collect_vars(&pattern.node, &mut single_vars, &mut multi_vars);
     multi_vars.remove(BODY_VAR);
+    let compares_captures = captures_a_name_twice(&pattern.node);
     let required_literal = longest_literal(&node);
     let tree = dump_tree(&node, expando);
     Ok(CompiledPattern {
@@ -449,6 +456,7 @@ fn try_rung(
         tried: Vec::new(),
         single_vars,
         multi_vars,
+        compares_captures,
     })
 }
 
@@ -663,6 +671,27 @@ fn collect_vars(node: &PatternNode, single: &mut BTreeSet<String>, multi: &mut B
     }
 }
 
+/// Whether some capturing metavariable (`$A` or `$$$A`) occurs twice: its
+/// second capture is then compared with the first, node by node.
+fn captures_a_name_twice(node: &PatternNode) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match n {
+            PatternNode::MetaVar {
+                meta_var: MetaVariable::Capture(name, _) | MetaVariable::MultiCapture(name),
+            } => {
+                if !seen.insert(name.as_str()) {
+                    return true;
+                }
+            }
+            PatternNode::MetaVar { .. } | PatternNode::Terminal { .. } => {}
+            PatternNode::Internal { children, .. } => stack.extend(children),
+        }
+    }
+    false
+}
+
 /// The longest token every match must contain verbatim. Named leaves are
 /// compared by text when matching; anonymous ones by kind, so only those
 /// whose text is their kind count. Metavariables and comments contribute
@@ -808,5 +837,15 @@ mod tests {
         assert_eq!(c.required_literal.as_deref(), Some("isinstance"));
         let c = compile(lang("python"), "$X").unwrap();
         assert_eq!(c.required_literal, None);
+    }
+
+    #[test]
+    fn only_a_name_captured_twice_compares_captures() {
+        let compares = |pat: &str| compile(lang("python"), pat).unwrap().compares_captures;
+        assert!(compares("$X == $X"));
+        assert!(compares("foo($$$A, $$$A)"));
+        assert!(!compares("isinstance($X, $Y)"));
+        assert!(!compares("$_ == $_"));
+        assert!(!compares("foo($$$)"));
     }
 }

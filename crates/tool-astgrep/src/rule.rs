@@ -199,6 +199,9 @@ impl RuleSpec {
             tried: Vec::new(),
             single_vars,
             multi_vars,
+            // A rule may compare captures (`$A == $A` in a pattern, a
+            // constraint): always measured first.
+            compares_captures: true,
         })
     }
 }

@@ -11,8 +11,11 @@
 //!
 //! Threads: the `ignore` walker's threads only find files; each file is read,
 //! parsed and matched on one of our own matching threads, which have a
-//! [`MATCH_STACK_BYTES`] stack, and only after its tree depth was checked
-//! (see [`crate::nesting`]). No input can overflow a stack here.
+//! [`MATCH_STACK_BYTES`] stack. A pattern that compares captures is matched
+//! only after the tree's depth was checked (see [`crate::nesting`]); any
+//! other's matching recursion follows the pattern, so its matching walk
+//! measures the depth as it goes and a too deep file's matches are dropped.
+//! No input can overflow a stack here.
 
 use crate::catalog::Lang;
 use crate::embedded::{self, Region, RegionKind};
@@ -22,6 +25,8 @@ use crate::nesting::{
 };
 use crate::pattern::{CompiledPattern, Query, BODY_VAR};
 use crate::rewrite::{apply_edits, check_rewritten, FileRewrite, Rewriter};
+use ast_grep_core::matcher::MatcherExt;
+use ast_grep_core::tree_sitter::traversal::{Pre, Traversal};
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Matcher, Node};
 use ast_grep_language::SupportLang;
@@ -516,6 +521,30 @@ impl Placement<'_> {
     }
 }
 
+/// 1-based lines and columns (in characters) of ascending offsets, counting
+/// each newline once however many matches a file has.
+#[derive(Default)]
+struct LineCounter {
+    /// Where the count stands: an offset, its line, and where that starts.
+    offset: usize,
+    line: usize,
+    line_start: usize,
+}
+
+impl LineCounter {
+    fn advance(&mut self, text: &str, offset: usize) -> (usize, usize) {
+        debug_assert!(offset >= self.offset, "offsets must ascend");
+        let between = &text.as_bytes()[self.offset..offset];
+        for i in memchr::memchr_iter(b'\n', between) {
+            self.line += 1;
+            self.line_start = self.offset + i + 1;
+        }
+        self.offset = offset;
+        let column = text[self.line_start..offset].chars().count();
+        (self.line + 1, column + 1)
+    }
+}
+
 /// Matches and rewrite edits gathered from a file's trees, in file offsets.
 struct Collector<'p> {
     pattern: &'p CompiledPattern,
@@ -527,8 +556,14 @@ struct Collector<'p> {
 impl Collector<'_> {
     /// Match the pattern in one tree (the file's, or a region's inside its
     /// wrapper). Only matches inside `within` (offsets in the tree's text)
-    /// count.
-    fn collect(&mut self, tree: &AstGrep<Doc>, within: std::ops::Range<usize>, at: Placement<'_>) {
+    /// count. Returns how many levels the tree has, measured by the same
+    /// walk (see [`tree_depth`]).
+    fn collect(
+        &mut self,
+        tree: &AstGrep<Doc>,
+        within: std::ops::Range<usize>,
+        at: Placement<'_>,
+    ) -> usize {
         match &self.pattern.pattern {
             Query::Pattern(p) => self.collect_with(p, tree, within, at),
             Query::Rule(r) => self.collect_with(r.as_ref(), tree, within, at),
@@ -541,10 +576,26 @@ impl Collector<'_> {
         tree: &AstGrep<Doc>,
         within: std::ops::Range<usize>,
         at: Placement<'_>,
-    ) {
+    ) -> usize {
         let (pattern, rewriter) = (self.pattern, self.rewriter);
         let tree_text = tree.source();
-        for m in tree.root().find_all(matcher) {
+        // `Node::find_all`, walked here so the walk measures the depth too:
+        // after each step the cursor's depth is the next node's.
+        let kinds = matcher.potential_kinds();
+        let top = tree.root();
+        let mut walk = Pre::new(&top);
+        let mut deepest = 0;
+        while let Some(candidate) = walk.next() {
+            deepest = deepest.max(walk.get_current_depth());
+            if kinds
+                .as_ref()
+                .is_some_and(|k| !k.contains(candidate.kind_id().into()))
+            {
+                continue;
+            }
+            let Some(m) = matcher.match_node(candidate) else {
+                continue;
+            };
             let node = m.get_node();
             let range = node.range();
             if range.start < within.start || range.end > within.end {
@@ -580,18 +631,18 @@ impl Collector<'_> {
                     rw.replacement(&m),
                 ));
             }
-            let start = at.file_offset(range.start);
-            let (line, column) = at.line_column(start);
             self.records.push(MatchRecord {
-                start,
+                start: at.file_offset(range.start),
                 end: at.file_offset(range.end),
-                line,
-                column,
+                // Set once the records are sorted, in one pass.
+                line: 0,
+                column: 0,
                 text: one_line(&node.text(), 120),
                 captures,
                 enclosing: None,
             });
         }
+        deepest + 1
     }
 }
 
@@ -616,13 +667,19 @@ pub fn match_source(
         return Ok(None);
     };
     let top = root.root();
-    // The matcher recurses over captured subtrees: measure first.
-    let depth = tree_depth(&top);
-    if depth > MAX_FILE_TREE_DEPTH {
-        return Err(TooDeep {
+    let too_deep = |depth| {
+        (depth > MAX_FILE_TREE_DEPTH).then_some(TooDeep {
             depth,
             limit: MAX_FILE_TREE_DEPTH,
-        });
+        })
+    };
+    // Comparing two captures recurses over them: measure first. Any other
+    // matching recurses only as deep as the pattern, so the matching walk
+    // measures the depth as it goes (one walk, not two).
+    if pattern.compares_captures {
+        if let Some(e) = too_deep(tree_depth(&top)) {
+            return Err(e);
+        }
     }
     let mut found = Collector {
         pattern,
@@ -635,7 +692,10 @@ pub fn match_source(
         skip: 0,
         base: 0,
     };
-    found.collect(&root, 0..source.len(), whole);
+    let depth = found.collect(&root, 0..source.len(), whole);
+    if let Some(e) = too_deep(depth) {
+        return Err(e);
+    }
     let unsearched = if embedded::has_regions(pattern.lang) {
         match_regions(&mut found, source, &top)
     } else {
@@ -651,7 +711,9 @@ pub fn match_source(
         (a.start, std::cmp::Reverse(a.end)).cmp(&(b.start, std::cmp::Reverse(b.end)))
     });
     records.dedup_by(|a, b| a.start == b.start && a.end == b.end);
+    let mut lines = LineCounter::default();
     for r in &mut records {
+        (r.line, r.column) = lines.advance(source, r.start);
         r.enclosing = enclosing_name(&top, r.start, r.end);
     }
     let rewrite = rewriter.filter(|_| !edits.is_empty()).map(|_| {
