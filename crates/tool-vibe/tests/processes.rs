@@ -17,7 +17,16 @@ async fn a_running_workers_processes_are_listed_and_stopped_with_it() {
     // The worker shell, a sleeper, a subshell and the subshell's sleeper.
     let started = read_pids(&pidfile, 4).await;
 
-    let list = run.ok("vibe_list", json!({})).await;
+    // A sleeper is listed with its shell's command line until it has
+    // exec'd `sleep`: list again until both have (bounded).
+    let mut list = run.ok("vibe_list", json!({})).await;
+    for _ in 0..250 {
+        if list.joined_text().matches("sleep 300").count() == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        list = run.ok("vibe_list", json!({})).await;
+    }
     expect_test::expect![[r#"
         vibe_list: 1 worker (1 running of at most 4)
         w1  spawner  fast  running  …s  (no result yet)

@@ -52,7 +52,16 @@ async fn dropping_the_owner_kills_child_and_grandchild() {
 async fn a_probe_lists_the_tree_with_command_lines_until_it_is_gone() {
     let (mut child, parent, grandchild) = family().await;
     let probe = child.probe();
-    let listed = probe.listed();
+    // The shell's child is listed with the shell's command line until it
+    // has exec'd `sleep`: wait for that (bounded), then compare.
+    let mut listed = probe.listed();
+    for _ in 0..250 {
+        if listed.iter().any(|p| p.command == "sleep 300") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        listed = probe.listed();
+    }
     assert_eq!(
         listed,
         [
