@@ -63,16 +63,45 @@ pub(crate) fn adapter_lines(catalog: &Catalog, root: &Path) -> Vec<String> {
 }
 
 /// A breakpoint answer as the model reads it.
-pub(super) fn breakpoint_line(rel: &str, file: &Path, b: &BreakpointStatus) -> BreakpointLine {
+/// `shown`: a path as the model reads it (relative inside the workspace).
+pub(super) fn breakpoint_line(
+    rel: &str,
+    file: &Path,
+    b: &BreakpointStatus,
+    shown: &dyn Fn(&Path) -> String,
+) -> BreakpointLine {
     let at = b.line.unwrap_or(b.asked.line);
+    // An event may name the asked file again: only another file is a move.
+    let same = |p: &Path| {
+        p == file
+            || matches!(
+                (std::fs::canonicalize(p), std::fs::canonicalize(file)),
+                (Ok(a), Ok(b)) if a == b
+            )
+    };
+    let moved_file = b.file.as_deref().filter(|p| !same(p));
+    // A line past the file's end, with no file named: the adapter put it in
+    // other code (lldb-vscode-14, a blank line of a Rust file → inlined std).
+    let file_lines = std::fs::read_to_string(file)
+        .map(|t| t.lines().count() as u32)
+        .ok();
+    let past_end = match (moved_file, b.line, file_lines) {
+        (None, Some(at), Some(n)) if at > n => Some(n),
+        _ => None,
+    };
     BreakpointLine {
         requested: b.asked.line,
         kind: b.asked.kind.clone(),
         line: b.line,
         verified: b.verified,
         file: rel.to_string(),
+        moved_file: moved_file.map(shown),
+        past_end,
         message: b.message.clone(),
-        source: format::source_line(file, at as u64),
+        source: match past_end {
+            Some(_) => None,
+            None => format::source_line(moved_file.unwrap_or(file), at as u64),
+        },
     }
 }
 
@@ -241,7 +270,7 @@ impl OpContext<'_> {
             Some(statuses) => done(BreakpointsSent {
                 breakpoints: statuses
                     .iter()
-                    .map(|b| breakpoint_line(&rel, &path, b))
+                    .map(|b| breakpoint_line(&rel, &path, b, &|p| self.rel(p)))
                     .collect(),
                 file: rel,
                 sent: true,

@@ -87,7 +87,11 @@ impl OpContext<'_> {
         let mut breakpoints = Vec::new();
         for (file, statuses) in &report.breakpoints {
             let rel = self.rel(file);
-            breakpoints.extend(statuses.iter().map(|b| breakpoint_line(&rel, file, b)));
+            breakpoints.extend(
+                statuses
+                    .iter()
+                    .map(|b| breakpoint_line(&rel, file, b, &|p| self.rel(p))),
+            );
         }
         // An attach is bounded as a whole: its handshake (debugpy injects
         // itself into a process by pid) counts against the wait.

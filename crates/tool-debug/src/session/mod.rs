@@ -71,6 +71,9 @@ pub struct BreakpointStatus {
     pub verified: bool,
     /// Where the adapter put it (differs from the asked line when moved).
     pub line: Option<u32>,
+    /// The file it put it in, when not the one asked for (lldb moves a
+    /// breakpoint on a line without code into inlined library code).
+    pub file: Option<PathBuf>,
     pub message: Option<String>,
 }
 
@@ -285,6 +288,11 @@ impl Session {
                     id: b.and_then(|b| b.id),
                     verified: b.map(|b| b.verified).unwrap_or(false),
                     line: b.and_then(|b| b.line).map(|l| l as u32),
+                    file: b
+                        .and_then(|b| b.source.as_ref())
+                        .and_then(|s| s.path.as_deref())
+                        .map(PathBuf::from)
+                        .filter(|p| p != file),
                     message: b.and_then(|b| b.message.clone()),
                 }
             })

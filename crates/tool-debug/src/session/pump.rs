@@ -95,6 +95,11 @@ pub(super) async fn pump_events(
                         if let Some(line) = b.breakpoint.line {
                             status.line = Some(line as u32);
                         }
+                        if let Some(path) =
+                            b.breakpoint.source.as_ref().and_then(|s| s.path.as_deref())
+                        {
+                            status.file = Some(std::path::PathBuf::from(path));
+                        }
                         if b.breakpoint.message.is_some() {
                             status.message = b.breakpoint.message.clone();
                         }

@@ -83,6 +83,13 @@ pub(in crate::ops) struct BreakpointLine {
     pub kind: crate::breakpoint::BreakpointKind,
     #[serde(skip)]
     pub file: String,
+    /// The file the adapter moved it to, when not the one asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_file: Option<String>,
+    /// The asked file's line count, when the adapter moved the breakpoint
+    /// past its end without naming a file.
+    #[serde(skip)]
+    pub past_end: Option<u32>,
     #[serde(skip)]
     pub message: Option<String>,
     /// The source text at the line it ended up on.
@@ -95,14 +102,26 @@ impl BreakpointLine {
     /// `… pending (why)` while the adapter has not placed it.
     pub(in crate::ops) fn text(&self) -> String {
         let mut s = format!("{}:{}", self.file, self.requested);
-        if let Some(at) = self.line.filter(|l| *l != self.requested) {
-            s.push_str(&format!(" moved to line {at}"));
+        match (&self.moved_file, self.line) {
+            (Some(f), Some(at)) => s.push_str(&format!(" moved to {f}:{at}")),
+            (Some(f), None) => s.push_str(&format!(" moved to {f}")),
+            (None, Some(at)) if at != self.requested => {
+                s.push_str(&format!(" moved to line {at}"));
+            }
+            _ => {}
         }
         s.push_str(if self.verified {
             " verified"
         } else {
             " pending"
         });
+        if let Some(n) = self.past_end {
+            s.push_str(&format!(
+                " — past the end of {} ({n} lines): the adapter put it in other code \
+                 without naming the file; put it on a line that has code",
+                self.file
+            ));
+        }
         if let Some(m) = self.message.as_deref().filter(|m| !m.is_empty()) {
             s.push_str(&format!(" ({m})"));
         }
@@ -111,5 +130,42 @@ impl BreakpointLine {
             s.push_str(&format!("  | {}", src.trim()));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BreakpointLine;
+
+    fn line(requested: u32, at: Option<u32>, moved_file: Option<&str>) -> String {
+        BreakpointLine {
+            requested,
+            line: at,
+            verified: true,
+            kind: Default::default(),
+            file: "src/main.rs".into(),
+            moved_file: moved_file.map(String::from),
+            past_end: (at == Some(317) && moved_file.is_none()).then_some(15),
+            message: None,
+            source: None,
+        }
+        .text()
+    }
+
+    #[test]
+    fn a_breakpoint_moved_into_another_file_names_that_file() {
+        assert_eq!(line(9, Some(9), None), "src/main.rs:9 verified");
+        assert_eq!(
+            line(9, Some(11), None),
+            "src/main.rs:9 moved to line 11 verified"
+        );
+        assert_eq!(
+            line(9, Some(317), None),
+            "src/main.rs:9 moved to line 317 verified — past the end of src/main.rs (15 lines): the adapter put it in other code without naming the file; put it on a line that has code"
+        );
+        assert_eq!(
+            line(9, Some(317), Some("/rustc/library/core/src/fmt/mod.rs")),
+            "src/main.rs:9 moved to /rustc/library/core/src/fmt/mod.rs:317 verified"
+        );
     }
 }
