@@ -119,51 +119,61 @@ pub async fn run(
         query: None,
         timeout_seconds: args.timeout_seconds,
     };
-    let p = ops::position(sup, &t, &largs).await?;
+    // Everything that waits on the server is bounded by `timeout_seconds`;
+    // the write that follows is not (it is never cut off half done).
+    let (p, action, plan) =
+        ops::within_call_timeout(sup, args.timeout_seconds, Some(args.file.as_str()), async {
+            let p = ops::position(sup, &t, &largs).await?;
+            let client = &p.target.client;
+            let (actions, _) = ops::offered_actions(&t, &p).await?;
+            if actions.is_empty() {
+                return Err(ToolError::refused(format!(
+                    "{} offers no code actions for `{}` at {}:{}; nothing was written",
+                    client.name, p.symbol, p.file.shown, args.line
+                )));
+            }
+            let mut action = choose(&actions, &args.action)?.clone();
+            let resolvable = client
+                .capabilities
+                .pointer("/codeActionProvider/resolveProvider")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if action.get("edit").is_none() && action.get("data").is_some() && resolvable {
+                action = client
+                    .request("codeAction/resolve", action.clone(), t.request)
+                    .await
+                    .map_err(|e| e.into_tool_error(&client.name))?;
+            }
+            let ws = sup.workspace();
+            let mut plan = PlannedEdit::default();
+            let cannot = |why: String| {
+                ToolError::refused(format!(
+                    "the action's edit cannot be applied: {why}; nothing was written"
+                ))
+            };
+            if let Some(edit) = action.get("edit") {
+                plan.add(ws, edit, client.encoding).map_err(cannot)?;
+            }
+            // A bare Command, or an action's command.
+            let command = match action.get("command") {
+                Some(Value::String(_)) => Some(action.clone()),
+                Some(c @ Value::Object(_)) => Some(c.clone()),
+                _ => None,
+            };
+            if let Some(c) = command {
+                let arguments = c.get("arguments").cloned().unwrap_or(json!([]));
+                let params = json!({"command": c.get("command"), "arguments": arguments});
+                let (reply, edits) = client.execute_capturing(&params, t.request).await;
+                reply.map_err(|e| e.into_tool_error(&client.name))?;
+                for e in &edits {
+                    plan.add(ws, e, client.encoding).map_err(cannot)?;
+                }
+            }
+            Ok((p, action, plan))
+        })
+        .await?;
     let client = &p.target.client;
-    let (actions, _) = ops::offered_actions(&t, &p).await?;
-    if actions.is_empty() {
-        return Err(ToolError::refused(format!(
-            "{} offers no code actions for `{}` at {}:{}; nothing was written",
-            client.name, p.symbol, p.file.shown, args.line
-        )));
-    }
-    let mut action = choose(&actions, &args.action)?.clone();
-    let resolvable = client
-        .capabilities
-        .pointer("/codeActionProvider/resolveProvider")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if action.get("edit").is_none() && action.get("data").is_some() && resolvable {
-        action = client
-            .request("codeAction/resolve", action.clone(), t.request)
-            .await
-            .map_err(|e| e.into_tool_error(&client.name))?;
-    }
     let ws = sup.workspace();
-    let mut plan = PlannedEdit::default();
-    let cannot = |why: String| {
-        ToolError::refused(format!(
-            "the action's edit cannot be applied: {why}; nothing was written"
-        ))
-    };
-    if let Some(edit) = action.get("edit") {
-        plan.add(ws, edit, client.encoding).map_err(cannot)?;
-    }
-    // A bare Command, or an action's command.
-    let command = match action.get("command") {
-        Some(Value::String(_)) => Some(action.clone()),
-        Some(c @ Value::Object(_)) => Some(c.clone()),
-        _ => None,
-    };
-    if let Some(c) = command {
-        let params = json!({"command": c.get("command"), "arguments": c.get("arguments").cloned().unwrap_or(json!([]))});
-        let (reply, edits) = client.execute_capturing(&params, t.request).await;
-        reply.map_err(|e| e.into_tool_error(&client.name))?;
-        for e in &edits {
-            plan.add(ws, e, client.encoding).map_err(cannot)?;
-        }
-    }
     let header = format!(
         "lsp_code_action  \"{}\" at {}:{}: {} in {}",
         title(&action),

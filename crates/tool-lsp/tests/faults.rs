@@ -300,6 +300,41 @@ async fn a_call_timeout_seconds_bounds_a_hung_request_and_names_the_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_actions_timeout_seconds_bounds_the_whole_call_and_writes_nothing() {
+    let dir = project();
+    std::fs::write(dir.path().join("s.fault"), "slow here\n").unwrap();
+    let run = Run::with_binding(dir, binding(60_000, 2_000));
+    run.lsp(hover(1, "fine")).await;
+    // The actions come after 3 s and the chosen one's command runs 3 s more:
+    // each request within the call's 5 s, the call as a whole not.
+    let started = Instant::now();
+    let err = run
+        .call(
+            "lsp_code_action",
+            json!({"file": "s.fault", "line": 1, "symbol": "slow", "action": 1, "timeout_seconds": 5}),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    let text = err.to_string();
+    let (head, tail) = text.split_once(" (").unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        head,
+        "timed out: the faulty language server did not finish within timeout_seconds = 5"
+    );
+    assert!(
+        tail.ends_with("s elapsed, starting, indexing or answering); it keeps running — retry, or give a larger timeout_seconds"),
+        "{text}"
+    );
+    assert_eq!(run.read("s.fault"), "slow here\n");
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_first_write_without_a_baseline_says_so_rather_than_calling_all_new() {
     let dir = project();
     // Its text before the write is published only after 3 s: no baseline

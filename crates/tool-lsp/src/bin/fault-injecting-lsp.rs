@@ -14,6 +14,10 @@
 //! Every rename is answered with an edit that changes nothing (a server
 //! that finds nothing it may rename).
 //!
+//! Code actions: on a `slow` line one action is offered after 3 s, whose
+//! command takes 3 s more to run (each answer within a 5 s request bound,
+//! the two together not); elsewhere none.
+//!
 //! Diagnostics: every line containing `ERROR` gets an error, published with
 //! the document version after the delay a `delay_ms=N` line asks for.
 //!
@@ -87,6 +91,11 @@ impl LanguageServer for FaultServer {
                 )),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
                 rename_provider: Some(OneOf::Left(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec!["fault.slow".into()],
+                    ..Default::default()
+                }),
                 ..Default::default()
             },
             server_info: Some(ServerInfo {
@@ -140,6 +149,30 @@ impl LanguageServer for FaultServer {
                 .insert(uri.clone(), (c.text.clone(), p.text_document.version));
             self.publish(uri, c.text, p.text_document.version).await;
         }
+    }
+
+    async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let line = self
+            .docs
+            .lock()
+            .await
+            .get(&p.text_document.uri)
+            .and_then(|(t, _)| t.lines().nth(p.range.start.line as usize).map(String::from))
+            .unwrap_or_default();
+        if !line.contains("slow") {
+            return Ok(Some(Vec::new()));
+        }
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        Ok(Some(vec![CodeActionOrCommand::Command(Command {
+            title: "slow fix".into(),
+            command: "fault.slow".into(),
+            arguments: None,
+        })]))
+    }
+
+    async fn execute_command(&self, _: ExecuteCommandParams) -> Result<Option<serde_json::Value>> {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        Ok(None)
     }
 
     async fn rename(&self, _: RenameParams) -> Result<Option<WorkspaceEdit>> {
