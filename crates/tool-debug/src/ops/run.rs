@@ -14,6 +14,9 @@ use crate::format;
 use crate::session::{Ending, LaunchPlan, RunState, Session, Settled};
 use dap_types::requests as req;
 use serde_json::{json, Value};
+
+/// How long a `pause` waits for its stop before asking once more.
+const PAUSE_RESENT_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 use std::path::Path;
 use std::time::Duration;
 use tool_core::{ToolError, ToolOutput};
@@ -659,7 +662,18 @@ impl OpContext<'_> {
         if let Err(e) = sent {
             return self.died_during(&s, snap.generation, e, head).await;
         }
-        let settled = s.wait_settled(snap.generation, wait).await;
+        // lldb-vscode attached to a gdb-remote server can lose an interrupt
+        // that arrives while it settles the attach: a pause without a stop
+        // after a while is sent once more (a stop that comes meanwhile ends
+        // the wait as usual).
+        let first = wait.min(PAUSE_RESENT_AFTER);
+        let mut settled = s.wait_settled(snap.generation, first).await;
+        if matches!(settled, Settled::StillRunning) && wait > first {
+            // Its answer does not matter: a stop that raced it, or the
+            // adapter's end, is what the wait below reports.
+            let _ = s.request("pause", json!({ "threadId": thread })).await;
+            settled = s.wait_settled(snap.generation, wait - first).await;
+        }
         done(self.run_result(head, self.outcome(&s, settled, wait, true).await))
     }
 
