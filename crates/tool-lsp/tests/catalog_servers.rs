@@ -338,8 +338,16 @@ async fn check(row: &Row) -> Vec<String> {
     failures
 }
 
+/// biome's `lsp-proxy` talks to one daemon per user, which the end of a
+/// run stops with the run's processes: two runs with biome at once in this
+/// binary cut each other off ("exited before it said it had started: exit
+/// status 0", seen in a clean-clone CI run). The tests that start biome
+/// hold this while they run.
+static BIOME_DAEMON: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tested_catalog_server_answers() {
+    let _biome = BIOME_DAEMON.lock().await;
     let only_rows = std::env::var("ROWS").ok();
     let mut failures = Vec::new();
     for row in ROWS {
@@ -458,6 +466,7 @@ async fn a_write_reports_new_problems_from_the_files_linters_too() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn biome_runs_beside_typescript_merged_and_labelled() {
+    let _biome = BIOME_DAEMON.lock().await;
     if tool_core::fixtures::require(&["typescript-language-server"]).is_none()
         || tool_core::fixtures::require(&["biome"]).is_none()
     {
