@@ -80,29 +80,7 @@ fn text(v: &Value) -> String {
 /// Elapsed times (`0.3s`, under a minute) and notice ages masked, for
 /// snapshots.
 fn masked(text: &str) -> String {
-    let text = tool_core::notices::mask_ages(text);
-    let mut out = String::new();
-    let mut rest = text.as_str();
-    while let Some(c) = rest.chars().next() {
-        let boundary = !out.ends_with(|c: char| c.is_alphanumeric() || c == '.');
-        if c.is_ascii_digit() && boundary {
-            let int = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-            let tail = &rest[int..];
-            let mut t = tail.chars();
-            if t.next() == Some('.')
-                && t.next().is_some_and(|d| d.is_ascii_digit())
-                && t.next() == Some('s')
-                && !t.next().is_some_and(char::is_alphanumeric)
-            {
-                out.push_str("…s");
-                rest = &tail[3..];
-                continue;
-            }
-        }
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    out
+    tool_core::format::mask_elapsed(&tool_core::notices::mask_ages(text))
 }
 
 #[test]

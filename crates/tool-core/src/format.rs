@@ -50,6 +50,34 @@ pub fn cap_bytes(s: &str, max: usize) -> (&str, usize) {
     (&s[..end], s.len() - end)
 }
 
+/// `text` with every elapsed time under a minute (`0.3s`, `12.0s`: digits,
+/// `.`, one digit, `s`, not inside a longer word) written `…s`, so tests in
+/// any crate can compare answers that carry them exactly.
+pub fn mask_elapsed(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let boundary = !out.ends_with(|c: char| c.is_alphanumeric() || c == '.');
+        if c.is_ascii_digit() && boundary {
+            let int = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let tail = &rest[int..];
+            let mut t = tail.chars();
+            if t.next() == Some('.')
+                && t.next().is_some_and(|d| d.is_ascii_digit())
+                && t.next() == Some('s')
+                && !t.next().is_some_and(char::is_alphanumeric)
+            {
+                out.push_str("…s");
+                rest = &tail[3..];
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 /// `n thing` or `n things`.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     if n == 1 {

@@ -92,6 +92,7 @@ pub fn masked(text: &str, tmp: &Path) -> String {
             "ROOT",
         )
         .replace(&tmp.display().to_string(), "TMP");
+    let text = tool_core::format::mask_elapsed(&text);
     let mut out = String::new();
     let mut rest = text.as_str();
     while let Some(c) = rest.chars().next() {
@@ -100,23 +101,6 @@ pub fn masked(text: &str, tmp: &Path) -> String {
             if digits > 0 {
                 out.push_str("pid …");
                 rest = &after[digits..];
-                continue;
-            }
-        }
-        // A duration: digits, `.`, one digit, `s` (as format::elapsed writes
-        // it under a minute), not inside a longer word.
-        let boundary = !out.ends_with(|c: char| c.is_alphanumeric() || c == '.');
-        if c.is_ascii_digit() && boundary {
-            let int = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-            let tail = &rest[int..];
-            let mut t = tail.chars();
-            if t.next() == Some('.')
-                && t.next().is_some_and(|d| d.is_ascii_digit())
-                && t.next() == Some('s')
-                && !t.next().is_some_and(char::is_alphanumeric)
-            {
-                out.push_str("…s");
-                rest = &tail[3..];
                 continue;
             }
         }
