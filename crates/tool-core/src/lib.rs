@@ -10,7 +10,8 @@
 //! `Content-Length` [`framing`] the LSP and DAP clients share, and the
 //! [`staging`] types that connect a tool that stages a change, the store
 //! `resolve` accepts it from, and the language servers' preview of it, and
-//! the run's [`notices`] board, whose news rides on the next tool result.
+//! the run's [`notices`] board, whose news rides on the next tool result, and
+//! the private [`scratch`] folders a run keeps non-workspace files in.
 //!
 //! This crate must never depend on a `tool-*` crate, and never start a process
 //! or write a file other than through [`process`], [`fs`] and [`files`].
@@ -29,6 +30,7 @@ pub mod output;
 pub mod process;
 pub mod programs;
 pub mod registry;
+pub mod scratch;
 pub mod staging;
 pub mod tier;
 pub mod tool;

@@ -38,17 +38,8 @@ impl Scratch {
         if let Some(d) = &*dir {
             return Ok(d.clone());
         }
-        use std::os::unix::fs::DirBuilderExt;
-        let base = std::env::temp_dir();
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let path = base.join(format!("agent-tools-eval-{}-{stamp}", std::process::id()));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .map_err(|e| format!("cannot make the scratch folder {}: {e}", path.display()))?;
+        let path = tool_core::scratch::make_dir("eval")
+            .map_err(|e| format!("cannot make the scratch folder: {e}"))?;
         *dir = Some(path.clone());
         Ok(path)
     }

@@ -128,6 +128,12 @@ pub struct ServerEntry {
     /// did not start.
     #[serde(default)]
     pub started_message: Option<String>,
+    /// Environment variables set, for each start of the server, to a new
+    /// private folder removed when it stops (biome: `XDG_CACHE_HOME`, where
+    /// its lsp-proxy finds the socket of its daemon — one daemon per user
+    /// otherwise, which the end of one run would stop under another run).
+    #[serde(default)]
+    pub own_dir_env: Vec<String>,
     /// Built-in entries say whether a test drives this server for real
     /// (`doctor` shows the untested ones); a user's entry need not.
     #[serde(default)]

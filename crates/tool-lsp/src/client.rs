@@ -208,6 +208,9 @@ pub struct StartSpec {
     /// How long after the first opened document a server that has not
     /// reported progress yet is given to start before it counts as idle.
     pub settle: Duration,
+    /// Environment variables set to a new folder of this server process's
+    /// own (see [`crate::ServerEntry::own_dir_env`]).
+    pub own_dir_env: Vec<String>,
 }
 
 /// A running language server and our session with it.
@@ -229,6 +232,10 @@ pub struct LspClient {
     first_open: Mutex<Option<Instant>>,
     /// How long a fresh server may take to start reporting progress.
     settle: Duration,
+    /// The folder of this server process's own (see
+    /// [`crate::ServerEntry::own_dir_env`]), removed after the server is
+    /// killed.
+    _own_dir: Option<tool_core::scratch::ScratchDir>,
 }
 
 impl std::fmt::Debug for LspClient {
@@ -302,6 +309,16 @@ impl LspClient {
         if let Some(p) = &spec.path_env {
             child_spec = child_spec.env("PATH", p);
         }
+        let own_dir = if spec.own_dir_env.is_empty() {
+            None
+        } else {
+            let dir = tool_core::scratch::ScratchDir::create("lsp")
+                .map_err(|e| format!("cannot make {}'s own folder: {e}", spec.name))?;
+            for var in &spec.own_dir_env {
+                child_spec = child_spec.env(var, dir.path());
+            }
+            Some(dir)
+        };
         let mut child = child_spec
             .spawn()
             .map_err(|e| format!("cannot start `{}`: {e}", child_spec.display()))?;
@@ -433,6 +450,7 @@ impl LspClient {
             pulled: Mutex::default(),
             first_open: Mutex::default(),
             settle: spec.settle,
+            _own_dir: own_dir,
         };
         let params = initialize_params(&spec, &root_uri, &client.shared.root_name);
         let result = client

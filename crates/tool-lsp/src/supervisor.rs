@@ -356,6 +356,7 @@ impl LspSupervisor {
                     .map(Duration::from_millis)
                     .unwrap_or(Duration::ZERO)
             },
+            own_dir_env: slot.entry.own_dir_env.clone(),
         };
         match LspClient::start(spec).await {
             Ok(c) => {

@@ -338,16 +338,8 @@ async fn check(row: &Row) -> Vec<String> {
     failures
 }
 
-/// biome's `lsp-proxy` talks to one daemon per user, which the end of a
-/// run stops with the run's processes: two runs with biome at once in this
-/// binary cut each other off ("exited before it said it had started: exit
-/// status 0", seen in a clean-clone CI run). The tests that start biome
-/// hold this while they run.
-static BIOME_DAEMON: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tested_catalog_server_answers() {
-    let _biome = BIOME_DAEMON.lock().await;
     let only_rows = std::env::var("ROWS").ok();
     let mut failures = Vec::new();
     for row in ROWS {
@@ -466,7 +458,6 @@ async fn a_write_reports_new_problems_from_the_files_linters_too() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn biome_runs_beside_typescript_merged_and_labelled() {
-    let _biome = BIOME_DAEMON.lock().await;
     if tool_core::fixtures::require(&["typescript-language-server"]).is_none()
         || tool_core::fixtures::require(&["biome"]).is_none()
     {
@@ -488,6 +479,78 @@ async fn biome_runs_beside_typescript_merged_and_labelled() {
         lsp diagnostics  app.ts (typescript + biome) — 2 errors, 0 warnings
         app.ts:1:1 error [lint/suspicious/noDebugger] This is an unexpected use of the debugger statement. (biome)
         app.ts:2:14 error [2322] Type 'string' is not assignable to type 'number'. (typescript)"#]].assert_eq(&out);
+}
+
+/// biome's `lsp-proxy` joins a daemon found by a socket in the user's cache
+/// folder, and the end of a run stops the daemon with the run's processes.
+/// Each start of biome gets a cache folder of its own, so a run that ends
+/// never cuts another run's biome off (before, the second run's proxy lost
+/// its daemon: "exited before it said it had started", seen in CI).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_runs_with_biome_at_once_each_keep_their_own_daemon() {
+    if tool_core::fixtures::require(&["typescript-language-server"]).is_none()
+        || tool_core::fixtures::require(&["biome"]).is_none()
+    {
+        return;
+    }
+    let files = [
+        (
+            "tsconfig.json",
+            "{\"compilerOptions\": {\"strict\": true}}\n",
+        ),
+        ("biome.json", "{}\n"),
+        ("app.ts", "export const n: number = 1;\n"),
+    ];
+    let start = || async {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            std::fs::write(dir.path().join(path), text).unwrap();
+        }
+        let config = CatalogConfig {
+            diagnostics_wait_ms: Some(30_000),
+            ..CatalogConfig::default()
+        };
+        let run = Run::with_binding(dir, LspBinding::new(config));
+        let out = run
+            .call("lsp", json!({"op": "diagnostics", "file": "app.ts"}))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        (run, out)
+    };
+    // The first run's biome starts the daemon; the second's would join it.
+    let (first, first_out) = start().await;
+    let (second, second_out) = start().await;
+    let clean = "lsp diagnostics  app.ts (typescript + biome)\nno errors or warnings";
+    assert_eq!((first_out.as_str(), second_out.as_str()), (clean, clean));
+    first.finish().await;
+    let out = second
+        .call(
+            "write",
+            json!({"path": "app.ts", "content": "debugger;\nexport const n: number = 1;\n"}),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    expect_test::expect![[r#"
+        wrote app.ts
+        lsp: 1 new problem in app.ts after this write:
+        app.ts:1:1 error [lint/suspicious/noDebugger] This is an unexpected use of the debugger statement. (biome)"#]]
+    .assert_eq(&out);
+    // Its biome never lost its daemon: not restarted (with one daemon per
+    // user: "restarted after it crashed ×1 (last 0 s ago: exit status 0)").
+    let status = second.call("lsp", json!({"op": "status"})).await.unwrap();
+    let biome = status.lines().find(|l| l.starts_with("biome at")).unwrap();
+    let pid = pid_in(biome);
+    assert_eq!(
+        biome.replace(&pid, "PID"),
+        "biome at . (biome lsp-proxy): running, pid PID, ready (utf-8 positions)"
+    );
+    second.finish().await;
+}
+
+/// The number after "pid " in a status line.
+fn pid_in(line: &str) -> String {
+    let rest = &line[line.find("pid ").expect("a pid") + 4..];
+    rest.chars().take_while(|c| c.is_ascii_digit()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,7 +20,6 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The built-in catalog's text (`catalog/adapters.toml`), embedded.
 pub const BUILTIN_TOML: &str = include_str!("../../catalog/adapters.toml");
@@ -206,19 +205,10 @@ pub struct LaunchInput<'a> {
     pub go: Option<delve::GoLaunch>,
 }
 
-/// Numbers the scratch folders of this process.
-static SCRATCH: AtomicU64 = AtomicU64::new(0);
-
 /// A new scratch folder under the system temp dir, removed with the
 /// session (never in the workspace).
 pub fn scratch_dir() -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!(
-        "agent-tools-debug-{}-{}",
-        std::process::id(),
-        SCRATCH.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
+    tool_core::scratch::make_dir("debug")
 }
 
 /// How an adapter's program gets the `stdin` text of a launch.
