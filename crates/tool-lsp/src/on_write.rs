@@ -101,8 +101,14 @@ pub const LATE_BOUND: Duration = Duration::from_secs(120);
 struct Checked {
     /// Errors and warnings, in the file's current text.
     diags: Vec<DiagLine>,
-    /// The 0-based lines the write changed (first, last), in the new text.
+    /// The 1-based lines the write changed (first, last), in the new text.
     changed: Option<(u32, u32)>,
+    /// Of `diags`, those only the save-time check reported (not the
+    /// server's own pass), and the check's name (`cargo check`).
+    from_check: Option<(String, Vec<DiagLine>)>,
+    /// A baseline without the save-time check's results: the server started
+    /// after the write began, so its check never saw the file as it was.
+    check_missing: bool,
 }
 
 /// Why a check of one written file has no answer.
@@ -162,6 +168,7 @@ impl DiagnosticsOnWrite {
         path: &Path,
         text: Option<String>,
         call_started: Option<Instant>,
+        check_missing_before: bool,
     ) -> Result<Checked, Unchecked> {
         let target = checker.target(&self.sup).await?;
         let client = &target.client;
@@ -198,8 +205,23 @@ impl DiagnosticsOnWrite {
             None
         };
         let bound = self.sup.timeouts.diagnostics;
+        // A cold server's check runs on the disk as written: no check of
+        // the file as it was ended before the write began.
+        let check_missing = !save
+            && checked_before.is_none()
+            && match (&target.slot.entry.save_check_progress, call_started) {
+                (Some(prefix), Some(started)) => !client
+                    .progress_runs(prefix)
+                    .iter()
+                    .any(|r| r.ended.is_some_and(|e| e < started)),
+                _ => false,
+            };
         match settled(client, &uri, &doc, check.as_deref(), saved, bound).await {
-            Ok(mut diags) => Ok(Checked {
+            Ok(Settled { mut diags, own }) => Ok(Checked {
+                from_check: check.as_deref().map(|prefix| {
+                    check_only(client, prefix, &self.sup.rel(path), &diags, &own, &doc)
+                }),
+                check_missing,
                 diags: {
                     // A baseline read without a save (pulled, or the
                     // version's publish) lacks what only the save-time check
@@ -218,7 +240,15 @@ impl DiagnosticsOnWrite {
                 let server = target.slot.entry.id.clone();
                 if save {
                     let label = checker.label.clone();
-                    self.wait_late(&target, label, path, doc, check, saved, before);
+                    self.wait_late(
+                        &target,
+                        label,
+                        path,
+                        doc,
+                        (check, check_missing_before),
+                        saved,
+                        before,
+                    );
                 }
                 Err(Unchecked::Pending(format!(
                     "diagnostics still pending for {} after {} ms ({server} is still working); they will come with a later result",
@@ -240,7 +270,7 @@ impl DiagnosticsOnWrite {
         label: String,
         path: &Path,
         doc: OpenDoc,
-        check: Option<String>,
+        (check, check_missing): (Option<String>, bool),
         saved: Instant,
         before: Option<String>,
     ) {
@@ -252,7 +282,8 @@ impl DiagnosticsOnWrite {
         let limits = self.limits;
         tokio::spawn(async move {
             let uri = file_uri(&path);
-            let Ok(diags) = settled(&client, &uri, &doc, check.as_deref(), saved, LATE_BOUND).await
+            let Ok(Settled { diags, own }) =
+                settled(&client, &uri, &doc, check.as_deref(), saved, LATE_BOUND).await
             else {
                 return;
             };
@@ -267,6 +298,14 @@ impl DiagnosticsOnWrite {
                 .lock()
                 .expect("ledger")
                 .fold(&path, &server, &lines);
+            let (new, unknown) = match check.as_deref() {
+                Some(prefix) if check_missing => {
+                    let (name, only) = check_only(&client, prefix, &shown, &diags, &own, &doc);
+                    let (unknown, new) = not_known_whether_new(new, &only, changed);
+                    (new, Some((name, unknown)))
+                }
+                _ => (new, None),
+            };
             let mut new = labelled(new, &label);
             nearest_first(&mut new, changed);
             let mut text = format!(
@@ -286,6 +325,12 @@ impl DiagnosticsOnWrite {
                     text.push_str(&l);
                 }
             }
+            if let Some((name, unknown)) = unknown.filter(|(_, u)| !u.is_empty()) {
+                text.push('\n');
+                text.push_str(&unknown_note(
+                    &name, &shown, "", &server, unknown, &label, changed, limits,
+                ));
+            }
             ledger.tell_late(text, !new.is_empty());
         });
     }
@@ -293,12 +338,15 @@ impl DiagnosticsOnWrite {
     /// The report for one touched file, or `None` when there is nothing to
     /// say: each of its checkers (its server, then its linters) asked in
     /// parallel, each judged against its own baseline. `no_baseline`: the
-    /// checkers whose state before the write could not be had.
+    /// checkers whose state before the write could not be had;
+    /// `check_missing`: those whose baseline lacks their save-time check's
+    /// results (see [`Checked::check_missing`]).
     async fn report(
         &self,
         path: &Path,
         checkers: &[Checker],
         no_baseline: &HashSet<String>,
+        check_missing: &HashSet<String>,
     ) -> (Option<String>, Vec<Labelled>) {
         let shown = self.sup.rel(path);
         if !path.exists() {
@@ -309,11 +357,15 @@ impl DiagnosticsOnWrite {
             }
             return (None, Vec::new());
         }
-        let answers = futures::future::join_all(
-            checkers
-                .iter()
-                .map(|checker| self.current(checker, path, None, None)),
-        )
+        let answers = futures::future::join_all(checkers.iter().map(|checker| {
+            self.current(
+                checker,
+                path,
+                None,
+                None,
+                check_missing.contains(&checker.id),
+            )
+        }))
         .await;
         let several = checkers.len() > 1;
         let mut new: Vec<Labelled> = Vec::new();
@@ -341,8 +393,27 @@ impl DiagnosticsOnWrite {
                         ));
                         continue;
                     }
+                    let (found, unknown) = match (&checked.from_check, checked.changed) {
+                        (Some((name, only)), changed) if check_missing.contains(&checker.id) => {
+                            let (unknown, found) = not_known_whether_new(found, only, changed);
+                            (found, Some((name.clone(), unknown)))
+                        }
+                        _ => (found, None),
+                    };
                     new.extend(labelled(found, &checker.label));
                     answered.push(checker.id.clone());
+                    if let Some((name, unknown)) = unknown.filter(|(_, u)| !u.is_empty()) {
+                        notes.push(unknown_note(
+                            &name,
+                            &shown,
+                            &by,
+                            &checker.id,
+                            unknown,
+                            &checker.label,
+                            checked.changed,
+                            self.limits,
+                        ));
+                    }
                 }
                 Err(Unchecked::Pending(why)) => notes.push(format!("lsp: {why}")),
                 Err(Unchecked::Failed(why)) => {
@@ -453,6 +524,13 @@ fn labelled(new: Vec<DiagLine>, label: &str) -> Vec<Labelled> {
 
 /// Fresh diagnostics of `doc`, and after a save with a save-time check
 /// (`check`: its progress token prefix), the state once that check ended.
+/// A file's diagnostics once fresh: all of them, and those of the server's
+/// own pass (before a save-time check added its results).
+struct Settled {
+    diags: Vec<lsp_types::Diagnostic>,
+    own: Vec<lsp_types::Diagnostic>,
+}
+
 async fn settled(
     client: &crate::client::LspClient,
     uri: &str,
@@ -460,16 +538,87 @@ async fn settled(
     check: Option<&str>,
     saved: Instant,
     bound: Duration,
-) -> Result<Vec<lsp_types::Diagnostic>, NotReady> {
+) -> Result<Settled, NotReady> {
     let deadline = tokio::time::Instant::from_std(saved + bound);
     let fresh = diagnostics::fresh(client, uri, doc, bound).await?;
     let Some(prefix) = check else {
-        return Ok(fresh.diagnostics);
+        return Ok(Settled {
+            own: fresh.diagnostics.clone(),
+            diags: fresh.diagnostics,
+        });
     };
     diagnostics::save_check_done(client, prefix, saved, deadline).await?;
-    Ok(match client.published(uri) {
+    let diags = match client.published(uri) {
         Some(p) if p.version.is_none_or(|v| v >= doc.version) => p.diagnostics,
-        _ => fresh.diagnostics,
+        _ => fresh.diagnostics.clone(),
+    };
+    Ok(Settled {
+        diags,
+        own: fresh.diagnostics,
+    })
+}
+
+/// Of a settled file's diagnostics, those only the save-time check
+/// reported (not in `own`, the server's own pass), as the model reads them,
+/// and the check's name (its progress title: `cargo check`).
+fn check_only(
+    client: &crate::client::LspClient,
+    prefix: &str,
+    shown: &str,
+    diags: &[lsp_types::Diagnostic],
+    own: &[lsp_types::Diagnostic],
+    doc: &OpenDoc,
+) -> (String, Vec<DiagLine>) {
+    let name = client
+        .progress_runs(prefix)
+        .last()
+        .map(|r| r.title.clone())
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| "the save-time check".into());
+    let only: Vec<_> = diags.iter().filter(|d| !own.contains(d)).cloned().collect();
+    (name, problems(shown, &only, doc, client.encoding))
+}
+
+/// What is said of the check results not known to be new (see
+/// [`not_known_whether_new`]), nearest the change first.
+#[allow(clippy::too_many_arguments)]
+fn unknown_note(
+    name: &str,
+    shown: &str,
+    by: &str,
+    server: &str,
+    unknown: Vec<DiagLine>,
+    label: &str,
+    changed: Option<(u32, u32)>,
+    limits: ReportLimits,
+) -> String {
+    let mut unknown = labelled(unknown, label);
+    nearest_first(&mut unknown, changed);
+    let mut note = vec![format!(
+        "lsp: {} from {name} in {shown}{by}, not known whether new: it had not run on the file before this write ({server} started cold), and none is on a line the write changed:",
+        tool_core::format::plural(unknown.len(), "problem", "problems"),
+    )];
+    note.extend(diagnostics::render_capped(
+        shown,
+        &unknown,
+        limits.per_file,
+        limits.flood,
+    ));
+    note.join("\n")
+}
+
+/// Splits the problems a write's check found new, for a checker whose
+/// baseline lacks its save-time check (`only`: what only that check
+/// reports), into those not known to be new and those that are: a check
+/// result on a line the write changed is the write's; one elsewhere may
+/// have been there before, which no check of the old file can tell now.
+fn not_known_whether_new(
+    found: Vec<DiagLine>,
+    only: &[DiagLine],
+    changed: Option<(u32, u32)>,
+) -> (Vec<DiagLine>, Vec<DiagLine>) {
+    found.into_iter().partition(|d| {
+        only.contains(d) && changed.is_none_or(|(first, last)| d.line < first || d.line > last)
     })
 }
 
@@ -568,6 +717,7 @@ impl Tool for DiagnosticsOnWrite {
             out.push_text(late);
         }
         let mut no_baseline: Vec<HashSet<String>> = vec![HashSet::new(); files.len()];
+        let mut check_missing = no_baseline.clone();
         for (i, before) in unknown {
             let (p, checkers) = &files[i];
             let todo: Vec<&Checker> = {
@@ -581,24 +731,28 @@ impl Tool for DiagnosticsOnWrite {
                 let before = before.clone();
                 async move {
                     match before {
-                        None => Some(Vec::new()),
+                        None => Some((Vec::new(), false)),
                         Some(text) => self
-                            .current(c, p, Some(text), Some(call_started))
+                            .current(c, p, Some(text), Some(call_started), false)
                             .await
                             .ok()
-                            .map(|c| c.diags),
+                            .map(|c| (c.diags, c.check_missing)),
                     }
                 }
             }))
             .await;
             for (c, baseline) in todo.into_iter().zip(baselines) {
                 match baseline {
-                    Some(b) => self
-                        .ledger
-                        .ledger
-                        .lock()
-                        .expect("ledger")
-                        .baseline(p, &c.id, &b),
+                    Some((b, missing)) => {
+                        if missing {
+                            check_missing[i].insert(c.id.clone());
+                        }
+                        self.ledger
+                            .ledger
+                            .lock()
+                            .expect("ledger")
+                            .baseline(p, &c.id, &b)
+                    }
                     None => {
                         no_baseline[i].insert(c.id.clone());
                     }
@@ -607,7 +761,9 @@ impl Tool for DiagnosticsOnWrite {
         }
         let mut all_new = Vec::new();
         for (i, (p, checkers)) in files.iter().enumerate() {
-            let (text, new) = self.report(p, checkers, &no_baseline[i]).await;
+            let (text, new) = self
+                .report(p, checkers, &no_baseline[i], &check_missing[i])
+                .await;
             if let Some(t) = text {
                 out.push_text(t);
             }

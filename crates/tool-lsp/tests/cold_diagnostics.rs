@@ -205,6 +205,42 @@ async fn rust_first_write_on_a_warm_server_knows_the_cargo_check_errors_the_file
     let _ = std::fs::remove_dir_all(Path::new(&target));
 }
 
+/// Cold: the server starts after the write began, so its first cargo check
+/// runs on the written file and no check of the file as it was can be had.
+/// An old check error that only moved is not called new: it is listed as
+/// not known whether new (before, "1 new problem … E0382").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_first_write_on_a_cold_server_does_not_call_old_cargo_check_errors_new() {
+    if tool_core::fixtures::require(&["rust-analyzer"]).is_none() {
+        return;
+    }
+    let dir = project(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"coldold\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        ),
+        ("src/main.rs", RS_USE_AFTER_MOVE),
+    ]);
+    let target = dir.path().join("target");
+    let run = run(dir);
+    let moved = format!("// a\n// b\n{RS_USE_AFTER_MOVE}");
+    let out = write(&run, "src/main.rs", &moved).await;
+    expect_test::expect![[r#"
+        wrote src/main.rs
+        lsp: no new errors or warnings in src/main.rs
+        lsp: 1 problem from cargo check in src/main.rs, not known whether new: it had not run on the file before this write (rust started cold), and none is on a line the write changed:
+        src/main.rs:6:16 error [E0382] borrow of moved value: `s`"#]].assert_eq(&out);
+    // The next write is judged against everything the check reported.
+    let fixed = format!("// a\n// b\n{RS_MAIN}");
+    let out = write(&run, "src/main.rs", &fixed).await;
+    expect_test::expect![[r#"
+        wrote src/main.rs
+        lsp: no new errors or warnings in src/main.rs"#]]
+    .assert_eq(&out);
+    run.finish().await;
+    let _ = std::fs::remove_dir_all(Path::new(&target));
+}
+
 const C_BEFORE: &str = "int count(void) {\n    return \"not a number\";\n}\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
