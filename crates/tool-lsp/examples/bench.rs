@@ -2,8 +2,9 @@
 //! server in the same run, and the write wrapper against the server's own
 //! diagnostics delivery.
 //!
-//! - hover and references on the Python (basedpyright) and Rust
-//!   (rust-analyzer) fixtures: the same request, once through the tool
+//! - hover and references on the Python (basedpyright), Rust
+//!   (rust-analyzer), TypeScript (typescript-language-server), C (clangd)
+//!   and Go (gopls) fixtures: the same request, once through the tool
 //!   (re-sync from disk, symbol lookup, idle check, formatting) and once
 //!   sent straight to the same server process on its session; alternated,
 //!   median of N. Target: overhead under 5%.
@@ -23,6 +24,12 @@
 //!   binding's warm-up asked at bind time, then a 3 s pause standing for
 //!   the model's first turn). Median of 3 each. `LSP_BENCH=cold` runs this
 //!   part alone.
+//! - cold queries: definition, hover and references of the Python fixture
+//!   from a fresh run each time, through the tool, against a bare client
+//!   started fresh on the same server (initialize, initialized, didOpen,
+//!   then the request, asked again every 50 ms while its answer is empty).
+//!   Median of 3 each. Target: within 10% of the bare client.
+//!   `LSP_BENCH=coldquery` runs this part alone.
 
 use serde_json::{json, Value};
 use std::path::Path;
@@ -76,6 +83,15 @@ fn copy_fixture(name: &str) -> tempfile::TempDir {
         }
     }
     copy(&src, dir.path());
+    let template = dir.path().join("compile_commands.json.in");
+    if let Ok(text) = std::fs::read_to_string(&template) {
+        let root = dir.path().to_string_lossy();
+        std::fs::write(
+            dir.path().join("compile_commands.json"),
+            text.replace("@DIR@", &root),
+        )
+        .unwrap();
+    }
     dir
 }
 
@@ -225,7 +241,7 @@ async fn preview(s: &Setup, file: &str, bad: &str) -> (Duration, Duration) {
         let section = hook.diagnostics_delta(&change).await.unwrap_or_default();
         let done = Instant::now();
         assert!(
-            section.starts_with("after this change: 1 new error"),
+            section.starts_with("after this change: 1 new "),
             "{section}"
         );
         let client = sup.clients().await.remove(0);
@@ -248,6 +264,10 @@ async fn main() {
     }
     if std::env::var("LSP_BENCH").as_deref() == Ok("cold") {
         first_write().await;
+        return;
+    }
+    if std::env::var("LSP_BENCH").as_deref() == Ok("coldquery") {
+        cold_queries().await;
         return;
     }
     println!(
@@ -282,18 +302,48 @@ async fn main() {
             "greet",
             "\n#[allow(dead_code)]\nfn bad() -> i32 {\n    \"oops\"\n}\n",
         ),
+        (
+            "typescript",
+            CatalogConfig::default(),
+            "src/app.ts",
+            4,
+            "greet",
+            "\nexport function bad(): number {\n  return \"oops\";\n}\n",
+        ),
+        (
+            "c",
+            CatalogConfig::default(),
+            "main.c",
+            5,
+            "add",
+            "\nint bad(void) { return undefined_name; }\n",
+        ),
+        (
+            "go",
+            CatalogConfig::default(),
+            "main.go",
+            6,
+            "Greet",
+            "\nfunc bad() int {\n\treturn \"oops\"\n}\n",
+        ),
     ];
+    let only = std::env::var("LSP_BENCH_FIXTURES").ok();
     for (fixture, config, file, line, symbol, bad) in cases {
-        let needs: &[&str] = if fixture == "python" {
-            &["basedpyright-langserver"]
-        } else {
-            &["rust-analyzer"]
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|f| f == fixture))
+        {
+            continue;
+        }
+        let server = match fixture {
+            "python" => "basedpyright-langserver",
+            "rust" => "rust-analyzer",
+            "typescript" => "typescript-language-server",
+            "c" => "clangd",
+            _ => "gopls",
         };
-        if tool_core::fixtures::find(needs[0]).is_none() {
-            println!(
-                "{fixture}: skipped, {} not installed (cargo xtask fixtures)",
-                needs[0]
-            );
+        if tool_core::fixtures::find(server).is_none() {
+            println!("{fixture}: skipped, {server} not installed (cargo xtask fixtures)");
             continue;
         }
         let s = setup(fixture, config);
@@ -344,7 +394,96 @@ async fn main() {
         );
     }
     first_write().await;
+    cold_queries().await;
     footprint().await;
+}
+
+/// Cold definition, hover and references on the Python fixture: a fresh
+/// run through the tool against a fresh bare client (medians of 3).
+async fn cold_queries() {
+    let Some(program) = tool_core::fixtures::find("basedpyright-langserver") else {
+        println!("cold queries: skipped, basedpyright not installed (cargo xtask fixtures)");
+        return;
+    };
+    let (file, line, symbol) = ("app.py", 5, "greet");
+    for (op, method) in [
+        ("definition", "textDocument/definition"),
+        ("hover", "textDocument/hover"),
+        ("references", "textDocument/references"),
+    ] {
+        let (mut tool, mut bare) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            let s = setup("python", CatalogConfig::default());
+            let t = Instant::now();
+            let out = call(
+                &s,
+                "lsp",
+                json!({"op": op, "file": file, "line": line, "symbol": symbol}),
+            )
+            .await;
+            tool.push(t.elapsed());
+            assert!(!out.contains("no result"), "{out}");
+            s.binding.supervisor().unwrap().shutdown().await;
+
+            let dir = copy_fixture("python");
+            let t = Instant::now();
+            bare_cold(&program, dir.path(), method, file, line, symbol).await;
+            bare.push(t.elapsed());
+        }
+        let (tool, bare) = (median(tool), median(bare));
+        println!(
+            "cold {op} (python, fresh process each): tool {:.0} ms, bare client {:.0} ms, ratio {:.3}",
+            ms(tool),
+            ms(bare),
+            tool.as_secs_f64() / bare.as_secs_f64()
+        );
+    }
+}
+
+/// A bare client's cold query: start the server, initialize, open the
+/// file, ask until the answer is not empty.
+async fn bare_cold(program: &Path, root: &Path, method: &str, file: &str, line: u32, symbol: &str) {
+    let ws = Workspace::new(root).unwrap();
+    let client = tool_lsp::client::LspClient::start(tool_lsp::client::StartSpec {
+        name: "bare".into(),
+        program: program.to_path_buf(),
+        args: vec!["--stdio".into()],
+        root: root.to_path_buf(),
+        workspace: ws,
+        path_env: Some(tool_core::fixtures::path_env()),
+        initialization_options: None,
+        settings: None,
+        init_timeout: Duration::from_secs(30),
+        started_message: None,
+        settle: Duration::ZERO,
+        own_dir_env: Vec::new(),
+    })
+    .await
+    .unwrap();
+    let path = root.join(file);
+    let doc = client.sync_file(&path, "python").await.unwrap();
+    let line_text = doc.text.lines().nth(line as usize - 1).unwrap();
+    let byte = line_text.find(symbol).unwrap();
+    let mut params = json!({
+        "textDocument": {"uri": file_uri(&path)},
+        "position": {"line": line - 1, "character": client.encoding.column_of(line_text, byte)},
+    });
+    if method == "textDocument/references" {
+        params["context"] = json!({"includeDeclaration": true});
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer = client
+            .request(method, params.clone(), Duration::from_secs(20))
+            .await
+            .unwrap();
+        let empty = answer.is_null() || answer.as_array().is_some_and(|a| a.is_empty());
+        if !empty || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    client.stop().await;
 }
 
 /// The first write of a fresh run, cold and warmed up (medians of 3).
@@ -387,31 +526,12 @@ async fn first_write() {
     );
 }
 
-/// Resident memory of a process in KiB (`VmRSS` of /proc), 0 when gone.
-fn rss_kib(pid: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 /// RSS of every process in the groups `pgids` lead (a server and its
 /// children), in KiB.
 fn servers_rss_kib(pgids: &[u32]) -> u64 {
     pgids
         .iter()
-        .flat_map(|&g| {
-            let mut members = tool_core::process::group_members(g);
-            members.push(g);
-            members.sort();
-            members.dedup();
-            members
-        })
-        .map(|p| rss_kib(&p.to_string()))
+        .map(|&g| tool_core::process::group_rss_kib(g))
         .sum()
 }
 
@@ -439,19 +559,25 @@ async fn footprint() {
         ..CatalogConfig::default()
     };
     let s = setup("python", config);
-    let host_before = rss_kib("self");
+    let host_before = tool_core::process::rss_kib(std::process::id()).unwrap_or(0);
     for (_, file, text) in servers {
         std::fs::write(s.root.join(file), text).unwrap();
         call(&s, "lsp", json!({"op": "symbols", "file": file})).await;
     }
     let sup = s.binding.supervisor().unwrap().clone();
     let pids = sup.pids().await;
-    let (host_started, servers_started) = (rss_kib("self"), servers_rss_kib(&pids));
+    let (host_started, servers_started) = (
+        tool_core::process::rss_kib(std::process::id()).unwrap_or(0),
+        servers_rss_kib(&pids),
+    );
     let deadline = Instant::now() + Duration::from_secs(60);
     while !sup.pids().await.is_empty() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let (host_idle, servers_idle) = (rss_kib("self"), servers_rss_kib(&pids));
+    let (host_idle, servers_idle) = (
+        tool_core::process::rss_kib(std::process::id()).unwrap_or(0),
+        servers_rss_kib(&pids),
+    );
     let mb = |k: u64| k as f64 / 1024.0;
     println!(
         "footprint: host RSS {:.1} MB before, {:.1} MB with {} servers started (servers {:.1} MB), \

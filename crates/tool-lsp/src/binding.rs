@@ -104,7 +104,12 @@ impl LspBinding {
                 Arc::new(
                     LspSupervisor::new(run.workspace.clone(), Catalog::with_config(&self.config))
                         .with_path(self.path_env.clone())
-                        .with_timeouts(self.timeouts()),
+                        .with_timeouts(self.timeouts())
+                        .with_memory_ceiling_mb(
+                            self.config
+                                .memory_ceiling_mb
+                                .unwrap_or(crate::supervisor::MEMORY_CEILING_MB),
+                        ),
                 )
             })
             .clone()
@@ -138,6 +143,7 @@ impl Binding for LspBinding {
     fn after_all(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
         let sup = self.supervisor_for(run);
         self.ledger.set_notice_board(registry.notices());
+        sup.set_notice_board(registry.notices());
         let mut tools = write_tools();
         tools.push(("resolve", resolved_paths(self.staging_link())));
         // A staged action writes nothing: the preview carries its delta.

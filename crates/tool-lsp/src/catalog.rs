@@ -134,6 +134,10 @@ pub struct ServerEntry {
     /// otherwise, which the end of one run would stop under another run).
     #[serde(default)]
     pub own_dir_env: Vec<String>,
+    /// This server's memory ceiling in MiB (see
+    /// [`crate::CatalogConfig::memory_ceiling_mb`]).
+    #[serde(default)]
+    pub memory_ceiling_mb: Option<u64>,
     /// Built-in entries say whether a test drives this server for real
     /// (`doctor` shows the untested ones); a user's entry need not.
     #[serde(default)]

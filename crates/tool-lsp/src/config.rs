@@ -41,6 +41,11 @@ pub struct CatalogConfig {
     /// the next call that needs it starts it again.
     #[serde(default)]
     pub idle_timeout_ms: Option<u64>,
+    /// A server whose processes' resident memory passes this many MiB is
+    /// stopped, with a notice; the next call that needs it starts it afresh
+    /// (default 8192; an entry's own `memory_ceiling_mb` wins).
+    #[serde(default)]
+    pub memory_ceiling_mb: Option<u64>,
     /// Whether a long run (`mcp`, `batch`) on a surface that writes starts
     /// the root's servers as it binds (default true).
     #[serde(default)]
@@ -106,6 +111,7 @@ impl CatalogConfig {
         self.diagnostics_wait_ms = later.diagnostics_wait_ms.or(self.diagnostics_wait_ms);
         self.idle_timeout_ms = later.idle_timeout_ms.or(self.idle_timeout_ms);
         self.warm_up = later.warm_up.or(self.warm_up);
+        self.memory_ceiling_mb = later.memory_ceiling_mb.or(self.memory_ceiling_mb);
         self.untrusted.extend(later.untrusted);
         self
     }

@@ -205,6 +205,8 @@ async fn tsserver_check(
                 .filter_map(tsserver_diagnostic),
         );
     }
+    // Kept as a pull's answer is: when it came is the server's delivery.
+    client.remember_pulled(&crate::client::file_uri(path), out.clone());
     Ok(out)
 }
 

@@ -10,6 +10,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tool_core::notices::{NoticeBoard, NoticeLevel};
 use tool_core::{ToolError, Workspace};
 
 /// Every bound the supervisor keeps.
@@ -42,6 +43,12 @@ impl Default for Timeouts {
     }
 }
 
+/// A server's memory ceiling in MiB unless the config says otherwise: far
+/// above what a large project needs (rust-analyzer or tsserver on a big
+/// monorepo take a few GiB), far below a runaway (a tsserver at 61.5 GB was
+/// reported of a peer harness).
+pub const MEMORY_CEILING_MB: u64 = 8192;
+
 /// After this many crashes in a row a server is not restarted until `reload`.
 pub const MAX_RESTARTS: u32 = 5;
 
@@ -59,6 +66,10 @@ struct SlotState {
     last_used: Option<Instant>,
     /// When the idle timeout stopped it (until it starts again).
     stopped_idle: Option<Instant>,
+    /// The last time it passed its memory ceiling: when, its MiB, the
+    /// ceiling's; and how many times in all.
+    over_ceiling: Option<(Instant, u64, u64)>,
+    times_over_ceiling: u32,
 }
 
 impl SlotState {
@@ -80,6 +91,8 @@ impl SlotState {
 pub struct ServerSlot {
     pub entry: ServerEntry,
     pub root: PathBuf,
+    /// The root as the model reads it (relative to the workspace).
+    shown_root: String,
     pub command: Vec<String>,
     pub program: PathBuf,
     state: tokio::sync::Mutex<SlotState>,
@@ -102,10 +115,21 @@ impl ServerSlot {
 
 type SlotMap = BTreeMap<(String, PathBuf), Arc<ServerSlot>>;
 
-/// Stop every server of `slots` unused for `idle` (and not in use by a
-/// call: nobody else holds its client), until the supervisor is gone.
-async fn stop_idle_servers(slots: std::sync::Weak<Mutex<SlotMap>>, idle: Duration) {
-    let tick = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+/// What the keeper of a run's servers needs: the idle timeout, the memory
+/// ceiling, and where to post what it did.
+#[derive(Clone)]
+struct Upkeep {
+    idle: Duration,
+    ceiling_mb: u64,
+    board: Arc<Mutex<Option<NoticeBoard>>>,
+}
+
+/// Until the supervisor is gone: stop every server of `slots` unused for
+/// the idle timeout (and not in use by a call: nobody else holds its
+/// client), and every server whose processes' resident memory passed its
+/// ceiling (in use or not), with a notice.
+async fn keep_servers(slots: std::sync::Weak<Mutex<SlotMap>>, upkeep: Upkeep) {
+    let tick = (upkeep.idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
     loop {
         tokio::time::sleep(tick).await;
         let Some(slots) = slots.upgrade() else {
@@ -117,7 +141,28 @@ async fn stop_idle_servers(slots: std::sync::Weak<Mutex<SlotMap>>, idle: Duratio
             let Ok(mut state) = slot.state.try_lock() else {
                 continue;
             };
-            let unused = state.last_used.is_some_and(|t| t.elapsed() >= idle);
+            let ceiling_mb = slot.entry.memory_ceiling_mb.unwrap_or(upkeep.ceiling_mb);
+            let rss_mb = match &state.client {
+                Some(c) if c.gone().is_none() => tool_core::process::group_rss_kib(c.pid()) / 1024,
+                _ => 0,
+            };
+            if rss_mb > ceiling_mb {
+                if let Some(c) = state.client.take() {
+                    c.stop().await;
+                    state.over_ceiling = Some((Instant::now(), rss_mb, ceiling_mb));
+                    state.times_over_ceiling += 1;
+                    let text = format!(
+                        "lsp: {} at {} used {rss_mb} MiB, over its memory ceiling of {ceiling_mb} MiB: stopped; the next call that needs it starts it afresh",
+                        slot.entry.id,
+                        slot.shown_root
+                    );
+                    if let Some(board) = upkeep.board.lock().expect("board").as_ref() {
+                        board.post("lsp", NoticeLevel::Warning, text);
+                    }
+                }
+                continue;
+            }
+            let unused = state.last_used.is_some_and(|t| t.elapsed() >= upkeep.idle);
             let in_use = state
                 .client
                 .as_ref()
@@ -132,6 +177,19 @@ async fn stop_idle_servers(slots: std::sync::Weak<Mutex<SlotMap>>, idle: Duratio
     }
 }
 
+/// What `status` says of a server that passed its memory ceiling.
+fn over_ceiling(state: &SlotState) -> Option<String> {
+    let (at, rss, ceiling) = state.over_ceiling?;
+    let times = match state.times_over_ceiling {
+        1 => String::new(),
+        n => format!(" ×{n}"),
+    };
+    Some(format!(
+        "went over its memory ceiling{times} (last {} s ago: {rss} MiB > {ceiling} MiB)",
+        at.elapsed().as_secs()
+    ))
+}
+
 /// The run's language servers.
 pub struct LspSupervisor {
     workspace: Workspace,
@@ -141,6 +199,10 @@ pub struct LspSupervisor {
     slots: Arc<Mutex<SlotMap>>,
     /// The task stopping idle servers, started with the first server.
     reaper: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// A server's memory ceiling in MiB, unless its entry has its own.
+    memory_ceiling_mb: u64,
+    /// Where the keeper posts what it did (the run's board, once bound).
+    board: Arc<Mutex<Option<NoticeBoard>>>,
     /// Entries that could not start, by (id, where it was looked for): why.
     refusals: Mutex<BTreeMap<(String, PathBuf), String>>,
     /// Document symbols asked for naming enclosing scopes.
@@ -156,6 +218,8 @@ impl LspSupervisor {
             timeouts: Timeouts::default(),
             slots: Arc::default(),
             reaper: Mutex::default(),
+            memory_ceiling_mb: MEMORY_CEILING_MB,
+            board: Arc::default(),
             refusals: Mutex::default(),
             symbols: Default::default(),
         }
@@ -170,6 +234,18 @@ impl LspSupervisor {
     pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
         self.timeouts = timeouts;
         self
+    }
+
+    /// A server's memory ceiling in MiB (an entry's own wins).
+    pub fn with_memory_ceiling_mb(mut self, mb: u64) -> Self {
+        self.memory_ceiling_mb = mb;
+        self
+    }
+
+    /// The run's notice board, where a server stopped over its memory
+    /// ceiling is told.
+    pub fn set_notice_board(&self, board: NoticeBoard) {
+        *self.board.lock().expect("board") = Some(board);
     }
 
     pub fn workspace(&self) -> &Workspace {
@@ -230,6 +306,7 @@ impl LspSupervisor {
             .or_insert_with(|| {
                 Arc::new(ServerSlot {
                     entry: entry.clone(),
+                    shown_root: self.rel(&root),
                     root,
                     command,
                     program,
@@ -377,12 +454,17 @@ impl LspSupervisor {
         }
     }
 
-    /// Start the idle-server reaper once (inside the runtime).
+    /// Start the keeper of the servers once (inside the runtime).
     fn start_reaper(&self) {
         let mut reaper = self.reaper.lock().expect("reaper");
         if reaper.is_none() {
             let slots = Arc::downgrade(&self.slots);
-            *reaper = Some(tokio::spawn(stop_idle_servers(slots, self.timeouts.idle)));
+            let upkeep = Upkeep {
+                idle: self.timeouts.idle,
+                ceiling_mb: self.memory_ceiling_mb,
+                board: self.board.clone(),
+            };
+            *reaper = Some(tokio::spawn(keep_servers(slots, upkeep)));
         }
     }
 
@@ -475,12 +557,25 @@ impl LspSupervisor {
                     if let Some(cr) = crashed {
                         s.push_str(&format!("; restarted after it {cr}"));
                     }
+                    if let Some(over) = over_ceiling(&state) {
+                        s.push_str(&format!("; restarted after it {over}"));
+                    }
                     s
                 }
                 (None, Some(cr)) if state.crashes > MAX_RESTARTS => {
                     format!("{head}: {cr}; not restarted again — run `lsp` op `reload`")
                 }
                 (None, Some(cr)) => format!("{head}: {cr}; the next call restarts it"),
+                (None, None)
+                    if state.over_ceiling.is_some_and(|(at, _, _)| {
+                        state.stopped_idle.is_none_or(|idle| at > idle)
+                    }) =>
+                {
+                    format!(
+                        "{head}: stopped: it {}; the next call that needs it starts it again",
+                        over_ceiling(&state).unwrap_or_default()
+                    )
+                }
                 (None, None) => match state.stopped_idle {
                     Some(at) => format!(
                         "{head}: stopped (idle: unused for {} s, stopped {} s ago; the next call that needs it starts it again)",

@@ -628,3 +628,66 @@ async fn an_idle_server_is_stopped_and_the_next_call_starts_it_again() {
     assert_ne!(new_pids, pids);
     run.finish().await;
 }
+
+/// Every digit run of `text` as `N` (memory figures and ages vary).
+fn digits_masked(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('N');
+            }
+            in_number = true;
+        } else {
+            out.push(c);
+            in_number = false;
+        }
+    }
+    out
+}
+
+/// A server over its memory ceiling (10 MiB here: node alone takes more)
+/// is stopped with its processes, the next result carries a notice,
+/// `status` says why, and the next call starts it afresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_over_its_memory_ceiling_is_stopped_told_and_started_again() {
+    if tool_core::fixtures::require(&["vscode-json-language-server"]).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data.json"), "{\n  \"name\": \"demo\"\n}\n").unwrap();
+    let mut config = only("json");
+    config.memory_ceiling_mb = Some(10);
+    let run = Run::with_binding(dir, LspBinding::new(config));
+    let symbols = json!({"op": "symbols", "file": "data.json"});
+    let first = run.lsp(symbols.clone()).await;
+    expect_test::expect![[r#"
+        lsp symbols  data.json — 1 symbol
+        2: string name  demo"#]]
+    .assert_eq(&first);
+    let pids = run.pids().await;
+    assert_eq!(pids.len(), 1);
+    // Sampled every 5 s: stopped, its processes gone.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !run.pids().await.is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    common::assert_all_dead(&pids).await;
+    let status = run.lsp(json!({"op": "status"})).await;
+    let mut told: Vec<&str> = status
+        .lines()
+        .filter(|l| l.starts_with("json at "))
+        .collect();
+    told.extend(status.lines().filter(|l| l.contains("memory ceiling of")));
+    expect_test::expect![[r#"
+        json at . (vscode-json-language-server --stdio): stopped: it went over its memory ceiling (last N s ago: N MiB > N MiB); the next call that needs it starts it again
+        [lsp warning, N.N s ago] lsp: json at . used N MiB, over its memory ceiling of N MiB: stopped; the next call that needs it starts it afresh"#]].assert_eq(&digits_masked(&told.join("\n")));
+    // The next call answers, from a new server.
+    let again = run.lsp(symbols).await;
+    assert_eq!(again, first);
+    let new_pids = run.pids().await;
+    assert_eq!(new_pids.len(), 1);
+    assert_ne!(new_pids, pids);
+    run.finish().await;
+}

@@ -26,7 +26,9 @@ pub mod spawn;
 
 pub use fifo::HeldFifo;
 pub use output::{capture_into, OutputChunk, OutputRing, SharedOutput};
-pub use procfs::{descendants, group_members, pid_alive, ProcessLine, Stat};
+pub use procfs::{
+    descendants, group_members, group_rss_kib, pid_alive, rss_kib, ProcessLine, Stat,
+};
 pub use signals::{describe_exit, signal_name, Signal};
 pub use spawn::{ChildProcess, ChildSpec, ExtraPipe, ExtraPipeEnd, Io, Stopped, TreeProbe};
 

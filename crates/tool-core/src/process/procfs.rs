@@ -86,6 +86,26 @@ pub fn group_members(pgid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The resident memory of `pid` in KiB (`VmRSS` of its status), `None`
+/// when it is gone (or a kernel thread, which has none).
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// The resident memory of the process group `pgid` (its leader and every
+/// live member), in KiB.
+pub fn group_rss_kib(pgid: u32) -> u64 {
+    let mut members = group_members(pgid);
+    members.push(pgid);
+    members.sort_unstable();
+    members.dedup();
+    members.into_iter().filter_map(rss_kib).sum()
+}
+
 /// Every live direct child of `parent`.
 pub fn children(parent: u32) -> Vec<Stat> {
     live_processes()
