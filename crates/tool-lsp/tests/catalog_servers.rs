@@ -591,35 +591,32 @@ async fn a_linter_that_fails_is_named_and_the_servers_answer_still_given() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_idle_server_is_stopped_and_the_next_call_starts_it_again() {
-    if tool_core::fixtures::require(&["vscode-json-language-server"]).is_none() {
-        return;
-    }
+/// A run of the json server alone (with `config`) on one small file: its
+/// `symbols` asked once, the server's processes awaited gone (bounded by
+/// `within`), then `status` (returned) and a call that must answer the same
+/// from a new server. `None` when the server is not installed.
+async fn json_server_stopped_then_started_again(
+    config: CatalogConfig,
+    within: std::time::Duration,
+) -> Option<String> {
+    tool_core::fixtures::require(&["vscode-json-language-server"])?;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("data.json"), "{\n  \"name\": \"demo\"\n}\n").unwrap();
-    let mut config = only("json");
-    config.idle_timeout_ms = Some(1_000);
     let run = Run::with_binding(dir, LspBinding::new(config));
     let symbols = json!({"op": "symbols", "file": "data.json"});
     let first = run.lsp(symbols.clone()).await;
-    assert!(first.contains("2: string name  demo"), "{first}");
+    expect_test::expect![[r#"
+        lsp symbols  data.json — 1 symbol
+        2: string name  demo"#]]
+    .assert_eq(&first);
     let pids = run.pids().await;
     assert_eq!(pids.len(), 1);
-    // Unused past the idle timeout: stopped, its processes gone.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let deadline = std::time::Instant::now() + within;
     while !run.pids().await.is_empty() && std::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     common::assert_all_dead(&pids).await;
     let status = run.lsp(json!({"op": "status"})).await;
-    let line = status.lines().find(|l| l.starts_with("json at ")).unwrap();
-    assert!(
-        line.starts_with(
-            "json at . (vscode-json-language-server --stdio): stopped (idle: unused for 1 s, stopped "
-        ) && line.ends_with(" s ago; the next call that needs it starts it again)"),
-        "{status}"
-    );
     // The next call answers, from a new server.
     let again = run.lsp(symbols).await;
     assert_eq!(again, first);
@@ -627,6 +624,21 @@ async fn an_idle_server_is_stopped_and_the_next_call_starts_it_again() {
     assert_eq!(new_pids.len(), 1);
     assert_ne!(new_pids, pids);
     run.finish().await;
+    Some(status)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_server_is_stopped_and_the_next_call_starts_it_again() {
+    let mut config = only("json");
+    config.idle_timeout_ms = Some(1_000);
+    // Unused past the idle timeout: stopped, its processes gone.
+    let Some(status) =
+        json_server_stopped_then_started_again(config, std::time::Duration::from_secs(20)).await
+    else {
+        return;
+    };
+    let line = status.lines().find(|l| l.starts_with("json at ")).unwrap();
+    expect_test::expect![[r#"json at . (vscode-json-language-server --stdio): stopped (idle: unused for N s, stopped N s ago; the next call that needs it starts it again)"#]].assert_eq(&digits_masked(line));
 }
 
 /// Every digit run of `text` as `N` (memory figures and ages vary).
@@ -652,29 +664,14 @@ fn digits_masked(text: &str) -> String {
 /// `status` says why, and the next call starts it afresh.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_over_its_memory_ceiling_is_stopped_told_and_started_again() {
-    if tool_core::fixtures::require(&["vscode-json-language-server"]).is_none() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("data.json"), "{\n  \"name\": \"demo\"\n}\n").unwrap();
     let mut config = only("json");
     config.memory_ceiling_mb = Some(10);
-    let run = Run::with_binding(dir, LspBinding::new(config));
-    let symbols = json!({"op": "symbols", "file": "data.json"});
-    let first = run.lsp(symbols.clone()).await;
-    expect_test::expect![[r#"
-        lsp symbols  data.json — 1 symbol
-        2: string name  demo"#]]
-    .assert_eq(&first);
-    let pids = run.pids().await;
-    assert_eq!(pids.len(), 1);
     // Sampled every 5 s: stopped, its processes gone.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !run.pids().await.is_empty() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    common::assert_all_dead(&pids).await;
-    let status = run.lsp(json!({"op": "status"})).await;
+    let Some(status) =
+        json_server_stopped_then_started_again(config, std::time::Duration::from_secs(30)).await
+    else {
+        return;
+    };
     let mut told: Vec<&str> = status
         .lines()
         .filter(|l| l.starts_with("json at "))
@@ -683,11 +680,4 @@ async fn a_server_over_its_memory_ceiling_is_stopped_told_and_started_again() {
     expect_test::expect![[r#"
         json at . (vscode-json-language-server --stdio): stopped: it went over its memory ceiling (last N s ago: N MiB > N MiB); the next call that needs it starts it again
         [lsp warning, N.N s ago] lsp: json at . used N MiB, over its memory ceiling of N MiB: stopped; the next call that needs it starts it afresh"#]].assert_eq(&digits_masked(&told.join("\n")));
-    // The next call answers, from a new server.
-    let again = run.lsp(symbols).await;
-    assert_eq!(again, first);
-    let new_pids = run.pids().await;
-    assert_eq!(new_pids.len(), 1);
-    assert_ne!(new_pids, pids);
-    run.finish().await;
 }
