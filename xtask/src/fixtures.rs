@@ -46,12 +46,16 @@ pub fn python_packages() -> Vec<String> {
     list
 }
 
-/// npm packages: the recipes'.
+/// npm packages: the recipes', then these the tests alone need (eslint:
+/// the library vscode-eslint-language-server loads from a project's
+/// node_modules).
 pub fn npm_packages() -> Vec<String> {
-    from_recipes(|s| match s {
+    let mut list = from_recipes(|s| match s {
         Source::Npm(p) => Some(p),
         _ => None,
-    })
+    });
+    list.push("eslint@10.15.0".into());
+    list
 }
 
 /// Debian packages, each with the executables that show it is installed:

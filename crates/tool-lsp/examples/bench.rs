@@ -214,6 +214,8 @@ async fn wrapper(s: &Setup, file: &str, bad: &str) -> (Duration, Duration) {
             server.push(arrived.saturating_duration_since(t));
         }
     }
+    // The file as it was, for the preview that follows.
+    call(s, "write", json!({"path": file, "content": original})).await;
     (median(total), median(server))
 }
 
@@ -457,6 +459,7 @@ async fn bare_cold(program: &Path, root: &Path, method: &str, file: &str, line: 
         started_message: None,
         settle: Duration::ZERO,
         own_dir_env: Vec::new(),
+        ready_probe: None,
     })
     .await
     .unwrap();

@@ -47,6 +47,38 @@ pub struct CheckerSpec {
     pub env: BTreeMap<String, String>,
 }
 
+/// A command whose answer proves the server ready (see
+/// [`ServerEntry::ready_probe`]). In `arguments`, the string `{file}`
+/// stands for the path of a document open in the server.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadyProbe {
+    pub command: String,
+    #[serde(default)]
+    pub arguments: Vec<Value>,
+}
+
+impl ReadyProbe {
+    /// The `workspace/executeCommand` parameters for the open `file`.
+    pub fn params(&self, file: &Path) -> Value {
+        fn fill(v: &Value, file: &str) -> Value {
+            match v {
+                Value::String(s) if s == "{file}" => Value::String(file.to_string()),
+                Value::Array(a) => Value::Array(a.iter().map(|v| fill(v, file)).collect()),
+                Value::Object(o) => {
+                    Value::Object(o.iter().map(|(k, v)| (k.clone(), fill(v, file))).collect())
+                }
+                other => other.clone(),
+            }
+        }
+        let file = file.to_string_lossy();
+        serde_json::json!({
+            "command": self.command,
+            "arguments": self.arguments.iter().map(|a| fill(a, &file)).collect::<Vec<_>>(),
+        })
+    }
+}
+
 /// How the root is chosen among the markers found walking up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -134,6 +166,13 @@ pub struct ServerEntry {
     /// otherwise, which the end of one run would stop under another run).
     #[serde(default)]
     pub own_dir_env: Vec<String>,
+    /// A `workspace/executeCommand` the server answers only once it has
+    /// loaded the project of an open file: while a fresh server has not
+    /// reported progress, its answer proves it ready, so a server that
+    /// reports no progress for this project (tsserver on a folder with no
+    /// tsconfig.json) is not waited on for the whole index wait.
+    #[serde(default)]
+    pub ready_probe: Option<ReadyProbe>,
     /// This server's memory ceiling in MiB (see
     /// [`crate::CatalogConfig::memory_ceiling_mb`]).
     #[serde(default)]

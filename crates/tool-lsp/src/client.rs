@@ -211,6 +211,9 @@ pub struct StartSpec {
     /// Environment variables set to a new folder of this server process's
     /// own (see [`crate::ServerEntry::own_dir_env`]).
     pub own_dir_env: Vec<String>,
+    /// A command whose answer proves the server ready (see
+    /// [`crate::ServerEntry::ready_probe`]).
+    pub ready_probe: Option<crate::catalog::ReadyProbe>,
 }
 
 /// A running language server and our session with it.
@@ -236,6 +239,7 @@ pub struct LspClient {
     /// [`crate::ServerEntry::own_dir_env`]), removed after the server is
     /// killed.
     _own_dir: Option<tool_core::scratch::ScratchDir>,
+    ready_probe: Option<crate::catalog::ReadyProbe>,
 }
 
 impl std::fmt::Debug for LspClient {
@@ -451,6 +455,7 @@ impl LspClient {
             first_open: Mutex::default(),
             settle: spec.settle,
             _own_dir: own_dir,
+            ready_probe: spec.ready_probe.clone(),
         };
         let params = initialize_params(&spec, &root_uri, &client.shared.root_name);
         let result = client
@@ -591,11 +596,30 @@ impl LspClient {
             .unwrap_or(self.started)
             .max(self.started);
         let settle_until = tokio::time::Instant::from_std(since + self.settle);
-        while !self.shared.activity.lock().expect("activity").ever_reported
+        // The ready probe's answer ends the grace period as progress does.
+        let probe = async {
+            let file = self.docs.lock().await.keys().next().cloned();
+            let path = file.and_then(|uri| url::Url::parse(&uri).ok()?.to_file_path().ok());
+            match (&self.ready_probe, path) {
+                (Some(probe), Some(path)) => {
+                    let _ = self
+                        .request("workspace/executeCommand", probe.params(&path), bound)
+                        .await;
+                }
+                _ => std::future::pending().await,
+            }
+        };
+        tokio::pin!(probe);
+        let mut probed = false;
+        while !probed
+            && !self.shared.activity.lock().expect("activity").ever_reported
             && tokio::time::Instant::now() < settle_until.min(deadline)
             && self.gone().is_none()
         {
-            let _ = tokio::time::timeout_at(settle_until.min(deadline), seq.changed()).await;
+            tokio::select! {
+                _ = tokio::time::timeout_at(settle_until.min(deadline), seq.changed()) => {}
+                _ = &mut probe => probed = true,
+            }
         }
         loop {
             if self.gone().is_some() {

@@ -434,6 +434,7 @@ impl LspSupervisor {
                     .unwrap_or(Duration::ZERO)
             },
             own_dir_env: slot.entry.own_dir_env.clone(),
+            ready_probe: slot.entry.ready_probe.clone(),
         };
         match LspClient::start(spec).await {
             Ok(c) => {

@@ -481,6 +481,64 @@ async fn biome_runs_beside_typescript_merged_and_labelled() {
         app.ts:2:14 error [2322] Type 'string' is not assignable to type 'number'. (typescript)"#]].assert_eq(&out);
 }
 
+/// eslint beside typescript-language-server on a JavaScript file: the
+/// server loads the eslint library from the project's node_modules (here a
+/// link to the fixtures' npm folder, as an installed project has it) and
+/// its flat config; its problem comes merged and labelled, without waiting
+/// out the index wait for tsserver (no tsconfig.json: no progress).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eslint_runs_beside_typescript_merged_and_labelled() {
+    if tool_core::fixtures::require(&["typescript-language-server"]).is_none()
+        || tool_core::fixtures::require(&["vscode-eslint-language-server"]).is_none()
+    {
+        return;
+    }
+    let modules = tool_core::fixtures::dir().join("npm/node_modules");
+    assert!(
+        modules.join("eslint/package.json").is_file(),
+        "the eslint library is not installed: cargo xtask fixtures"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&modules, dir.path().join("node_modules")).unwrap();
+    for (path, text) in [
+        (
+            "package.json",
+            "{\"name\": \"lint-me\", \"type\": \"module\"}\n",
+        ),
+        (
+            "eslint.config.js",
+            "export default [{ rules: { \"no-debugger\": \"error\" } }];\n",
+        ),
+        ("app.js", "debugger;\nexport const n = 1;\n"),
+    ] {
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    // tsserver reports no progress for a folder without tsconfig.json: its
+    // ready probe, not the index wait (5 min here; it was waited out whole
+    // before, 60 s by default), ends the wait for it.
+    let config = CatalogConfig {
+        diagnostics_wait_ms: Some(30_000),
+        index_wait_ms: Some(300_000),
+        ..CatalogConfig::default()
+    };
+    let run = Run::with_binding(dir, LspBinding::new(config));
+    let started = std::time::Instant::now();
+    let out = run
+        .call("lsp", json!({"op": "diagnostics", "file": "app.js"}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(120),
+        "waited {took:?}: the index wait, not the ready probe"
+    );
+    expect_test::expect![[r#"
+        lsp diagnostics  app.js (typescript + eslint) — 1 error, 0 warnings
+        app.js:1:1 error [no-debugger] Unexpected 'debugger' statement. (eslint)"#]]
+    .assert_eq(&out);
+    run.finish().await;
+}
+
 /// biome's `lsp-proxy` joins a daemon found by a socket in the user's cache
 /// folder, and the end of a run stops the daemon with the run's processes.
 /// Each start of biome gets a cache folder of its own, so a run that ends
