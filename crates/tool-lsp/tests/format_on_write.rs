@@ -235,3 +235,48 @@ async fn go_is_formatted_by_gopls() {
     .assert_eq(&out);
     run.finish().await;
 }
+
+/// A project config (the checkout's text) naming a formatter command: in an
+/// untrusted workspace it never runs, and the first write of one of its
+/// files says so; trusted, it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_formatter_command_runs_only_in_a_trusted_workspace() {
+    if !python_ready() {
+        return;
+    }
+    let project_layer = || -> CatalogConfig {
+        serde_json::from_value(json!({"format_on_write": {
+            "python": {"command": ["sh", "-c", "touch project-formatter-ran; cat"]}
+        }}))
+        .unwrap()
+    };
+    for trusted in [false, true] {
+        let dir = project(&[PYPROJECT, ("app.py", "x = 1\n")]);
+        let marker = dir.path().join("project-formatter-ran");
+        let config = config(json!({})).then_project(project_layer(), ".agent-tools.toml", trusted);
+        let run = Run::with_binding(dir, LspBinding::new(config));
+        let first = write(&run, "app.py", "x = 2\n").await;
+        let second = write(&run, "app.py", "x = 3\n").await;
+        assert_eq!(run.read("app.py"), "x = 3\n");
+        if trusted {
+            assert!(marker.exists(), "{first}");
+            expect_test::expect![[r#"
+                wrote app.py
+                lsp: format on write: app.py unchanged (sh -c touch project-formatter-ran; cat)
+                lsp: no new errors or warnings in app.py"#]]
+            .assert_eq(&first);
+        } else {
+            assert!(!marker.exists(), "the untrusted project's formatter ran");
+            expect_test::expect![[r#"
+                wrote app.py
+                lsp: .agent-tools.toml format_on_write.python (sh -c touch project-formatter-ran; cat): not run: project config names a command; trust the workspace to use it (--trust-workspace)
+                lsp: no new errors or warnings in app.py"#]]
+            .assert_eq(&first);
+            expect_test::expect![[r#"
+                wrote app.py
+                lsp: no new errors or warnings in app.py"#]]
+            .assert_eq(&second);
+        }
+        run.finish().await;
+    }
+}
