@@ -142,6 +142,12 @@ impl FileFormat {
     /// The line of the tool's answer; `shown`: the file as the model names it.
     pub fn render(&self, shown: &str) -> String {
         let by = &self.by;
+        // What formatted it, when something did.
+        let by_whom = if by.is_empty() {
+            String::new()
+        } else {
+            format!(" ({by})")
+        };
         match &self.outcome {
             Outcome::Formatted { lines: (a, b) } => {
                 let lines = if a == b {
@@ -153,10 +159,10 @@ impl FileFormat {
                     "lsp: format on write: {shown} formatted by {by} ({lines} differ from what you wrote; read it before editing it again)"
                 )
             }
-            Outcome::Unchanged => format!("lsp: format on write: {shown} unchanged ({by})"),
+            Outcome::Unchanged => format!("lsp: format on write: {shown} unchanged{by_whom}"),
             Outcome::Failed(why) => {
                 format!(
-                    "lsp: format on write: {shown} failed ({by}): {why}; the file stays as written"
+                    "lsp: format on write: {shown} failed{by_whom}: {why}; the file stays as written"
                 )
             }
             Outcome::NotFormatted(why) => {
@@ -189,7 +195,7 @@ pub(crate) async fn format_file(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {
             return Some(FileFormat {
-                by: "-".into(),
+                by: String::new(),
                 outcome: Outcome::Failed(format!("cannot read it: {e}")),
                 server_before: None,
             })

@@ -883,10 +883,12 @@ impl DiagnosticsOnWrite {
             else {
                 continue;
             };
-            let line = done.render(&self.sup.rel(p));
-            let standing = matches!(done.outcome, Outcome::NotFormatted(_));
-            if !standing || self.ledger.first_time(&line) {
-                out.push_text(line);
+            let said = match &done.outcome {
+                Outcome::NotFormatted(why) => self.ledger.first_time(&format!("format: {why}")),
+                _ => true,
+            };
+            if said {
+                out.push_text(done.render(&self.sup.rel(p)));
             }
             formats[i] = Some(done);
         }

@@ -204,10 +204,12 @@ async fn a_server_without_a_formatter_is_named_once() {
         lsp: format on write: app.py not formatted: python (basedpyright-langserver --stdio) has no formatter; name a formatter command in [lsp.format_on_write]
         lsp: no new errors or warnings in app.py"#]]
     .assert_eq(&out);
-    let out = write(&run, "app.py", "x=2\n").await;
+    // Said once per run, not once per file.
+    let out = write(&run, "b.py", "y=2\n").await;
+    assert_eq!(run.read("b.py"), "y=2\n");
     expect_test::expect![[r#"
-        wrote app.py
-        lsp: no new errors or warnings in app.py"#]]
+        wrote b.py
+        lsp: no new errors or warnings in b.py"#]]
     .assert_eq(&out);
     run.finish().await;
 }
@@ -279,4 +281,65 @@ async fn a_project_formatter_command_runs_only_in_a_trusted_workspace() {
         }
         run.finish().await;
     }
+}
+
+/// TypeScript: typescript-language-server formats with the file's own
+/// indentation (2 spaces here); prettier as a command finds the file's
+/// kind from `{file}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_is_formatted_by_its_server_or_by_prettier() {
+    if tool_core::fixtures::require(&["typescript-language-server"]).is_none()
+        || tool_core::fixtures::require(&["prettier"]).is_none()
+    {
+        return;
+    }
+    let written = "export function f( x:number ):number {\n  if (x>1) {\n      return x*2\n  }\n  return x;\n}\n";
+    let files = [
+        (
+            "tsconfig.json",
+            "{\"compilerOptions\": {\"strict\": true}}\n",
+        ),
+        ("app.ts", "export {};\n"),
+    ];
+    let run = Run::with_binding(
+        project(&files),
+        LspBinding::new(config(json!({"typescript": true}))),
+    );
+    let out = write(&run, "app.ts", written).await;
+    expect_test::expect![[r#"
+        export function f(x: number): number {
+          if (x > 1) {
+            return x * 2
+          }
+          return x;
+        }
+    "#]]
+    .assert_eq(&run.read("app.ts"));
+    expect_test::expect![[r#"
+        wrote app.ts
+        lsp: format on write: app.ts formatted by typescript (lines 1-3 differ from what you wrote; read it before editing it again)
+        lsp: no new errors or warnings in app.ts"#]].assert_eq(&out);
+    run.finish().await;
+
+    let run = Run::with_binding(
+        project(&files),
+        LspBinding::new(config(json!({
+            "typescript": {"command": ["prettier", "--stdin-filepath", "{file}"]}
+        }))),
+    );
+    let out = write(&run, "app.ts", written).await;
+    expect_test::expect![[r#"
+        export function f(x: number): number {
+          if (x > 1) {
+            return x * 2;
+          }
+          return x;
+        }
+    "#]]
+    .assert_eq(&run.read("app.ts"));
+    expect_test::expect![[r#"
+        wrote app.ts
+        lsp: format on write: app.ts formatted by prettier --stdin-filepath app.ts (lines 1-3 differ from what you wrote; read it before editing it again)
+        lsp: no new errors or warnings in app.ts"#]].assert_eq(&out);
+    run.finish().await;
 }
