@@ -122,6 +122,9 @@ pub enum Outcome {
     Unchanged,
     /// Formatting went wrong; the file stays as written.
     Failed(String),
+    /// The file changed on disk while it was formatted (another writer):
+    /// left as that writer made it.
+    ChangedMeanwhile,
     /// No formatter for the file (a standing reason, said once per run).
     NotFormatted(String),
 }
@@ -165,6 +168,9 @@ impl FileFormat {
                     "lsp: format on write: {shown} failed{by_whom}: {why}; the file stays as written"
                 )
             }
+            Outcome::ChangedMeanwhile => format!(
+                "lsp: format on write: {shown} failed{by_whom}: {CHANGED_MEANWHILE}; it is left as it is now, not formatted"
+            ),
             Outcome::NotFormatted(why) => {
                 format!("lsp: format on write: {shown} not formatted: {why}")
             }
@@ -177,6 +183,7 @@ impl FileFormat {
             Outcome::Formatted { .. } => "formatted".into(),
             Outcome::Unchanged => "unchanged".into(),
             Outcome::Failed(why) | Outcome::NotFormatted(why) => format!("failed: {why}"),
+            Outcome::ChangedMeanwhile => format!("failed: {CHANGED_MEANWHILE}"),
         }
     }
 }
@@ -230,9 +237,10 @@ pub(crate) async fn format_file(
         Err(why) => Outcome::Failed(why),
         Ok(text) if text == written => Outcome::Unchanged,
         Ok(text) => match write_back(sup, path, &written, &text) {
-            Ok(()) => Outcome::Formatted {
+            Ok(true) => Outcome::Formatted {
                 lines: changed_lines(&written, &text),
             },
+            Ok(false) => Outcome::ChangedMeanwhile,
             Err(why) => Outcome::Failed(why),
         },
     };
@@ -243,22 +251,25 @@ pub(crate) async fn format_file(
     })
 }
 
-/// Replace the file with its formatted text, unless it no longer holds
-/// what was formatted (another writer came between).
+const CHANGED_MEANWHILE: &str = "the file changed while it was formatted";
+
+/// Replace the file with its formatted text (`true`), unless it no longer
+/// holds what was formatted (`false`: another writer came between).
 fn write_back(
     sup: &LspSupervisor,
     path: &Path,
     written: &str,
     formatted: &str,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let ws = sup.workspace();
     match read_document(ws, path) {
         Ok(now) if now == written => {}
-        Ok(_) => return Err("the file changed while it was formatted".into()),
+        Ok(_) => return Ok(false),
         Err(e) => return Err(format!("cannot read it again: {e}")),
     }
     ws.dir()
         .write(path, formatted.as_bytes())
+        .map(|()| true)
         .map_err(|e| format!("cannot write the formatted text: {e}"))
 }
 

@@ -131,8 +131,23 @@ async fn a_formatter_command_formats_and_one_that_fails_keeps_the_write() {
         "python": {"command": ["ruff", "format", "--stdin-filename", "{file}", "-"]}
     })));
     let run = Run::with_binding(dir, binding);
+    let mode = |run: &Run| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(run.root.join("app.py"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    std::fs::set_permissions(
+        run.root.join("app.py"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o751),
+    )
+    .unwrap();
     let out = write(&run, "app.py", UNFORMATTED_PY).await;
     assert_eq!(run.read("app.py"), FORMATTED_PY);
+    // Written back in place of the file: its permissions are kept.
+    assert_eq!(mode(&run), 0o751);
     expect_test::expect![[r#"
         wrote app.py
         lsp: format on write: app.py formatted by ruff format --stdin-filename app.py - (lines 1-5 differ from what you wrote; read it before editing it again)
@@ -182,6 +197,27 @@ async fn a_formatter_command_formats_and_one_that_fails_keeps_the_write() {
         lsp: format on write: app.py failed (true): it printed nothing (a formatter command reads the file on stdin and prints all of it formatted); the file stays as written
         lsp: no new errors or warnings in app.py"#]]
     .assert_eq(&out);
+    run.finish().await;
+}
+
+/// The formatted text goes back only over the text that was formatted: a
+/// file changed by someone else meanwhile is left as they made it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_changed_while_it_was_formatted_is_not_overwritten() {
+    if !python_ready() {
+        return;
+    }
+    let dir = project(&[PYPROJECT, ("app.py", "x = 1\n")]);
+    let binding = LspBinding::new(config(json!({"python": {"command": [
+        "sh", "-c", "sed 's/x=1/x = 1/'; echo '# theirs' >> {file}"
+    ]}})));
+    let run = Run::with_binding(dir, binding);
+    let out = write(&run, "app.py", "x=1\n").await;
+    assert_eq!(run.read("app.py"), "x=1\n# theirs\n");
+    expect_test::expect![[r#"
+        wrote app.py
+        lsp: format on write: app.py failed (sh -c sed 's/x=1/x = 1/'; echo '# theirs' >> app.py): the file changed while it was formatted; it is left as it is now, not formatted
+        lsp: no new errors or warnings in app.py"#]].assert_eq(&out);
     run.finish().await;
 }
 
