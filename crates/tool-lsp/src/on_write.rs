@@ -719,6 +719,19 @@ impl Tool for DiagnosticsOnWrite {
         spec.description.push_str(
             "\nAfter a successful call, errors and warnings the language server newly reports for the written files are appended.",
         );
+        let formatted: Vec<&str> = self
+            .format
+            .iter()
+            .flat_map(|f| f.settings.iter())
+            .filter(|(_, s)| s.enabled)
+            .map(|(language, _)| language.as_str())
+            .collect();
+        if !formatted.is_empty() {
+            spec.description.push_str(&format!(
+                " Files in {} are formatted first (format on write): the file on disk may then differ from what you wrote, and the answer says so.",
+                formatted.join(", ")
+            ));
+        }
         spec
     }
 

@@ -52,6 +52,20 @@ async fn python_is_formatted_by_ruff_before_its_diagnostics_are_judged() {
     }
     let dir = project(&[PYPROJECT, ("app.py", "x = 1\n")]);
     let run = Run::with_binding(dir, LspBinding::new(config(json!({"python": true}))));
+    // The model is told before its first write.
+    let spec = run
+        .registry
+        .specs(Surface::new(Tier::Exec))
+        .into_iter()
+        .find(|s| s.name == "write")
+        .unwrap();
+    assert!(
+        spec.description.ends_with(
+            " Files in python are formatted first (format on write): the file on disk may then differ from what you wrote, and the answer says so."
+        ),
+        "{}",
+        spec.description
+    );
     let out = write(&run, "app.py", UNFORMATTED_PY).await;
     assert_eq!(run.read("app.py"), FORMATTED_PY);
     // The error is placed in the formatted text (line 5, not 3).
