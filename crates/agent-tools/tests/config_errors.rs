@@ -27,7 +27,15 @@ fn stderr(out: &Output) -> String {
 const CASES: &[(&str, &str)] = &[
     (
         "[lsp]\nrequest_timout_ms = 5\n",
-        "[lsp] request_timout_ms = 5: unknown field `request_timout_ms`, expected one of `servers`, `disable`, `request_timeout_ms`, `index_wait_ms`, `diagnostics_wait_ms`, `idle_timeout_ms`, `memory_ceiling_mb`, `warm_up`",
+        "[lsp] request_timout_ms = 5: unknown field `request_timout_ms`, expected one of `servers`, `disable`, `request_timeout_ms`, `index_wait_ms`, `diagnostics_wait_ms`, `idle_timeout_ms`, `memory_ceiling_mb`, `warm_up`, `format_on_write`",
+    ),
+    (
+        "[lsp.format_on_write]\npython = { comand = [\"ruff\", \"format\", \"-\"] }\n",
+        "[lsp] format_on_write.python.comand: unknown field `comand`, expected one of `enabled`, `command`, `server`, `timeout_ms`",
+    ),
+    (
+        "[lsp.format_on_write]\npython = \"yes\"\n",
+        "[lsp] format_on_write.python = \"yes\": invalid type: string \"yes\", expected true, false or a table with `command`, `server`, `timeout_ms`",
     ),
     (
         "[lsp]\nrequest_timeout_ms = \"soon\"\n",

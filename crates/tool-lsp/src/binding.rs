@@ -2,10 +2,13 @@
 //! `lsp_rename` into the registry, wraps the harness's write tools (and
 //! `resolve`, which writes staged changes) with diagnostics on write, and
 //! sets the run's preview hook: the diagnostics delta of staged changes.
+//! The harness's own write tools (not `resolve` or `lsp_code_action`, whose
+//! previews showed the exact text) also format on write where the config
+//! turns it on.
 
 use crate::catalog::{self, Catalog, Resolution, Role};
 use crate::config::CatalogConfig;
-use crate::on_write::{self, DiagnosticsOnWrite, RunLedger, TouchedPaths};
+use crate::on_write::{self, DiagnosticsOnWrite, FormatOnWrite, RunLedger, TouchedPaths};
 use crate::preview::ServerPreview;
 use crate::supervisor::{LspSupervisor, Timeouts};
 use crate::tools::{LspCodeActionTool, LspRenameTool, LspTool};
@@ -144,6 +147,11 @@ impl Binding for LspBinding {
         let sup = self.supervisor_for(run);
         self.ledger.set_notice_board(registry.notices());
         sup.set_notice_board(registry.notices());
+        let format = Arc::new(FormatOnWrite {
+            settings: self.config.format_on_write.clone(),
+            untrusted: self.config.untrusted_formatters.clone(),
+        });
+        let harness_writes: Vec<&str> = write_tools().into_iter().map(|(n, _)| n).collect();
         let mut tools = write_tools();
         tools.push(("resolve", resolved_paths(self.staging_link())));
         // A staged action writes nothing: the preview carries its delta.
@@ -158,8 +166,13 @@ impl Binding for LspBinding {
         for (name, touched) in tools {
             if registry.contains(name) {
                 let (sup, ledger) = (sup.clone(), self.ledger.clone());
+                let format = harness_writes.contains(&name).then(|| format.clone());
                 registry.wrap(name, move |inner| {
-                    Arc::new(DiagnosticsOnWrite::new(inner, sup, ledger, touched))
+                    let wrapped = DiagnosticsOnWrite::new(inner, sup, ledger, touched);
+                    Arc::new(match format {
+                        Some(f) => wrapped.with_format(f),
+                        None => wrapped,
+                    })
                 })?;
             }
         }
@@ -221,6 +234,12 @@ impl Binding for LspBinding {
             })
             .chain(
                 cat.untrusted()
+                    .iter()
+                    .map(|u| format!("lsp {}", u.notice())),
+            )
+            .chain(
+                self.config
+                    .untrusted_formatters
                     .iter()
                     .map(|u| format!("lsp {}", u.notice())),
             )

@@ -924,6 +924,7 @@ fn initialize_params(spec: &StartSpec, root_uri: &str, root_name: &str) -> Value
                     "isPreferredSupport": true,
                 },
                 "rename": {"prepareSupport": true},
+                "formatting": {"dynamicRegistration": false},
                 "callHierarchy": {"dynamicRegistration": false},
                 "typeHierarchy": {"dynamicRegistration": false},
                 "signatureHelp": {"signatureInformation": {"activeParameterSupport": true,

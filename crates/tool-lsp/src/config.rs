@@ -11,11 +11,16 @@
 //! project entry whose command lines (server or checker) differ from the
 //! entry in effect is kept only when the workspace is trusted; otherwise it
 //! is set aside in [`CatalogConfig::untrusted`], which `status`, `doctor` and
-//! a call for one of its files report — it is never run.
+//! a call for one of its files report — it is never run. The same holds for
+//! a project's `[lsp.format_on_write]` formatter command (see
+//! [`crate::format_on_write`]): kept only in a trusted workspace, else set
+//! aside in [`CatalogConfig::untrusted_formatters`].
 
 use crate::catalog::{Catalog, ServerEntry};
+use crate::format_on_write::FormatSetting;
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// One layer's changes to the catalog (the `[lsp]` config section), or the
 /// fold of a run's layers.
@@ -50,10 +55,42 @@ pub struct CatalogConfig {
     /// the root's servers as it binds (default true).
     #[serde(default)]
     pub warm_up: Option<bool>,
+    /// Format on write, per LSP language id (`python = true`, or a table
+    /// naming a `command` or a `server`); off for a language not named.
+    #[serde(default)]
+    pub format_on_write: BTreeMap<String, FormatSetting>,
     /// Project entries naming a command, not used because the workspace is
     /// not trusted.
     #[serde(skip)]
     pub untrusted: Vec<Untrusted>,
+    /// Project formatter commands, not used because the workspace is not
+    /// trusted.
+    #[serde(skip)]
+    pub untrusted_formatters: Vec<UntrustedFormatter>,
+}
+
+/// A project config's `[lsp.format_on_write]` entry naming a command, set
+/// aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UntrustedFormatter {
+    /// The LSP language id it is for.
+    pub language: String,
+    pub command: Vec<String>,
+    /// The project config file, as shown to the model.
+    pub source: String,
+}
+
+impl UntrustedFormatter {
+    /// The notice `doctor` and the first write of one of its files give.
+    pub fn notice(&self) -> String {
+        format!(
+            "{} format_on_write.{} ({}): not run: project config names a command; trust the workspace to use it \
+             (--trust-workspace)",
+            self.source,
+            self.language,
+            self.command.join(" ")
+        )
+    }
 }
 
 /// A project config's entry that names a command, set aside.
@@ -112,7 +149,10 @@ impl CatalogConfig {
         self.idle_timeout_ms = later.idle_timeout_ms.or(self.idle_timeout_ms);
         self.warm_up = later.warm_up.or(self.warm_up);
         self.memory_ceiling_mb = later.memory_ceiling_mb.or(self.memory_ceiling_mb);
+        // Per language, the later setting replaces the earlier one whole.
+        self.format_on_write.extend(later.format_on_write);
         self.untrusted.extend(later.untrusted);
+        self.untrusted_formatters.extend(later.untrusted_formatters);
         self
     }
 
@@ -136,6 +176,27 @@ impl CatalogConfig {
                     entry,
                     source: source.to_string(),
                 }));
+            // A formatter command is kept only when the layers below
+            // already run the same one for that language.
+            let formatters = std::mem::take(&mut project.format_on_write);
+            for (language, setting) in formatters {
+                let current = self
+                    .format_on_write
+                    .get(&language)
+                    .and_then(|s| s.command.as_ref());
+                match &setting.command {
+                    Some(command) if Some(command) != current => {
+                        project.untrusted_formatters.push(UntrustedFormatter {
+                            language,
+                            command: command.clone(),
+                            source: source.to_string(),
+                        });
+                    }
+                    _ => {
+                        project.format_on_write.insert(language, setting);
+                    }
+                }
+            }
         }
         self.then(project)
     }
@@ -235,9 +296,55 @@ mod tests {
         assert!(cat.get("evil").is_none());
 
         let trusted = CatalogConfig::default().then_project(project(), ".agent-tools.toml", true);
+        assert!(trusted.untrusted_formatters.is_empty());
         assert!(trusted.untrusted.is_empty());
         let cat = Catalog::with_config(&trusted);
         assert_eq!(cat.get("python").unwrap().commands, [["./evil"]]);
         assert!(cat.get("evil").is_some());
+    }
+
+    #[test]
+    fn format_on_write_is_per_language_later_layers_win_and_an_untrusted_project_names_no_command()
+    {
+        let user = layer(json!({"format_on_write": {
+            "python": true,
+            "go": {"command": ["gofmt"]},
+            "c": {"server": "c"}
+        }}));
+        let harness = layer(json!({"format_on_write": {"c": false}}));
+        let cfg = user.then(harness);
+        let shown = |cfg: &CatalogConfig| format!("{:?}", cfg.format_on_write);
+        expect_test::expect![[r#"{"c": FormatSetting { enabled: false, command: None, server: None, timeout_ms: None }, "go": FormatSetting { enabled: true, command: Some(["gofmt"]), server: None, timeout_ms: None }, "python": FormatSetting { enabled: true, command: None, server: None, timeout_ms: None }}"#]]
+        .assert_eq(&shown(&cfg));
+
+        let project = || {
+            layer(json!({"format_on_write": {
+                // The same command as in effect, and no command at all: kept.
+                "go": {"command": ["gofmt"], "timeout_ms": 500},
+                "typescript": true,
+                // A new command: set aside.
+                "python": {"command": ["sh", "-c", "touch M"]}
+            }}))
+        };
+        let untrusted = cfg
+            .clone()
+            .then_project(project(), ".agent-tools.toml", false);
+        expect_test::expect![[r#"{"c": FormatSetting { enabled: false, command: None, server: None, timeout_ms: None }, "go": FormatSetting { enabled: true, command: Some(["gofmt"]), server: None, timeout_ms: Some(500) }, "python": FormatSetting { enabled: true, command: None, server: None, timeout_ms: None }, "typescript": FormatSetting { enabled: true, command: None, server: None, timeout_ms: None }}"#]]
+        .assert_eq(&shown(&untrusted));
+        let notices: Vec<String> = untrusted
+            .untrusted_formatters
+            .iter()
+            .map(UntrustedFormatter::notice)
+            .collect();
+        expect_test::expect![[r#"
+            .agent-tools.toml format_on_write.python (sh -c touch M): not run: project config names a command; trust the workspace to use it (--trust-workspace)"#]]
+        .assert_eq(&notices.join("\n"));
+
+        let trusted = cfg.then_project(project(), ".agent-tools.toml", true);
+        assert!(trusted.untrusted_formatters.is_empty());
+        assert_eq!(
+            trusted.format_on_write["python"].command,
+            Some(vec!["sh".into(), "-c".into(), "touch M".into()])
+        );
     }
 }

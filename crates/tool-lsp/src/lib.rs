@@ -22,7 +22,8 @@
 //! ledger), [`checker`] (project checkers), [`glob_diagnostics`] (a glob's files), [`rename`] (with
 //! [`identifier`], the new name's check, and
 //! [`mentions`], the files it must reach), [`file_move`] (moves of files
-//! and folders), [`on_write`], [`preview`] (the
+//! and folders), [`on_write`] (with
+//! [`format_on_write`]), [`preview`] (the
 //! diagnostics delta of a staged change),
 //! [`code_action`] (applying one), [`tools`] and [`binding`].
 
@@ -37,6 +38,7 @@ pub mod diagnostics;
 pub mod enclosing;
 pub mod file_move;
 pub mod format;
+pub mod format_on_write;
 pub mod glob_diagnostics;
 pub mod hierarchy;
 pub mod identifier;
@@ -56,7 +58,7 @@ pub use binding::LspBinding;
 pub use catalog::{Catalog, ServerEntry};
 pub use config::CatalogConfig;
 pub use diagnostics::DiagnosticLedger;
-pub use on_write::{DiagnosticsOnWrite, RunLedger, TouchedPaths};
+pub use on_write::{DiagnosticsOnWrite, FormatOnWrite, RunLedger, TouchedPaths};
 pub use position::PositionEncoding;
 pub use supervisor::{LspSupervisor, Timeouts};
 pub use tools::{LspCodeActionTool, LspRenameTool, LspTool};

@@ -11,12 +11,19 @@
 //! waits for a language server. The baseline of a file the run has not
 //! written before is the text read just before the call, sent to the server
 //! after the write succeeded.
+//!
+//! With format on write on for a file's language (see
+//! [`crate::format_on_write`]), the written file is formatted after the
+//! baselines are taken and before its diagnostics are judged, so they are
+//! the formatted text's; the answer says formatted, unchanged or failed.
 
 use crate::client::{file_uri, OpenDoc};
+use crate::config::UntrustedFormatter;
 use crate::diagnostics::{self, DiagLine, DiagnosticLedger, Labelled, NotReady};
+use crate::format_on_write::{self, FileFormat, FormatSetting, Outcome};
 use crate::supervisor::{LspSupervisor, ServerSlot, Target};
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -112,10 +119,28 @@ struct Checked {
 }
 
 /// Why a check of one written file has no answer.
-enum Unchecked {
+pub(crate) enum Unchecked {
     /// The bound ran out; the wait goes on in the background.
     Pending(String),
     Failed(String),
+}
+
+impl Unchecked {
+    pub(crate) fn reason(&self) -> &str {
+        match self {
+            Unchecked::Pending(why) | Unchecked::Failed(why) => why,
+        }
+    }
+}
+
+/// Which languages are formatted on write, and how (`[lsp.format_on_write]`).
+#[derive(Debug, Clone, Default)]
+pub struct FormatOnWrite {
+    /// Per LSP language id.
+    pub settings: BTreeMap<String, FormatSetting>,
+    /// Project formatter commands not used (the workspace is not trusted):
+    /// said on the first write of one of their files.
+    pub untrusted: Vec<UntrustedFormatter>,
 }
 
 /// A write tool whose successful calls report newly introduced diagnostics.
@@ -125,6 +150,7 @@ pub struct DiagnosticsOnWrite {
     ledger: Arc<RunLedger>,
     touched: TouchedPaths,
     limits: ReportLimits,
+    format: Option<Arc<FormatOnWrite>>,
 }
 
 impl DiagnosticsOnWrite {
@@ -140,7 +166,15 @@ impl DiagnosticsOnWrite {
             ledger,
             touched,
             limits: ReportLimits::default(),
+            format: None,
         }
+    }
+
+    /// Format the written files of the languages `format` names before
+    /// their diagnostics are judged.
+    pub fn with_format(mut self, format: Arc<FormatOnWrite>) -> Self {
+        self.format = Some(format);
+        self
     }
 
     pub fn with_limits(mut self, limits: ReportLimits) -> Self {
@@ -161,7 +195,9 @@ impl DiagnosticsOnWrite {
 
     /// One server's diagnostics of the file: of `text` when given (the
     /// baseline, the content before the write; `call_started`: when the
-    /// write began), else of the file on disk (after it, saved).
+    /// write began), else of the file on disk (after it, saved). `prior`:
+    /// the text the server had before this write, when formatting has sent
+    /// it the unformatted one since.
     async fn current(
         &self,
         checker: &Checker,
@@ -169,6 +205,7 @@ impl DiagnosticsOnWrite {
         text: Option<String>,
         call_started: Option<Instant>,
         check_missing_before: bool,
+        prior: Option<Option<String>>,
     ) -> Result<Checked, Unchecked> {
         let target = checker.target(&self.sup).await?;
         let client = &target.client;
@@ -184,7 +221,10 @@ impl DiagnosticsOnWrite {
         };
         // The text the server had before this write (read before the
         // re-sync below sends it the written one).
-        let before = client.doc(&uri).await.map(|d| d.text);
+        let before = match prior {
+            Some(prior) => prior,
+            None => client.doc(&uri).await.map(|d| d.text),
+        };
         if save {
             client.resync_open().await;
         }
@@ -347,6 +387,7 @@ impl DiagnosticsOnWrite {
         checkers: &[Checker],
         no_baseline: &HashSet<String>,
         check_missing: &HashSet<String>,
+        server_before: Option<&(String, Option<String>)>,
     ) -> (Option<String>, Vec<Labelled>) {
         let shown = self.sup.rel(path);
         if !path.exists() {
@@ -358,12 +399,16 @@ impl DiagnosticsOnWrite {
             return (None, Vec::new());
         }
         let answers = futures::future::join_all(checkers.iter().map(|checker| {
+            let prior = server_before
+                .filter(|(id, _)| *id == checker.id)
+                .map(|(_, before)| before.clone());
             self.current(
                 checker,
                 path,
                 None,
                 None,
                 check_missing.contains(&checker.id),
+                prior,
             )
         }))
         .await;
@@ -465,7 +510,7 @@ impl DiagnosticsOnWrite {
 /// beside it. Each has its own baseline in the ledger, under its id.
 pub(crate) struct Checker {
     /// The catalog entry's id: the ledger's key beside the path.
-    id: String,
+    pub(crate) id: String,
     /// `(id)` after each of its lines when the file has several checkers.
     label: String,
     /// Its slot and the file's language id there, or why it has none.
@@ -503,7 +548,7 @@ impl Checker {
     }
 
     /// Its running server, started if need be.
-    async fn target(&self, sup: &LspSupervisor) -> Result<Target, Unchecked> {
+    pub(crate) async fn target(&self, sup: &LspSupervisor) -> Result<Target, Unchecked> {
         let (slot, language_id) = self.slot.clone().map_err(Unchecked::Failed)?;
         let client = sup
             .ensure_running(&slot)
@@ -674,6 +719,19 @@ impl Tool for DiagnosticsOnWrite {
         spec.description.push_str(
             "\nAfter a successful call, errors and warnings the language server newly reports for the written files are appended.",
         );
+        let formatted: Vec<&str> = self
+            .format
+            .iter()
+            .flat_map(|f| f.settings.iter())
+            .filter(|(_, s)| s.enabled)
+            .map(|(language, _)| language.as_str())
+            .collect();
+        if !formatted.is_empty() {
+            spec.description.push_str(&format!(
+                " Files in {} are formatted first (format on write): the file on disk may then differ from what you wrote, and the answer says so.",
+                formatted.join(", ")
+            ));
+        }
         spec
     }
 
@@ -733,7 +791,7 @@ impl Tool for DiagnosticsOnWrite {
                     match before {
                         None => Some((Vec::new(), false)),
                         Some(text) => self
-                            .current(c, p, Some(text), Some(call_started), false)
+                            .current(c, p, Some(text), Some(call_started), false, None)
                             .await
                             .ok()
                             .map(|c| (c.diags, c.check_missing)),
@@ -759,10 +817,18 @@ impl Tool for DiagnosticsOnWrite {
                 }
             }
         }
+        let formats = self.format_files(&files, &mut out).await;
         let mut all_new = Vec::new();
         for (i, (p, checkers)) in files.iter().enumerate() {
+            let server_before = formats[i].as_ref().and_then(|f| f.server_before.as_ref());
             let (text, new) = self
-                .report(p, checkers, &no_baseline[i], &check_missing[i])
+                .report(
+                    p,
+                    checkers,
+                    &no_baseline[i],
+                    &check_missing[i],
+                    server_before,
+                )
                 .await;
             if let Some(t) = text {
                 out.push_text(t);
@@ -779,8 +845,67 @@ impl Tool for DiagnosticsOnWrite {
                         .collect(),
                 ),
             );
+            let formatted: Vec<Value> = files
+                .iter()
+                .zip(&formats)
+                .filter_map(|((p, _), f)| {
+                    let f = f.as_ref()?;
+                    Some(serde_json::json!({
+                        "path": self.sup.rel(p),
+                        "outcome": f.word(),
+                        "by": f.by,
+                    }))
+                })
+                .collect();
+            if self.format.is_some() {
+                obj.insert("format_on_write".into(), Value::Array(formatted));
+            }
         }
         Ok(out)
+    }
+}
+
+impl DiagnosticsOnWrite {
+    /// Format each written file whose language has format on write, and
+    /// say how it went in `out` (a file's line before its diagnostics).
+    /// A standing reason (no formatter, a command not trusted) is said once
+    /// per run.
+    async fn format_files(
+        &self,
+        files: &[(PathBuf, Vec<Checker>)],
+        out: &mut ToolOutput,
+    ) -> Vec<Option<FileFormat>> {
+        let mut formats = vec![None; files.len()];
+        let Some(format) = &self.format else {
+            return formats;
+        };
+        for (i, (p, checkers)) in files.iter().enumerate() {
+            let Some((_, language)) = self.sup.catalog().for_file(p) else {
+                continue;
+            };
+            for u in format.untrusted.iter().filter(|u| u.language == language) {
+                let notice = format!("lsp: {}", u.notice());
+                if self.ledger.first_time(&notice) {
+                    out.push_text(notice);
+                }
+            }
+            let Some(setting) = format.settings.get(&language).filter(|s| s.enabled) else {
+                continue;
+            };
+            let Some(done) = format_on_write::format_file(&self.sup, p, setting, checkers).await
+            else {
+                continue;
+            };
+            let said = match &done.outcome {
+                Outcome::NotFormatted(why) => self.ledger.first_time(&format!("format: {why}")),
+                _ => true,
+            };
+            if said {
+                out.push_text(done.render(&self.sup.rel(p)));
+            }
+            formats[i] = Some(done);
+        }
+        formats
     }
 }
 
