@@ -5,6 +5,7 @@
 
 use crate::catalog::{self, Catalog, Resolution, Role};
 use crate::config::CatalogConfig;
+use crate::file_move::ResolveAnnouncingMoves;
 use crate::on_write::{self, DiagnosticsOnWrite, RunLedger, TouchedPaths};
 use crate::preview::ServerPreview;
 use crate::supervisor::{LspSupervisor, Timeouts};
@@ -144,6 +145,14 @@ impl Binding for LspBinding {
         let sup = self.supervisor_for(run);
         self.ledger.set_notice_board(registry.notices());
         sup.set_notice_board(registry.notices());
+        if registry.contains("resolve") {
+            // Inside diagnostics on write: the servers learn of a move
+            // before the moved files are synced into them.
+            let (sup, link) = (sup.clone(), self.staging_link());
+            registry.wrap("resolve", move |inner| {
+                Arc::new(ResolveAnnouncingMoves::new(inner, sup, link))
+            })?;
+        }
         let mut tools = write_tools();
         tools.push(("resolve", resolved_paths(self.staging_link())));
         // A staged action writes nothing: the preview carries its delta.

@@ -7,7 +7,9 @@
 //! change — edits and move — is one [`tool_core::files::FileTransaction`]:
 //! written entirely, or rolled back entirely. `workspace/didRenameFiles`
 //! follows a written move. With `stage`, the same change is staged for
-//! `resolve` instead.
+//! `resolve` instead, and [`ResolveAnnouncingMoves`] sends
+//! `didRenameFiles` when `resolve` writes it — never at staging, nor for a
+//! change discarded or refused.
 //!
 //! Invariants: the target does not exist and is not inside the source; a
 //! folder holds at most [`MAX_MOVED_FILES`] files, each a regular UTF-8
@@ -23,7 +25,10 @@ use std::sync::Arc;
 use tool_core::files::TransactionError;
 use tool_core::format::plural;
 use tool_core::fs::FileKind;
-use tool_core::{StagingLink, ToolError, ToolOutput, Workspace};
+use tool_core::staging::StagedChange;
+use tool_core::{
+    async_trait, CallContext, StagingLink, Tool, ToolError, ToolOutput, ToolSpec, Workspace,
+};
 
 /// The most files a folder move takes.
 pub const MAX_MOVED_FILES: usize = 1000;
@@ -121,6 +126,112 @@ fn offers_will_rename(client: &LspClient) -> bool {
         .capabilities
         .pointer("/workspace/fileOperations/willRename")
         .is_some_and(|v| !v.is_null())
+}
+
+/// `workspace/didRenameFiles` for written moves, to a server that asks for it.
+fn did_rename(client: &LspClient, files: &[(PathBuf, PathBuf)]) {
+    let asked = client
+        .capabilities
+        .pointer("/workspace/fileOperations/didRename")
+        .is_some_and(|v| !v.is_null());
+    if asked {
+        client.notify("workspace/didRenameFiles", file_renames(files));
+    }
+}
+
+/// The (from, to) pairs of regular files a staged change moves: each file
+/// it deletes at or beneath one of its moves' sources, with its place at
+/// the target.
+pub fn staged_move_pairs(ws: &Workspace, change: &StagedChange) -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for m in &change.moves {
+        let (from, to) = (ws.root().join(&m.from), ws.root().join(&m.to));
+        for f in change.files.iter().filter(|f| f.new.is_none()) {
+            if let Ok(rest) = f.path.strip_prefix(&from) {
+                let target = if rest.as_os_str().is_empty() {
+                    to.clone()
+                } else {
+                    to.join(rest)
+                };
+                out.push((f.path.clone(), target));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Tell the servers of moves `resolve` just wrote: `didRenameFiles` (to
+/// those that ask for it), the old documents closed, and the files gone
+/// and created announced as watched-file events. The moved and edited
+/// files' new texts reach the servers through diagnostics on write, which
+/// wraps `resolve` outside this.
+async fn announce_written_moves(sup: &LspSupervisor, pairs: &[(PathBuf, PathBuf)]) {
+    for (target, files) in servers_for(sup, pairs).await {
+        let client = &target.client;
+        did_rename(client, &files);
+        let mut watched = Vec::new();
+        for (from, to) in &files {
+            client.close(&file_uri(from)).await;
+            watched.push(json!({"uri": file_uri(from), "type": 3}));
+            watched.push(json!({"uri": file_uri(to), "type": 1}));
+        }
+        client.notify(
+            "workspace/didChangeWatchedFiles",
+            json!({"changes": watched}),
+        );
+    }
+}
+
+/// `resolve`, followed by the servers: a change it accepts that moves
+/// files is announced to them as a move written at once is
+/// ([`announce_written_moves`]), and a moved folder left empty is removed.
+pub struct ResolveAnnouncingMoves {
+    inner: Arc<dyn Tool>,
+    sup: Arc<LspSupervisor>,
+    link: StagingLink,
+}
+
+impl ResolveAnnouncingMoves {
+    pub fn new(inner: Arc<dyn Tool>, sup: Arc<LspSupervisor>, link: StagingLink) -> Self {
+        ResolveAnnouncingMoves { inner, sup, link }
+    }
+}
+
+#[async_trait]
+impl Tool for ResolveAnnouncingMoves {
+    fn spec(&self) -> ToolSpec {
+        self.inner.spec()
+    }
+
+    fn describe_call(&self, args: &Value) -> String {
+        self.inner.describe_call(args)
+    }
+
+    async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let accept = args.get("action").and_then(Value::as_str) == Some("accept");
+        let id = args.get("edit_id").and_then(Value::as_str).unwrap_or("");
+        // Read before the call: an accepted change leaves the store.
+        let ws = self.sup.workspace();
+        let change = match self.link.store().and_then(|s| s.staged_change(id.trim())) {
+            Some(change) if accept => change,
+            _ => return self.inner.call(cx, args).await,
+        };
+        let out = self.inner.call(cx, args).await?;
+        // A moved folder is left empty by the write, as at once: removed.
+        for m in &change.moves {
+            let from = ws.root().join(&m.from);
+            if from.is_dir() {
+                remove_empty_folders(&from);
+            }
+        }
+        let pairs = staged_move_pairs(ws, &change);
+        if !pairs.is_empty() {
+            announce_written_moves(&self.sup, &pairs).await;
+        }
+        Ok(out)
+    }
 }
 
 /// Run a move.
@@ -239,9 +350,7 @@ pub async fn run(
         remove_empty_folders(&from);
     }
     for (target, files) in &servers {
-        target
-            .client
-            .notify("workspace/didRenameFiles", file_renames(files));
+        did_rename(&target.client, files);
         rename::announce(sup, &target.client, &plan, &target.language_id).await;
     }
     let mut out = vec![header];
