@@ -1,4 +1,5 @@
-//! Staged changes through the facade against real language servers: a
+//! Staged changes through the facade against real language servers
+//! (basedpyright, typescript-language-server, rust-analyzer): a
 //! staged `lsp_rename` and an `ast_edit` show their diff and the
 //! diagnostics the servers would report after them, touch nothing on disk
 //! (bytes and mtime) until `resolve` accepts, are refused after drift, and
@@ -79,12 +80,14 @@ impl Project {
         std::fs::read_to_string(self.dir.path().join(rel)).unwrap()
     }
 
-    /// Every file's bytes and mtime, the journal aside.
+    /// Every file's bytes and mtime, the journal aside (and cargo's own
+    /// output, `target/` and `Cargo.lock`, which rust-analyzer's cargo
+    /// check writes).
     fn disk(&self) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
         fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, SystemTime)>) {
             for e in std::fs::read_dir(dir).unwrap() {
                 let p = e.unwrap().path();
-                if p.ends_with(".journal") {
+                if p.ends_with(".journal") || p.ends_with("target") || p.ends_with("Cargo.lock") {
                     continue;
                 }
                 if p.is_dir() {
@@ -504,5 +507,126 @@ async fn a_python_quick_fix_for_an_unused_import_is_applied() {
             "import os  # pyright: ignore[reportUnusedImport]\n",
             1
         )
+    );
+}
+
+const RS_CARGO: &str =
+    "[package]\nname = \"staged\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
+const RS_UTIL: &str = "pub fn greet(name: &str) -> String {\n    format!(\"hello {name}\")\n}\n";
+const RS_MAIN: &str =
+    "mod util;\n\nuse util::greet;\n\nfn main() {\n    println!(\"{}\", greet(\"world\"));\n}\n";
+
+fn rust() -> Option<Project> {
+    tool_core::fixtures::require(&["rust-analyzer"])?;
+    Some(Project::new(&[
+        ("Cargo.toml", RS_CARGO),
+        ("src/util.rs", RS_UTIL),
+        ("src/main.rs", RS_MAIN),
+    ]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_rust_rename_shows_its_delta_writes_nothing_and_accept_applies_it_whole() {
+    let Some(p) = rust() else { return };
+    let before = p.disk();
+    let out = p
+        .until_indexed(
+            "lsp_rename",
+            json!({"file": "src/util.rs", "line": 1, "symbol": "greet", "new_name": "welcome", "stage": true}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 3 edits in 2 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        lsp_rename  `greet` → `welcome`: 3 edits in 2 files; nothing is written until accepted
+        --- a/src/main.rs
+        +++ b/src/main.rs
+        @@ -1,7 +1,7 @@
+         mod util;
+         
+        -use util::greet;
+        +use util::welcome;
+         
+         fn main() {
+        -    println!("{}", greet("world"));
+        +    println!("{}", welcome("world"));
+         }
+        --- a/src/util.rs
+        +++ b/src/util.rs
+        @@ -1,3 +1,3 @@
+        -pub fn greet(name: &str) -> String {
+        +pub fn welcome(name: &str) -> String {
+             format!("hello {name}")
+         }
+        after this change: no new errors or warnings"#]]
+    .assert_eq(&out.joined_text());
+    assert_eq!(p.disk(), before, "a staged rename touches nothing");
+
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await;
+    expect_test::expect![[r#"
+        resolve edit_1: accepted — 3 replacements written to 2 files: src/main.rs, src/util.rs
+        lsp: no new errors or warnings in src/main.rs
+        lsp: no new errors or warnings in src/util.rs"#]]
+    .assert_eq(&out);
+    assert_eq!(p.read("src/util.rs"), RS_UTIL.replace("greet", "welcome"));
+    assert_eq!(p.read("src/main.rs"), RS_MAIN.replace("greet", "welcome"));
+
+    // Staged again, then one of its two files changes: the accept is
+    // refused whole, and the other file keeps its text.
+    p.until_indexed(
+        "lsp_rename",
+        json!({"file": "src/util.rs", "line": 1, "symbol": "welcome", "new_name": "hail", "stage": true}),
+    )
+    .await;
+    std::fs::write(p.dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    let err = p
+        .call("resolve", json!({"edit_id": "edit_2", "action": "accept"}))
+        .await
+        .unwrap_err();
+    expect_test::expect!["refused: edit_2 rejected: 1 file changed since staging: src/main.rs; nothing was written. Call lsp_rename again to stage the change against the current content"]
+        .assert_eq(&err.to_string());
+    assert_eq!(p.read("src/util.rs"), RS_UTIL.replace("greet", "welcome"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rust_ast_edit_that_breaks_types_shows_rust_analyzers_error_before_anything_is_written() {
+    let Some(p) = rust() else { return };
+    let before = p.disk();
+    let out = p
+        .text(
+            "ast_edit",
+            json!({"pattern": "greet($X)", "rewrite": "greet($X, 2)", "path": "src/main.rs"}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 1 replacement in 1 file … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        ast_edit  greet($X)  →  greet($X, 2)  [rust] in src/main.rs; nothing is written until accepted
+        --- a/src/main.rs
+        +++ b/src/main.rs
+        @@ -4,4 +4,4 @@
+         
+         fn main() {
+        -    println!("{}", greet("world"));
+        +    println!("{}", greet("world", 2));
+         }
+        after this change: 1 new error
+          src/main.rs:6:35 error [E0107] expected 1 argument, found 2"#]].assert_eq(&out);
+    assert_eq!(p.disk(), before, "a staged edit touches nothing");
+
+    // The preview has rust-analyzer's own error (it waited for the cold
+    // server to load the project: an empty set before that is no answer);
+    // the real write is saved, so cargo check's error comes with it, and
+    // rust-analyzer reports that one in place of its own.
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await;
+    expect_test::expect![[r#"
+        resolve edit_1: accepted — 1 replacement written to 1 file: src/main.rs
+        lsp: 1 new problem in src/main.rs after this write:
+        src/main.rs:6:20 error [E0061] this function takes 1 argument but 2 arguments were supplied"#]].assert_eq(&out);
+    assert_eq!(
+        p.read("src/main.rs"),
+        RS_MAIN.replace("\"world\")", "\"world\", 2)")
     );
 }

@@ -14,7 +14,8 @@
 //! real write still reports what is new; each file's wait is bounded by
 //! the write wrapper's diagnostics bound (from when its server runs), at
 //! most [`PREVIEW_FILES`] files are checked, and a file whose server runs
-//! out of it is named "not computed", never passed off as clean. Save-time checks (rust-analyzer's
+//! out of it, or is still indexing after it, is named "not computed",
+//! never passed off as clean. Save-time checks (rust-analyzer's
 //! `cargo check`) see only the disk, so a preview has a server's own
 //! diagnostics, not those.
 
@@ -245,8 +246,40 @@ impl PreviewHook for ServerPreview {
                 Err(e) => not_computed.push(format!("{} ({e})", f.rel)),
             }
         }
+        // A server still loading its project publishes an empty set for
+        // any file (rust-analyzer before its workspace is loaded): that
+        // would be passed off as clean. Each server is waited for until it
+        // reports no indexing, within the diagnostics bound.
+        let mut indexing: Vec<(Arc<crate::client::LspClient>, String)> = Vec::new();
+        let mut idle: Vec<Arc<crate::client::LspClient>> = Vec::new();
+        for o in &opened {
+            let client = &o.target.client;
+            if idle
+                .iter()
+                .chain(indexing.iter().map(|(c, _)| c))
+                .any(|c| Arc::ptr_eq(c, client))
+            {
+                continue;
+            }
+            match client.wait_until_idle(self.sup.timeouts.diagnostics).await {
+                Ok(()) => idle.push(client.clone()),
+                Err((what, _)) => indexing.push((client.clone(), what)),
+            }
+        }
         let mut ready = Vec::new();
         for o in opened.iter() {
+            if let Some((_, what)) = indexing
+                .iter()
+                .find(|(c, _)| Arc::ptr_eq(c, &o.target.client))
+            {
+                not_computed.push(format!(
+                    "{} ({} still indexing after {} ms: {what})",
+                    o.file.rel,
+                    o.target.slot.entry.id,
+                    self.sup.timeouts.diagnostics.as_millis()
+                ));
+                continue;
+            }
             match self.baseline(o).await {
                 Ok(()) => ready.push(o),
                 Err(why) => not_computed.push(why),
