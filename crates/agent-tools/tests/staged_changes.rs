@@ -756,3 +756,56 @@ async fn a_staged_python_move_names_the_importers_no_server_edited() {
         app.py:3:7 warning [reportUnknownArgumentType] Argument type is unknown (python)"#]]
     .assert_eq(&diags);
 }
+
+/// rust-analyzer edits `mod` and `use` for a moved module file, and finds
+/// the moved file open under its new path (else its preview would carry
+/// E0583 "unresolved module").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_rust_module_move_previews_rust_analyzers_answer_and_accept_applies_it() {
+    let Some(p) = rust() else { return };
+    let before = p.disk();
+    let out = p
+        .until_indexed(
+            "lsp_rename",
+            json!({"file": "src/util.rs", "new_path": "src/greeting.rs", "stage": true}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 2 edits in 3 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        lsp_rename  move src/util.rs → src/greeting.rs: 1 file moved, 2 edits in 1 file (edits from rust); nothing is written until accepted
+        move src/util.rs → src/greeting.rs
+        --- /dev/null
+        +++ b/src/greeting.rs
+        @@ -0,0 +1,3 @@
+        +pub fn greet(name: &str) -> String {
+        +    format!("hello {name}")
+        +}
+        --- a/src/main.rs
+        +++ b/src/main.rs
+        @@ -1,5 +1,5 @@
+        -mod util;
+        +mod greeting;
+         
+        -use util::greet;
+        +use greeting::greet;
+         
+         fn main() {
+        --- a/src/util.rs
+        +++ /dev/null
+        @@ -1,3 +0,0 @@
+        -pub fn greet(name: &str) -> String {
+        -    format!("hello {name}")
+        -}
+        after this change: no new errors or warnings"#]].assert_eq(&out.joined_text());
+    assert_eq!(p.disk(), before, "a staged move touches nothing");
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await;
+    expect_test::expect![[r#"
+        resolve edit_1: accepted — 2 replacements written to 3 files: src/greeting.rs, src/main.rs, src/util.rs
+        lsp: no new errors or warnings in src/greeting.rs
+        lsp: no new errors or warnings in src/main.rs"#]].assert_eq(&out);
+    assert_eq!(p.read("src/greeting.rs"), RS_UTIL);
+    assert!(!p.dir.path().join("src/util.rs").exists());
+    assert_eq!(p.read("src/main.rs"), RS_MAIN.replace("util", "greeting"));
+}

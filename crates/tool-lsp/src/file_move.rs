@@ -386,3 +386,63 @@ fn remove_empty_folders(dir: &Path) {
     }
     let _ = std::fs::remove_dir(dir);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_core::staging::{StagedFile, StagedMove};
+
+    fn file(ws: &Workspace, rel: &str, old: Option<&str>, new: Option<&str>) -> StagedFile {
+        StagedFile {
+            path: ws.root().join(rel),
+            rel: rel.into(),
+            old: old.map(Into::into),
+            new: new.map(Into::into),
+            edits: 0,
+        }
+    }
+
+    #[test]
+    fn a_staged_move_gives_one_pair_per_moved_file_and_none_for_edited_ones() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let mut change = StagedChange::new("lsp_rename");
+        change.files = vec![
+            file(&ws, "app.ts", Some("a"), Some("b")),
+            file(&ws, "core/x.ts", None, Some("x")),
+            file(&ws, "core/sub/y.ts", None, Some("y")),
+            file(&ws, "lib/sub/y.ts", Some("y"), None),
+            file(&ws, "lib/x.ts", Some("x"), None),
+            file(&ws, "one.ts", Some("1"), None),
+            file(&ws, "two.ts", None, Some("1")),
+        ];
+        change.moves = vec![
+            StagedMove {
+                from: "lib".into(),
+                to: "core".into(),
+            },
+            StagedMove {
+                from: "one.ts".into(),
+                to: "two.ts".into(),
+            },
+        ];
+        let rel = |p: &PathBuf| ws.relative(p);
+        let pairs: Vec<(String, String)> = staged_move_pairs(&ws, &change)
+            .iter()
+            .map(|(f, t)| (rel(f), rel(t)))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("lib/sub/y.ts".to_string(), "core/sub/y.ts".to_string()),
+                ("lib/x.ts".into(), "core/x.ts".into()),
+                ("one.ts".into(), "two.ts".into()),
+            ]
+        );
+        // `lib` is not a prefix of `library`: no pair for it.
+        change
+            .files
+            .push(file(&ws, "library/z.ts", Some("z"), None));
+        assert_eq!(staged_move_pairs(&ws, &change).len(), 3);
+    }
+}
