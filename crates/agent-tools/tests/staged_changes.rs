@@ -710,7 +710,8 @@ async fn a_staged_typescript_move_previews_what_the_server_reports_after_it() {
 /// basedpyright offers `willRenameFiles` but answers it with no edits, so
 /// a moved module's importers are left as they were; while the moved file
 /// is still on disk no server can tell that they break, so the preview
-/// names them instead of calling the change clean.
+/// names them instead of calling the change clean, and accepting checks
+/// them before and after the write.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_staged_python_move_names_the_importers_no_server_edited() {
     let Some(p) = python() else { return };
@@ -736,16 +737,20 @@ async fn a_staged_python_move_names_the_importers_no_server_edited() {
         -def greet(name: str) -> str:
         -    return "hello " + name
         after this change: no new errors or warnings
-        after this change: not computed: app.py (mentions `util` of the moved util.py) — no server edited it, and a preview cannot tell whether its imports break, as the moved files stay on disk until accepted; check it once accepted"#]].assert_eq(&out);
+        after this change: not computed: app.py (mentions `util` of the moved util.py) — no server edited it, and a preview cannot tell whether its imports break, as the moved files stay on disk until accepted; accepting checks it"#]].assert_eq(&out);
     assert_eq!(p.disk(), before, "a staged move touches nothing");
     let out = p
         .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
         .await;
     expect_test::expect![[r#"
         resolve edit_1: accepted — 0 replacements written to 2 files: greeting.py, util.py
+        lsp: 3 new problems in app.py after the move (it mentions `util` of the moved util.py, and no server edited it):
+        app.py:1:6 error [reportMissingImports] Import "util" could not be resolved
+        app.py:1:18 warning [reportUnknownVariableType] Type of "greet" is unknown
+        app.py:3:7 warning [reportUnknownArgumentType] Argument type is unknown
         lsp: no new errors or warnings in greeting.py"#]]
     .assert_eq(&out);
-    // What the preview could not tell: the importer is broken now.
+    // The importer is broken indeed, as accepting said.
     let diags = p
         .text("lsp", json!({"op": "diagnostics", "file": "app.py"}))
         .await;

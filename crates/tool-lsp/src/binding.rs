@@ -148,9 +148,9 @@ impl Binding for LspBinding {
         if registry.contains("resolve") {
             // Inside diagnostics on write: the servers learn of a move
             // before the moved files are synced into them.
-            let (sup, link) = (sup.clone(), self.staging_link());
+            let (sup, link, ledger) = (sup.clone(), self.staging_link(), self.ledger.clone());
             registry.wrap("resolve", move |inner| {
-                Arc::new(ResolveAnnouncingMoves::new(inner, sup, link))
+                Arc::new(ResolveAnnouncingMoves::new(inner, sup, link, ledger))
             })?;
         }
         let mut tools = write_tools();

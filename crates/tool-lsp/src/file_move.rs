@@ -17,6 +17,8 @@
 //! written before every server has answered.
 
 use crate::client::{file_uri, LspClient};
+use crate::diagnostics::DiagLine;
+use crate::on_write::{problems, RunLedger};
 use crate::rename::{self, PlannedEdit, RenameArgs};
 use crate::supervisor::{LspSupervisor, Target};
 use serde_json::{json, Value};
@@ -162,6 +164,69 @@ pub fn staged_move_pairs(ws: &Workspace, change: &StagedChange) -> Vec<(PathBuf,
     out
 }
 
+/// A file outside a staged change that mentions a moved file's name: an
+/// import of it that no server edited, maybe.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct UneditedMention {
+    pub path: PathBuf,
+    /// The moved file's stem, as mentioned.
+    pub stem: String,
+    /// The moved file, relative.
+    pub moved: String,
+}
+
+impl UneditedMention {
+    pub fn describe(&self, ws: &Workspace) -> String {
+        format!(
+            "{} (mentions `{}` of the moved {})",
+            ws.relative(&self.path),
+            self.stem,
+            self.moved
+        )
+    }
+}
+
+/// The files of the moved files' languages, outside `change`, that mention
+/// a moved file's stem (a bounded walk, see [`crate::mentions::scan`]),
+/// by path, each once.
+pub(crate) async fn unedited_mentions(
+    sup: &LspSupervisor,
+    change: &StagedChange,
+    moves: &[(PathBuf, PathBuf)],
+) -> Vec<UneditedMention> {
+    let ws = sup.workspace().clone();
+    let mut out: Vec<UneditedMention> = Vec::new();
+    for (from, _) in moves {
+        let Some((entry, _)) = sup.catalog().for_file(from) else {
+            continue;
+        };
+        let Some(stem) = from.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let extensions: Vec<String> = entry.extensions.keys().cloned().collect();
+        let (w, ident, root) = (ws.clone(), stem.to_string(), ws.root().to_path_buf());
+        let Ok(scan) = tokio::task::spawn_blocking(move || {
+            crate::mentions::scan(&w, &root, &extensions, &ident)
+        })
+        .await
+        else {
+            continue;
+        };
+        for m in scan.files {
+            if change.files.iter().all(|f| f.path != m.path) {
+                out.push(UneditedMention {
+                    path: m.path,
+                    stem: stem.to_string(),
+                    moved: ws.relative(from),
+                });
+            }
+        }
+    }
+    out.sort();
+    out.dedup_by(|a, b| a.path == b.path);
+    out
+}
+
 /// Tell the servers of moves `resolve` just wrote: `didRenameFiles` (to
 /// those that ask for it), the old documents closed, and the files gone
 /// and created announced as watched-file events. The moved and edited
@@ -187,15 +252,80 @@ async fn announce_written_moves(sup: &LspSupervisor, pairs: &[(PathBuf, PathBuf)
 /// `resolve`, followed by the servers: a change it accepts that moves
 /// files is announced to them as a move written at once is
 /// ([`announce_written_moves`]), and a moved folder left empty is removed.
+/// Files outside the change that mention a moved file (an import no server
+/// edited) are checked before and after the write, and what the move
+/// broke in them is reported, as diagnostics on write does for the files
+/// written.
 pub struct ResolveAnnouncingMoves {
     inner: Arc<dyn Tool>,
     sup: Arc<LspSupervisor>,
     link: StagingLink,
+    ledger: Arc<RunLedger>,
 }
 
 impl ResolveAnnouncingMoves {
-    pub fn new(inner: Arc<dyn Tool>, sup: Arc<LspSupervisor>, link: StagingLink) -> Self {
-        ResolveAnnouncingMoves { inner, sup, link }
+    pub fn new(
+        inner: Arc<dyn Tool>,
+        sup: Arc<LspSupervisor>,
+        link: StagingLink,
+        ledger: Arc<RunLedger>,
+    ) -> Self {
+        ResolveAnnouncingMoves {
+            inner,
+            sup,
+            link,
+            ledger,
+        }
+    }
+
+    /// A file's problems as its server reports them now, and who reports.
+    async fn problems_now(
+        &self,
+        path: &Path,
+        reopen: bool,
+    ) -> Result<(String, Vec<DiagLine>), String> {
+        let target = self.sup.target_for(path).await.map_err(|e| e.to_string())?;
+        let client = &target.client;
+        let uri = file_uri(path);
+        let bound = self.sup.timeouts.diagnostics;
+        // Its text does not change, only what it imports: a server that
+        // only publishes is asked by closing and opening it again, and its
+        // answer is the first publish after that.
+        let on_demand = client.pull_diagnostics()
+            || client.offers_command(crate::diagnostics::TSSERVER_REQUEST);
+        if reopen && !on_demand {
+            client.close(&uri).await;
+        }
+        let doc = client
+            .sync_file(path, &target.language_id)
+            .await
+            .map_err(|e| format!("cannot read it: {e}"))?;
+        let diags = if on_demand || !reopen {
+            crate::diagnostics::fresh(client, &uri, &doc, bound)
+                .await
+                .map_err(|e| e.to_string())?
+                .diagnostics
+        } else {
+            let mut seq = client.subscribe_diagnostics();
+            let deadline = tokio::time::Instant::now() + bound;
+            loop {
+                match client.published(&uri) {
+                    Some(p) if p.seq > doc.sent_at_seq => break p.diagnostics,
+                    _ => {}
+                }
+                if tokio::time::timeout_at(deadline, seq.changed())
+                    .await
+                    .is_err()
+                {
+                    return Err(format!("no diagnostics after {} ms", bound.as_millis()));
+                }
+            }
+        };
+        let rel = self.sup.rel(path);
+        Ok((
+            target.slot.entry.id.clone(),
+            problems(&rel, &diags, &doc, client.encoding),
+        ))
     }
 }
 
@@ -218,7 +348,26 @@ impl Tool for ResolveAnnouncingMoves {
             Some(change) if accept => change,
             _ => return self.inner.call(cx, args).await,
         };
-        let out = self.inner.call(cx, args).await?;
+        let pairs = staged_move_pairs(ws, &change);
+        // Files that mention a moved file and that no server edited: their
+        // state before the write is their baseline (when the run has none),
+        // so that what the move breaks in them is reported after it.
+        let mentions: Vec<UneditedMention> = unedited_mentions(&self.sup, &change, &pairs)
+            .await
+            .into_iter()
+            .take(crate::preview::PREVIEW_FILES)
+            .collect();
+        let mut baselined = Vec::new();
+        for m in &mentions {
+            if let Ok((server, now)) = self.problems_now(&m.path, false).await {
+                let mut ledger = self.ledger.ledger.lock().expect("ledger");
+                if !ledger.knows(&m.path, &server) {
+                    ledger.baseline(&m.path, &server, &now);
+                }
+                baselined.push(m);
+            }
+        }
+        let mut out = self.inner.call(cx, args).await?;
         // A moved folder is left empty by the write, as at once: removed.
         for m in &change.moves {
             let from = ws.root().join(&m.from);
@@ -226,9 +375,35 @@ impl Tool for ResolveAnnouncingMoves {
                 remove_empty_folders(&from);
             }
         }
-        let pairs = staged_move_pairs(ws, &change);
         if !pairs.is_empty() {
             announce_written_moves(&self.sup, &pairs).await;
+        }
+        for m in baselined {
+            let rel = ws.relative(&m.path);
+            let why = format!("it mentions `{}` of the moved {}", m.stem, m.moved);
+            match self.problems_now(&m.path, true).await {
+                Ok((server, after)) => {
+                    let new = self
+                        .ledger
+                        .ledger
+                        .lock()
+                        .expect("ledger")
+                        .fold(&m.path, &server, &after);
+                    if new.is_empty() {
+                        out.push_text(format!("lsp: no new errors or warnings in {rel} ({why})"));
+                    } else {
+                        let mut lines = vec![format!(
+                            "lsp: {} in {rel} after the move ({why}, and no server edited it):",
+                            plural(new.len(), "new problem", "new problems")
+                        )];
+                        lines.extend(new.iter().map(DiagLine::render));
+                        out.push_text(lines.join("\n"));
+                    }
+                }
+                Err(e) => out.push_text(format!(
+                    "lsp: {rel} not checked after the move ({why}): {e}"
+                )),
+            }
         }
         Ok(out)
     }

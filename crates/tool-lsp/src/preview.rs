@@ -139,44 +139,19 @@ impl ServerPreview {
         change: &StagedChange,
         moves: &[(std::path::PathBuf, std::path::PathBuf)],
     ) -> Option<String> {
-        let ws = self.sup.workspace().clone();
-        let mut named: Vec<(String, String, String)> = Vec::new();
-        for (from, _) in moves {
-            let Some((entry, _)) = self.sup.catalog().for_file(from) else {
-                continue;
-            };
-            let Some(stem) = from.file_stem().and_then(|s| s.to_str()) else {
-                continue;
-            };
-            let extensions: Vec<String> = entry.extensions.keys().cloned().collect();
-            let (w, ident) = (ws.clone(), stem.to_string());
-            let root = ws.root().to_path_buf();
-            let Ok(scan) = tokio::task::spawn_blocking(move || {
-                crate::mentions::scan(&w, &root, &extensions, &ident)
-            })
-            .await
-            else {
-                continue;
-            };
-            for m in scan.files {
-                if change.files.iter().all(|f| f.path != m.path) {
-                    named.push((ws.relative(&m.path), stem.to_string(), ws.relative(from)));
-                }
-            }
-        }
-        named.sort();
-        named.dedup_by(|a, b| a.0 == b.0);
+        let named = crate::file_move::unedited_mentions(&self.sup, change, moves).await;
         if named.is_empty() {
             return None;
         }
+        let ws = self.sup.workspace();
         let shown: Vec<String> = named
             .iter()
             .take(PREVIEW_PROBLEMS)
-            .map(|(file, stem, from)| format!("{file} (mentions `{stem}` of the moved {from})"))
+            .map(|m| m.describe(ws))
             .collect();
         let more = named.len().saturating_sub(PREVIEW_PROBLEMS);
         Some(format!(
-            "{}{} — no server edited {}, and a preview cannot tell whether {} imports break, as the moved files stay on disk until accepted; check {} once accepted",
+            "{}{} — no server edited {}, and a preview cannot tell whether {} imports break, as the moved files stay on disk until accepted; accepting checks {}",
             shown.join(", "),
             if more > 0 { format!(" and {more} more") } else { String::new() },
             if named.len() == 1 { "it" } else { "them" },
