@@ -200,7 +200,16 @@ pub(crate) async fn unedited_mentions(
         let Some((entry, _)) = sup.catalog().for_file(from) else {
             continue;
         };
-        let Some(stem) = from.file_stem().and_then(|s| s.to_str()) else {
+        // A folder's own module file is imported by the folder's name.
+        let named_by_folder = ["mod", "index", "__init__"];
+        let stem = match from.file_stem().and_then(|s| s.to_str()) {
+            Some(s) if named_by_folder.contains(&s) => from
+                .parent()
+                .and_then(|d| d.file_name())
+                .and_then(|s| s.to_str()),
+            other => other,
+        };
+        let Some(stem) = stem else {
             continue;
         };
         let extensions: Vec<String> = entry.extensions.keys().cloned().collect();
@@ -357,9 +366,13 @@ impl Tool for ResolveAnnouncingMoves {
             .into_iter()
             .take(crate::preview::PREVIEW_FILES)
             .collect();
+        // All at once: each waits at most the diagnostics bound.
+        let before =
+            futures::future::join_all(mentions.iter().map(|m| self.problems_now(&m.path, false)))
+                .await;
         let mut baselined = Vec::new();
-        for m in &mentions {
-            if let Ok((server, now)) = self.problems_now(&m.path, false).await {
+        for (m, now) in mentions.iter().zip(before) {
+            if let Ok((server, now)) = now {
                 let mut ledger = self.ledger.ledger.lock().expect("ledger");
                 if !ledger.knows(&m.path, &server) {
                     ledger.baseline(&m.path, &server, &now);
@@ -378,10 +391,13 @@ impl Tool for ResolveAnnouncingMoves {
         if !pairs.is_empty() {
             announce_written_moves(&self.sup, &pairs).await;
         }
-        for m in baselined {
+        let after =
+            futures::future::join_all(baselined.iter().map(|m| self.problems_now(&m.path, true)))
+                .await;
+        for (m, after) in baselined.into_iter().zip(after) {
             let rel = ws.relative(&m.path);
             let why = format!("it mentions `{}` of the moved {}", m.stem, m.moved);
-            match self.problems_now(&m.path, true).await {
+            match after {
                 Ok((server, after)) => {
                     let new = self
                         .ledger
