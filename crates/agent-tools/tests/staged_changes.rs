@@ -1,4 +1,5 @@
-//! Staged changes through the facade against real language servers: a
+//! Staged changes through the facade against real language servers
+//! (basedpyright, typescript-language-server, rust-analyzer): a
 //! staged `lsp_rename` and an `ast_edit` show their diff and the
 //! diagnostics the servers would report after them, touch nothing on disk
 //! (bytes and mtime) until `resolve` accepts, are refused after drift, and
@@ -79,12 +80,14 @@ impl Project {
         std::fs::read_to_string(self.dir.path().join(rel)).unwrap()
     }
 
-    /// Every file's bytes and mtime, the journal aside.
+    /// Every file's bytes and mtime, the journal aside (and cargo's own
+    /// output, `target/` and `Cargo.lock`, which rust-analyzer's cargo
+    /// check writes).
     fn disk(&self) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
         fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, SystemTime)>) {
             for e in std::fs::read_dir(dir).unwrap() {
                 let p = e.unwrap().path();
-                if p.ends_with(".journal") {
+                if p.ends_with(".journal") || p.ends_with("target") || p.ends_with("Cargo.lock") {
                     continue;
                 }
                 if p.is_dir() {
@@ -335,8 +338,7 @@ async fn a_staged_folder_move_touches_nothing_until_accepted_and_is_refused_afte
         json!(["src/app.ts", "src/core/util.ts", "src/lib/util.ts"])
     );
     assert_eq!(s["moves"], json!([{"from": "src/lib", "to": "src/core"}]));
-    expect_test::expect!["after this change: not computed: it creates or deletes files, and language servers resolve imports against the disk, which a preview never touches — resolve accept reports the diagnostics after the write"]
-        .assert_eq(s["diagnostics_after"].as_str().unwrap());
+    expect_test::expect!["after this change: not computed: it creates the folder src/core/, not on disk yet, and language servers look for files in the disk's folders, which a preview never touches — resolve accept reports the diagnostics after the write"].assert_eq(s["diagnostics_after"].as_str().unwrap());
     assert_eq!(p.disk(), before, "a staged move touches nothing");
 
     // The target appears meanwhile: refused, nothing written.
@@ -505,4 +507,310 @@ async fn a_python_quick_fix_for_an_unused_import_is_applied() {
             1
         )
     );
+}
+
+const RS_CARGO: &str =
+    "[package]\nname = \"staged\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
+const RS_UTIL: &str = "pub fn greet(name: &str) -> String {\n    format!(\"hello {name}\")\n}\n";
+const RS_MAIN: &str =
+    "mod util;\n\nuse util::greet;\n\nfn main() {\n    println!(\"{}\", greet(\"world\"));\n}\n";
+
+fn rust() -> Option<Project> {
+    tool_core::fixtures::require(&["rust-analyzer"])?;
+    Some(Project::new(&[
+        ("Cargo.toml", RS_CARGO),
+        ("src/util.rs", RS_UTIL),
+        ("src/main.rs", RS_MAIN),
+    ]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_rust_rename_shows_its_delta_writes_nothing_and_accept_applies_it_whole() {
+    let Some(p) = rust() else { return };
+    let before = p.disk();
+    let out = p
+        .until_indexed(
+            "lsp_rename",
+            json!({"file": "src/util.rs", "line": 1, "symbol": "greet", "new_name": "welcome", "stage": true}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 3 edits in 2 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        lsp_rename  `greet` → `welcome`: 3 edits in 2 files; nothing is written until accepted
+        --- a/src/main.rs
+        +++ b/src/main.rs
+        @@ -1,7 +1,7 @@
+         mod util;
+         
+        -use util::greet;
+        +use util::welcome;
+         
+         fn main() {
+        -    println!("{}", greet("world"));
+        +    println!("{}", welcome("world"));
+         }
+        --- a/src/util.rs
+        +++ b/src/util.rs
+        @@ -1,3 +1,3 @@
+        -pub fn greet(name: &str) -> String {
+        +pub fn welcome(name: &str) -> String {
+             format!("hello {name}")
+         }
+        after this change: no new errors or warnings"#]]
+    .assert_eq(&out.joined_text());
+    assert_eq!(p.disk(), before, "a staged rename touches nothing");
+
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await;
+    expect_test::expect![[r#"
+        resolve edit_1: accepted — 3 replacements written to 2 files: src/main.rs, src/util.rs
+        lsp: no new errors or warnings in src/main.rs
+        lsp: no new errors or warnings in src/util.rs"#]]
+    .assert_eq(&out);
+    assert_eq!(p.read("src/util.rs"), RS_UTIL.replace("greet", "welcome"));
+    assert_eq!(p.read("src/main.rs"), RS_MAIN.replace("greet", "welcome"));
+
+    // Staged again, then one of its two files changes: the accept is
+    // refused whole, and the other file keeps its text.
+    p.until_indexed(
+        "lsp_rename",
+        json!({"file": "src/util.rs", "line": 1, "symbol": "welcome", "new_name": "hail", "stage": true}),
+    )
+    .await;
+    std::fs::write(p.dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    let err = p
+        .call("resolve", json!({"edit_id": "edit_2", "action": "accept"}))
+        .await
+        .unwrap_err();
+    expect_test::expect!["refused: edit_2 rejected: 1 file changed since staging: src/main.rs; nothing was written. Call lsp_rename again to stage the change against the current content"]
+        .assert_eq(&err.to_string());
+    assert_eq!(p.read("src/util.rs"), RS_UTIL.replace("greet", "welcome"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rust_ast_edit_that_breaks_types_shows_rust_analyzers_error_before_anything_is_written() {
+    let Some(p) = rust() else { return };
+    let before = p.disk();
+    let out = p
+        .text(
+            "ast_edit",
+            json!({"pattern": "greet($X)", "rewrite": "greet($X, 2)", "path": "src/main.rs"}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 1 replacement in 1 file … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        ast_edit  greet($X)  →  greet($X, 2)  [rust] in src/main.rs; nothing is written until accepted
+        --- a/src/main.rs
+        +++ b/src/main.rs
+        @@ -4,4 +4,4 @@
+         
+         fn main() {
+        -    println!("{}", greet("world"));
+        +    println!("{}", greet("world", 2));
+         }
+        after this change: 1 new error
+          src/main.rs:6:35 error [E0107] expected 1 argument, found 2"#]].assert_eq(&out);
+    assert_eq!(p.disk(), before, "a staged edit touches nothing");
+
+    // The preview has rust-analyzer's own error (it waited for the cold
+    // server to load the project: an empty set before that is no answer);
+    // the real write is saved, so cargo check's error comes with it, and
+    // rust-analyzer reports that one in place of its own.
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await;
+    expect_test::expect![[r#"
+        resolve edit_1: accepted — 1 replacement written to 1 file: src/main.rs
+        lsp: 1 new problem in src/main.rs after this write:
+        src/main.rs:6:20 error [E0061] this function takes 1 argument but 2 arguments were supplied"#]].assert_eq(&out);
+    assert_eq!(
+        p.read("src/main.rs"),
+        RS_MAIN.replace("\"world\")", "\"world\", 2)")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_typescript_move_previews_what_the_server_reports_after_it() {
+    if tool_core::fixtures::require(&["typescript-language-server"]).is_none() {
+        return;
+    }
+    // The moved file imports one file that stays beside it (the server
+    // rewrites that import) and one it lacks there but finds at its new
+    // place (an error the move fixes).
+    let util = "import { dep } from \"./dep\";\nimport { helper } from \"./helper\";\nexport function greet(name: string): string {\n  return helper(\"hello \" + name + dep);\n}\n";
+    let p = Project::new(&[
+        ("tsconfig.json", TS_CONFIG),
+        ("src/lib/util.ts", util),
+        ("src/lib/dep.ts", "export const dep = \"!\";\n"),
+        (
+            "src/helper.ts",
+            "export function helper(s: string): string {\n  return s;\n}\n",
+        ),
+        ("src/app.ts", TS_APP),
+    ]);
+    let before = p.disk();
+    let out = p
+        .until_indexed(
+            "lsp_rename",
+            json!({"file": "src/lib/util.ts", "new_path": "src/greeting.ts", "stage": true}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 2 edits in 3 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        lsp_rename  move src/lib/util.ts → src/greeting.ts: 1 file moved, 2 edits in 2 files (edits from typescript); nothing is written until accepted
+        move src/lib/util.ts → src/greeting.ts
+        --- a/src/app.ts
+        +++ b/src/app.ts
+        @@ -1,3 +1,3 @@
+        -import { greet } from "./lib/util";
+        +import { greet } from "./greeting";
+         
+         console.log(greet("world"));
+        --- /dev/null
+        +++ b/src/greeting.ts
+        @@ -0,0 +1,5 @@
+        +import { dep } from "./lib/dep";
+        +import { helper } from "./helper";
+        +export function greet(name: string): string {
+        +  return helper("hello " + name + dep);
+        +}
+        --- a/src/lib/util.ts
+        +++ /dev/null
+        @@ -1,5 +0,0 @@
+        -import { dep } from "./dep";
+        -import { helper } from "./helper";
+        -export function greet(name: string): string {
+        -  return helper("hello " + name + dep);
+        -}
+        after this change: 1 error fixed"#]].assert_eq(&out.joined_text());
+    assert_eq!(p.disk(), before, "a staged move touches nothing");
+    // The servers' view was put back: the disk's files, no error.
+    let diags = p
+        .text("lsp", json!({"op": "diagnostics", "file": "src/app.ts"}))
+        .await;
+    expect_test::expect![[r#"
+        lsp diagnostics  src/app.ts (typescript)
+        no errors or warnings"#]]
+    .assert_eq(&diags);
+
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await;
+    expect_test::expect![[r#"
+        resolve edit_1: accepted — 2 replacements written to 3 files: src/app.ts, src/greeting.ts, src/lib/util.ts
+        lsp: no new errors or warnings in src/app.ts
+        lsp: no new errors or warnings in src/greeting.ts"#]].assert_eq(&out);
+    assert_eq!(
+        p.read("src/app.ts"),
+        TS_APP.replace("./lib/util", "./greeting")
+    );
+}
+
+/// basedpyright offers `willRenameFiles` but answers it with no edits, so
+/// a moved module's importers are left as they were; while the moved file
+/// is still on disk no server can tell that they break, so the preview
+/// names them instead of calling the change clean, and accepting checks
+/// them before and after the write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_python_move_names_the_importers_no_server_edited() {
+    let Some(p) = python() else { return };
+    let before = p.disk();
+    let out = p
+        .text(
+            "lsp_rename",
+            json!({"file": "util.py", "new_path": "greeting.py", "stage": true}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 0 edits in 2 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        lsp_rename  move util.py → greeting.py: 1 file moved, 0 edits in 1 file (edits from python); nothing is written until accepted
+        move util.py → greeting.py
+        --- /dev/null
+        +++ b/greeting.py
+        @@ -0,0 +1,2 @@
+        +def greet(name: str) -> str:
+        +    return "hello " + name
+        --- a/util.py
+        +++ /dev/null
+        @@ -1,2 +0,0 @@
+        -def greet(name: str) -> str:
+        -    return "hello " + name
+        after this change: no new errors or warnings
+        after this change: not computed: app.py (mentions `util` of the moved util.py) — no server edited it, and a preview cannot tell whether its imports break, as the moved files stay on disk until accepted; accepting checks it"#]].assert_eq(&out);
+    assert_eq!(p.disk(), before, "a staged move touches nothing");
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await;
+    expect_test::expect![[r#"
+        resolve edit_1: accepted — 0 replacements written to 2 files: greeting.py, util.py
+        lsp: 3 new problems in app.py after the move (it mentions `util` of the moved util.py, and no server edited it):
+        app.py:1:6 error [reportMissingImports] Import "util" could not be resolved
+        app.py:1:18 warning [reportUnknownVariableType] Type of "greet" is unknown
+        app.py:3:7 warning [reportUnknownArgumentType] Argument type is unknown
+        lsp: no new errors or warnings in greeting.py"#]]
+    .assert_eq(&out);
+    // The importer is broken indeed, as accepting said.
+    let diags = p
+        .text("lsp", json!({"op": "diagnostics", "file": "app.py"}))
+        .await;
+    expect_test::expect![[r#"
+        lsp diagnostics  app.py (python + ruff) — 1 error, 2 warnings
+        app.py:1:6 error [reportMissingImports] Import "util" could not be resolved (python)
+        app.py:1:18 warning [reportUnknownVariableType] Type of "greet" is unknown (python)
+        app.py:3:7 warning [reportUnknownArgumentType] Argument type is unknown (python)"#]]
+    .assert_eq(&diags);
+}
+
+/// rust-analyzer edits `mod` and `use` for a moved module file, and finds
+/// the moved file open under its new path (else its preview would carry
+/// E0583 "unresolved module").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_rust_module_move_previews_rust_analyzers_answer_and_accept_applies_it() {
+    let Some(p) = rust() else { return };
+    let before = p.disk();
+    let out = p
+        .until_indexed(
+            "lsp_rename",
+            json!({"file": "src/util.rs", "new_path": "src/greeting.rs", "stage": true}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 2 edits in 3 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        lsp_rename  move src/util.rs → src/greeting.rs: 1 file moved, 2 edits in 1 file (edits from rust); nothing is written until accepted
+        move src/util.rs → src/greeting.rs
+        --- /dev/null
+        +++ b/src/greeting.rs
+        @@ -0,0 +1,3 @@
+        +pub fn greet(name: &str) -> String {
+        +    format!("hello {name}")
+        +}
+        --- a/src/main.rs
+        +++ b/src/main.rs
+        @@ -1,5 +1,5 @@
+        -mod util;
+        +mod greeting;
+         
+        -use util::greet;
+        +use greeting::greet;
+         
+         fn main() {
+        --- a/src/util.rs
+        +++ /dev/null
+        @@ -1,3 +0,0 @@
+        -pub fn greet(name: &str) -> String {
+        -    format!("hello {name}")
+        -}
+        after this change: no new errors or warnings"#]].assert_eq(&out.joined_text());
+    assert_eq!(p.disk(), before, "a staged move touches nothing");
+    let out = p
+        .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await;
+    expect_test::expect![[r#"
+        resolve edit_1: accepted — 2 replacements written to 3 files: src/greeting.rs, src/main.rs, src/util.rs
+        lsp: no new errors or warnings in src/greeting.rs
+        lsp: no new errors or warnings in src/main.rs"#]].assert_eq(&out);
+    assert_eq!(p.read("src/greeting.rs"), RS_UTIL);
+    assert!(!p.dir.path().join("src/util.rs").exists());
+    assert_eq!(p.read("src/main.rs"), RS_MAIN.replace("util", "greeting"));
 }

@@ -8,6 +8,7 @@
 
 use crate::catalog::{self, Catalog, Resolution, Role};
 use crate::config::CatalogConfig;
+use crate::file_move::ResolveAnnouncingMoves;
 use crate::on_write::{self, DiagnosticsOnWrite, FormatOnWrite, RunLedger, TouchedPaths};
 use crate::preview::ServerPreview;
 use crate::supervisor::{LspSupervisor, Timeouts};
@@ -152,6 +153,14 @@ impl Binding for LspBinding {
             untrusted: self.config.untrusted_formatters.clone(),
         });
         let harness_writes: Vec<&str> = write_tools().into_iter().map(|(n, _)| n).collect();
+        if registry.contains("resolve") {
+            // Inside diagnostics on write: the servers learn of a move
+            // before the moved files are synced into them.
+            let (sup, link, ledger) = (sup.clone(), self.staging_link(), self.ledger.clone());
+            registry.wrap("resolve", move |inner| {
+                Arc::new(ResolveAnnouncingMoves::new(inner, sup, link, ledger))
+            })?;
+        }
         let mut tools = write_tools();
         tools.push(("resolve", resolved_paths(self.staging_link())));
         // A staged action writes nothing: the preview carries its delta.

@@ -7,7 +7,9 @@
 //! change — edits and move — is one [`tool_core::files::FileTransaction`]:
 //! written entirely, or rolled back entirely. `workspace/didRenameFiles`
 //! follows a written move. With `stage`, the same change is staged for
-//! `resolve` instead.
+//! `resolve` instead, and [`ResolveAnnouncingMoves`] sends
+//! `didRenameFiles` when `resolve` writes it — never at staging, nor for a
+//! change discarded or refused.
 //!
 //! Invariants: the target does not exist and is not inside the source; a
 //! folder holds at most [`MAX_MOVED_FILES`] files, each a regular UTF-8
@@ -15,6 +17,8 @@
 //! written before every server has answered.
 
 use crate::client::{file_uri, LspClient};
+use crate::diagnostics::DiagLine;
+use crate::on_write::{problems, RunLedger};
 use crate::rename::{self, PlannedEdit, RenameArgs};
 use crate::supervisor::{LspSupervisor, Target};
 use serde_json::{json, Value};
@@ -23,7 +27,10 @@ use std::sync::Arc;
 use tool_core::files::TransactionError;
 use tool_core::format::plural;
 use tool_core::fs::FileKind;
-use tool_core::{StagingLink, ToolError, ToolOutput, Workspace};
+use tool_core::staging::StagedChange;
+use tool_core::{
+    async_trait, CallContext, StagingLink, Tool, ToolError, ToolOutput, ToolSpec, Workspace,
+};
 
 /// The most files a folder move takes.
 pub const MAX_MOVED_FILES: usize = 1000;
@@ -121,6 +128,301 @@ fn offers_will_rename(client: &LspClient) -> bool {
         .capabilities
         .pointer("/workspace/fileOperations/willRename")
         .is_some_and(|v| !v.is_null())
+}
+
+/// `workspace/didRenameFiles` for written moves, to a server that asks for it.
+fn did_rename(client: &LspClient, files: &[(PathBuf, PathBuf)]) {
+    let asked = client
+        .capabilities
+        .pointer("/workspace/fileOperations/didRename")
+        .is_some_and(|v| !v.is_null());
+    if asked {
+        client.notify("workspace/didRenameFiles", file_renames(files));
+    }
+}
+
+/// The (from, to) pairs of regular files a staged change moves: each file
+/// it deletes at or beneath one of its moves' sources, with its place at
+/// the target.
+pub fn staged_move_pairs(ws: &Workspace, change: &StagedChange) -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for m in &change.moves {
+        let (from, to) = (ws.root().join(&m.from), ws.root().join(&m.to));
+        for f in change.files.iter().filter(|f| f.new.is_none()) {
+            if let Ok(rest) = f.path.strip_prefix(&from) {
+                let target = if rest.as_os_str().is_empty() {
+                    to.clone()
+                } else {
+                    to.join(rest)
+                };
+                out.push((f.path.clone(), target));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A file outside a staged change that mentions a moved file's name: an
+/// import of it that no server edited, maybe.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct UneditedMention {
+    pub path: PathBuf,
+    /// The moved file's stem, as mentioned.
+    pub stem: String,
+    /// The moved file, relative.
+    pub moved: String,
+}
+
+impl UneditedMention {
+    pub fn describe(&self, ws: &Workspace) -> String {
+        format!(
+            "{} (mentions `{}` of the moved {})",
+            ws.relative(&self.path),
+            self.stem,
+            self.moved
+        )
+    }
+}
+
+/// The files of the moved files' languages, outside `change`, that mention
+/// a moved file's stem (a bounded walk, see [`crate::mentions::scan`]),
+/// by path, each once.
+pub(crate) async fn unedited_mentions(
+    sup: &LspSupervisor,
+    change: &StagedChange,
+    moves: &[(PathBuf, PathBuf)],
+) -> Vec<UneditedMention> {
+    let ws = sup.workspace().clone();
+    let mut out: Vec<UneditedMention> = Vec::new();
+    for (from, _) in moves {
+        let Some((entry, _)) = sup.catalog().for_file(from) else {
+            continue;
+        };
+        // A folder's own module file is imported by the folder's name.
+        let named_by_folder = ["mod", "index", "__init__"];
+        let stem = match from.file_stem().and_then(|s| s.to_str()) {
+            Some(s) if named_by_folder.contains(&s) => from
+                .parent()
+                .and_then(|d| d.file_name())
+                .and_then(|s| s.to_str()),
+            other => other,
+        };
+        let Some(stem) = stem else {
+            continue;
+        };
+        let extensions: Vec<String> = entry.extensions.keys().cloned().collect();
+        let (w, ident, root) = (ws.clone(), stem.to_string(), ws.root().to_path_buf());
+        let Ok(scan) = tokio::task::spawn_blocking(move || {
+            crate::mentions::scan(&w, &root, &extensions, &ident)
+        })
+        .await
+        else {
+            continue;
+        };
+        for m in scan.files {
+            if change.files.iter().all(|f| f.path != m.path) {
+                out.push(UneditedMention {
+                    path: m.path,
+                    stem: stem.to_string(),
+                    moved: ws.relative(from),
+                });
+            }
+        }
+    }
+    out.sort();
+    out.dedup_by(|a, b| a.path == b.path);
+    out
+}
+
+/// Tell the servers of moves `resolve` just wrote: `didRenameFiles` (to
+/// those that ask for it), the old documents closed, and the files gone
+/// and created announced as watched-file events. The moved and edited
+/// files' new texts reach the servers through diagnostics on write, which
+/// wraps `resolve` outside this.
+async fn announce_written_moves(sup: &LspSupervisor, pairs: &[(PathBuf, PathBuf)]) {
+    for (target, files) in servers_for(sup, pairs).await {
+        let client = &target.client;
+        did_rename(client, &files);
+        let mut watched = Vec::new();
+        for (from, to) in &files {
+            client.close(&file_uri(from)).await;
+            watched.push(json!({"uri": file_uri(from), "type": 3}));
+            watched.push(json!({"uri": file_uri(to), "type": 1}));
+        }
+        client.notify(
+            "workspace/didChangeWatchedFiles",
+            json!({"changes": watched}),
+        );
+    }
+}
+
+/// `resolve`, followed by the servers: a change it accepts that moves
+/// files is announced to them as a move written at once is
+/// ([`announce_written_moves`]), and a moved folder left empty is removed.
+/// Files outside the change that mention a moved file (an import no server
+/// edited) are checked before and after the write, and what the move
+/// broke in them is reported, as diagnostics on write does for the files
+/// written.
+pub struct ResolveAnnouncingMoves {
+    inner: Arc<dyn Tool>,
+    sup: Arc<LspSupervisor>,
+    link: StagingLink,
+    ledger: Arc<RunLedger>,
+}
+
+impl ResolveAnnouncingMoves {
+    pub fn new(
+        inner: Arc<dyn Tool>,
+        sup: Arc<LspSupervisor>,
+        link: StagingLink,
+        ledger: Arc<RunLedger>,
+    ) -> Self {
+        ResolveAnnouncingMoves {
+            inner,
+            sup,
+            link,
+            ledger,
+        }
+    }
+
+    /// A file's problems as its server reports them now, and who reports.
+    async fn problems_now(
+        &self,
+        path: &Path,
+        reopen: bool,
+    ) -> Result<(String, Vec<DiagLine>), String> {
+        let target = self.sup.target_for(path).await.map_err(|e| e.to_string())?;
+        let client = &target.client;
+        let uri = file_uri(path);
+        let bound = self.sup.timeouts.diagnostics;
+        // Its text does not change, only what it imports: a server that
+        // only publishes is asked by closing and opening it again, and its
+        // answer is the first publish after that.
+        let on_demand = client.pull_diagnostics()
+            || client.offers_command(crate::diagnostics::TSSERVER_REQUEST);
+        if reopen && !on_demand {
+            client.close(&uri).await;
+        }
+        let doc = client
+            .sync_file(path, &target.language_id)
+            .await
+            .map_err(|e| format!("cannot read it: {e}"))?;
+        let diags = if on_demand || !reopen {
+            crate::diagnostics::fresh(client, &uri, &doc, bound)
+                .await
+                .map_err(|e| e.to_string())?
+                .diagnostics
+        } else {
+            let mut seq = client.subscribe_diagnostics();
+            let deadline = tokio::time::Instant::now() + bound;
+            loop {
+                match client.published(&uri) {
+                    Some(p) if p.seq > doc.sent_at_seq => break p.diagnostics,
+                    _ => {}
+                }
+                if tokio::time::timeout_at(deadline, seq.changed())
+                    .await
+                    .is_err()
+                {
+                    return Err(format!("no diagnostics after {} ms", bound.as_millis()));
+                }
+            }
+        };
+        let rel = self.sup.rel(path);
+        Ok((
+            target.slot.entry.id.clone(),
+            problems(&rel, &diags, &doc, client.encoding),
+        ))
+    }
+}
+
+#[async_trait]
+impl Tool for ResolveAnnouncingMoves {
+    fn spec(&self) -> ToolSpec {
+        self.inner.spec()
+    }
+
+    fn describe_call(&self, args: &Value) -> String {
+        self.inner.describe_call(args)
+    }
+
+    async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let accept = args.get("action").and_then(Value::as_str) == Some("accept");
+        let id = args.get("edit_id").and_then(Value::as_str).unwrap_or("");
+        // Read before the call: an accepted change leaves the store.
+        let ws = self.sup.workspace();
+        let change = match self.link.store().and_then(|s| s.staged_change(id.trim())) {
+            Some(change) if accept => change,
+            _ => return self.inner.call(cx, args).await,
+        };
+        let pairs = staged_move_pairs(ws, &change);
+        // Files that mention a moved file and that no server edited: their
+        // state before the write is their baseline (when the run has none),
+        // so that what the move breaks in them is reported after it.
+        let mentions: Vec<UneditedMention> = unedited_mentions(&self.sup, &change, &pairs)
+            .await
+            .into_iter()
+            .take(crate::preview::PREVIEW_FILES)
+            .collect();
+        // All at once: each waits at most the diagnostics bound.
+        let before =
+            futures::future::join_all(mentions.iter().map(|m| self.problems_now(&m.path, false)))
+                .await;
+        let mut baselined = Vec::new();
+        for (m, now) in mentions.iter().zip(before) {
+            if let Ok((server, now)) = now {
+                let mut ledger = self.ledger.ledger.lock().expect("ledger");
+                if !ledger.knows(&m.path, &server) {
+                    ledger.baseline(&m.path, &server, &now);
+                }
+                baselined.push(m);
+            }
+        }
+        let mut out = self.inner.call(cx, args).await?;
+        // A moved folder is left empty by the write, as at once: removed.
+        for m in &change.moves {
+            let from = ws.root().join(&m.from);
+            if from.is_dir() {
+                remove_empty_folders(&from);
+            }
+        }
+        if !pairs.is_empty() {
+            announce_written_moves(&self.sup, &pairs).await;
+        }
+        let after =
+            futures::future::join_all(baselined.iter().map(|m| self.problems_now(&m.path, true)))
+                .await;
+        for (m, after) in baselined.into_iter().zip(after) {
+            let rel = ws.relative(&m.path);
+            let why = format!("it mentions `{}` of the moved {}", m.stem, m.moved);
+            match after {
+                Ok((server, after)) => {
+                    let new = self
+                        .ledger
+                        .ledger
+                        .lock()
+                        .expect("ledger")
+                        .fold(&m.path, &server, &after);
+                    if new.is_empty() {
+                        out.push_text(format!("lsp: no new errors or warnings in {rel} ({why})"));
+                    } else {
+                        let mut lines = vec![format!(
+                            "lsp: {} in {rel} after the move ({why}, and no server edited it):",
+                            plural(new.len(), "new problem", "new problems")
+                        )];
+                        lines.extend(new.iter().map(DiagLine::render));
+                        out.push_text(lines.join("\n"));
+                    }
+                }
+                Err(e) => out.push_text(format!(
+                    "lsp: {rel} not checked after the move ({why}): {e}"
+                )),
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Run a move.
@@ -239,9 +541,7 @@ pub async fn run(
         remove_empty_folders(&from);
     }
     for (target, files) in &servers {
-        target
-            .client
-            .notify("workspace/didRenameFiles", file_renames(files));
+        did_rename(&target.client, files);
         rename::announce(sup, &target.client, &plan, &target.language_id).await;
     }
     let mut out = vec![header];
@@ -276,4 +576,64 @@ fn remove_empty_folders(dir: &Path) {
         }
     }
     let _ = std::fs::remove_dir(dir);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_core::staging::{StagedFile, StagedMove};
+
+    fn file(ws: &Workspace, rel: &str, old: Option<&str>, new: Option<&str>) -> StagedFile {
+        StagedFile {
+            path: ws.root().join(rel),
+            rel: rel.into(),
+            old: old.map(Into::into),
+            new: new.map(Into::into),
+            edits: 0,
+        }
+    }
+
+    #[test]
+    fn a_staged_move_gives_one_pair_per_moved_file_and_none_for_edited_ones() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let mut change = StagedChange::new("lsp_rename");
+        change.files = vec![
+            file(&ws, "app.ts", Some("a"), Some("b")),
+            file(&ws, "core/x.ts", None, Some("x")),
+            file(&ws, "core/sub/y.ts", None, Some("y")),
+            file(&ws, "lib/sub/y.ts", Some("y"), None),
+            file(&ws, "lib/x.ts", Some("x"), None),
+            file(&ws, "one.ts", Some("1"), None),
+            file(&ws, "two.ts", None, Some("1")),
+        ];
+        change.moves = vec![
+            StagedMove {
+                from: "lib".into(),
+                to: "core".into(),
+            },
+            StagedMove {
+                from: "one.ts".into(),
+                to: "two.ts".into(),
+            },
+        ];
+        let rel = |p: &PathBuf| ws.relative(p);
+        let pairs: Vec<(String, String)> = staged_move_pairs(&ws, &change)
+            .iter()
+            .map(|(f, t)| (rel(f), rel(t)))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("lib/sub/y.ts".to_string(), "core/sub/y.ts".to_string()),
+                ("lib/x.ts".into(), "core/x.ts".into()),
+                ("one.ts".into(), "two.ts".into()),
+            ]
+        );
+        // `lib` is not a prefix of `library`: no pair for it.
+        change
+            .files
+            .push(file(&ws, "library/z.ts", Some("z"), None));
+        assert_eq!(staged_move_pairs(&ws, &change).len(), 3);
+    }
 }

@@ -1,20 +1,26 @@
 //! The diagnostics delta of a staged change: what the language servers
 //! would report after it, computed without touching the disk.
 //!
-//! For each file the change leaves in place that has a server, the staged
-//! text goes to the server as an unsaved change (`didChange`), its
-//! diagnostics are awaited by the same freshness proofs the write wrapper
-//! uses ([`crate::diagnostics::fresh`]), and compared with the run's ledger
-//! (a file the run has not written is first given its baseline, from its
-//! text at staging, as the write wrapper does). Then the server's view is
-//! put back: the disk's text for a file it had open, closed otherwise.
+//! For each file the change leaves or creates that has a server, the
+//! staged text goes to the server as an unsaved document (`didChange`, or
+//! `didOpen` under a new path), its diagnostics are awaited by the same
+//! freshness proofs the write wrapper uses ([`crate::diagnostics::fresh`]),
+//! and compared with the run's ledger (a file the run has not written is
+//! first given its baseline, from its text at staging — none for a file the
+//! change creates — as the write wrapper does). A file the change deletes
+//! is closed meanwhile. A move is both: its target opened with the moved
+//! text before its importers get theirs (tsserver resolves an import to a
+//! file it has open even when the disk lacks it), its source closed. Then
+//! the server's view is put back: the disk's text for a file it had open,
+//! closed otherwise (a created file is not on the disk).
 //!
 //! Invariants: nothing is written and nothing is saved (`didSave` would
 //! make a server check the disk); the ledger is read, never folded, so the
 //! real write still reports what is new; each file's wait is bounded by
 //! the write wrapper's diagnostics bound (from when its server runs), at
 //! most [`PREVIEW_FILES`] files are checked, and a file whose server runs
-//! out of it is named "not computed", never passed off as clean. Save-time checks (rust-analyzer's
+//! out of it, or is still indexing after it, is named "not computed",
+//! never passed off as clean. Save-time checks (rust-analyzer's
 //! `cargo check`) see only the disk, so a preview has a server's own
 //! diagnostics, not those.
 
@@ -89,8 +95,10 @@ impl ServerPreview {
     }
 
     /// A file the run has not written gets its baseline first, from its
-    /// text at staging (the write wrapper does the same before a write).
-    async fn baseline(&self, o: &Opened<'_>) -> Result<(), String> {
+    /// text at staging (the write wrapper does the same before a write);
+    /// a move's target, which had no text, from its source's (`source`):
+    /// what a file had before it moved is not new after.
+    async fn baseline(&self, o: &Opened<'_>, source: Option<&StagedFile>) -> Result<(), String> {
         if self
             .ledger
             .ledger
@@ -100,9 +108,19 @@ impl ServerPreview {
         {
             return Ok(());
         }
-        let baseline = match &o.file.old {
-            None => Vec::new(),
-            Some(before) => self.diagnostics_of(o, before.clone()).await?,
+        let baseline = match (&o.file.old, source) {
+            (Some(before), _) => self.diagnostics_of(o, before.clone()).await?,
+            (None, Some(source)) => {
+                let at_source = Opened {
+                    file: source,
+                    target: o.target.clone(),
+                    uri: file_uri(&source.path),
+                    was_open: false,
+                };
+                let before = source.old.clone().unwrap_or_default();
+                self.diagnostics_of(&at_source, before).await?
+            }
+            (None, None) => Vec::new(),
         };
         self.ledger.ledger.lock().expect("ledger").baseline(
             &o.file.path,
@@ -110,6 +128,36 @@ impl ServerPreview {
             &baseline,
         );
         Ok(())
+    }
+
+    /// Files outside the change that mention a moved file's name (an
+    /// import no server edited, maybe): a preview cannot judge them, as
+    /// every server still finds the moved file on disk, where it stays
+    /// until accept. Named, at most [`PREVIEW_PROBLEMS`], as not computed.
+    async fn unedited_mentions(
+        &self,
+        change: &StagedChange,
+        moves: &[(std::path::PathBuf, std::path::PathBuf)],
+    ) -> Option<String> {
+        let named = crate::file_move::unedited_mentions(&self.sup, change, moves).await;
+        if named.is_empty() {
+            return None;
+        }
+        let ws = self.sup.workspace();
+        let shown: Vec<String> = named
+            .iter()
+            .take(PREVIEW_PROBLEMS)
+            .map(|m| m.describe(ws))
+            .collect();
+        let more = named.len().saturating_sub(PREVIEW_PROBLEMS);
+        Some(format!(
+            "{}{} — no server edited {}, and a preview cannot tell whether {} imports break, as the moved files stay on disk until accepted; accepting checks {}",
+            shown.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() },
+            if named.len() == 1 { "it" } else { "them" },
+            if named.len() == 1 { "its" } else { "their" },
+            if named.len() == 1 { "it" } else { "them" },
+        ))
     }
 
     /// Put the server's view of the file back to the disk's.
@@ -127,6 +175,17 @@ impl ServerPreview {
             _ => client.close(&o.uri).await,
         }
     }
+}
+
+/// The outermost missing folder above `path`, when its folder is missing.
+fn missing_folder(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut missing = None;
+    let mut dir = path.parent();
+    while let Some(d) = dir.filter(|d| !d.exists()) {
+        missing = Some(d.to_path_buf());
+        dir = d.parent();
+    }
+    missing
 }
 
 /// "2 new errors, 1 new warning" of these severities (`word`: "new ").
@@ -198,30 +257,46 @@ fn render(deltas: &[FileDelta], not_computed: &[String]) -> String {
 #[async_trait]
 impl PreviewHook for ServerPreview {
     /// In phases, so that every file is checked against the others' new
-    /// text: baselines of the old texts, then every new text sent, then
-    /// each file's diagnostics, then every file restored.
+    /// text: baselines of the old texts, then the files the change deletes
+    /// (a move's sources) closed, every new text sent — the files it
+    /// creates (a move's targets) first, so that a server resolving an
+    /// import finds them open (tsserver does) — then each file's
+    /// diagnostics, then every file restored.
     async fn diagnostics_delta(&self, change: &StagedChange) -> Option<String> {
-        // Servers resolve imports against the disk (tsserver finds no module
-        // in a file that is only open): a change that creates or deletes
-        // files would be previewed wrong, so it is not previewed.
-        let creates_or_deletes = change
+        let has_server = |f: &&StagedFile| self.sup.catalog().for_file(&f.path).is_some();
+        // A file created in a folder the disk lacks is not found by a
+        // server that lists folders before files (tsserver): its importers
+        // would be reported broken. Said so, never passed off as an error.
+        let mut new_folders: Vec<String> = change
             .files
             .iter()
-            .any(|f| f.old.is_none() || f.new.is_none());
-        if creates_or_deletes
-            && change
-                .files
-                .iter()
-                .any(|f| self.sup.catalog().for_file(&f.path).is_some())
-        {
-            return Some(
-                "after this change: not computed: it creates or deletes files, and language servers resolve imports against the disk, which a preview never touches — resolve accept reports the diagnostics after the write".into(),
-            );
+            .filter(|f| f.old.is_none())
+            .filter(has_server)
+            .filter_map(|f| missing_folder(&f.path))
+            .map(|dir| format!("{}/", self.sup.rel(&dir)))
+            .collect();
+        new_folders.sort();
+        new_folders.dedup();
+        if !new_folders.is_empty() {
+            return Some(format!(
+                "after this change: not computed: it creates {} {}, not on disk yet, and language servers look for files in the disk's folders, which a preview never touches — resolve accept reports the diagnostics after the write",
+                if new_folders.len() == 1 { "the folder" } else { "the folders" },
+                new_folders.join(", ")
+            ));
         }
-        let files: Vec<&StagedFile> = change
+        let mut files: Vec<&StagedFile> = change
             .files
             .iter()
-            .filter(|f| f.new.is_some() && self.sup.catalog().for_file(&f.path).is_some())
+            .filter(|f| f.new.is_some())
+            .filter(has_server)
+            .collect();
+        // Stable: created files first, each group still by path.
+        files.sort_by_key(|f| f.old.is_some());
+        let deleted: Vec<&StagedFile> = change
+            .files
+            .iter()
+            .filter(|f| f.new.is_none())
+            .filter(has_server)
             .collect();
         let mut not_computed = Vec::new();
         let skipped = files.len().saturating_sub(PREVIEW_FILES);
@@ -245,12 +320,70 @@ impl PreviewHook for ServerPreview {
                 Err(e) => not_computed.push(format!("{} ({e})", f.rel)),
             }
         }
+        // A server still loading its project publishes an empty set for
+        // any file (rust-analyzer before its workspace is loaded): that
+        // would be passed off as clean. Each server is waited for until it
+        // reports no indexing, within the diagnostics bound.
+        let mut indexing: Vec<(Arc<crate::client::LspClient>, String)> = Vec::new();
+        let mut idle: Vec<Arc<crate::client::LspClient>> = Vec::new();
+        for o in &opened {
+            let client = &o.target.client;
+            if idle
+                .iter()
+                .chain(indexing.iter().map(|(c, _)| c))
+                .any(|c| Arc::ptr_eq(c, client))
+            {
+                continue;
+            }
+            match client.wait_until_idle(self.sup.timeouts.diagnostics).await {
+                Ok(()) => idle.push(client.clone()),
+                Err((what, _)) => indexing.push((client.clone(), what)),
+            }
+        }
+        // A deleted file is closed for the preview (after the baselines,
+        // which may open a move's source): the server then sees the disk,
+        // which still holds it, as for files the change leaves alone.
+        let mut closed = Vec::new();
+        for f in deleted {
+            let Ok(target) = self.sup.target_for(&f.path).await else {
+                continue;
+            };
+            let uri = file_uri(&f.path);
+            let was_open = target.client.doc(&uri).await.is_some();
+            closed.push(Opened {
+                file: f,
+                target,
+                uri,
+                was_open,
+            });
+        }
+        let moves = crate::file_move::staged_move_pairs(self.sup.workspace(), change);
+        not_computed.extend(self.unedited_mentions(change, &moves).await);
+        let source_of = |o: &Opened<'_>| {
+            let (from, _) = moves.iter().find(|(_, to)| to == &o.file.path)?;
+            change.files.iter().find(|f| &f.path == from)
+        };
         let mut ready = Vec::new();
         for o in opened.iter() {
-            match self.baseline(o).await {
+            if let Some((_, what)) = indexing
+                .iter()
+                .find(|(c, _)| Arc::ptr_eq(c, &o.target.client))
+            {
+                not_computed.push(format!(
+                    "{} ({} still indexing after {} ms: {what})",
+                    o.file.rel,
+                    o.target.slot.entry.id,
+                    self.sup.timeouts.diagnostics.as_millis()
+                ));
+                continue;
+            }
+            match self.baseline(o, source_of(o)).await {
                 Ok(()) => ready.push(o),
                 Err(why) => not_computed.push(why),
             }
+        }
+        for o in &closed {
+            o.target.client.close(&o.uri).await;
         }
         for o in &ready {
             let after = o.file.new.clone().unwrap_or_default();
@@ -274,7 +407,7 @@ impl PreviewHook for ServerPreview {
                 Err(why) => not_computed.push(why),
             }
         }
-        for o in &opened {
+        for o in opened.iter().chain(&closed) {
             self.restore(o).await;
         }
         if skipped > 0 {

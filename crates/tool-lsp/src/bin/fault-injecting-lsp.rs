@@ -14,6 +14,11 @@
 //! Every rename is answered with an edit that changes nothing (a server
 //! that finds nothing it may rename).
 //!
+//! File moves: it offers `willRenameFiles` for `*.fault` files, answered
+//! with no edits, and `didRenameFiles`, whose every (old, new) pair it
+//! keeps; once one came, every hover answer ends with a line naming them
+//! all (relative to the root), so a test sees what the server was told.
+//!
 //! Code actions: on a `slow` line one action is offered after 3 s, whose
 //! command takes 3 s more to run (each answer within a 5 s request bound,
 //! the two together not); elsewhere none.
@@ -44,6 +49,10 @@ struct FaultServer {
     configured: Arc<AtomicBool>,
     /// Hovers asked on a `cold` line so far.
     cold_hovers: AtomicUsize,
+    /// The root's URI, from `initialize`.
+    root: std::sync::Mutex<String>,
+    /// Every `didRenameFiles` pair so far, relative to the root.
+    renamed: std::sync::Mutex<Vec<String>>,
 }
 
 impl FaultServer {
@@ -83,7 +92,21 @@ async fn publish(client: &Client, configured: &AtomicBool, uri: Url, text: Strin
 
 #[tower_lsp::async_trait]
 impl LanguageServer for FaultServer {
-    async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+    #[allow(deprecated)] // root_uri: what this client sends
+    async fn initialize(&self, p: InitializeParams) -> Result<InitializeResult> {
+        if let Some(root) = p.root_uri {
+            *self.root.lock().unwrap() = root.to_string().trim_end_matches('/').to_string();
+        }
+        let fault_files = || FileOperationRegistrationOptions {
+            filters: vec![FileOperationFilter {
+                scheme: Some("file".into()),
+                pattern: FileOperationPattern {
+                    glob: "**/*.fault".into(),
+                    matches: None,
+                    options: None,
+                },
+            }],
+        };
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 text_document_sync: Some(TextDocumentSyncCapability::Kind(
@@ -95,6 +118,14 @@ impl LanguageServer for FaultServer {
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: vec!["fault.slow".into()],
                     ..Default::default()
+                }),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: None,
+                    file_operations: Some(WorkspaceFileOperationsServerCapabilities {
+                        will_rename: Some(fault_files()),
+                        did_rename: Some(fault_files()),
+                        ..Default::default()
+                    }),
                 }),
                 ..Default::default()
             },
@@ -179,6 +210,19 @@ impl LanguageServer for FaultServer {
         Ok(Some(WorkspaceEdit::default()))
     }
 
+    async fn will_rename_files(&self, _: RenameFilesParams) -> Result<Option<WorkspaceEdit>> {
+        Ok(None)
+    }
+
+    async fn did_rename_files(&self, p: RenameFilesParams) {
+        let root = format!("{}/", self.root.lock().unwrap());
+        let rel = |uri: &str| uri.strip_prefix(&root).unwrap_or(uri).to_string();
+        let mut renamed = self.renamed.lock().unwrap();
+        for f in p.files {
+            renamed.push(format!("{} → {}", rel(&f.old_uri), rel(&f.new_uri)));
+        }
+    }
+
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
         let pos = p.text_document_position_params;
         let line = self
@@ -215,10 +259,15 @@ impl LanguageServer for FaultServer {
             }
             std::future::pending::<()>().await;
         }
+        let mut value = format!("fault-injecting hover for line {}", pos.position.line + 1);
+        let renamed = self.renamed.lock().unwrap().join(", ");
+        if !renamed.is_empty() {
+            value.push_str(&format!("\nfiles renamed (didRenameFiles): {renamed}"));
+        }
         Ok(Some(Hover {
             contents: HoverContents::Markup(MarkupContent {
                 kind: MarkupKind::PlainText,
-                value: format!("fault-injecting hover for line {}", pos.position.line + 1),
+                value,
             }),
             range: None,
         }))
@@ -240,6 +289,8 @@ async fn main() {
         configured_after,
         configured: Arc::new(AtomicBool::new(configured_after.is_none())),
         cold_hovers: AtomicUsize::new(0),
+        root: Default::default(),
+        renamed: Default::default(),
     });
     Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
         .serve(service)
