@@ -72,9 +72,9 @@ pub struct CompiledPattern {
     pub multi_vars: BTreeSet<String>,
     /// Whether matching may compare two captures node by node (a
     /// metavariable used twice, or any rule): the one recursion as deep as
-    /// the searched file's tree, so the file's depth is measured before
-    /// matching. Otherwise matching recursion follows the pattern only, and
-    /// the depth is measured during the matching walk.
+    /// the searched file's tree, which is why every file's depth is
+    /// measured before matching. Otherwise matching recursion follows the
+    /// pattern only.
     pub compares_captures: bool,
 }
 

@@ -11,22 +11,21 @@
 //!
 //! Threads: the `ignore` walker's threads only find files; each file is read,
 //! parsed and matched on one of our own matching threads, which have a
-//! [`MATCH_STACK_BYTES`] stack. A pattern that compares captures is matched
-//! only after the tree's depth was checked (see [`crate::nesting`]); any
-//! other's matching recursion follows the pattern, so its matching walk
-//! measures the depth as it goes and a too deep file's matches are dropped.
-//! No input can overflow a stack here.
+//! [`MATCH_STACK_BYTES`] stack. Every tree's depth is checked before it is
+//! matched (see [`crate::nesting`]), by a probe that enters only the
+//! subtrees big enough to be too deep; the matching walk is then the one
+//! walk over the tree. No input can overflow a stack here.
 
 use crate::catalog::Lang;
 use crate::embedded::{self, Region, RegionKind};
 use crate::excerpt::one_line;
 use crate::nesting::{
-    tree_depth, yaml_block_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH,
+    depth_beyond, yaml_block_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH,
 };
 use crate::pattern::{CompiledPattern, Query, BODY_VAR};
 use crate::rewrite::{apply_edits, check_rewritten, FileRewrite, Rewriter};
 use ast_grep_core::matcher::MatcherExt;
-use ast_grep_core::tree_sitter::traversal::{Pre, Traversal};
+use ast_grep_core::tree_sitter::traversal::Pre;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Matcher, Node};
 use ast_grep_language::SupportLang;
@@ -555,15 +554,9 @@ struct Collector<'p> {
 
 impl Collector<'_> {
     /// Match the pattern in one tree (the file's, or a region's inside its
-    /// wrapper). Only matches inside `within` (offsets in the tree's text)
-    /// count. Returns how many levels the tree has, measured by the same
-    /// walk (see [`tree_depth`]).
-    fn collect(
-        &mut self,
-        tree: &AstGrep<Doc>,
-        within: std::ops::Range<usize>,
-        at: Placement<'_>,
-    ) -> usize {
+    /// wrapper), whose depth was checked. Only matches inside `within`
+    /// (offsets in the tree's text) count.
+    fn collect(&mut self, tree: &AstGrep<Doc>, within: std::ops::Range<usize>, at: Placement<'_>) {
         match &self.pattern.pattern {
             Query::Pattern(p) => self.collect_with(p, tree, within, at),
             Query::Rule(r) => self.collect_with(r.as_ref(), tree, within, at),
@@ -576,17 +569,13 @@ impl Collector<'_> {
         tree: &AstGrep<Doc>,
         within: std::ops::Range<usize>,
         at: Placement<'_>,
-    ) -> usize {
+    ) {
         let (pattern, rewriter) = (self.pattern, self.rewriter);
         let tree_text = tree.source();
-        // `Node::find_all`, walked here so the walk measures the depth too:
-        // after each step the cursor's depth is the next node's.
+        // `Node::find_all`: every node, in pre-order.
         let kinds = matcher.potential_kinds();
         let top = tree.root();
-        let mut walk = Pre::new(&top);
-        let mut deepest = 0;
-        while let Some(candidate) = walk.next() {
-            deepest = deepest.max(walk.get_current_depth());
+        for candidate in Pre::new(&top) {
             if kinds
                 .as_ref()
                 .is_some_and(|k| !k.contains(candidate.kind_id().into()))
@@ -642,7 +631,6 @@ impl Collector<'_> {
                 enclosing: None,
             });
         }
-        deepest + 1
     }
 }
 
@@ -667,19 +655,14 @@ pub fn match_source(
         return Ok(None);
     };
     let top = root.root();
-    let too_deep = |depth| {
-        (depth > MAX_FILE_TREE_DEPTH).then_some(TooDeep {
+    // Comparing two captures recurses over them: measure before matching.
+    // The probe is cheap (see `depth_beyond`), so every pattern's file is
+    // measured the same way and the matching walk is the only full walk.
+    if let Some(depth) = depth_beyond(&top, MAX_FILE_TREE_DEPTH) {
+        return Err(TooDeep {
             depth,
             limit: MAX_FILE_TREE_DEPTH,
-        })
-    };
-    // Comparing two captures recurses over them: measure first. Any other
-    // matching recurses only as deep as the pattern, so the matching walk
-    // measures the depth as it goes (one walk, not two).
-    if pattern.compares_captures {
-        if let Some(e) = too_deep(tree_depth(&top)) {
-            return Err(e);
-        }
+        });
     }
     let mut found = Collector {
         pattern,
@@ -692,10 +675,7 @@ pub fn match_source(
         skip: 0,
         base: 0,
     };
-    let depth = found.collect(&root, 0..source.len(), whole);
-    if let Some(e) = too_deep(depth) {
-        return Err(e);
-    }
+    found.collect(&root, 0..source.len(), whole);
     let unsearched = if embedded::has_regions(pattern.lang) {
         match_regions(&mut found, source, &top)
     } else {
@@ -748,7 +728,7 @@ fn match_regions(found: &mut Collector<'_>, source: &str, top: &Node<'_, Doc>) -
             continue;
         }
         let parsed = embedded::parse(pattern.lang, &region)
-            .filter(|p| tree_depth(&p.root.root()) <= MAX_FILE_TREE_DEPTH);
+            .filter(|p| depth_beyond(&p.root.root(), MAX_FILE_TREE_DEPTH).is_none());
         let Some(parsed) = parsed else {
             if let Some(l) = literal {
                 let at = Placement {
