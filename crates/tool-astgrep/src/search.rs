@@ -1,9 +1,10 @@
 //! The search: a parallel, gitignore-aware walk feeding one ordered result.
 //!
 //! Work is skipped wherever it cannot find anything: a file of a language the
-//! pattern does not compile in is never read, and a file lacking the
-//! pattern's longest literal token is never parsed (ast-grep parses first and
-//! filters after). Whatever order the threads finish in, results are sorted
+//! pattern does not compile in is never read, a file lacking the pattern's
+//! longest literal token is never parsed (ast-grep parses first and filters
+//! after), and in a parsed file only the subtrees holding that token are
+//! walked. Whatever order the threads finish in, results are sorted
 //! by path and then position, so a capped answer always shows the same first
 //! N. Files that cannot be searched (binary, not UTF-8, too large,
 //! unreadable) are counted, never silently dropped; files nested too deeply
@@ -25,9 +26,8 @@ use crate::nesting::{
 use crate::pattern::{CompiledPattern, Query, BODY_VAR};
 use crate::rewrite::{apply_edits, check_rewritten, FileRewrite, Rewriter};
 use ast_grep_core::matcher::MatcherExt;
-use ast_grep_core::tree_sitter::traversal::Pre;
 use ast_grep_core::tree_sitter::StrDoc;
-use ast_grep_core::{AstGrep, Matcher, Node};
+use ast_grep_core::{AstGrep, Matcher, Node, NodeMatch};
 use ast_grep_language::SupportLang;
 use ignore::{WalkBuilder, WalkState};
 use memchr::memmem::Finder;
@@ -570,67 +570,132 @@ impl Collector<'_> {
         within: std::ops::Range<usize>,
         at: Placement<'_>,
     ) {
-        let (pattern, rewriter) = (self.pattern, self.rewriter);
-        let tree_text = tree.source();
-        // `Node::find_all`: every node, in pre-order.
+        // `Node::find_all`: every node in pre-order, except subtrees that
+        // cannot hold a match. A match contains the pattern's literal token
+        // (see `CompiledPattern::required_literal`), so its node's range
+        // holds an occurrence of the literal: a node whose range holds none
+        // is skipped with all it contains. Only the paths down to the
+        // literal's occurrences are walked.
+        let literal = LiteralSites::new(tree.source(), self.pattern.required_literal.as_deref());
         let kinds = matcher.potential_kinds();
         let top = tree.root();
-        for candidate in Pre::new(&top) {
-            if kinds
-                .as_ref()
-                .is_some_and(|k| !k.contains(candidate.kind_id().into()))
-            {
-                continue;
-            }
-            let Some(m) = matcher.match_node(candidate) else {
-                continue;
-            };
-            let node = m.get_node();
-            let range = node.range();
-            if range.start < within.start || range.end > within.end {
-                continue;
-            }
-            let env = m.get_env();
-            let mut captures = Vec::new();
-            for v in &pattern.single_vars {
-                if let Some(n) = env.get_match(v) {
-                    captures.push((v.clone(), one_line(&n.text(), 60)));
+        let mut cursor = top.get_inner_node().walk();
+        loop {
+            let inner = cursor.node();
+            if literal.within(inner.start_byte(), inner.end_byte()) {
+                let wanted = kinds
+                    .as_ref()
+                    .is_none_or(|k| k.contains(inner.kind_id().into()));
+                if wanted {
+                    if let Some(m) = matcher.match_node(tree.adopt(inner)) {
+                        self.record(matcher, &m, tree.source(), &within, at);
+                    }
+                }
+                if cursor.goto_first_child() {
+                    continue;
                 }
             }
-            // A rule binds only the metavariables of the branch that matched.
-            for v in &pattern.multi_vars {
-                let nodes = env.get_multiple_matches(v);
-                let text = match (nodes.first(), nodes.last()) {
-                    (Some(a), Some(b)) => &tree_text[a.range().start..b.range().end],
-                    _ => "",
-                };
-                captures.push((v.clone(), one_line(text, 60)));
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
             }
-            captures.sort();
-            if let Some(rw) = rewriter {
-                let len = matcher.get_match_len(node.clone()).unwrap_or(range.len());
-                let end = if pattern.body_glue {
-                    header_end(&m).unwrap_or(range.start + len)
-                } else {
-                    range.start + len
-                };
-                self.edits.push((
-                    at.file_offset(range.start),
-                    at.file_offset(end),
-                    rw.replacement(&m),
-                ));
-            }
-            self.records.push(MatchRecord {
-                start: at.file_offset(range.start),
-                end: at.file_offset(range.end),
-                // Set once the records are sorted, in one pass.
-                line: 0,
-                column: 0,
-                text: one_line(&node.text(), 120),
-                captures,
-                enclosing: None,
-            });
         }
+    }
+
+    fn record<M: Matcher>(
+        &mut self,
+        matcher: &M,
+        m: &NodeMatch<'_, Doc>,
+        tree_text: &str,
+        within: &std::ops::Range<usize>,
+        at: Placement<'_>,
+    ) {
+        let (pattern, rewriter) = (self.pattern, self.rewriter);
+        let node = m.get_node();
+        let range = node.range();
+        if range.start < within.start || range.end > within.end {
+            return;
+        }
+        let env = m.get_env();
+        let mut captures = Vec::new();
+        for v in &pattern.single_vars {
+            if let Some(n) = env.get_match(v) {
+                captures.push((v.clone(), one_line(&n.text(), 60)));
+            }
+        }
+        // A rule binds only the metavariables of the branch that matched.
+        for v in &pattern.multi_vars {
+            let nodes = env.get_multiple_matches(v);
+            let text = match (nodes.first(), nodes.last()) {
+                (Some(a), Some(b)) => &tree_text[a.range().start..b.range().end],
+                _ => "",
+            };
+            captures.push((v.clone(), one_line(text, 60)));
+        }
+        captures.sort();
+        if let Some(rw) = rewriter {
+            let len = matcher.get_match_len(node.clone()).unwrap_or(range.len());
+            let end = if pattern.body_glue {
+                header_end(m).unwrap_or(range.start + len)
+            } else {
+                range.start + len
+            };
+            self.edits.push((
+                at.file_offset(range.start),
+                at.file_offset(end),
+                rw.replacement(m),
+            ));
+        }
+        self.records.push(MatchRecord {
+            start: at.file_offset(range.start),
+            end: at.file_offset(range.end),
+            // Set once the records are sorted, in one pass.
+            line: 0,
+            column: 0,
+            text: one_line(&node.text(), 120),
+            captures,
+            enclosing: None,
+        });
+    }
+}
+
+/// Where a literal occurs in a text, to tell whether a range holds it.
+struct LiteralSites {
+    /// Every start, ascending, overlapping ones included; `None` when there
+    /// is no literal, and every range may hold a match.
+    starts: Option<Vec<usize>>,
+    len: usize,
+}
+
+impl LiteralSites {
+    fn new(text: &str, literal: Option<&str>) -> Self {
+        let starts = literal.filter(|l| !l.is_empty()).map(|l| {
+            let finder = Finder::new(l.as_bytes());
+            let mut starts = Vec::new();
+            let mut from = 0;
+            while let Some(i) = finder.find(&text.as_bytes()[from..]) {
+                starts.push(from + i);
+                from += i + 1;
+            }
+            starts
+        });
+        Self {
+            starts,
+            len: literal.map_or(0, str::len),
+        }
+    }
+
+    /// Whether the literal occurs whole inside `start..end`.
+    fn within(&self, start: usize, end: usize) -> bool {
+        let Some(starts) = &self.starts else {
+            return true;
+        };
+        let first = starts.partition_point(|&s| s < start);
+        starts.get(first).is_some_and(|&s| s + self.len <= end)
     }
 }
 

@@ -1,8 +1,9 @@
 //! The work the search skips changes no answer. The literal pre-filter
 //! (a file without the pattern's longest literal token is never parsed) and
-//! our matching walk (ast-grep's `find_all`, walked by us so that it measures
-//! the tree's depth on the way) give the same matches, lines and columns as
-//! a search without the pre-filter and as ast-grep's own `find_all`: on the
+//! our matching walk (ast-grep's `find_all`, walked by us so that it skips
+//! every subtree whose range holds no occurrence of that literal) give the
+//! same matches, lines and columns as a search without the literal (no
+//! pre-filter, every node walked) and as ast-grep's own `find_all`: on the
 //! fixtures, and on many generated files.
 
 use ast_grep_core::tree_sitter::StrDoc;
@@ -131,6 +132,14 @@ const PIECES: &[&str] = &[
     "é = 'ü'; q = é == é\n",
     "foo()\nfoo(1, 2)\n",
     "print('==')\n",
+    // The literal at a match's edges, in a sibling, overlapping itself.
+    "x is None\n",
+    "y = f(None) is None == None\n",
+    "a == None\n",
+    "[a == None, b, None]\n",
+    "a ==== a\n",
+    "isinstance(a, # isinstance\n b)\n",
+    "f(isinstance)(a, b)\n",
     "\n",
     "pass\n",
 ];
@@ -141,6 +150,8 @@ const PATTERNS: &[&str] = &[
     "foo($$$A)",
     "$A.isinstance($B, $C)",
     "return isinstance($X, int)",
+    "$X is None",
+    "$X == None",
 ];
 
 proptest! {
