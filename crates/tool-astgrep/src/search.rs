@@ -1,10 +1,10 @@
 //! The search: a parallel, gitignore-aware walk feeding one ordered result.
 //!
 //! Work is skipped wherever it cannot find anything: a file of a language the
-//! pattern does not compile in is never read, a file lacking the pattern's
-//! longest literal token is never parsed (ast-grep parses first and filters
-//! after), and in a parsed file only the subtrees holding that token are
-//! walked. Whatever order the threads finish in, results are sorted
+//! pattern does not compile in is never read, a file lacking one of the
+//! pattern's literal tokens is never parsed (ast-grep parses first and
+//! filters after), and in a parsed file only the subtrees holding its
+//! longest literal token are walked. Whatever order the threads finish in, results are sorted
 //! by path and then position, so a capped answer always shows the same first
 //! N. Files that cannot be searched (binary, not UTF-8, too large,
 //! unreadable) are counted, never silently dropped; files nested too deeply
@@ -165,6 +165,8 @@ pub struct SearchPlan {
 struct Prepared<'p> {
     pattern: &'p CompiledPattern,
     finder: Option<Finder<'p>>,
+    /// For the pattern's other literals, each also required.
+    others: Vec<Finder<'p>>,
     rewriter: Option<&'p Rewriter>,
     searched: AtomicUsize,
 }
@@ -215,6 +217,11 @@ pub fn run_paths(
                 .required_literal
                 .as_deref()
                 .map(|t| Finder::new(t.as_bytes())),
+            others: p
+                .other_literals
+                .iter()
+                .map(|t| Finder::new(t.as_bytes()))
+                .collect(),
             rewriter: plan.rewriters.as_ref().map(|r| &r[i]),
             searched: AtomicUsize::new(0),
         })
@@ -434,12 +441,11 @@ fn search_file(
     };
     counters.files_searched.fetch_add(1, Ordering::Relaxed);
     p.searched.fetch_add(1, Ordering::Relaxed);
-    // The pre-filter: no literal token, no parse.
-    if let Some(f) = &p.finder {
-        if f.find(source.as_bytes()).is_none() {
-            counters.prefiltered.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
+    // The pre-filter: without every literal token, no parse.
+    let lacks = |f: &Finder<'_>| f.find(source.as_bytes()).is_none();
+    if p.finder.iter().chain(&p.others).any(lacks) {
+        counters.prefiltered.fetch_add(1, Ordering::Relaxed);
+        return None;
     }
     let result = match match_source(p.pattern, p.rewriter, &source) {
         Ok(found) => found?,
