@@ -4,11 +4,11 @@
 //! pattern does not compile in is never read, a file lacking one of the
 //! pattern's literal tokens is never parsed (ast-grep parses first and
 //! filters after), and in a parsed file only the subtrees holding its
-//! longest literal token are walked. Whatever order the threads finish in, results are sorted
-//! by path and then position, so a capped answer always shows the same first
-//! N. Files that cannot be searched (binary, not UTF-8, too large,
-//! unreadable) are counted, never silently dropped; files nested too deeply
-//! to match safely are named.
+//! longest literal token are walked. Whatever order the threads finish in,
+//! results are sorted by path and then position, so a capped answer always
+//! shows the same first N. Files that cannot be searched (binary, not UTF-8,
+//! too large, unreadable) are counted, never silently dropped; files nested
+//! too deeply to match safely are named.
 //!
 //! Threads: the `ignore` walker's threads only find files; each file is read,
 //! parsed and matched on one of our own matching threads, which have a
