@@ -12,10 +12,9 @@
 //!   before it is parsed at all ([`bracket_depth`]), and one whose parse is
 //!   deeper than [`MAX_PATTERN_TREE_DEPTH`] before it is converted;
 //! - a source file whose tree is deeper than [`MAX_FILE_TREE_DEPTH`] is
-//!   skipped and named in the result ([`tree_depth`]): measured before
-//!   matching when the pattern compares captures, otherwise by the matching
-//!   walk itself (whose recursion then follows the pattern only), its
-//!   matches dropped;
+//!   skipped and named in the result, measured before matching by
+//!   [`depth_beyond`], which enters only subtrees with enough nodes to be
+//!   that deep;
 //! - matching runs on threads with a [`MATCH_STACK_BYTES`] stack;
 //! - YAML, pattern or file, deeper than [`MAX_YAML_BLOCK_DEPTH`] is never
 //!   parsed at all ([`yaml_block_depth`]): the YAML grammar's own scanner
@@ -136,6 +135,39 @@ pub fn tree_depth<L: LanguageExt>(node: &Node<'_, StrDoc<L>>) -> usize {
     }
 }
 
+/// The depth of the tree under `node` (as [`tree_depth`] counts it) when it
+/// is deeper than `limit`, else `None`; without walking what cannot be too
+/// deep. A subtree of `n` nodes is at most `n` levels deep, and tree-sitter
+/// keeps each node's count of descendants (`descendant_count`, the same
+/// visible nodes a cursor walks): a subtree whose count keeps it within the
+/// limit at its depth is not entered. So a file is measured in the few
+/// nodes near its root that hold thousands of others, and only a deep
+/// path is followed down. The pruned subtrees are within the limit, so
+/// when the walked part passes it, its deepest level is the tree's.
+pub fn depth_beyond<L: LanguageExt>(node: &Node<'_, StrDoc<L>>, limit: usize) -> Option<usize> {
+    let mut cursor = node.get_inner_node().walk();
+    let mut depth = 1;
+    let mut deepest = 1;
+    loop {
+        // One level of margin over the bound (`depth - 1 + count`).
+        let within = depth + cursor.node().descendant_count() <= limit;
+        if !within && cursor.goto_first_child() {
+            depth += 1;
+            deepest = deepest.max(depth);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return (deepest > limit).then_some(deepest);
+            }
+            depth -= 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,5 +218,38 @@ mod tests {
         assert_eq!(tree_depth(&root.root()), 20_004);
         let flat = AstGrep::<Doc>::try_new("x = 1\ny = 2\n", SupportLang::Python).unwrap();
         assert_eq!(tree_depth(&flat.root()), 4);
+    }
+
+    /// The probe agrees with the full walk on either side of the limit,
+    /// whatever the shape: one deep path, a deep path among many shallow
+    /// siblings, deep paths in a later sibling, and flat files.
+    #[test]
+    fn depth_beyond_agrees_with_tree_depth() {
+        let lists = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let sums = |n: usize| format!("x = {}\n", vec!["a"; n].join(" + "));
+        let flat: String = (0..3_000).map(|i| format!("x{i} = {i}\n")).collect();
+        let sources = [
+            format!("x = {}\n", lists(900)),
+            format!("x = {}\n", lists(1_100)),
+            format!("{flat}x = {}\n{flat}", lists(990)),
+            format!("{flat}x = {}\n{flat}", lists(1_010)),
+            format!("def f():\n    y = {}\n{}", lists(700), sums(1_200)),
+            sums(995),
+            sums(1_005),
+            flat.clone(),
+            String::new(),
+        ];
+        for src in &sources {
+            let root = AstGrep::<Doc>::try_new(src.as_str(), SupportLang::Python).unwrap();
+            let full = tree_depth(&root.root());
+            for limit in [1, 3, full - 1, full, full + 1, 1_000] {
+                assert_eq!(
+                    depth_beyond(&root.root(), limit),
+                    (full > limit).then_some(full),
+                    "limit {limit}, depth {full}, source of {} bytes",
+                    src.len()
+                );
+            }
+        }
     }
 }

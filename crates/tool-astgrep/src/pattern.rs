@@ -59,8 +59,11 @@ pub struct CompiledPattern {
     /// in C's `if ($A) { $$$B }`.
     pub implied: Vec<String>,
     /// The longest literal token every match must contain: files without it
-    /// are skipped before parsing.
+    /// are skipped before parsing, and so are subtrees without it.
     pub required_literal: Option<String>,
+    /// The pattern's other literal tokens, longest first: a match contains
+    /// each of them too, so a file is parsed only when it holds them all.
+    pub other_literals: Vec<String>,
     /// The fragment's syntax tree as parsed in the rung used, one line per
     /// node (kinds, tokens, where each metavariable sits), for `explain`.
     pub tree: Vec<String>,
@@ -72,9 +75,9 @@ pub struct CompiledPattern {
     pub multi_vars: BTreeSet<String>,
     /// Whether matching may compare two captures node by node (a
     /// metavariable used twice, or any rule): the one recursion as deep as
-    /// the searched file's tree, so the file's depth is measured before
-    /// matching. Otherwise matching recursion follows the pattern only, and
-    /// the depth is measured during the matching walk.
+    /// the searched file's tree, which is why every file's depth is
+    /// measured before matching. Otherwise matching recursion follows the
+    /// pattern only.
     pub compares_captures: bool,
 }
 
@@ -441,6 +444,8 @@ fn try_rung(
     multi_vars.remove(BODY_VAR);
     let compares_captures = captures_a_name_twice(&pattern.node);
     let required_literal = longest_literal(&node);
+    let mut other_literals = literals(&node);
+    other_literals.retain(|l| Some(l) != required_literal.as_ref());
     let tree = dump_tree(&node, expando);
     Ok(CompiledPattern {
         lang,
@@ -452,6 +457,7 @@ fn try_rung(
         body_glue,
         implied,
         required_literal,
+        other_literals,
         tree,
         tried: Vec::new(),
         single_vars,
@@ -692,12 +698,34 @@ fn captures_a_name_twice(node: &PatternNode) -> bool {
     false
 }
 
-/// The longest token every match must contain verbatim. Named leaves are
-/// compared by text when matching; anonymous ones by kind, so only those
-/// whose text is their kind count. Metavariables and comments contribute
-/// nothing.
+/// The longest token every match must contain verbatim (see [`literals`]).
 fn longest_literal(node: &Node<'_, Doc>) -> Option<String> {
     let mut best: Option<String> = None;
+    for_each_literal(node, |text| {
+        if best.as_ref().is_none_or(|b| text.len() > b.len()) {
+            best = Some(text.to_string());
+        }
+    });
+    best
+}
+
+/// Every distinct token every match must contain verbatim, longest first.
+/// The pattern's leaves are matched one to one, none skipped (ast-grep's
+/// default strictness skips only the candidate's unnamed nodes), so each
+/// one's text is in every match. Named leaves are compared by text;
+/// anonymous ones by kind, so only those whose text is their kind count.
+/// Metavariables and comments contribute nothing.
+fn literals(node: &Node<'_, Doc>) -> Vec<String> {
+    let mut all = BTreeSet::new();
+    for_each_literal(node, |text| {
+        all.insert(text.to_string());
+    });
+    let mut all: Vec<String> = all.into_iter().collect();
+    all.sort_by_key(|l| std::cmp::Reverse(l.len()));
+    all
+}
+
+fn for_each_literal(node: &Node<'_, Doc>, mut found: impl FnMut(&str)) {
     let mut stack = vec![node.clone()];
     while let Some(n) = stack.pop() {
         if n.is_extra() || n.is_missing() {
@@ -709,17 +737,13 @@ fn longest_literal(node: &Node<'_, Doc>) -> Option<String> {
         if n.is_leaf() {
             let text = n.text();
             let usable = n.is_named() || text == n.kind();
-            if usable
-                && !text.trim().is_empty()
-                && best.as_ref().is_none_or(|b| text.len() > b.len())
-            {
-                best = Some(text.to_string());
+            if usable && !text.trim().is_empty() {
+                found(&text);
             }
             continue;
         }
         stack.extend(n.children());
     }
-    best
 }
 
 #[cfg(test)]
@@ -835,8 +859,13 @@ mod tests {
         assert_eq!(c.required_literal.as_deref(), Some("=="));
         let c = compile(lang("python"), "isinstance($X, $Y)").unwrap();
         assert_eq!(c.required_literal.as_deref(), Some("isinstance"));
+        assert_eq!(c.other_literals, ["(", ")", ","]);
+        let c = compile(lang("python"), "$X == None").unwrap();
+        assert_eq!(c.required_literal.as_deref(), Some("None"));
+        assert_eq!(c.other_literals, ["=="]);
         let c = compile(lang("python"), "$X").unwrap();
         assert_eq!(c.required_literal, None);
+        assert!(c.other_literals.is_empty());
     }
 
     #[test]

@@ -195,6 +195,7 @@ impl RuleSpec {
             body_glue: false,
             implied: Vec::new(),
             required_literal: None,
+            other_literals: Vec::new(),
             tree: Vec::new(),
             tried: Vec::new(),
             single_vars,

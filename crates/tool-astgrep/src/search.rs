@@ -1,34 +1,33 @@
 //! The search: a parallel, gitignore-aware walk feeding one ordered result.
 //!
 //! Work is skipped wherever it cannot find anything: a file of a language the
-//! pattern does not compile in is never read, and a file lacking the
-//! pattern's longest literal token is never parsed (ast-grep parses first and
-//! filters after). Whatever order the threads finish in, results are sorted
-//! by path and then position, so a capped answer always shows the same first
-//! N. Files that cannot be searched (binary, not UTF-8, too large,
-//! unreadable) are counted, never silently dropped; files nested too deeply
-//! to match safely are named.
+//! pattern does not compile in is never read, a file lacking one of the
+//! pattern's literal tokens is never parsed (ast-grep parses first and
+//! filters after), and in a parsed file only the subtrees holding its
+//! longest literal token are walked. Whatever order the threads finish in,
+//! results are sorted by path and then position, so a capped answer always
+//! shows the same first N. Files that cannot be searched (binary, not UTF-8,
+//! too large, unreadable) are counted, never silently dropped; files nested
+//! too deeply to match safely are named.
 //!
 //! Threads: the `ignore` walker's threads only find files; each file is read,
 //! parsed and matched on one of our own matching threads, which have a
-//! [`MATCH_STACK_BYTES`] stack. A pattern that compares captures is matched
-//! only after the tree's depth was checked (see [`crate::nesting`]); any
-//! other's matching recursion follows the pattern, so its matching walk
-//! measures the depth as it goes and a too deep file's matches are dropped.
-//! No input can overflow a stack here.
+//! [`MATCH_STACK_BYTES`] stack. Every tree's depth is checked before it is
+//! matched (see [`crate::nesting`]), by a probe that enters only the
+//! subtrees big enough to be too deep; the matching walk is then the one
+//! walk over the tree. No input can overflow a stack here.
 
 use crate::catalog::Lang;
 use crate::embedded::{self, Region, RegionKind};
 use crate::excerpt::one_line;
 use crate::nesting::{
-    tree_depth, yaml_block_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH,
+    depth_beyond, yaml_block_depth, MATCH_STACK_BYTES, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH,
 };
 use crate::pattern::{CompiledPattern, Query, BODY_VAR};
 use crate::rewrite::{apply_edits, check_rewritten, FileRewrite, Rewriter};
 use ast_grep_core::matcher::MatcherExt;
-use ast_grep_core::tree_sitter::traversal::{Pre, Traversal};
 use ast_grep_core::tree_sitter::StrDoc;
-use ast_grep_core::{AstGrep, Matcher, Node};
+use ast_grep_core::{AstGrep, Matcher, Node, NodeMatch};
 use ast_grep_language::SupportLang;
 use ignore::{WalkBuilder, WalkState};
 use memchr::memmem::Finder;
@@ -166,6 +165,8 @@ pub struct SearchPlan {
 struct Prepared<'p> {
     pattern: &'p CompiledPattern,
     finder: Option<Finder<'p>>,
+    /// For the pattern's other literals, each also required.
+    others: Vec<Finder<'p>>,
     rewriter: Option<&'p Rewriter>,
     searched: AtomicUsize,
 }
@@ -216,6 +217,11 @@ pub fn run_paths(
                 .required_literal
                 .as_deref()
                 .map(|t| Finder::new(t.as_bytes())),
+            others: p
+                .other_literals
+                .iter()
+                .map(|t| Finder::new(t.as_bytes()))
+                .collect(),
             rewriter: plan.rewriters.as_ref().map(|r| &r[i]),
             searched: AtomicUsize::new(0),
         })
@@ -435,12 +441,11 @@ fn search_file(
     };
     counters.files_searched.fetch_add(1, Ordering::Relaxed);
     p.searched.fetch_add(1, Ordering::Relaxed);
-    // The pre-filter: no literal token, no parse.
-    if let Some(f) = &p.finder {
-        if f.find(source.as_bytes()).is_none() {
-            counters.prefiltered.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
+    // The pre-filter: without every literal token, no parse.
+    let lacks = |f: &Finder<'_>| f.find(source.as_bytes()).is_none();
+    if p.finder.iter().chain(&p.others).any(lacks) {
+        counters.prefiltered.fetch_add(1, Ordering::Relaxed);
+        return None;
     }
     let result = match match_source(p.pattern, p.rewriter, &source) {
         Ok(found) => found?,
@@ -555,15 +560,9 @@ struct Collector<'p> {
 
 impl Collector<'_> {
     /// Match the pattern in one tree (the file's, or a region's inside its
-    /// wrapper). Only matches inside `within` (offsets in the tree's text)
-    /// count. Returns how many levels the tree has, measured by the same
-    /// walk (see [`tree_depth`]).
-    fn collect(
-        &mut self,
-        tree: &AstGrep<Doc>,
-        within: std::ops::Range<usize>,
-        at: Placement<'_>,
-    ) -> usize {
+    /// wrapper), whose depth was checked. Only matches inside `within`
+    /// (offsets in the tree's text) count.
+    fn collect(&mut self, tree: &AstGrep<Doc>, within: std::ops::Range<usize>, at: Placement<'_>) {
         match &self.pattern.pattern {
             Query::Pattern(p) => self.collect_with(p, tree, within, at),
             Query::Rule(r) => self.collect_with(r.as_ref(), tree, within, at),
@@ -576,73 +575,133 @@ impl Collector<'_> {
         tree: &AstGrep<Doc>,
         within: std::ops::Range<usize>,
         at: Placement<'_>,
-    ) -> usize {
-        let (pattern, rewriter) = (self.pattern, self.rewriter);
-        let tree_text = tree.source();
-        // `Node::find_all`, walked here so the walk measures the depth too:
-        // after each step the cursor's depth is the next node's.
+    ) {
+        // `Node::find_all`: every node in pre-order, except subtrees that
+        // cannot hold a match. A match contains the pattern's literal token
+        // (see `CompiledPattern::required_literal`), so its node's range
+        // holds an occurrence of the literal: a node whose range holds none
+        // is skipped with all it contains. Only the paths down to the
+        // literal's occurrences are walked.
+        let literal = LiteralSites::new(tree.source(), self.pattern.required_literal.as_deref());
         let kinds = matcher.potential_kinds();
         let top = tree.root();
-        let mut walk = Pre::new(&top);
-        let mut deepest = 0;
-        while let Some(candidate) = walk.next() {
-            deepest = deepest.max(walk.get_current_depth());
-            if kinds
-                .as_ref()
-                .is_some_and(|k| !k.contains(candidate.kind_id().into()))
-            {
-                continue;
-            }
-            let Some(m) = matcher.match_node(candidate) else {
-                continue;
-            };
-            let node = m.get_node();
-            let range = node.range();
-            if range.start < within.start || range.end > within.end {
-                continue;
-            }
-            let env = m.get_env();
-            let mut captures = Vec::new();
-            for v in &pattern.single_vars {
-                if let Some(n) = env.get_match(v) {
-                    captures.push((v.clone(), one_line(&n.text(), 60)));
+        let mut cursor = top.get_inner_node().walk();
+        loop {
+            let inner = cursor.node();
+            if literal.within(inner.start_byte(), inner.end_byte()) {
+                let wanted = kinds
+                    .as_ref()
+                    .is_none_or(|k| k.contains(inner.kind_id().into()));
+                if wanted {
+                    if let Some(m) = matcher.match_node(tree.adopt(inner)) {
+                        self.record(matcher, &m, tree.source(), &within, at);
+                    }
+                }
+                if cursor.goto_first_child() {
+                    continue;
                 }
             }
-            // A rule binds only the metavariables of the branch that matched.
-            for v in &pattern.multi_vars {
-                let nodes = env.get_multiple_matches(v);
-                let text = match (nodes.first(), nodes.last()) {
-                    (Some(a), Some(b)) => &tree_text[a.range().start..b.range().end],
-                    _ => "",
-                };
-                captures.push((v.clone(), one_line(text, 60)));
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
             }
-            captures.sort();
-            if let Some(rw) = rewriter {
-                let len = matcher.get_match_len(node.clone()).unwrap_or(range.len());
-                let end = if pattern.body_glue {
-                    header_end(&m).unwrap_or(range.start + len)
-                } else {
-                    range.start + len
-                };
-                self.edits.push((
-                    at.file_offset(range.start),
-                    at.file_offset(end),
-                    rw.replacement(&m),
-                ));
-            }
-            self.records.push(MatchRecord {
-                start: at.file_offset(range.start),
-                end: at.file_offset(range.end),
-                // Set once the records are sorted, in one pass.
-                line: 0,
-                column: 0,
-                text: one_line(&node.text(), 120),
-                captures,
-                enclosing: None,
-            });
         }
-        deepest + 1
+    }
+
+    fn record<M: Matcher>(
+        &mut self,
+        matcher: &M,
+        m: &NodeMatch<'_, Doc>,
+        tree_text: &str,
+        within: &std::ops::Range<usize>,
+        at: Placement<'_>,
+    ) {
+        let (pattern, rewriter) = (self.pattern, self.rewriter);
+        let node = m.get_node();
+        let range = node.range();
+        if range.start < within.start || range.end > within.end {
+            return;
+        }
+        let env = m.get_env();
+        let mut captures = Vec::new();
+        for v in &pattern.single_vars {
+            if let Some(n) = env.get_match(v) {
+                captures.push((v.clone(), one_line(&n.text(), 60)));
+            }
+        }
+        // A rule binds only the metavariables of the branch that matched.
+        for v in &pattern.multi_vars {
+            let nodes = env.get_multiple_matches(v);
+            let text = match (nodes.first(), nodes.last()) {
+                (Some(a), Some(b)) => &tree_text[a.range().start..b.range().end],
+                _ => "",
+            };
+            captures.push((v.clone(), one_line(text, 60)));
+        }
+        captures.sort();
+        if let Some(rw) = rewriter {
+            let len = matcher.get_match_len(node.clone()).unwrap_or(range.len());
+            let end = if pattern.body_glue {
+                header_end(m).unwrap_or(range.start + len)
+            } else {
+                range.start + len
+            };
+            self.edits.push((
+                at.file_offset(range.start),
+                at.file_offset(end),
+                rw.replacement(m),
+            ));
+        }
+        self.records.push(MatchRecord {
+            start: at.file_offset(range.start),
+            end: at.file_offset(range.end),
+            // Set once the records are sorted, in one pass.
+            line: 0,
+            column: 0,
+            text: one_line(&node.text(), 120),
+            captures,
+            enclosing: None,
+        });
+    }
+}
+
+/// Where a literal occurs in a text, to tell whether a range holds it.
+struct LiteralSites {
+    /// Every start, ascending, overlapping ones included; `None` when there
+    /// is no literal, and every range may hold a match.
+    starts: Option<Vec<usize>>,
+    len: usize,
+}
+
+impl LiteralSites {
+    fn new(text: &str, literal: Option<&str>) -> Self {
+        let starts = literal.filter(|l| !l.is_empty()).map(|l| {
+            let finder = Finder::new(l.as_bytes());
+            let mut starts = Vec::new();
+            let mut from = 0;
+            while let Some(i) = finder.find(&text.as_bytes()[from..]) {
+                starts.push(from + i);
+                from += i + 1;
+            }
+            starts
+        });
+        Self {
+            starts,
+            len: literal.map_or(0, str::len),
+        }
+    }
+
+    /// Whether the literal occurs whole inside `start..end`.
+    fn within(&self, start: usize, end: usize) -> bool {
+        let Some(starts) = &self.starts else {
+            return true;
+        };
+        let first = starts.partition_point(|&s| s < start);
+        starts.get(first).is_some_and(|&s| s + self.len <= end)
     }
 }
 
@@ -667,19 +726,14 @@ pub fn match_source(
         return Ok(None);
     };
     let top = root.root();
-    let too_deep = |depth| {
-        (depth > MAX_FILE_TREE_DEPTH).then_some(TooDeep {
+    // Comparing two captures recurses over them: measure before matching.
+    // The probe is cheap (see `depth_beyond`), so every pattern's file is
+    // measured the same way and the matching walk is the only full walk.
+    if let Some(depth) = depth_beyond(&top, MAX_FILE_TREE_DEPTH) {
+        return Err(TooDeep {
             depth,
             limit: MAX_FILE_TREE_DEPTH,
-        })
-    };
-    // Comparing two captures recurses over them: measure first. Any other
-    // matching recurses only as deep as the pattern, so the matching walk
-    // measures the depth as it goes (one walk, not two).
-    if pattern.compares_captures {
-        if let Some(e) = too_deep(tree_depth(&top)) {
-            return Err(e);
-        }
+        });
     }
     let mut found = Collector {
         pattern,
@@ -692,10 +746,7 @@ pub fn match_source(
         skip: 0,
         base: 0,
     };
-    let depth = found.collect(&root, 0..source.len(), whole);
-    if let Some(e) = too_deep(depth) {
-        return Err(e);
-    }
+    found.collect(&root, 0..source.len(), whole);
     let unsearched = if embedded::has_regions(pattern.lang) {
         match_regions(&mut found, source, &top)
     } else {
@@ -748,7 +799,7 @@ fn match_regions(found: &mut Collector<'_>, source: &str, top: &Node<'_, Doc>) -
             continue;
         }
         let parsed = embedded::parse(pattern.lang, &region)
-            .filter(|p| tree_depth(&p.root.root()) <= MAX_FILE_TREE_DEPTH);
+            .filter(|p| depth_beyond(&p.root.root(), MAX_FILE_TREE_DEPTH).is_none());
         let Some(parsed) = parsed else {
             if let Some(l) = literal {
                 let at = Placement {
