@@ -814,3 +814,45 @@ async fn a_staged_rust_module_move_previews_rust_analyzers_answer_and_accept_app
     assert!(!p.dir.path().join("src/util.rs").exists());
     assert_eq!(p.read("src/main.rs"), RS_MAIN.replace("util", "greeting"));
 }
+
+const C_MAIN: &str =
+    "int add(int a, int b) { return a + b; }\n\nint main(void) {\n  return add(1, 2);\n}\n";
+
+/// clangd publishes per version, builds only the latest of versions sent
+/// close together, and does not publish a version whose text is the one it
+/// last built. A preview ends by putting the file back: unless that
+/// version is built, the next preview of the same change sends the text
+/// clangd last built and waits for a publish that never comes (before:
+/// "not computed: main.c (c not ready after 10000 ms)" from the second
+/// preview on, after a write).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_change_previewed_again_on_clangd_is_computed_each_time() {
+    if tool_core::fixtures::require(&["clangd"]).is_none() {
+        return;
+    }
+    let p = Project::new(&[("main.c", C_MAIN), ("compile_flags.txt", "-std=c11\n")]);
+    let broken = format!("{C_MAIN}\nint bad(void) {{ return undefined_name; }}\n");
+    for content in [broken.as_str(), C_MAIN] {
+        p.text("write", json!({"path": "main.c", "content": content}))
+            .await;
+    }
+    let mut previews = Vec::new();
+    for n in 1..=3 {
+        let out = p
+            .text(
+                "ast_edit",
+                json!({"pattern": "add($A, $B)", "rewrite": "add($A, $B, 1)", "path": "main.c", "language": "c"}),
+            )
+            .await;
+        previews.push(out.lines().last().unwrap_or_default().to_string());
+        p.text(
+            "resolve",
+            json!({"edit_id": format!("edit_{n}"), "action": "discard"}),
+        )
+        .await;
+    }
+    expect_test::expect![[r#"
+          main.c:4:20 error [typecheck_call_too_many_args] Too many arguments to function call, expected 2, have 3
+          main.c:4:20 error [typecheck_call_too_many_args] Too many arguments to function call, expected 2, have 3
+          main.c:4:20 error [typecheck_call_too_many_args] Too many arguments to function call, expected 2, have 3"#]].assert_eq(&previews.join("\n"));
+}

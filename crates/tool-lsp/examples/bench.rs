@@ -244,7 +244,7 @@ async fn preview(s: &Setup, file: &str, bad: &str) -> (Duration, Duration) {
         let done = Instant::now();
         assert!(
             section.starts_with("after this change: 1 new "),
-            "{section}"
+            "preview {i}: {section}"
         );
         let client = sup.clients().await.remove(0);
         let arrived = client

@@ -160,7 +160,14 @@ impl ServerPreview {
         ))
     }
 
-    /// Put the server's view of the file back to the disk's.
+    /// Put the server's view of the file back to the disk's. A server that
+    /// publishes per version gets the restored version built before the
+    /// preview ends (bounded by the diagnostics wait): clangd, sent the
+    /// restored text and at once the next change, builds only the latest,
+    /// and does not publish a version whose text is the last one it built —
+    /// so the next preview of the same change, or the write that accepts
+    /// it, waited for a publish that never came ("not ready after 10000
+    /// ms", seen after a write then two previews).
     async fn restore(&self, o: &Opened<'_>) {
         let client = &o.target.client;
         match (
@@ -168,9 +175,13 @@ impl ServerPreview {
             read_document(self.sup.workspace(), &o.file.path),
         ) {
             (true, Ok(text)) => {
-                client
+                let doc = client
                     .sync_text(&o.file.path, &o.target.language_id, text)
                     .await;
+                if client.publishes_versions() {
+                    let _ = diagnostics::fresh(client, &o.uri, &doc, self.sup.timeouts.diagnostics)
+                        .await;
+                }
             }
             _ => client.close(&o.uri).await,
         }
