@@ -59,16 +59,16 @@ pub(crate) fn adapter_lines(catalog: &Catalog, root: &Path) -> Vec<String> {
     check_adapters(catalog, root)
         .into_iter()
         .map(|c| c.line)
-        .chain(set_aside_lines(catalog))
+        .chain(set_aside_lines(catalog, root))
         .collect()
 }
 
 /// The project entries set aside (untrusted workspace), one notice each.
-fn set_aside_lines(catalog: &Catalog) -> Vec<String> {
+fn set_aside_lines(catalog: &Catalog, root: &Path) -> Vec<String> {
     catalog
         .untrusted()
         .iter()
-        .map(crate::config::UntrustedAdapter::notice)
+        .map(|u| relative_to(&u.notice(), root))
         .collect()
 }
 
@@ -131,7 +131,7 @@ impl OpContext<'_> {
                 .collect(),
             lines: checks.into_iter().map(|c| c.line).collect(),
             exception_filters,
-            set_aside: set_aside_lines(self.supervisor.catalog()),
+            set_aside: set_aside_lines(self.supervisor.catalog(), self.workspace.root()),
         })
     }
 

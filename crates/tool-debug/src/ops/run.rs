@@ -367,7 +367,11 @@ impl OpContext<'_> {
             .spec(id)
             .cloned()
             .ok_or_else(|| match catalog.why_absent(id) {
-                Some(why) => ToolError::refused(format!("{why}; known: {}", catalog.ids())),
+                Some(why) => ToolError::refused(format!(
+                    "{}; known: {}",
+                    relative_to(&why, self.workspace.root()),
+                    catalog.ids()
+                )),
                 None => {
                     ToolError::bad_args(format!("unknown adapter `{id}`; known: {}", catalog.ids()))
                 }
