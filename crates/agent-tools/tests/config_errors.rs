@@ -66,6 +66,10 @@ const CASES: &[(&str, &str)] = &[
         "[debug] disable = \"dart\": invalid type: string \"dart\", expected a sequence",
     ),
     (
+        "[debug]\ndisable = [\"debugy\"]\n",
+        "[debug] disable = [\"debugy\"]: no adapter has the id \"debugy\" (known: debugpy, lldb, delve, dart)",
+    ),
+    (
         "[debug]\nttl_seconds = 0\n",
         "[debug] ttl_seconds = 0: must be at least 1",
     ),

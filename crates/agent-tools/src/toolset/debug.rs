@@ -81,6 +81,19 @@ impl DebugSection {
         Ok(section)
     }
 
+    /// Each disabled id names one of `known`.
+    fn check_disabled(&self, known: &[String]) -> Result<(), String> {
+        match self.disable.iter().find(|id| !known.contains(id)) {
+            None => Ok(()),
+            Some(id) => Err(bad_value(
+                "debug",
+                "disable",
+                format!("[{id:?}]"),
+                &format!("no adapter has the id {id:?} (known: {})", known.join(", ")),
+            )),
+        }
+    }
+
     /// Its adapter changes, taken out; the limits stay.
     fn take_adapters(&mut self) -> AdapterConfig {
         AdapterConfig {
@@ -105,22 +118,56 @@ impl DebugSection {
 /// The supervisor config the binary uses: every layer's `[debug]` folded,
 /// the project's adapters under the trust rule.
 pub(crate) fn config_from(opts: &RunOptions) -> Result<DebugConfig, NotBound> {
+    let in_project =
+        |e: String| NotBound::ConfigIn(format!("project config {PROJECT_CONFIG}: {e}"));
+    let user = match &opts.user_config {
+        Some(u) => Some((
+            DebugSection::parse(u.debug.as_ref()).map_err(|e| NotBound::ConfigIn(u.error(e)))?,
+            u,
+        )),
+        None => None,
+    };
+    let project = match RunConfig::project_debug(&opts.root).map_err(NotBound::ConfigIn)? {
+        Some(section) => Some(DebugSection::parse(Some(&section)).map_err(in_project)?),
+        None => None,
+    };
+    let mut harness = DebugSection::parse(opts.config.debug.as_ref()).map_err(NotBound::Config)?;
+
+    // A disabled id must name an adapter: a built-in one, or one some layer
+    // adds (a typo would otherwise disable nothing, silently).
+    let mut known: Vec<String> = tool_debug::adapters::builtin()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    let layers = user
+        .iter()
+        .map(|(l, _)| l)
+        .chain(&project)
+        .chain([&harness]);
+    for layer in layers {
+        known.extend(layer.adapters.iter().map(|s| s.id.clone()));
+    }
+    if let Some((layer, u)) = &user {
+        layer
+            .check_disabled(&known)
+            .map_err(|e| NotBound::ConfigIn(u.error(e)))?;
+    }
+    if let Some(layer) = &project {
+        layer.check_disabled(&known).map_err(in_project)?;
+    }
+    harness.check_disabled(&known).map_err(NotBound::Config)?;
+
     let mut limits = DebugSection::default();
     let mut adapters = AdapterConfig::default();
-    if let Some(user) = &opts.user_config {
-        let mut layer = DebugSection::parse(user.debug.as_ref())
-            .map_err(|e| NotBound::ConfigIn(user.error(e)))?;
+    if let Some((mut layer, _)) = user {
         adapters = adapters.then(layer.take_adapters());
         limits = limits.then(layer);
     }
-    if let Some(section) = RunConfig::project_debug(&opts.root).map_err(NotBound::ConfigIn)? {
-        let mut layer = DebugSection::parse(Some(&section))
-            .map_err(|e| NotBound::ConfigIn(format!("project config {PROJECT_CONFIG}: {e}")))?;
+    if let Some(mut layer) = project {
         adapters =
             adapters.then_project(layer.take_adapters(), PROJECT_CONFIG, opts.trust_workspace);
         limits = limits.then(layer);
     }
-    let mut harness = DebugSection::parse(opts.config.debug.as_ref()).map_err(NotBound::Config)?;
     adapters = adapters.then(harness.take_adapters());
     let limits = limits.then(harness);
 
