@@ -317,6 +317,7 @@ fn a_project_adapter_naming_a_command_runs_only_in_a_trusted_workspace() {
     );
     let mut calls = vec![
         debug(json!({"op": "adapters"})),
+        debug(json!({"op": "status"})),
         debug(json!({"op": "launch", "program": "avg.py", "adapter": "pyproj"})),
     ];
     // Routed by extension to the built-in debugpy, with the notice.
@@ -324,33 +325,39 @@ fn a_project_adapter_naming_a_command_runs_only_in_a_trusted_workspace() {
     check(
         &p.batch(&[], &calls),
         expect![[r#"
-        debug {"op":"adapters"}
-        debug adapters  (root markers looked for in the workspace root; a launched program's own folder is checked up to the root)
-        debugpy  usable: `<fixtures>/venv/bin/python3 -m debugpy.adapter` (marker requirements.txt); adapter and program run with <fixtures>/venv/bin/python3 (python3 on PATH, debugpy 1.8.22)
-          exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
-        .agent-tools.toml adapter `pyproj` (/bin/sh -c touch started-by-project-config && exec <fixtures>/venv/bin/python -m debugpy.adapter): not run: project config names a command; trust the workspace to use it (--trust-workspace)
-        choose exception filters with exception_breakpoints (before or after launch)
+            debug {"op":"adapters"}
+            debug adapters  (root markers looked for in the workspace root; a launched program's own folder is checked up to the root)
+            debugpy  usable: `<fixtures>/venv/bin/python3 -m debugpy.adapter` (marker requirements.txt); adapter and program run with <fixtures>/venv/bin/python3 (python3 on PATH, debugpy 1.8.22)
+              exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
+            .agent-tools.toml adapter `pyproj` (/bin/sh -c touch started-by-project-config && exec <fixtures>/venv/bin/python -m debugpy.adapter): not run: project config names a command; trust the workspace to use it (--trust-workspace)
+            choose exception filters with exception_breakpoints (before or after launch)
 
-        debug {"adapter":"pyproj","op":"launch","program":"avg.py"}
-        error: refused: .agent-tools.toml adapter `pyproj` (/bin/sh -c touch started-by-project-config && exec <fixtures>/venv/bin/python -m debugpy.adapter): not run: project config names a command; trust the workspace to use it (--trust-workspace); known: debugpy
+            debug {"op":"status"}
+            debug status  no session; 0 breakpoints set
+            launch a program to start one
+            debugpy: exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
+            .agent-tools.toml adapter `pyproj` (/bin/sh -c touch started-by-project-config && exec <fixtures>/venv/bin/python -m debugpy.adapter): not run: project config names a command; trust the workspace to use it (--trust-workspace)
 
-        debug {"file":"avg.py","lines":[9],"op":"breakpoints"}
-        debug breakpoints  avg.py
-        avg.py:9 set  | return total / len(xs)
-        no session yet: they are sent to the adapter at launch
+            debug {"adapter":"pyproj","op":"launch","program":"avg.py"}
+            error: refused: .agent-tools.toml adapter `pyproj` (/bin/sh -c touch started-by-project-config && exec <fixtures>/venv/bin/python -m debugpy.adapter): not run: project config names a command; trust the workspace to use it (--trust-workspace); known: debugpy
 
-        debug {"op":"launch","program":"avg.py"}
-        debug launch  avg.py under debugpy (`<fixtures>/venv/bin/python3 -m debugpy.adapter`)
-        note: adapter and program run with <fixtures>/venv/bin/python3 (python3 on PATH, debugpy 1.8.22)
-        note: .agent-tools.toml adapter `pyproj` (/bin/sh -c touch started-by-project-config && exec <fixtures>/venv/bin/python -m debugpy.adapter): not run: project config names a command; trust the workspace to use it (--trust-workspace)
-        breakpoint avg.py:9 verified  | return total / len(xs)
-        stopped (breakpoint) thread 1 in mean at avg.py:9
-            9 |     return total / len(xs)
-        locals: i = 5, total = 104, xs = [4, 8, 15, 16, 23, 42]
+            debug {"file":"avg.py","lines":[9],"op":"breakpoints"}
+            debug breakpoints  avg.py
+            avg.py:9 set  | return total / len(xs)
+            no session yet: they are sent to the adapter at launch
 
-        debug {"expression":"total","op":"evaluate"}
-        debug evaluate  `total` in top frame, mean at avg.py:9
-        104 (int)"#]],
+            debug {"op":"launch","program":"avg.py"}
+            debug launch  avg.py under debugpy (`<fixtures>/venv/bin/python3 -m debugpy.adapter`)
+            note: adapter and program run with <fixtures>/venv/bin/python3 (python3 on PATH, debugpy 1.8.22)
+            note: .agent-tools.toml adapter `pyproj` (/bin/sh -c touch started-by-project-config && exec <fixtures>/venv/bin/python -m debugpy.adapter): not run: project config names a command; trust the workspace to use it (--trust-workspace)
+            breakpoint avg.py:9 verified  | return total / len(xs)
+            stopped (breakpoint) thread 1 in mean at avg.py:9
+                9 |     return total / len(xs)
+            locals: i = 5, total = 104, xs = [4, 8, 15, 16, 23, 42]
+
+            debug {"expression":"total","op":"evaluate"}
+            debug evaluate  `total` in top frame, mean at avg.py:9
+            104 (int)"#]],
     );
     assert!(!marker.exists(), "the untrusted project's command ran");
 

@@ -177,6 +177,7 @@ impl OpContext<'_> {
                 adapters_filters: self.adapters_filters(),
                 chosen_filters: self.conversation.exception_filters.clone(),
                 functions,
+                set_aside: set_aside_lines(self.supervisor.catalog(), self.workspace.root()),
             });
         };
         functions.extend(
@@ -217,6 +218,7 @@ impl OpContext<'_> {
             adapters_filters: Vec::new(),
             chosen_filters: None,
             functions,
+            set_aside: Vec::new(),
         })
     }
 

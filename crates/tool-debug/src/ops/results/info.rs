@@ -119,6 +119,10 @@ pub(in crate::ops) struct StatusResult {
     /// Function breakpoints, the model's and the defaults.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub functions: Vec<String>,
+    /// Before a start: project adapters not used because the workspace is
+    /// not trusted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub set_aside: Vec<String>,
 }
 
 impl Answer for StatusResult {
@@ -163,6 +167,7 @@ impl Answer for StatusResult {
                 a.text()
                     .map(|t| format!("{}: {}", a.adapter, t.trim_start()))
             }));
+            out.extend(self.set_aside.iter().cloned());
             return out.join("\n");
         };
         let ttl = s
