@@ -3,8 +3,8 @@
 //! the user's (`$XDG_CONFIG_HOME/agent-tools/config.toml`, else
 //! `~/.config/agent-tools/config.toml`), the harness-supplied one, and the
 //! project's (`.agent-tools.toml` at the workspace root; only its `[lsp]`
-//! section is read, and a command it names runs only in a trusted
-//! workspace).
+//! and `[debug]` sections are read, and a command they name runs only in a
+//! trusted workspace).
 //!
 //! Config mistakes are named, never swallowed: every message says the file,
 //! the section, the key path and (for a bad value) the value, on one line —
@@ -128,9 +128,19 @@ impl RunConfig {
     }
 
     /// The project config's `[lsp]` section, when `root` has a
-    /// `.agent-tools.toml` (other sections are not read: a checkout does
-    /// not choose the surface or the other families' settings).
+    /// `.agent-tools.toml` (only `[lsp]` and `[debug]` are read: a checkout
+    /// does not choose the surface or the other families' settings).
     pub fn project_lsp(root: &Path) -> Result<Option<toml::Value>, String> {
+        RunConfig::project_section(root, "lsp")
+    }
+
+    /// The project config's `[debug]` section (its adapters under the
+    /// trust rule), when `root` has a `.agent-tools.toml`.
+    pub fn project_debug(root: &Path) -> Result<Option<toml::Value>, String> {
+        RunConfig::project_section(root, "debug")
+    }
+
+    fn project_section(root: &Path, name: &str) -> Result<Option<toml::Value>, String> {
         let path = root.join(PROJECT_CONFIG);
         if !path.is_file() {
             return Ok(None);
@@ -144,7 +154,7 @@ impl RunConfig {
                 e.message().trim().replace('\n', "; ")
             )
         })?;
-        Ok(table.get("lsp").cloned())
+        Ok(table.get(name).cloned())
     }
 
     /// `message` about this config, prefixed with the file it came from:

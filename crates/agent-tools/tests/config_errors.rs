@@ -51,7 +51,23 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "[debug]\nttl = 5\n",
-        "[debug] ttl = 5: unknown field `ttl`, expected one of `ttl_seconds`, `wait_seconds`, `handshake_seconds`",
+        "[debug] ttl = 5: unknown field `ttl`, expected one of `ttl_seconds`, `wait_seconds`, `handshake_seconds`, `adapters`, `disable`",
+    ),
+    (
+        "[[debug.adapters]]\nid = \"pydbg\"\nkind = \"custom\"\ncomand = [\"x\"]\n",
+        "[debug] adapters[0].comand: unknown field `comand`, expected one of `id`, `kind`, `commands`, `markers`, `extensions`, `connect`, `launch_template`, `evaluate_context`, `exception_filters`",
+    ),
+    (
+        "[[debug.adapters]]\nid = \"pydbg\"\nkind = \"custom\"\ncommands = [[\"python3\"]]\n",
+        "[debug] adapters[0]: missing field `markers`",
+    ),
+    (
+        "[debug]\ndisable = \"dart\"\n",
+        "[debug] disable = \"dart\": invalid type: string \"dart\", expected a sequence",
+    ),
+    (
+        "[debug]\ndisable = [\"debugy\"]\n",
+        "[debug] disable = [\"debugy\"]: no adapter has the id \"debugy\" (known: debugpy, lldb, delve, dart)",
     ),
     (
         "[debug]\nttl_seconds = 0\n",

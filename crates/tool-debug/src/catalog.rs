@@ -3,11 +3,14 @@
 //! The rule is the language servers' intersection: a root marker must exist
 //! AND the adapter's binary must resolve; either alone is reported as not
 //! usable, with what is missing, rather than guessed around. The harness can
-//! add its own adapters ([`AdapterSpec::custom`]). This module knows no
+//! add its own adapters ([`AdapterSpec::custom`]), and config layers add,
+//! replace or disable entries ([`crate::config`]); a disabled id or a
+//! project entry set aside is named when asked for, not reported unknown. This module knows no
 //! adapter in particular: the built-in entries (`catalog/adapters.toml`), and resolving a spec into a
 //! command line (`Catalog::new`, `Catalog::resolve`), are in
 //! [`crate::adapters`], which needs each adapter's knowledge to do it.
 
+use crate::config::UntrustedAdapter;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -142,6 +145,10 @@ pub struct Catalog {
     search_path: OsString,
     env: Vec<(String, String)>,
     probes: Mutex<ProbeCache>,
+    /// Ids the config disabled: named when asked for.
+    disabled: Vec<String>,
+    /// Project entries set aside (untrusted workspace): reported, never run.
+    untrusted: Vec<UntrustedAdapter>,
 }
 
 impl Catalog {
@@ -164,7 +171,54 @@ impl Catalog {
             search_path,
             env,
             probes: Mutex::new(HashMap::new()),
+            disabled: Vec::new(),
+            untrusted: Vec::new(),
         }
+    }
+
+    /// This catalog without the adapters `ids` (config's `disable`).
+    pub fn disabling(mut self, ids: &[String]) -> Self {
+        self.specs.retain(|s| !ids.contains(&s.id));
+        self.disabled.extend(ids.iter().cloned());
+        self
+    }
+
+    /// This catalog knowing the project entries set aside, to report them.
+    pub fn with_untrusted(mut self, untrusted: Vec<UntrustedAdapter>) -> Self {
+        self.untrusted = untrusted;
+        self
+    }
+
+    /// The project entries set aside because the workspace is not trusted.
+    pub fn untrusted(&self) -> &[UntrustedAdapter] {
+        &self.untrusted
+    }
+
+    /// Why `id` is not in the catalog, when config says: disabled, or a
+    /// project entry set aside.
+    pub fn why_absent(&self, id: &str) -> Option<String> {
+        if let Some(u) = self.untrusted.iter().find(|u| u.spec.id == id) {
+            return Some(u.notice());
+        }
+        self.disabled
+            .iter()
+            .any(|d| d == id)
+            .then(|| format!("adapter `{id}` is disabled by config ([debug] disable)"))
+    }
+
+    /// The notices of set-aside project entries a launch of `program` with
+    /// `chosen` (the adapter used, if any) would have used instead: the
+    /// same id, or, with nothing chosen, a matching extension.
+    pub fn untrusted_for(&self, chosen: Option<&str>, program: &Path) -> Vec<String> {
+        let ext = program.extension().and_then(|e| e.to_str()).unwrap_or("");
+        self.untrusted
+            .iter()
+            .filter(|u| match chosen {
+                Some(id) => u.spec.id == id,
+                None => u.spec.extensions.iter().any(|e| e == ext),
+            })
+            .map(UntrustedAdapter::notice)
+            .collect()
     }
 
     pub fn specs(&self) -> &[AdapterSpec] {

@@ -19,6 +19,7 @@ pub mod adapters;
 pub mod args;
 pub mod breakpoint;
 pub mod catalog;
+pub mod config;
 pub mod format;
 mod ops;
 pub mod procs;
@@ -29,6 +30,7 @@ pub mod waiting;
 
 pub use args::{DebugArgs, Op};
 pub use catalog::{AdapterKind, AdapterSpec, Catalog, Connect, ExceptionFilter};
+pub use config::{AdapterConfig, UntrustedAdapter};
 
 use serde_json::Value;
 use session::Session;
@@ -60,6 +62,21 @@ pub struct DebugConfig {
     pub env: Vec<(String, String)>,
     /// Adapters added to (or replacing) the built-in catalog.
     pub adapters: Vec<AdapterSpec>,
+    /// Adapter ids dropped from the catalog.
+    pub disable: Vec<String>,
+    /// Project adapters set aside (untrusted workspace): reported by
+    /// `adapters`, `doctor` and a launch that would use one; never run.
+    pub untrusted: Vec<UntrustedAdapter>,
+}
+
+impl DebugConfig {
+    /// This config with the folded `[debug]` adapter layers applied.
+    pub fn with_adapters(mut self, layers: AdapterConfig) -> Self {
+        self.adapters.extend(layers.adapters);
+        self.disable.extend(layers.disable);
+        self.untrusted.extend(layers.untrusted);
+        self
+    }
 }
 
 impl Default for DebugConfig {
@@ -72,6 +89,8 @@ impl Default for DebugConfig {
             search_path: None,
             env: Vec::new(),
             adapters: Vec::new(),
+            disable: Vec::new(),
+            untrusted: Vec::new(),
         }
     }
 }
@@ -107,7 +126,9 @@ impl DebugSupervisor {
             .clone()
             .or_else(|| std::env::var_os("PATH"))
             .unwrap_or_default();
-        let catalog = Catalog::new(config.adapters.clone(), search_path, config.env.clone());
+        let catalog = Catalog::new(config.adapters.clone(), search_path, config.env.clone())
+            .disabling(&config.disable)
+            .with_untrusted(config.untrusted.clone());
         Arc::new(DebugSupervisor {
             config,
             catalog: Arc::new(catalog),

@@ -37,6 +37,10 @@ pub(crate) enum NotBound {
     /// Its config section is wrong (the message names section, key and
     /// value): the binary refuses to start unless asked to be lenient.
     Config(String),
+    /// Its config is wrong in a layer other than the harness's (the user's
+    /// file, the project's): the message names that file itself.
+    #[cfg_attr(not(feature = "debug"), allow(dead_code))]
+    ConfigIn(String),
     /// Its resource is not available in this run (vibe mode off, no
     /// conversation id). Only some families make it, so a build with none
     /// of them compiled in never does.
@@ -142,6 +146,10 @@ impl ToolsetBuilder {
                 Err(NotBound::Unavailable(why)) => b.unbound(family, why),
                 Err(NotBound::Config(why)) => {
                     let why = opts.config.error(why);
+                    b.config_errors.push((family, why.clone()));
+                    b.unbound(family, why)
+                }
+                Err(NotBound::ConfigIn(why)) => {
                     b.config_errors.push((family, why.clone()));
                     b.unbound(family, why)
                 }

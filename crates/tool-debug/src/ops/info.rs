@@ -59,6 +59,16 @@ pub(crate) fn adapter_lines(catalog: &Catalog, root: &Path) -> Vec<String> {
     check_adapters(catalog, root)
         .into_iter()
         .map(|c| c.line)
+        .chain(set_aside_lines(catalog, root))
+        .collect()
+}
+
+/// The project entries set aside (untrusted workspace), one notice each.
+fn set_aside_lines(catalog: &Catalog, root: &Path) -> Vec<String> {
+    catalog
+        .untrusted()
+        .iter()
+        .map(|u| relative_to(&u.notice(), root))
         .collect()
 }
 
@@ -121,6 +131,7 @@ impl OpContext<'_> {
                 .collect(),
             lines: checks.into_iter().map(|c| c.line).collect(),
             exception_filters,
+            set_aside: set_aside_lines(self.supervisor.catalog(), self.workspace.root()),
         })
     }
 
@@ -166,6 +177,7 @@ impl OpContext<'_> {
                 adapters_filters: self.adapters_filters(),
                 chosen_filters: self.conversation.exception_filters.clone(),
                 functions,
+                set_aside: set_aside_lines(self.supervisor.catalog(), self.workspace.root()),
             });
         };
         functions.extend(
@@ -206,6 +218,7 @@ impl OpContext<'_> {
             adapters_filters: Vec::new(),
             chosen_filters: None,
             functions,
+            set_aside: Vec::new(),
         })
     }
 

@@ -158,10 +158,14 @@ impl OpContext<'_> {
         let spec = match args.adapter.as_deref() {
             Some(id) => self.named_adapter(id)?,
             None => catalog.route(&path).cloned().ok_or_else(|| {
-                ToolError::bad_args(format!(
+                let mut why = format!(
                     "cannot tell which debugger runs `{program}`: it is not a .py, .go or .dart file, a Go package or a compiled executable; pass `adapter` (one of {}), or for C/C++ launch the executable built with -g",
                     catalog.ids()
-                ))
+                );
+                for notice in catalog.untrusted_for(None, &path) {
+                    why.push_str(&format!("\n{notice}"));
+                }
+                ToolError::bad_args(why)
             })?,
         };
         let start = if path.is_dir() {
@@ -210,7 +214,14 @@ impl OpContext<'_> {
                 Some(dir)
             }
         };
-        let resolved = self.resolve_adapter(&spec, &start).await?;
+        let mut resolved = self.resolve_adapter(&spec, &start).await?;
+        // A project entry set aside that this launch would have used.
+        let mut set_aside = catalog.untrusted_for(Some(&spec.id), &path);
+        if args.adapter.is_none() {
+            set_aside.extend(catalog.untrusted_for(None, &path));
+        }
+        set_aside.dedup();
+        resolved.notes.extend(set_aside);
         let mut held_stdin = None;
         let stdin = match (&args.stdin, stdin_route) {
             (Some(text), Some(adapters::StdinRoute::File)) => {
@@ -352,9 +363,19 @@ impl OpContext<'_> {
 
     fn named_adapter(&self, id: &str) -> Result<AdapterSpec, ToolError> {
         let catalog = self.supervisor.catalog();
-        catalog.spec(id).cloned().ok_or_else(|| {
-            ToolError::bad_args(format!("unknown adapter `{id}`; known: {}", catalog.ids()))
-        })
+        catalog
+            .spec(id)
+            .cloned()
+            .ok_or_else(|| match catalog.why_absent(id) {
+                Some(why) => ToolError::refused(format!(
+                    "{}; known: {}",
+                    relative_to(&why, self.workspace.root()),
+                    catalog.ids()
+                )),
+                None => {
+                    ToolError::bad_args(format!("unknown adapter `{id}`; known: {}", catalog.ids()))
+                }
+            })
     }
 
     fn plan(

@@ -16,6 +16,9 @@ pub(in crate::ops) struct AdaptersResult {
     pub lines: Vec<String>,
     /// Per adapter of `lines`, in the same order.
     pub exception_filters: Vec<AdapterFilters>,
+    /// Project entries not used because the workspace is not trusted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub set_aside: Vec<String>,
 }
 
 /// An adapter's exception breakpoint filters, and where they are known from.
@@ -66,6 +69,7 @@ impl Answer for AdaptersResult {
             out.push(line.clone());
             out.extend(filters.text());
         }
+        out.extend(self.set_aside.iter().cloned());
         out.push(
             "choose exception filters with exception_breakpoints (before or after launch)".into(),
         );
@@ -115,6 +119,10 @@ pub(in crate::ops) struct StatusResult {
     /// Function breakpoints, the model's and the defaults.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub functions: Vec<String>,
+    /// Before a start: project adapters not used because the workspace is
+    /// not trusted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub set_aside: Vec<String>,
 }
 
 impl Answer for StatusResult {
@@ -159,6 +167,7 @@ impl Answer for StatusResult {
                 a.text()
                     .map(|t| format!("{}: {}", a.adapter, t.trim_start()))
             }));
+            out.extend(self.set_aside.iter().cloned());
             return out.join("\n");
         };
         let ttl = s

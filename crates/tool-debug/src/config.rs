@@ -1,0 +1,267 @@
+//! The adapter part of the `[debug]` config: the changes a config layer
+//! makes to the built-in catalog (`catalog/adapters.toml`), in the
+//! catalog's own format (`[[debug.adapters]]` tables, `disable = [ids]`),
+//! and how the layers of one run fold into one [`AdapterConfig`].
+//!
+//! Layers, later winning: the user's config file, the project's config in
+//! the checkout, the harness-supplied config. Each may add adapters,
+//! replace one by id and disable ids.
+//!
+//! Invariant: a project config is the checkout's text, so it never makes
+//! the host start a program the other layers did not already name. A
+//! project entry is kept without trust only when it starts what the entry
+//! in effect for its id starts: the same kind and connection, no command
+//! line that one lacks, and the same `launch_template` (a template can name
+//! programs too: debugpy's `python`, lldb's `initCommands`). Otherwise it is
+//! set aside in [`AdapterConfig::untrusted`], which `adapters`, `doctor`
+//! and a launch that would have used it report — it is never run.
+//! Disabling an id needs no trust: it starts nothing.
+
+use crate::catalog::AdapterSpec;
+use serde::Deserialize;
+
+/// One layer's changes to the adapter catalog, or the fold of a run's
+/// layers.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdapterConfig {
+    /// Adapters added, or replacing a built-in one with the same id.
+    #[serde(default)]
+    pub adapters: Vec<AdapterSpec>,
+    /// Built-in (or earlier layers') ids to drop.
+    #[serde(default)]
+    pub disable: Vec<String>,
+    /// Project entries that would start something new, not used because
+    /// the workspace is not trusted.
+    #[serde(skip)]
+    pub untrusted: Vec<UntrustedAdapter>,
+}
+
+/// A project config's adapter entry that would start something new, set
+/// aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UntrustedAdapter {
+    pub spec: AdapterSpec,
+    /// The project config file, as shown to the model.
+    pub source: String,
+}
+
+impl UntrustedAdapter {
+    /// The notice `adapters`, `doctor` and a launch that would use it give.
+    pub fn notice(&self) -> String {
+        let commands: Vec<String> = self.spec.commands.iter().map(|c| c.join(" ")).collect();
+        let what = match commands.is_empty() {
+            true => format!("kind {:?}", self.spec.kind).to_lowercase(),
+            false => commands.join("; "),
+        };
+        format!(
+            "{} adapter `{}` ({what}): not run: project config names a command; trust the workspace to use it \
+             (--trust-workspace)",
+            self.source, self.spec.id
+        )
+    }
+}
+
+/// Whether `entry` starts only what `current` already starts.
+fn starts_nothing_new(entry: &AdapterSpec, current: &AdapterSpec) -> bool {
+    entry.kind == current.kind
+        && entry.connect == current.connect
+        && entry.launch_template == current.launch_template
+        && entry.commands.iter().all(|c| current.commands.contains(c))
+}
+
+impl AdapterConfig {
+    /// `later` folded over this layer: its entries replace same-id ones (or
+    /// are added), its disabled ids join these.
+    pub fn then(mut self, later: AdapterConfig) -> AdapterConfig {
+        for spec in later.adapters {
+            match self.adapters.iter_mut().find(|s| s.id == spec.id) {
+                Some(slot) => *slot = spec,
+                None => self.adapters.push(spec),
+            }
+        }
+        for id in later.disable {
+            if !self.disable.contains(&id) {
+                self.disable.push(id);
+            }
+        }
+        self.untrusted.extend(later.untrusted);
+        self
+    }
+
+    /// A project config (`source`, as shown) folded over this layer. Unless
+    /// `trusted`, an entry that would start something the entry in effect
+    /// for its id does not (or that adds a new id) is set aside, not used;
+    /// entries that change only markers, extensions, the evaluate context
+    /// or the filters, and disabled ids, apply.
+    pub fn then_project(self, mut project: AdapterConfig, source: &str, trusted: bool) -> Self {
+        if !trusted {
+            let in_effect = self.specs();
+            let (kept, set_aside): (Vec<AdapterSpec>, Vec<AdapterSpec>) =
+                project.adapters.into_iter().partition(|e| {
+                    in_effect
+                        .iter()
+                        .find(|s| s.id == e.id)
+                        .is_some_and(|current| starts_nothing_new(e, current))
+                });
+            project.adapters = kept;
+            project
+                .untrusted
+                .extend(set_aside.into_iter().map(|spec| UntrustedAdapter {
+                    spec,
+                    source: source.to_string(),
+                }));
+        }
+        self.then(project)
+    }
+
+    /// The catalog's entries this config gives: the built-in ones, in
+    /// routing order, with this config's replacing same-id ones, new ones
+    /// after them, and disabled ids left out.
+    pub fn specs(&self) -> Vec<AdapterSpec> {
+        let mut specs = crate::adapters::builtin();
+        for spec in &self.adapters {
+            match specs.iter_mut().find(|s| s.id == spec.id) {
+                Some(slot) => *slot = spec.clone(),
+                None => specs.push(spec.clone()),
+            }
+        }
+        specs.retain(|s| !self.disable.contains(&s.id));
+        specs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(text: &str) -> AdapterConfig {
+        toml::from_str(text).unwrap()
+    }
+
+    fn ids(cfg: &AdapterConfig) -> String {
+        cfg.specs()
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}={}",
+                    s.id,
+                    s.commands.first().map(|c| c.join(" ")).unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    const PYDBG: &str = r#"
+        [[adapters]]
+        id = "pydbg"
+        kind = "custom"
+        commands = [["python3", "-m", "debugpy.adapter"]]
+        markers = ["requirements.txt"]
+        extensions = ["py"]
+        connect = "stdio"
+        evaluate_context = "repl"
+    "#;
+
+    #[test]
+    fn later_layers_replace_adapters_by_id_and_join_disabled_ids() {
+        let user = layer(&format!("disable = [\"dart\"]\n{PYDBG}"));
+        let harness = layer(
+            r#"
+            disable = ["lldb"]
+            [[adapters]]
+            id = "pydbg"
+            kind = "custom"
+            commands = [["python3.12", "-m", "debugpy.adapter"]]
+            markers = ["requirements.txt"]
+            extensions = ["py"]
+            connect = "stdio"
+            evaluate_context = "repl"
+            [[adapters]]
+            id = "delve"
+            kind = "delve"
+            commands = [["/opt/go/bin/dlv", "dap", "--listen", "127.0.0.1:0"]]
+            markers = ["go.mod"]
+            extensions = ["go"]
+            connect = "tcp_listen"
+            evaluate_context = "repl"
+            "#,
+        );
+        let all = AdapterConfig::default().then(user).then(harness);
+        assert_eq!(all.disable, ["dart", "lldb"]);
+        expect_test::expect![[r#"debugpy=, delve=/opt/go/bin/dlv dap --listen 127.0.0.1:0, pydbg=python3.12 -m debugpy.adapter"#]]
+        .assert_eq(&ids(&all));
+    }
+
+    #[test]
+    fn an_untrusted_project_changes_routing_but_starts_nothing_new() {
+        let project = || {
+            layer(
+                r#"
+                disable = ["dart"]
+                # The built-in's command and template: only the markers change.
+                [[adapters]]
+                id = "delve"
+                kind = "delve"
+                commands = [["dlv", "dap", "--listen", "127.0.0.1:0"]]
+                markers = ["go.work", "go.mod"]
+                extensions = ["go"]
+                connect = "tcp_listen"
+                evaluate_context = "repl"
+                # A built-in id with a launch template naming a program.
+                [[adapters]]
+                id = "debugpy"
+                kind = "debugpy"
+                commands = []
+                markers = ["requirements.txt"]
+                extensions = ["py"]
+                connect = "stdio"
+                evaluate_context = "repl"
+                launch_template = { python = ["./evil"] }
+                # A new id.
+                [[adapters]]
+                id = "evil"
+                kind = "custom"
+                commands = [["sh", "-c", "touch M"]]
+                markers = ["requirements.txt"]
+                extensions = ["evil"]
+                connect = "stdio"
+                evaluate_context = "repl"
+                "#,
+            )
+        };
+        let cfg = AdapterConfig::default().then_project(project(), ".agent-tools.toml", false);
+        assert_eq!(cfg.disable, ["dart"]);
+        let notices: Vec<String> = cfg.untrusted.iter().map(UntrustedAdapter::notice).collect();
+        expect_test::expect![[r#"
+            .agent-tools.toml adapter `debugpy` (kind debugpy): not run: project config names a command; trust the workspace to use it (--trust-workspace)
+            .agent-tools.toml adapter `evil` (sh -c touch M): not run: project config names a command; trust the workspace to use it (--trust-workspace)"#]]
+        .assert_eq(&notices.join("\n"));
+        let specs = cfg.specs();
+        expect_test::expect![[r#"debugpy=, lldb=lldb-dap, delve=dlv dap --listen 127.0.0.1:0"#]]
+            .assert_eq(&ids(&cfg));
+        assert_eq!(specs[2].markers, ["go.work", "go.mod"]);
+        assert_eq!(specs[0].launch_template, serde_json::json!({}));
+
+        let trusted = AdapterConfig::default().then_project(project(), ".agent-tools.toml", true);
+        assert!(trusted.untrusted.is_empty());
+        expect_test::expect![[
+            r#"debugpy=, lldb=lldb-dap, delve=dlv dap --listen 127.0.0.1:0, evil=sh -c touch M"#
+        ]]
+        .assert_eq(&ids(&trusted));
+        assert_eq!(
+            trusted.specs()[0].launch_template,
+            serde_json::json!({"python": ["./evil"]})
+        );
+    }
+
+    #[test]
+    fn a_mistake_in_an_entry_is_named() {
+        let err = toml::from_str::<AdapterConfig>(
+            "[[adapters]]\nid = \"x\"\nkind = \"custom\"\ncomands = []\n",
+        )
+        .unwrap_err();
+        assert!(err.message().contains("unknown field `comands`"), "{err}");
+    }
+}
