@@ -503,7 +503,7 @@ pub async fn run_all(sup: &LspSupervisor) -> Result<ToolOutput, ToolError> {
                 ));
                 let (kept, note) = tool_core::format::cap_list(
                     diags,
-                    crate::ops::CHECKER_CAP,
+                    crate::args::CHECKER_CAP,
                     "fix the first ones, or ask per file",
                 );
                 out.extend(kept.iter().map(|d| d.render()));

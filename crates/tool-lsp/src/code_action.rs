@@ -12,8 +12,10 @@
 //! `resolve`; an ambiguous or unknown choice is refused listing the
 //! actions, before any command runs.
 
-use crate::ops::{self, LspArgs, Op};
+use crate::args::{LspArgs, Op};
+use crate::ops;
 use crate::rename::{self, PlannedEdit};
+use crate::request;
 use crate::supervisor::LspSupervisor;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -109,7 +111,7 @@ pub async fn run(
     link: &StagingLink,
     args: CodeActionArgs,
 ) -> Result<ToolOutput, ToolError> {
-    let t = ops::call_timeouts(sup, args.timeout_seconds)?;
+    let t = request::call_timeouts(sup, args.timeout_seconds)?;
     let largs = LspArgs {
         op: Op::CodeActions,
         file: Some(args.file.clone()),
@@ -122,8 +124,8 @@ pub async fn run(
     // Everything that waits on the server is bounded by `timeout_seconds`;
     // the write that follows is not (it is never cut off half done).
     let (p, action, plan) =
-        ops::within_call_timeout(sup, args.timeout_seconds, Some(args.file.as_str()), async {
-            let p = ops::position(sup, &t, &largs).await?;
+        request::within_call_timeout(sup, args.timeout_seconds, Some(args.file.as_str()), async {
+            let p = request::position(sup, &t, &largs).await?;
             let client = &p.target.client;
             let (actions, _) = ops::offered_actions(&t, &p).await?;
             if actions.is_empty() {

@@ -458,7 +458,7 @@ pub async fn run(
             ws.relative(&from)
         )));
     }
-    let t = crate::ops::call_timeouts(sup, args.timeout_seconds)?;
+    let t = crate::request::call_timeouts(sup, args.timeout_seconds)?;
     let pairs = moved_files(ws, &from, &to)?;
 
     let servers = ops_within(sup, &args, servers_for(sup, &pairs)).await?;
@@ -559,7 +559,7 @@ async fn ops_within<T>(
     args: &RenameArgs,
     work: impl std::future::Future<Output = T>,
 ) -> Result<T, ToolError> {
-    crate::ops::within_call_timeout(sup, args.timeout_seconds, Some(&args.file), async {
+    crate::request::within_call_timeout(sup, args.timeout_seconds, Some(&args.file), async {
         Ok(work.await)
     })
     .await

@@ -27,6 +27,7 @@
 //! diagnostics delta of a staged change),
 //! [`code_action`] (applying one), [`tools`] and [`binding`].
 
+pub mod args;
 pub mod binding;
 pub mod capabilities;
 pub mod catalog;
@@ -36,6 +37,7 @@ pub mod code_action;
 pub mod config;
 pub mod diagnostics;
 pub mod enclosing;
+pub mod file_diagnostics;
 pub mod file_move;
 pub mod format;
 pub mod format_on_write;
@@ -48,6 +50,7 @@ pub mod ops;
 pub mod position;
 pub mod preview;
 pub mod rename;
+pub mod request;
 pub mod signature;
 pub mod supervisor;
 pub mod tools;

@@ -21,8 +21,8 @@
 //! read (pyright's `include`, tsconfig's `include`, a catalog addition);
 //! rust-analyzer and gopls load the whole Cargo workspace or Go module.
 
-use crate::ops;
 use crate::rename::PlannedEdit;
+use crate::request;
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
 use std::path::{Path, PathBuf};
 use tool_core::{ToolError, Workspace};
@@ -280,7 +280,7 @@ impl RenameReach {
             let _ = crate::diagnostics::fresh(client, uri, doc, left).await;
         }
         if !opened.is_empty() {
-            ops::wait_ready(t, client).await?;
+            request::wait_ready(t, client).await?;
         }
         Ok(reach)
     }

@@ -6,10 +6,11 @@
 //! edit that does not apply cleanly, or reaches outside the workspace, is
 //! refused before anything is written.
 
+use crate::args::{LspArgs, Op};
 use crate::client::{file_uri, uri_path};
 use crate::mentions::{Mentioning, RenameReach};
-use crate::ops::{self, LspArgs, Op};
 use crate::position::{self, PositionEncoding};
+use crate::request;
 use crate::supervisor::{LspSupervisor, Timeouts};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -436,7 +437,7 @@ fn check_new_name(sup: &LspSupervisor, args: &SymbolRename) -> Result<(), ToolEr
 /// A rename ready to be written: the server's edit played in memory, and
 /// the mentioning files it leaves.
 struct Prepared {
-    p: ops::Positioned,
+    p: request::Positioned,
     plan: PlannedEdit,
     reach: RenameReach,
     unrenamed: Vec<Mentioning>,
@@ -458,10 +459,10 @@ pub async fn run(
         ));
     }
     check_new_name(sup, &args)?;
-    let t = ops::call_timeouts(sup, args.timeout_seconds)?;
+    let t = request::call_timeouts(sup, args.timeout_seconds)?;
     // Only what comes before the commit is cut short by timeout_seconds: a
     // rename that was written is always reported.
-    let prepared = ops::within_call_timeout(
+    let prepared = request::within_call_timeout(
         sup,
         args.timeout_seconds,
         Some(&args.file),
@@ -475,7 +476,7 @@ pub async fn run(
 }
 
 /// A rename with no edits: refused, whether staged or written.
-fn no_edits(client: &str, p: &ops::Positioned, args: &SymbolRename) -> ToolError {
+fn no_edits(client: &str, p: &request::Positioned, args: &SymbolRename) -> ToolError {
     ToolError::refused(format!(
         "{client} answered the rename of `{}` at {}:{} to `{}` with no edits: \
          servers answer so when the symbol is not theirs to rename (a builtin, a name defined \
@@ -577,10 +578,12 @@ async fn prepare(
         query: None,
         timeout_seconds: args.timeout_seconds,
     };
-    let p = ops::position(sup, t, &largs).await.map_err(|e| match e {
-        ToolError::BadArgs(m) => ToolError::BadArgs(m.replace("op `definition`", "lsp_rename")),
-        other => other,
-    })?;
+    let p = request::position(sup, t, &largs)
+        .await
+        .map_err(|e| match e {
+            ToolError::BadArgs(m) => ToolError::BadArgs(m.replace("op `definition`", "lsp_rename")),
+            other => other,
+        })?;
     let client = &p.target.client;
     let td = json!({"uri": p.uri});
     let prepare = client
@@ -607,13 +610,13 @@ async fn prepare(
         // symbol's module yet (basedpyright answers null for an imported
         // name until it has analysed the import): a refusal is believed
         // only once it holds after the server had time to look.
-        let settle = crate::ops::PROBE_FOR.min(t.request);
+        let settle = crate::request::PROBE_FOR.min(t.request);
         let asked = Instant::now();
         while matches!(v, Ok(Value::Null))
-            && client.started.elapsed() < crate::ops::COLD_SERVER
+            && client.started.elapsed() < crate::request::COLD_SERVER
             && asked.elapsed() < settle
         {
-            tokio::time::sleep(crate::ops::PROBE_EVERY).await;
+            tokio::time::sleep(crate::request::PROBE_EVERY).await;
             v = ask().await;
         }
         match v {
