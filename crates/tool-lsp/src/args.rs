@@ -3,6 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tool_core::ToolError;
 
 pub const REFERENCES_CAP: usize = 50;
 pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
@@ -114,3 +115,76 @@ pub struct LspArgs {
 
 /// The range `timeout_seconds` may take.
 pub const CALL_TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 5..=300;
+
+/// Arguments of `lsp_rename`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameArgs {
+    /// File relative to the workspace root where the symbol is; or, with
+    /// `new_path`, the file or folder to move.
+    pub file: String,
+    /// 1-based line of the symbol (a symbol rename).
+    #[serde(default)]
+    pub line: Option<u32>,
+    /// The identifier on that line to rename (a symbol rename).
+    #[serde(default)]
+    pub symbol: Option<String>,
+    /// What to call it (a symbol rename).
+    #[serde(default)]
+    pub new_name: Option<String>,
+    /// Move `file` (a file, or a folder of at most 1,000 files) here,
+    /// relative to the workspace root, updating imports in other files as
+    /// the language servers say; give no line, symbol or new_name then.
+    #[serde(default)]
+    pub new_path: Option<String>,
+    /// Which occurrence of `symbol` on the line, 1-based, when it occurs more than once.
+    #[serde(default)]
+    pub occurrence: Option<u32>,
+    /// Rename even when files that mention the symbol would be left unrenamed
+    /// (C/C++ without a compile database refuses that otherwise).
+    #[serde(default)]
+    pub partial: bool,
+    /// How long this call may wait for the server, 5 to 300 seconds.
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
+    /// Stage the change instead of writing it: the answer names an
+    /// `edit_id` and shows the diff and the diagnostics it would cause;
+    /// `resolve` accepts or discards it.
+    #[serde(default)]
+    pub stage: bool,
+}
+
+/// A symbol rename, its arguments checked.
+#[derive(Debug, Clone)]
+pub struct SymbolRename {
+    pub file: String,
+    pub line: u32,
+    pub symbol: String,
+    pub new_name: String,
+    pub occurrence: Option<u32>,
+    pub partial: bool,
+    pub timeout_seconds: Option<u64>,
+    pub stage: bool,
+}
+
+impl RenameArgs {
+    /// The symbol rename these arguments ask for: `line`, `symbol` and
+    /// `new_name` all given.
+    pub(crate) fn symbol_rename(self) -> Result<SymbolRename, ToolError> {
+        let missing = |field: &str| {
+            ToolError::bad_args(format!(
+                "missing `{field}`: a symbol rename takes file, line, symbol and new_name; a file or folder move takes file and new_path"
+            ))
+        };
+        Ok(SymbolRename {
+            line: self.line.ok_or_else(|| missing("line"))?,
+            symbol: self.symbol.ok_or_else(|| missing("symbol"))?,
+            new_name: self.new_name.ok_or_else(|| missing("new_name"))?,
+            file: self.file,
+            occurrence: self.occurrence,
+            partial: self.partial,
+            timeout_seconds: self.timeout_seconds,
+            stage: self.stage,
+        })
+    }
+}

@@ -14,8 +14,9 @@
 
 use crate::args::{LspArgs, Op};
 use crate::ops;
-use crate::rename::{self, PlannedEdit};
+use crate::planned_edit::{self, PlannedEdit};
 use crate::request;
+use crate::staged_edit;
 use crate::supervisor::LspSupervisor;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -193,7 +194,7 @@ pub async fn run(
     }
     if args.stage {
         let change = plan.staged_change(ws, "lsp_code_action");
-        return rename::staged_output(link, change, header).await;
+        return staged_edit::staged_output(link, change, header).await;
     }
     tx.commit().map_err(|e| match e {
         e @ (TransactionError::NotAFile { .. } | TransactionError::Drifted(_)) => {
@@ -203,7 +204,7 @@ pub async fn run(
             "{e}; re-run lsp_code_action once the files are settled"
         )),
     })?;
-    rename::announce(sup, client, &plan, &p.target.language_id).await;
+    planned_edit::announce(sup, client, &plan, &p.target.language_id).await;
     let mut out = vec![header];
     for (path, n) in &plan.edits {
         out.push(format!(

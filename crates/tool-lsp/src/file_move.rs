@@ -16,10 +16,12 @@
 //! text file (a link or a binary file is refused, naming it); nothing is
 //! written before every server has answered.
 
+use crate::args::RenameArgs;
 use crate::client::{file_uri, LspClient};
 use crate::diagnostics::DiagLine;
 use crate::on_write::{problems, RunLedger};
-use crate::rename::{self, PlannedEdit, RenameArgs};
+use crate::planned_edit::{self, PlannedEdit};
+use crate::staged_edit;
 use crate::supervisor::{LspSupervisor, Target};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -529,7 +531,7 @@ pub async fn run(
                 to: ws.relative(&to).into(),
             }];
         }
-        return rename::staged_output(link, change, header).await;
+        return staged_edit::staged_output(link, change, header).await;
     }
 
     plan.transaction(ws).commit().map_err(|e| match e {
@@ -542,7 +544,7 @@ pub async fn run(
     }
     for (target, files) in &servers {
         did_rename(&target.client, files);
-        rename::announce(sup, &target.client, &plan, &target.language_id).await;
+        planned_edit::announce(sup, &target.client, &plan, &target.language_id).await;
     }
     let mut out = vec![header];
     out.extend(edited.iter().cloned());

@@ -21,7 +21,7 @@
 //! read (pyright's `include`, tsconfig's `include`, a catalog addition);
 //! rust-analyzer and gopls load the whole Cargo workspace or Go module.
 
-use crate::rename::PlannedEdit;
+use crate::planned_edit::PlannedEdit;
 use crate::request;
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
 use std::path::{Path, PathBuf};

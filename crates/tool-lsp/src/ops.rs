@@ -298,7 +298,10 @@ async fn code_actions(
             row.push_str(" (preferred)");
         }
         if let Some(edit) = a.get("edit") {
-            row.push_str(&format!(" — {}", crate::rename::edit_summary(ws, edit)));
+            row.push_str(&format!(
+                " — {}",
+                crate::planned_edit::edit_summary(ws, edit)
+            ));
         } else if a.get("command").is_some() || a.get("arguments").is_some() {
             let cmd = a
                 .get("command")

@@ -2,8 +2,9 @@
 //! The work is in [`crate::ops`] and [`crate::rename`].
 
 use crate::args::LspArgs;
+use crate::args::RenameArgs;
 use crate::ops;
-use crate::rename::{self, RenameArgs};
+use crate::rename;
 use crate::supervisor::LspSupervisor;
 use serde_json::Value;
 use std::sync::Arc;
