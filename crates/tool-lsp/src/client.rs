@@ -213,7 +213,7 @@ pub struct StartSpec {
     pub own_dir_env: Vec<String>,
     /// A command whose answer proves the server ready (see
     /// [`crate::ServerEntry::ready_probe`]).
-    pub ready_probe: Option<crate::catalog::ReadyProbe>,
+    pub ready_probe: Option<crate::ready_probe::ReadyProbe>,
 }
 
 /// A running language server and our session with it.
@@ -239,7 +239,7 @@ pub struct LspClient {
     /// [`crate::ServerEntry::own_dir_env`]), removed after the server is
     /// killed.
     _own_dir: Option<tool_core::scratch::ScratchDir>,
-    ready_probe: Option<crate::catalog::ReadyProbe>,
+    ready_probe: Option<crate::ready_probe::ReadyProbe>,
 }
 
 impl std::fmt::Debug for LspClient {

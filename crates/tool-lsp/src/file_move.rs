@@ -366,7 +366,7 @@ impl Tool for ResolveAnnouncingMoves {
         let mentions: Vec<UneditedMention> = unedited_mentions(&self.sup, &change, &pairs)
             .await
             .into_iter()
-            .take(crate::preview::PREVIEW_FILES)
+            .take(crate::staged_edit::PREVIEW_FILES)
             .collect();
         // All at once: each waits at most the diagnostics bound.
         let before =

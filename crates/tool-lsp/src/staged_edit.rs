@@ -4,6 +4,9 @@
 use serde_json::json;
 use tool_core::{StagedChange, StagingLink, ToolError, ToolOutput};
 
+/// Files a preview checks, at most (each may wait the diagnostics bound).
+pub const PREVIEW_FILES: usize = 20;
+
 /// Lines of diff a staged change's preview shows.
 pub const PREVIEW_LINES: usize = 200;
 
