@@ -17,7 +17,7 @@
 //! aside in [`CatalogConfig::untrusted_formatters`].
 
 use crate::catalog::{Catalog, ServerEntry};
-use crate::format_on_write::FormatSetting;
+use crate::format_setting::FormatSetting;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
