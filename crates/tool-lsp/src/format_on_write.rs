@@ -30,9 +30,10 @@
 use crate::catalog;
 use crate::client::{file_uri, read_document};
 pub use crate::format_setting::{FormatSetting, DEFAULT_TIMEOUT};
-use crate::on_write::{changed_lines, Checker};
+use crate::position::changed_lines;
 use crate::position::{self, PositionEncoding};
 use crate::supervisor::LspSupervisor;
+use crate::write_checker::Checker;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;

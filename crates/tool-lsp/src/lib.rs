@@ -62,6 +62,7 @@ pub mod symbol_cache;
 pub mod tools;
 pub mod transport;
 pub mod warm_up;
+pub mod write_checker;
 
 pub use binding::LspBinding;
 pub use catalog::{Catalog, ServerEntry};
