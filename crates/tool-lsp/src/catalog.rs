@@ -6,9 +6,8 @@
 //! (nearest to the file, walking up, never above the workspace root) and its
 //! binary resolves (project-local first, then `$PATH`). Every refusal names
 //! the missing half and what was looked for. The harness extends or replaces
-//! entries with [`CatalogConfig`], without code changes.
+//! entries with [`crate::CatalogConfig`], without code changes.
 
-use crate::config::CatalogConfig;
 pub use crate::ready_probe::ReadyProbe;
 use serde::Deserialize;
 use serde_json::Value;
@@ -188,12 +187,42 @@ pub fn builtin() -> Vec<ServerEntry> {
     parse_catalog(BUILTIN_TOML).expect("the built-in catalog/servers.toml is valid (tested)")
 }
 
+/// A project config's entry that names a command, set aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Untrusted {
+    pub entry: ServerEntry,
+    /// The project config file, as shown to the model.
+    pub source: String,
+}
+
+impl Untrusted {
+    /// The notice `status`, `doctor` and a call for its files give.
+    pub fn notice(&self) -> String {
+        let commands: Vec<String> = commands_of(&self.entry).map(|c| c.join(" ")).collect();
+        format!(
+            "{} server `{}` ({}): not run: project config names a command; trust the workspace to use it \
+             (--trust-workspace)",
+            self.source,
+            self.entry.id,
+            commands.join("; ")
+        )
+    }
+}
+
+/// Every command line an entry would start: its servers' and its checker's.
+pub(crate) fn commands_of(entry: &ServerEntry) -> impl Iterator<Item = &Vec<String>> {
+    entry
+        .commands
+        .iter()
+        .chain(entry.checker.iter().flat_map(|c| c.commands.iter()))
+}
+
 /// The entries in effect for a run.
 #[derive(Debug, Clone)]
 pub struct Catalog {
     entries: Vec<ServerEntry>,
     /// Project entries set aside (the workspace is not trusted).
-    untrusted: Vec<crate::config::Untrusted>,
+    untrusted: Vec<Untrusted>,
 }
 
 /// Why an entry cannot serve a file, or what it resolved to.
@@ -229,27 +258,13 @@ impl Catalog {
         }
     }
 
-    /// The built-ins changed by `config`.
-    pub fn with_config(config: &CatalogConfig) -> Self {
-        let mut entries: Vec<ServerEntry> = builtin()
-            .into_iter()
-            .filter(|e| !config.disable.contains(&e.id))
-            .collect();
-        for extra in &config.servers {
-            if let Some(e) = entries.iter_mut().find(|e| e.id == extra.id) {
-                *e = extra.clone();
-            } else {
-                entries.push(extra.clone());
-            }
-        }
-        Catalog {
-            entries,
-            untrusted: config.untrusted.clone(),
-        }
+    /// Entries in effect, and the project entries set aside.
+    pub(crate) fn with_untrusted(entries: Vec<ServerEntry>, untrusted: Vec<Untrusted>) -> Self {
+        Catalog { entries, untrusted }
     }
 
     /// Project entries that name a command and were not used.
-    pub fn untrusted(&self) -> &[crate::config::Untrusted] {
+    pub fn untrusted(&self) -> &[Untrusted] {
         &self.untrusted
     }
 
@@ -450,6 +465,7 @@ impl Resolution {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::CatalogConfig;
     use std::fs;
 
     #[test]
