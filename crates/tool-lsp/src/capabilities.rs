@@ -7,8 +7,9 @@
 //! the good half. Every server for the file is shown: its type server and
 //! its linters, started if they can be, and the reason for each that cannot.
 
+use crate::args::LspArgs;
 use crate::client::LspClient;
-use crate::ops::{file_arg, LspArgs};
+use crate::request::file_arg;
 use crate::supervisor::LspSupervisor;
 use serde_json::Value;
 use tool_core::{ToolError, ToolOutput};

@@ -6,9 +6,9 @@
 //! (nearest to the file, walking up, never above the workspace root) and its
 //! binary resolves (project-local first, then `$PATH`). Every refusal names
 //! the missing half and what was looked for. The harness extends or replaces
-//! entries with [`CatalogConfig`], without code changes.
+//! entries with [`crate::CatalogConfig`], without code changes.
 
-use crate::config::CatalogConfig;
+pub use crate::ready_probe::ReadyProbe;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -45,38 +45,6 @@ pub struct CheckerSpec {
     /// it does not wait on the lock of a build the agent started).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-}
-
-/// A command whose answer proves the server ready (see
-/// [`ServerEntry::ready_probe`]). In `arguments`, the string `{file}`
-/// stands for the path of a document open in the server.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReadyProbe {
-    pub command: String,
-    #[serde(default)]
-    pub arguments: Vec<Value>,
-}
-
-impl ReadyProbe {
-    /// The `workspace/executeCommand` parameters for the open `file`.
-    pub fn params(&self, file: &Path) -> Value {
-        fn fill(v: &Value, file: &str) -> Value {
-            match v {
-                Value::String(s) if s == "{file}" => Value::String(file.to_string()),
-                Value::Array(a) => Value::Array(a.iter().map(|v| fill(v, file)).collect()),
-                Value::Object(o) => {
-                    Value::Object(o.iter().map(|(k, v)| (k.clone(), fill(v, file))).collect())
-                }
-                other => other.clone(),
-            }
-        }
-        let file = file.to_string_lossy();
-        serde_json::json!({
-            "command": self.command,
-            "arguments": self.arguments.iter().map(|a| fill(a, &file)).collect::<Vec<_>>(),
-        })
-    }
 }
 
 /// How the root is chosen among the markers found walking up.
@@ -219,12 +187,42 @@ pub fn builtin() -> Vec<ServerEntry> {
     parse_catalog(BUILTIN_TOML).expect("the built-in catalog/servers.toml is valid (tested)")
 }
 
+/// A project config's entry that names a command, set aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Untrusted {
+    pub entry: ServerEntry,
+    /// The project config file, as shown to the model.
+    pub source: String,
+}
+
+impl Untrusted {
+    /// The notice `status`, `doctor` and a call for its files give.
+    pub fn notice(&self) -> String {
+        let commands: Vec<String> = commands_of(&self.entry).map(|c| c.join(" ")).collect();
+        format!(
+            "{} server `{}` ({}): not run: project config names a command; trust the workspace to use it \
+             (--trust-workspace)",
+            self.source,
+            self.entry.id,
+            commands.join("; ")
+        )
+    }
+}
+
+/// Every command line an entry would start: its servers' and its checker's.
+pub(crate) fn commands_of(entry: &ServerEntry) -> impl Iterator<Item = &Vec<String>> {
+    entry
+        .commands
+        .iter()
+        .chain(entry.checker.iter().flat_map(|c| c.commands.iter()))
+}
+
 /// The entries in effect for a run.
 #[derive(Debug, Clone)]
 pub struct Catalog {
     entries: Vec<ServerEntry>,
     /// Project entries set aside (the workspace is not trusted).
-    untrusted: Vec<crate::config::Untrusted>,
+    untrusted: Vec<Untrusted>,
 }
 
 /// Why an entry cannot serve a file, or what it resolved to.
@@ -260,27 +258,13 @@ impl Catalog {
         }
     }
 
-    /// The built-ins changed by `config`.
-    pub fn with_config(config: &CatalogConfig) -> Self {
-        let mut entries: Vec<ServerEntry> = builtin()
-            .into_iter()
-            .filter(|e| !config.disable.contains(&e.id))
-            .collect();
-        for extra in &config.servers {
-            if let Some(e) = entries.iter_mut().find(|e| e.id == extra.id) {
-                *e = extra.clone();
-            } else {
-                entries.push(extra.clone());
-            }
-        }
-        Catalog {
-            entries,
-            untrusted: config.untrusted.clone(),
-        }
+    /// Entries in effect, and the project entries set aside.
+    pub(crate) fn with_untrusted(entries: Vec<ServerEntry>, untrusted: Vec<Untrusted>) -> Self {
+        Catalog { entries, untrusted }
     }
 
     /// Project entries that name a command and were not used.
-    pub fn untrusted(&self) -> &[crate::config::Untrusted] {
+    pub fn untrusted(&self) -> &[Untrusted] {
         &self.untrusted
     }
 
@@ -481,6 +465,7 @@ impl Resolution {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::CatalogConfig;
     use std::fs;
 
     #[test]

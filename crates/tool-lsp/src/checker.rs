@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tool_core::process::{ChildSpec, Io};
-use tool_core::{Surface, Tier, ToolError, ToolOutput};
+use tool_core::{Surface, Tier, ToolError, ToolOutput, Workspace};
 
 /// Project-wide checking runs the project's own code: only a surface that
 /// may start processes (exec) may ask for it.
@@ -93,7 +93,9 @@ async fn run_command(
     }
 }
 
-fn rel_to(root: &Path, sup: &LspSupervisor, file: &str) -> String {
+/// A checker's file name as the model sees it: relative to the workspace
+/// when inside it. Relative names are taken from `root`, the checker's cwd.
+fn rel_to(root: &Path, ws: &Workspace, file: &str) -> String {
     let p = Path::new(file);
     let abs = if p.is_absolute() {
         p.to_path_buf()
@@ -101,176 +103,211 @@ fn rel_to(root: &Path, sup: &LspSupervisor, file: &str) -> String {
         root.join(p)
     };
     let abs = abs.canonicalize().unwrap_or(abs);
-    crate::format::show_path(sup.workspace(), &abs)
+    crate::format::show_path(ws, &abs)
 }
 
-fn parse(format: CheckerFormat, ran: &Ran, root: &Path, sup: &LspSupervisor) -> Vec<DiagLine> {
-    let mut out = Vec::new();
+/// The lines of one checker run (not clangd's, which runs per file).
+fn parse(format: CheckerFormat, ran: &Ran, root: &Path, ws: &Workspace) -> Vec<DiagLine> {
     match format {
-        CheckerFormat::PyrightJson => {
-            let v: Value = serde_json::from_str(&ran.stdout).unwrap_or(Value::Null);
-            for d in v
-                .get("generalDiagnostics")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let sev = match d.get("severity").and_then(Value::as_str) {
-                    Some("error") => "error",
-                    Some("warning") => "warning",
-                    _ => continue,
-                };
-                out.push(DiagLine {
-                    path: rel_to(
-                        root,
-                        sup,
-                        d.get("file").and_then(Value::as_str).unwrap_or("?"),
-                    ),
-                    line: d
-                        .pointer("/range/start/line")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0) as u32
-                        + 1,
-                    col: d
-                        .pointer("/range/start/character")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0) as u32
-                        + 1,
-                    severity: sev,
-                    code: d.get("rule").and_then(Value::as_str).map(String::from),
-                    message: d
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                });
-            }
-        }
-        CheckerFormat::Tsc => {
-            // src/a.ts(3,5): error TS2322: Type 'string' is not assignable…
-            for line in ran.stdout.lines() {
-                let Some((loc, rest)) = line.split_once("): ") else {
-                    continue;
-                };
-                let Some((file, lc)) = loc.rsplit_once('(') else {
-                    continue;
-                };
-                let mut nums = lc.split(',').map(|n| n.trim().parse::<u32>().unwrap_or(1));
-                let (l, c) = (nums.next().unwrap_or(1), nums.next().unwrap_or(1));
-                let (sev, rest) = if let Some(r) = rest.strip_prefix("error ") {
-                    ("error", r)
-                } else if let Some(r) = rest.strip_prefix("warning ") {
-                    ("warning", r)
-                } else {
-                    continue;
-                };
-                let (code, msg) = rest.split_once(": ").unwrap_or(("", rest));
-                out.push(DiagLine {
-                    path: rel_to(root, sup, file),
-                    line: l,
-                    col: c,
-                    severity: sev,
-                    code: (!code.is_empty()).then(|| code.to_string()),
-                    message: msg.to_string(),
-                });
-            }
-        }
-        CheckerFormat::CargoJson => {
-            for line in ran.stdout.lines() {
-                let Ok(v) = serde_json::from_str::<Value>(line) else {
-                    continue;
-                };
-                if v.get("reason").and_then(Value::as_str) != Some("compiler-message") {
-                    continue;
-                }
-                let m = &v["message"];
-                let sev = match m.get("level").and_then(Value::as_str) {
-                    Some("error") => "error",
-                    Some("warning") => "warning",
-                    _ => continue,
-                };
-                let Some(span) = m.get("spans").and_then(Value::as_array).and_then(|s| {
-                    s.iter()
-                        .find(|s| s.get("is_primary").and_then(Value::as_bool) == Some(true))
-                }) else {
-                    continue; // "aborting due to…" and other summaries
-                };
-                out.push(DiagLine {
-                    path: rel_to(
-                        root,
-                        sup,
-                        span.get("file_name").and_then(Value::as_str).unwrap_or("?"),
-                    ),
-                    line: span.get("line_start").and_then(Value::as_u64).unwrap_or(1) as u32,
-                    col: span
-                        .get("column_start")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(1) as u32,
-                    severity: sev,
-                    code: m
-                        .pointer("/code/code")
-                        .and_then(Value::as_str)
-                        .map(String::from),
-                    message: m
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                });
-            }
-        }
+        CheckerFormat::PyrightJson => parse_pyright_json(&ran.stdout, root, ws),
+        CheckerFormat::Tsc => parse_tsc(&ran.stdout, root, ws),
+        CheckerFormat::CargoJson => parse_cargo_json(&ran.stdout, root, ws),
+        // Type errors come on stderr, vet's own findings may come on either.
         CheckerFormat::GoVet => {
-            // ./main.go:5:9: undefined: x   (type errors come as `vet: ./main.go:…`)
-            for line in ran.stderr.lines().chain(ran.stdout.lines()) {
-                let line = line.strip_prefix("vet: ").unwrap_or(line);
-                if line.starts_with('#') {
-                    continue;
-                }
-                let mut parts = line.splitn(4, ':');
-                let (Some(file), Some(l), Some(c), Some(msg)) =
-                    (parts.next(), parts.next(), parts.next(), parts.next())
-                else {
-                    continue;
-                };
-                let (Ok(l), Ok(c)) = (l.trim().parse::<u32>(), c.trim().parse::<u32>()) else {
-                    continue;
-                };
-                if !file.ends_with(".go") {
-                    continue;
-                }
-                out.push(DiagLine {
-                    path: rel_to(root, sup, file),
-                    line: l,
-                    col: c,
-                    severity: "error",
-                    code: None,
-                    message: msg.trim().to_string(),
-                });
-            }
+            let mut out = parse_go_vet(&ran.stderr, root, ws);
+            out.extend(parse_go_vet(&ran.stdout, root, ws));
+            out
         }
         CheckerFormat::DartMachine => {
-            // ERROR|COMPILE_TIME_ERROR|UNDEFINED_IDENTIFIER|/abs/f.dart|3|5|1|Undefined name 'x'.
-            for line in ran.stdout.lines().chain(ran.stderr.lines()) {
-                let f: Vec<&str> = line.splitn(8, '|').collect();
-                if f.len() < 8 {
-                    continue;
-                }
-                let sev = match f[0] {
-                    "ERROR" => "error",
-                    "WARNING" => "warning",
-                    _ => continue,
-                };
-                out.push(DiagLine {
-                    path: rel_to(root, sup, f[3]),
-                    line: f[4].parse().unwrap_or(1),
-                    col: f[5].parse().unwrap_or(1),
-                    severity: sev,
-                    code: Some(f[2].to_ascii_lowercase()),
-                    message: f[7].to_string(),
-                });
-            }
+            let mut out = parse_dart_machine(&ran.stdout, root, ws);
+            out.extend(parse_dart_machine(&ran.stderr, root, ws));
+            out
         }
         CheckerFormat::ClangdCheck => unreachable!("run per file"),
+    }
+}
+
+/// `basedpyright --outputjson`: `generalDiagnostics`, 0-based positions;
+/// information lines are left out.
+fn parse_pyright_json(stdout: &str, root: &Path, ws: &Workspace) -> Vec<DiagLine> {
+    let mut out = Vec::new();
+    let v: Value = serde_json::from_str(stdout).unwrap_or(Value::Null);
+    for d in v
+        .get("generalDiagnostics")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let sev = match d.get("severity").and_then(Value::as_str) {
+            Some("error") => "error",
+            Some("warning") => "warning",
+            _ => continue,
+        };
+        out.push(DiagLine {
+            path: rel_to(
+                root,
+                ws,
+                d.get("file").and_then(Value::as_str).unwrap_or("?"),
+            ),
+            line: d
+                .pointer("/range/start/line")
+                .and_then(Value::as_u64)
+                .unwrap_or(0) as u32
+                + 1,
+            col: d
+                .pointer("/range/start/character")
+                .and_then(Value::as_u64)
+                .unwrap_or(0) as u32
+                + 1,
+            severity: sev,
+            code: d.get("rule").and_then(Value::as_str).map(String::from),
+            message: d
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        });
+    }
+    out
+}
+
+/// `tsc --pretty false`:
+/// `src/a.ts(3,5): error TS2322: Type 'string' is not assignable…`
+fn parse_tsc(stdout: &str, root: &Path, ws: &Workspace) -> Vec<DiagLine> {
+    let mut out = Vec::new();
+    for line in stdout.lines() {
+        let Some((loc, rest)) = line.split_once("): ") else {
+            continue;
+        };
+        let Some((file, lc)) = loc.rsplit_once('(') else {
+            continue;
+        };
+        let mut nums = lc.split(',').map(|n| n.trim().parse::<u32>().unwrap_or(1));
+        let (l, c) = (nums.next().unwrap_or(1), nums.next().unwrap_or(1));
+        let (sev, rest) = if let Some(r) = rest.strip_prefix("error ") {
+            ("error", r)
+        } else if let Some(r) = rest.strip_prefix("warning ") {
+            ("warning", r)
+        } else {
+            continue;
+        };
+        let (code, msg) = rest.split_once(": ").unwrap_or(("", rest));
+        out.push(DiagLine {
+            path: rel_to(root, ws, file),
+            line: l,
+            col: c,
+            severity: sev,
+            code: (!code.is_empty()).then(|| code.to_string()),
+            message: msg.to_string(),
+        });
+    }
+    out
+}
+
+/// `cargo check --message-format=json`: one JSON object a line; a
+/// compiler message at its primary span.
+fn parse_cargo_json(stdout: &str, root: &Path, ws: &Workspace) -> Vec<DiagLine> {
+    let mut out = Vec::new();
+    for line in stdout.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if v.get("reason").and_then(Value::as_str) != Some("compiler-message") {
+            continue;
+        }
+        let m = &v["message"];
+        let sev = match m.get("level").and_then(Value::as_str) {
+            Some("error") => "error",
+            Some("warning") => "warning",
+            _ => continue,
+        };
+        let Some(span) = m.get("spans").and_then(Value::as_array).and_then(|s| {
+            s.iter()
+                .find(|s| s.get("is_primary").and_then(Value::as_bool) == Some(true))
+        }) else {
+            continue; // "aborting due to…" and other summaries
+        };
+        out.push(DiagLine {
+            path: rel_to(
+                root,
+                ws,
+                span.get("file_name").and_then(Value::as_str).unwrap_or("?"),
+            ),
+            line: span.get("line_start").and_then(Value::as_u64).unwrap_or(1) as u32,
+            col: span
+                .get("column_start")
+                .and_then(Value::as_u64)
+                .unwrap_or(1) as u32,
+            severity: sev,
+            code: m
+                .pointer("/code/code")
+                .and_then(Value::as_str)
+                .map(String::from),
+            message: m
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        });
+    }
+    out
+}
+
+/// `go vet ./...`: `./main.go:5:9: undefined: x` (type errors come as
+/// `vet: ./main.go:…`); `# package` headers are skipped.
+fn parse_go_vet(output: &str, root: &Path, ws: &Workspace) -> Vec<DiagLine> {
+    let mut out = Vec::new();
+    for line in output.lines() {
+        let line = line.strip_prefix("vet: ").unwrap_or(line);
+        if line.starts_with('#') {
+            continue;
+        }
+        let mut parts = line.splitn(4, ':');
+        let (Some(file), Some(l), Some(c), Some(msg)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (Ok(l), Ok(c)) = (l.trim().parse::<u32>(), c.trim().parse::<u32>()) else {
+            continue;
+        };
+        if !file.ends_with(".go") {
+            continue;
+        }
+        out.push(DiagLine {
+            path: rel_to(root, ws, file),
+            line: l,
+            col: c,
+            severity: "error",
+            code: None,
+            message: msg.trim().to_string(),
+        });
+    }
+    out
+}
+
+/// `dart analyze --format=machine`:
+/// `ERROR|COMPILE_TIME_ERROR|UNDEFINED_IDENTIFIER|/abs/f.dart|3|5|1|Undefined name 'x'.`
+fn parse_dart_machine(output: &str, root: &Path, ws: &Workspace) -> Vec<DiagLine> {
+    let mut out = Vec::new();
+    for line in output.lines() {
+        let f: Vec<&str> = line.splitn(8, '|').collect();
+        if f.len() < 8 {
+            continue;
+        }
+        let sev = match f[0] {
+            "ERROR" => "error",
+            "WARNING" => "warning",
+            _ => continue,
+        };
+        out.push(DiagLine {
+            path: rel_to(root, ws, f[3]),
+            line: f[4].parse().unwrap_or(1),
+            col: f[5].parse().unwrap_or(1),
+            severity: sev,
+            code: Some(f[2].to_ascii_lowercase()),
+            message: f[7].to_string(),
+        });
     }
     out
 }
@@ -396,7 +433,7 @@ async fn run_one(
         sup.timeouts.checker,
     )
     .await?;
-    let mut diags = parse(checker.format, &ran, root, sup);
+    let mut diags = parse(checker.format, &ran, root, sup.workspace());
     diags.sort();
     diags.dedup();
     if diags.is_empty() && !ran.status.is_some_and(|s| s.success()) {
@@ -466,7 +503,7 @@ pub async fn run_all(sup: &LspSupervisor) -> Result<ToolOutput, ToolError> {
                 ));
                 let (kept, note) = tool_core::format::cap_list(
                     diags,
-                    crate::ops::CHECKER_CAP,
+                    crate::args::CHECKER_CAP,
                     "fix the first ones, or ask per file",
                 );
                 out.extend(kept.iter().map(|d| d.render()));
@@ -485,17 +522,131 @@ pub async fn run_all(sup: &LspSupervisor) -> Result<ToolOutput, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use expect_test::{expect, Expect};
+
+    /// The lines parsed from a captured sample (`$ROOT` is the project root)
+    /// as the model reads them, sorted and deduplicated as `run_one` does.
+    fn check(format: CheckerFormat, stdout: &str, stderr: &str, expected: Expect) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let root = ws.root().to_path_buf();
+        let put_back = |s: &str| s.replace("$ROOT", &root.display().to_string());
+        let lines = if format == CheckerFormat::ClangdCheck {
+            parse_clangd(&put_back(stderr), "m.c")
+        } else {
+            let ran = Ran {
+                stdout: put_back(stdout),
+                stderr: put_back(stderr),
+                status: None,
+            };
+            parse(format, &ran, &root, &ws)
+        };
+        let mut lines = lines;
+        lines.sort();
+        lines.dedup();
+        let shown: Vec<String> = lines.iter().map(DiagLine::render).collect();
+        expected.assert_eq(&shown.join("\n"));
+    }
+
+    macro_rules! sample {
+        ($name:literal) => {
+            include_str!(concat!("../tests/checker_samples/", $name))
+        };
+    }
 
     #[test]
-    fn clangd_check_lines_parse() {
-        let d = parse_clangd(
-            "I[1] Testing\nE[18:12:13.181] [undeclared_var_use] Line 2: use of undeclared identifier 'y'\n",
-            "m.c",
+    fn pyright_json() {
+        check(
+            CheckerFormat::PyrightJson,
+            sample!("pyright_json.stdout"),
+            "",
+            expect![[r#"
+                app.py:4:10 error [reportAssignmentType] Type "int" is not assignable to declared type "str"
+                app.py:5:7 error [reportUndefinedVariable] "undefined_name" is not defined
+                app.py:5:7 warning [reportUnknownArgumentType] Argument type is unknown
+                app.py:6:8 warning [reportUnusedImport] Import "os" is not accessed"#]],
         );
-        assert_eq!(d.len(), 1);
-        assert_eq!(
-            d[0].render(),
-            "m.c:2:1 problem [undeclared_var_use] use of undeclared identifier 'y'"
+    }
+
+    #[test]
+    fn tsc() {
+        check(
+            CheckerFormat::Tsc,
+            sample!("tsc.stdout"),
+            "",
+            expect![[r#"
+                src/a.ts:1:7 error [TS2322] Type 'string' is not assignable to type 'number'.
+                src/a.ts:2:30 error [TS2304] Cannot find name 'b'."#]],
         );
+    }
+
+    #[test]
+    fn cargo_json_error() {
+        check(
+            CheckerFormat::CargoJson,
+            sample!("cargo_json_error.stdout"),
+            "",
+            expect!["src/main.rs:3:18 error [E0308] mismatched types"],
+        );
+    }
+
+    #[test]
+    fn cargo_json_warning() {
+        check(
+            CheckerFormat::CargoJson,
+            sample!("cargo_json_warning.stdout"),
+            "",
+            expect!["src/main.rs:3:9 warning [unused_variables] unused variable: `unused`"],
+        );
+    }
+
+    #[test]
+    fn go_vet() {
+        check(
+            CheckerFormat::GoVet,
+            "",
+            sample!("go_vet.stderr"),
+            expect![[r#"
+                bad/bad.go:4:9 error undefined: x
+                main.go:6:14 error fmt.Printf format %d has arg "s" of wrong type string"#]],
+        );
+    }
+
+    #[test]
+    fn dart_machine() {
+        check(
+            CheckerFormat::DartMachine,
+            sample!("dart_machine.stdout"),
+            "",
+            expect![[r#"
+                lib/main.dart:3:5 error [undefined_identifier] Undefined name 'x'.
+                lib/main.dart:7:3 warning [dead_code] Dead code."#]],
+        );
+    }
+
+    #[test]
+    fn clangd_check() {
+        check(
+            CheckerFormat::ClangdCheck,
+            "",
+            sample!("clangd_check.stderr"),
+            expect!["m.c:2:1 problem [undeclared_var_use] use of undeclared identifier 'y'"],
+        );
+    }
+
+    /// Lines a checker prints that are not diagnostics give none.
+    #[test]
+    fn noise_gives_no_lines() {
+        for format in [
+            CheckerFormat::PyrightJson,
+            CheckerFormat::Tsc,
+            CheckerFormat::CargoJson,
+            CheckerFormat::GoVet,
+            CheckerFormat::DartMachine,
+            CheckerFormat::ClangdCheck,
+        ] {
+            let noise = "not json\n# example.com/p\nFound 0 errors.\nI[1] Testing\n";
+            check(format, noise, noise, expect![[""]]);
+        }
     }
 }

@@ -27,6 +27,12 @@ use tool_core::process::{ChildSpec, Io, OutputRing, SharedOutput};
 use tool_core::Workspace;
 use url::Url;
 
+mod documents;
+mod incoming;
+
+pub use documents::{file_uri, normalize_uri, read_document, uri_path, MAX_DOCUMENT_BYTES};
+use incoming::handle_incoming;
+
 /// Why a request produced no result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RequestError {
@@ -213,7 +219,7 @@ pub struct StartSpec {
     pub own_dir_env: Vec<String>,
     /// A command whose answer proves the server ready (see
     /// [`crate::ServerEntry::ready_probe`]).
-    pub ready_probe: Option<crate::catalog::ReadyProbe>,
+    pub ready_probe: Option<crate::ready_probe::ReadyProbe>,
 }
 
 /// A running language server and our session with it.
@@ -239,7 +245,7 @@ pub struct LspClient {
     /// [`crate::ServerEntry::own_dir_env`]), removed after the server is
     /// killed.
     _own_dir: Option<tool_core::scratch::ScratchDir>,
-    ready_probe: Option<crate::catalog::ReadyProbe>,
+    ready_probe: Option<crate::ready_probe::ReadyProbe>,
 }
 
 impl std::fmt::Debug for LspClient {
@@ -249,56 +255,6 @@ impl std::fmt::Debug for LspClient {
             .field("pid", &self.pgid)
             .finish_non_exhaustive()
     }
-}
-
-/// Documents larger than this are not sent to a server.
-pub const MAX_DOCUMENT_BYTES: u64 = 20 * 1024 * 1024;
-
-/// A workspace document's text, read through the root's handle: a regular
-/// file (a FIFO or device is refused without blocking), at most
-/// [`MAX_DOCUMENT_BYTES`], UTF-8. A plain read on this thread: source files
-/// are small, and a blocking-pool hop per open document costs more than the
-/// read itself (measured).
-pub fn read_document(ws: &Workspace, path: &Path) -> std::io::Result<String> {
-    let bytes = ws
-        .dir()
-        .read(path, MAX_DOCUMENT_BYTES)
-        .map_err(|e| match e {
-            FsError::NotFound { .. } => {
-                std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string())
-            }
-            other => std::io::Error::other(other.to_string()),
-        })?;
-    String::from_utf8(bytes)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "the file is not UTF-8"))
-}
-
-pub fn file_uri(path: &Path) -> String {
-    Url::from_file_path(path)
-        .map(|u| u.to_string())
-        .unwrap_or_else(|_| format!("file://{}", path.display()))
-}
-
-pub fn uri_path(uri: &str) -> Option<PathBuf> {
-    Url::parse(uri).ok()?.to_file_path().ok()
-}
-
-/// Look up `section` (`a.b.c`) in the settings tree.
-fn setting(settings: &Option<Value>, section: Option<&str>) -> Value {
-    let Some(root) = settings else {
-        return Value::Null;
-    };
-    let Some(section) = section.filter(|s| !s.is_empty()) else {
-        return root.clone();
-    };
-    let mut v = root;
-    for part in section.split('.') {
-        match v.get(part) {
-            Some(next) => v = next,
-            None => return Value::Null,
-        }
-    }
-    v.clone()
 }
 
 impl LspClient {
@@ -756,100 +712,6 @@ impl LspClient {
         (reply, edits)
     }
 
-    /// The open document's state, if open.
-    pub async fn doc(&self, uri: &str) -> Option<OpenDoc> {
-        self.docs.lock().await.get(uri).cloned()
-    }
-
-    /// Bring the server's copy of `path` in line with the disk: open it, or
-    /// send the new text as a new version. Returns the document's state.
-    pub async fn sync_file(&self, path: &Path, language_id: &str) -> std::io::Result<OpenDoc> {
-        let text = read_document(&self.workspace, path)?;
-        Ok(self.sync_text(path, language_id, text).await)
-    }
-
-    /// Bring the server's copy of `path` to `text` (which need not be on
-    /// disk: the diagnostics-on-write baseline is the text before a write).
-    pub async fn sync_text(&self, path: &Path, language_id: &str, text: String) -> OpenDoc {
-        let uri = file_uri(path);
-        let mut docs = self.docs.lock().await;
-        let seq = self.diag_seq();
-        match docs.get_mut(&uri) {
-            None => {
-                self.first_open
-                    .lock()
-                    .expect("first_open")
-                    .get_or_insert_with(Instant::now);
-                self.notify(
-                    "textDocument/didOpen",
-                    json!({"textDocument": {"uri": uri, "languageId": language_id, "version": 1, "text": text}}),
-                );
-                let doc = OpenDoc {
-                    version: 1,
-                    text,
-                    language_id: language_id.to_string(),
-                    sent_at_seq: seq,
-                };
-                docs.insert(uri, doc.clone());
-                doc
-            }
-            Some(doc) if doc.text != text => {
-                doc.version += 1;
-                doc.text = text;
-                doc.sent_at_seq = seq;
-                self.notify(
-                    "textDocument/didChange",
-                    json!({"textDocument": {"uri": uri, "version": doc.version},
-                           "contentChanges": [{"text": doc.text}]}),
-                );
-                doc.clone()
-            }
-            Some(doc) => doc.clone(),
-        }
-    }
-
-    /// Re-read every open document from disk: a shell command or another
-    /// tool may have changed it behind the server's back.
-    pub async fn resync_open(&self) {
-        let open: Vec<(String, String)> = self
-            .docs
-            .lock()
-            .await
-            .iter()
-            .map(|(u, d)| (u.clone(), d.language_id.clone()))
-            .collect();
-        for (uri, lang) in open {
-            let Some(path) = uri_path(&uri) else { continue };
-            if path.exists() {
-                let _ = self.sync_file(&path, &lang).await;
-            } else {
-                self.close(&uri).await;
-            }
-        }
-    }
-
-    pub async fn close(&self, uri: &str) {
-        if self.docs.lock().await.remove(uri).is_some() {
-            self.notify(
-                "textDocument/didClose",
-                json!({"textDocument": {"uri": uri}}),
-            );
-        }
-    }
-
-    pub fn did_save(&self, uri: &str, text: &str) {
-        let include = self
-            .capabilities
-            .pointer("/textDocumentSync/save/includeText")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let mut params = json!({"textDocument": {"uri": uri}});
-        if include {
-            params["text"] = Value::String(text.to_string());
-        }
-        self.notify("textDocument/didSave", params);
-    }
-
     /// Ask the server to shut down, then stop the process group.
     pub async fn stop(&self) {
         self.shared.stopping.store(true, Ordering::SeqCst);
@@ -936,247 +798,4 @@ fn initialize_params(spec: &StartSpec, root_uri: &str, root_name: &str) -> Value
             "offsetEncoding": ["utf-8", "utf-16"],
         },
     })
-}
-
-fn handle_incoming(shared: &Shared, out: &mpsc::UnboundedSender<Value>, msg: Value) {
-    let method = msg.get("method").and_then(Value::as_str);
-    let id = msg.get("id").cloned();
-    match (method, id) {
-        (None, Some(id)) => {
-            let Some(id) = id.as_i64() else { return };
-            let Some((method, tx)) = shared.pending.lock().expect("pending").remove(&id) else {
-                return; // answered after we gave up on it
-            };
-            let reply = if let Some(err) = msg.get("error") {
-                Err(RequestError::Rpc {
-                    method,
-                    code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
-                    message: err
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                })
-            } else {
-                Ok(msg.get("result").cloned().unwrap_or(Value::Null))
-            };
-            let _ = tx.send(reply);
-        }
-        (Some(method), Some(id)) => {
-            let params = msg.get("params").cloned().unwrap_or(Value::Null);
-            let result = answer_server_request(shared, method, &params);
-            let reply = match result {
-                Ok(v) => json!({"jsonrpc": "2.0", "id": id, "result": v}),
-                Err((code, message)) => {
-                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-                }
-            };
-            let _ = out.send(reply);
-        }
-        (Some(method), None) => {
-            let params = msg.get("params").cloned().unwrap_or(Value::Null);
-            handle_notification(shared, method, params);
-        }
-        (None, None) => {}
-    }
-}
-
-fn answer_server_request(
-    shared: &Shared,
-    method: &str,
-    params: &Value,
-) -> Result<Value, (i64, String)> {
-    match method {
-        "workspace/configuration" => {
-            let items = params
-                .get("items")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            Ok(Value::Array(
-                items
-                    .iter()
-                    .map(|i| setting(&shared.settings, i.get("section").and_then(Value::as_str)))
-                    .collect(),
-            ))
-        }
-        "window/workDoneProgress/create" => Ok(Value::Null),
-        "client/registerCapability" => {
-            let mut regs = shared.registrations.lock().expect("registrations");
-            for r in params
-                .get("registrations")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(m) = r.get("method").and_then(Value::as_str) {
-                    regs.insert(m.to_string());
-                }
-            }
-            drop(regs);
-            // A diagnostics wait re-checks: pull may be offered now.
-            shared.diag_seq.send_modify(|s| *s += 1);
-            Ok(Value::Null)
-        }
-        "client/unregisterCapability" => {
-            let mut regs = shared.registrations.lock().expect("registrations");
-            for r in params
-                .get("unregisterations")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(m) = r.get("method").and_then(Value::as_str) {
-                    regs.remove(m);
-                }
-            }
-            Ok(Value::Null)
-        }
-        // Edits reach the disk only through the write-tier tools (approved,
-        // all-or-nothing): while lsp_code_action runs a command, the edits
-        // it sends are captured into that change; otherwise refused.
-        "workspace/applyEdit" => match shared.captured.lock().expect("captured").as_mut() {
-            Some(edits) => {
-                edits.push(params.get("edit").cloned().unwrap_or(Value::Null));
-                Ok(json!({"applied": true}))
-            }
-            None => Ok(json!({
-                "applied": false,
-                "failureReason": "this client applies edits only through its write tools"
-            })),
-        },
-        "workspace/workspaceFolders" => {
-            Ok(json!([{"uri": shared.root_uri, "name": shared.root_name}]))
-        }
-        "window/showMessageRequest" | "window/showDocument" => Ok(Value::Null),
-        m if m.ends_with("/refresh") => Ok(Value::Null),
-        _ => Err((
-            -32601,
-            format!("method not supported by this client: {method}"),
-        )),
-    }
-}
-
-fn handle_notification(shared: &Shared, method: &str, params: Value) {
-    match method {
-        "textDocument/publishDiagnostics" => {
-            let Some(uri) = params.get("uri").and_then(Value::as_str) else {
-                return;
-            };
-            let version = params
-                .get("version")
-                .and_then(Value::as_i64)
-                .map(|v| v as i32);
-            if version.is_some() {
-                shared.publishes_versions.store(true, Ordering::Relaxed);
-            }
-            let diagnostics: Vec<lsp_types::Diagnostic> = params
-                .get("diagnostics")
-                .cloned()
-                .and_then(|d| serde_json::from_value(d).ok())
-                .unwrap_or_default();
-            let uri = normalize_uri(uri);
-            let mut store = shared.diagnostics.lock().expect("diagnostics");
-            let seq = *shared.diag_seq.borrow() + 1;
-            store.insert(
-                uri,
-                Published {
-                    version,
-                    diagnostics,
-                    seq,
-                    at: Instant::now(),
-                },
-            );
-            drop(store);
-            shared.diag_seq.send_replace(seq);
-        }
-        "$/progress" => {
-            let token = match params.get("token") {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-                None => return,
-            };
-            let value = params.get("value").cloned().unwrap_or(Value::Null);
-            let mut a = shared.activity.lock().expect("activity");
-            match value.get("kind").and_then(Value::as_str) {
-                Some("begin") => {
-                    let title = value
-                        .get("title")
-                        .and_then(Value::as_str)
-                        .unwrap_or("working")
-                        .to_string();
-                    if !a.busy() {
-                        a.busy_since = Some(Instant::now());
-                    }
-                    a.ever_reported = true;
-                    if a.history.len() >= PROGRESS_HISTORY {
-                        a.history.remove(0);
-                    }
-                    a.history.push(ProgressRun {
-                        token: token.clone(),
-                        title: title.clone(),
-                        begun: Instant::now(),
-                        ended: None,
-                    });
-                    a.tokens.insert(token, title);
-                }
-                Some("report") => {
-                    if let (Some(t), Some(msg)) = (
-                        a.tokens.get_mut(&token),
-                        value.get("message").and_then(Value::as_str),
-                    ) {
-                        let title = t.split(" (").next().unwrap_or("").to_string();
-                        *t = format!("{title} ({msg})");
-                    }
-                }
-                Some("end") => {
-                    a.tokens.remove(&token);
-                    if let Some(run) = a
-                        .history
-                        .iter_mut()
-                        .rev()
-                        .find(|r| r.token == token && r.ended.is_none())
-                    {
-                        run.ended = Some(Instant::now());
-                    }
-                }
-                _ => {}
-            }
-            drop(a);
-            shared.activity_seq.send_modify(|s| *s += 1);
-        }
-        "window/logMessage" => {
-            let said = params.get("message").and_then(Value::as_str).unwrap_or("");
-            if let Some(m) = &shared.started_message {
-                if said.starts_with(m.as_str()) {
-                    shared.started.send_replace(true);
-                }
-            }
-        }
-        "experimental/serverStatus" => {
-            let mut a = shared.activity.lock().expect("activity");
-            let quiescent = params.get("quiescent").and_then(Value::as_bool);
-            if quiescent == Some(false) && !a.busy() {
-                a.busy_since = Some(Instant::now());
-            }
-            a.quiescent = quiescent;
-            a.ever_reported = true;
-            a.status_message = params
-                .get("message")
-                .and_then(Value::as_str)
-                .map(String::from);
-            drop(a);
-            shared.activity_seq.send_modify(|s| *s += 1);
-        }
-        _ => {}
-    }
-}
-
-/// Servers spell the same file URI differently (`%3A`, drive case); compare
-/// them by the path they name.
-pub fn normalize_uri(uri: &str) -> String {
-    match uri_path(uri) {
-        Some(p) => file_uri(&p),
-        None => uri.to_string(),
-    }
 }

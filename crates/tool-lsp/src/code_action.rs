@@ -12,8 +12,11 @@
 //! `resolve`; an ambiguous or unknown choice is refused listing the
 //! actions, before any command runs.
 
-use crate::ops::{self, LspArgs, Op};
-use crate::rename::{self, PlannedEdit};
+use crate::args::{LspArgs, Op};
+use crate::ops;
+use crate::planned_edit::{self, PlannedEdit};
+use crate::request;
+use crate::staged_edit;
 use crate::supervisor::LspSupervisor;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -109,7 +112,7 @@ pub async fn run(
     link: &StagingLink,
     args: CodeActionArgs,
 ) -> Result<ToolOutput, ToolError> {
-    let t = ops::call_timeouts(sup, args.timeout_seconds)?;
+    let t = request::call_timeouts(sup, args.timeout_seconds)?;
     let largs = LspArgs {
         op: Op::CodeActions,
         file: Some(args.file.clone()),
@@ -122,8 +125,8 @@ pub async fn run(
     // Everything that waits on the server is bounded by `timeout_seconds`;
     // the write that follows is not (it is never cut off half done).
     let (p, action, plan) =
-        ops::within_call_timeout(sup, args.timeout_seconds, Some(args.file.as_str()), async {
-            let p = ops::position(sup, &t, &largs).await?;
+        request::within_call_timeout(sup, args.timeout_seconds, Some(args.file.as_str()), async {
+            let p = request::position(sup, &t, &largs).await?;
             let client = &p.target.client;
             let (actions, _) = ops::offered_actions(&t, &p).await?;
             if actions.is_empty() {
@@ -191,7 +194,7 @@ pub async fn run(
     }
     if args.stage {
         let change = plan.staged_change(ws, "lsp_code_action");
-        return rename::staged_output(link, change, header).await;
+        return staged_edit::staged_output(link, change, header).await;
     }
     tx.commit().map_err(|e| match e {
         e @ (TransactionError::NotAFile { .. } | TransactionError::Drifted(_)) => {
@@ -201,7 +204,7 @@ pub async fn run(
             "{e}; re-run lsp_code_action once the files are settled"
         )),
     })?;
-    rename::announce(sup, client, &plan, &p.target.language_id).await;
+    planned_edit::announce(sup, client, &plan, &p.target.language_id).await;
     let mut out = vec![header];
     for (path, n) in &plan.edits {
         out.push(format!(

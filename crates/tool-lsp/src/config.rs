@@ -16,8 +16,9 @@
 //! [`crate::format_on_write`]): kept only in a trusted workspace, else set
 //! aside in [`CatalogConfig::untrusted_formatters`].
 
-use crate::catalog::{Catalog, ServerEntry};
-use crate::format_on_write::FormatSetting;
+pub use crate::catalog::Untrusted;
+use crate::catalog::{commands_of, Catalog, ServerEntry};
+use crate::format_setting::FormatSetting;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -91,36 +92,6 @@ impl UntrustedFormatter {
             self.command.join(" ")
         )
     }
-}
-
-/// A project config's entry that names a command, set aside.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Untrusted {
-    pub entry: ServerEntry,
-    /// The project config file, as shown to the model.
-    pub source: String,
-}
-
-impl Untrusted {
-    /// The notice `status`, `doctor` and a call for its files give.
-    pub fn notice(&self) -> String {
-        let commands: Vec<String> = commands_of(&self.entry).map(|c| c.join(" ")).collect();
-        format!(
-            "{} server `{}` ({}): not run: project config names a command; trust the workspace to use it \
-             (--trust-workspace)",
-            self.source,
-            self.entry.id,
-            commands.join("; ")
-        )
-    }
-}
-
-/// Every command line an entry would start: its servers' and its checker's.
-fn commands_of(entry: &ServerEntry) -> impl Iterator<Item = &Vec<String>> {
-    entry
-        .commands
-        .iter()
-        .chain(entry.checker.iter().flat_map(|c| c.commands.iter()))
 }
 
 /// Whether `entry` starts only command lines `current` already starts.
@@ -231,6 +202,26 @@ pub fn rust_analyzer_without_project_code() -> Value {
         "procMacro": {"enable": false},
         "checkOnSave": false
     })
+}
+
+/// The catalog a configuration makes (its impl lives here, beside the
+/// configuration, so the catalog does not depend on it).
+impl Catalog {
+    /// The built-ins changed by `config`.
+    pub fn with_config(config: &CatalogConfig) -> Self {
+        let mut entries: Vec<ServerEntry> = crate::catalog::builtin()
+            .into_iter()
+            .filter(|e| !config.disable.contains(&e.id))
+            .collect();
+        for extra in &config.servers {
+            if let Some(e) = entries.iter_mut().find(|e| e.id == extra.id) {
+                *e = extra.clone();
+            } else {
+                entries.push(extra.clone());
+            }
+        }
+        Catalog::with_untrusted(entries, config.untrusted.clone())
+    }
 }
 
 #[cfg(test)]

@@ -18,24 +18,13 @@
 use crate::client::{file_uri, LspClient};
 use crate::format::Loc;
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
+pub use crate::symbol_cache::{Scope, SymbolCache, SYMBOL_CACHE_FILES};
 use serde_json::{json, Value};
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-
-/// How many files' symbols the cache keeps.
-pub const SYMBOL_CACHE_FILES: usize = 64;
-
-/// One named scope of a file: its path of names and its whole range
-/// (0-based line, server column; end inclusive of its last position).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scope {
-    pub name: String,
-    pub start: (u32, u32),
-    pub end: (u32, u32),
-}
+use std::sync::Arc;
 
 /// Symbol kinds that are scopes only when they have children: variable,
 /// constant, field, property, enum member, string … (LSP `SymbolKind`).
@@ -109,39 +98,6 @@ pub fn innermost(scopes: &[Scope], line: u32, character: u32) -> Option<&str> {
         .filter(|s| s.start <= at && at <= s.end)
         .max_by_key(|s| (s.start, std::cmp::Reverse(s.end)))
         .map(|s| s.name.as_str())
-}
-
-type Key = (u32, String, u64);
-
-/// Document symbols already asked for, by (server pid, uri, text hash).
-#[derive(Default)]
-pub struct SymbolCache {
-    files: Mutex<VecDeque<(Key, Arc<Vec<Scope>>)>>,
-}
-
-impl SymbolCache {
-    fn get(&self, key: &Key) -> Option<Arc<Vec<Scope>>> {
-        let files = self.files.lock().expect("symbol cache");
-        files.iter().find(|(k, _)| k == key).map(|(_, s)| s.clone())
-    }
-
-    fn put(&self, key: Key, scopes: Arc<Vec<Scope>>) {
-        let mut files = self.files.lock().expect("symbol cache");
-        files.retain(|(k, _)| k != &key);
-        if files.len() >= SYMBOL_CACHE_FILES {
-            files.pop_front();
-        }
-        files.push_back((key, scopes));
-    }
-
-    /// How many files it holds (for its bound's test).
-    pub fn len(&self) -> usize {
-        self.files.lock().expect("symbol cache").len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 fn text_hash(text: &str) -> u64 {

@@ -16,10 +16,12 @@
 //! text file (a link or a binary file is refused, naming it); nothing is
 //! written before every server has answered.
 
+use crate::args::RenameArgs;
 use crate::client::{file_uri, LspClient};
 use crate::diagnostics::DiagLine;
 use crate::on_write::{problems, RunLedger};
-use crate::rename::{self, PlannedEdit, RenameArgs};
+use crate::planned_edit::{self, PlannedEdit};
+use crate::staged_edit;
 use crate::supervisor::{LspSupervisor, Target};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -364,7 +366,7 @@ impl Tool for ResolveAnnouncingMoves {
         let mentions: Vec<UneditedMention> = unedited_mentions(&self.sup, &change, &pairs)
             .await
             .into_iter()
-            .take(crate::preview::PREVIEW_FILES)
+            .take(crate::staged_edit::PREVIEW_FILES)
             .collect();
         // All at once: each waits at most the diagnostics bound.
         let before =
@@ -458,7 +460,7 @@ pub async fn run(
             ws.relative(&from)
         )));
     }
-    let t = crate::ops::call_timeouts(sup, args.timeout_seconds)?;
+    let t = crate::request::call_timeouts(sup, args.timeout_seconds)?;
     let pairs = moved_files(ws, &from, &to)?;
 
     let servers = ops_within(sup, &args, servers_for(sup, &pairs)).await?;
@@ -529,7 +531,7 @@ pub async fn run(
                 to: ws.relative(&to).into(),
             }];
         }
-        return rename::staged_output(link, change, header).await;
+        return staged_edit::staged_output(link, change, header).await;
     }
 
     plan.transaction(ws).commit().map_err(|e| match e {
@@ -542,7 +544,7 @@ pub async fn run(
     }
     for (target, files) in &servers {
         did_rename(&target.client, files);
-        rename::announce(sup, &target.client, &plan, &target.language_id).await;
+        planned_edit::announce(sup, &target.client, &plan, &target.language_id).await;
     }
     let mut out = vec![header];
     out.extend(edited.iter().cloned());
@@ -559,7 +561,7 @@ async fn ops_within<T>(
     args: &RenameArgs,
     work: impl std::future::Future<Output = T>,
 ) -> Result<T, ToolError> {
-    crate::ops::within_call_timeout(sup, args.timeout_seconds, Some(&args.file), async {
+    crate::request::within_call_timeout(sup, args.timeout_seconds, Some(&args.file), async {
         Ok(work.await)
     })
     .await

@@ -15,7 +15,8 @@
 //!   so a glob is not project-wide checking and is allowed on the read
 //!   surface, unlike `"*"`.
 
-use crate::ops::{file_diagnostics, LspArgs, Op};
+use crate::args::{LspArgs, Op};
+use crate::file_diagnostics::file_diagnostics;
 use crate::supervisor::{LspSupervisor, Timeouts};
 use futures::StreamExt;
 use tool_core::format::plural;

@@ -7,10 +7,11 @@
 //! and found none (never "no callers" for "not asked"); every list is capped
 //! with the rest counted.
 
+use crate::args::{LspArgs, Op, REFERENCES_CAP};
 use crate::client::RequestError;
 use crate::enclosing;
 use crate::format::{self, Loc};
-use crate::ops::{position, LspArgs, Op, Positioned, REFERENCES_CAP};
+use crate::request::{position, Positioned};
 use crate::supervisor::{LspSupervisor, Timeouts};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -27,6 +27,7 @@
 //! diagnostics delta of a staged change),
 //! [`code_action`] (applying one), [`tools`] and [`binding`].
 
+pub mod args;
 pub mod binding;
 pub mod capabilities;
 pub mod catalog;
@@ -36,23 +37,32 @@ pub mod code_action;
 pub mod config;
 pub mod diagnostics;
 pub mod enclosing;
+pub mod file_diagnostics;
 pub mod file_move;
 pub mod format;
 pub mod format_on_write;
+pub mod format_setting;
 pub mod glob_diagnostics;
 pub mod hierarchy;
 pub mod identifier;
 pub mod mentions;
 pub mod on_write;
 pub mod ops;
+pub mod planned_edit;
 pub mod position;
 pub mod preview;
+pub mod ready_probe;
 pub mod rename;
+pub mod request;
 pub mod signature;
+pub mod source_walk;
+pub mod staged_edit;
 pub mod supervisor;
+pub mod symbol_cache;
 pub mod tools;
 pub mod transport;
 pub mod warm_up;
+pub mod write_checker;
 
 pub use binding::LspBinding;
 pub use catalog::{Catalog, ServerEntry};

@@ -21,8 +21,9 @@
 //! read (pyright's `include`, tsconfig's `include`, a catalog addition);
 //! rust-analyzer and gopls load the whole Cargo workspace or Go module.
 
-use crate::ops;
-use crate::rename::PlannedEdit;
+use crate::planned_edit::PlannedEdit;
+use crate::request;
+use crate::source_walk::source_walk;
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
 use std::path::{Path, PathBuf};
 use tool_core::{ToolError, Workspace};
@@ -31,9 +32,6 @@ use tool_core::{ToolError, Workspace};
 pub const MAX_FILES: usize = 2_000;
 /// At most this many bytes are read in all.
 pub const MAX_BYTES: u64 = 20 * 1024 * 1024;
-/// Folders of dependencies and build output, never walked even when no
-/// ignore file names them.
-pub(crate) const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", "venv", "target"];
 
 /// One file that mentions the identifier.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,16 +71,7 @@ pub fn count(text: &str, ident: &str) -> usize {
 /// bounded by [`MAX_FILES`] and [`MAX_BYTES`]. Blocking: run it off the
 /// async threads.
 pub fn scan(ws: &Workspace, root: &Path, extensions: &[String], ident: &str) -> Scan {
-    let walk = ignore::WalkBuilder::new(root)
-        .require_git(false)
-        .hidden(true)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))
-        })
-        .build();
+    let walk = source_walk(root).build();
     let mut out = Scan::default();
     let (mut files, mut bytes) = (0usize, 0u64);
     for entry in walk.flatten() {
@@ -280,7 +269,7 @@ impl RenameReach {
             let _ = crate::diagnostics::fresh(client, uri, doc, left).await;
         }
         if !opened.is_empty() {
-            ops::wait_ready(t, client).await?;
+            request::wait_ready(t, client).await?;
         }
         Ok(reach)
     }

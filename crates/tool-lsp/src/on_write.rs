@@ -21,7 +21,9 @@ use crate::client::{file_uri, OpenDoc};
 use crate::config::UntrustedFormatter;
 use crate::diagnostics::{self, DiagLine, DiagnosticLedger, Labelled, NotReady};
 use crate::format_on_write::{self, FileFormat, FormatSetting, Outcome};
-use crate::supervisor::{LspSupervisor, ServerSlot, Target};
+use crate::position::changed_lines;
+use crate::supervisor::{LspSupervisor, Target};
+use crate::write_checker::{Checker, Unchecked};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -116,21 +118,6 @@ struct Checked {
     /// A baseline without the save-time check's results: the server started
     /// after the write began, so its check never saw the file as it was.
     check_missing: bool,
-}
-
-/// Why a check of one written file has no answer.
-pub(crate) enum Unchecked {
-    /// The bound ran out; the wait goes on in the background.
-    Pending(String),
-    Failed(String),
-}
-
-impl Unchecked {
-    pub(crate) fn reason(&self) -> &str {
-        match self {
-            Unchecked::Pending(why) | Unchecked::Failed(why) => why,
-        }
-    }
 }
 
 /// Which languages are formatted on write, and how (`[lsp.format_on_write]`).
@@ -506,62 +493,6 @@ impl DiagnosticsOnWrite {
     }
 }
 
-/// One server that checks a written file: the file's own, or a linter
-/// beside it. Each has its own baseline in the ledger, under its id.
-pub(crate) struct Checker {
-    /// The catalog entry's id: the ledger's key beside the path.
-    pub(crate) id: String,
-    /// `(id)` after each of its lines when the file has several checkers.
-    label: String,
-    /// Its slot and the file's language id there, or why it has none.
-    slot: Result<(Arc<ServerSlot>, String), String>,
-}
-
-impl Checker {
-    /// The file's checkers: its server, then each linter for it that
-    /// resolves here (one whose binary or root marker is missing is not
-    /// one, as in `lsp` op `diagnostics`).
-    fn of(sup: &LspSupervisor, path: &Path) -> Vec<Checker> {
-        let Some((entry, _)) = sup.catalog().for_file(path) else {
-            return Vec::new();
-        };
-        let mut out = vec![Checker {
-            id: entry.id.clone(),
-            label: String::new(),
-            slot: sup.server_slot_for(path).map_err(|e| e.to_string()),
-        }];
-        for (id, slot) in sup.linter_slots_for(path) {
-            let Ok(slot) = slot else { continue };
-            let language_id = slot.entry.language_of(path).unwrap_or_default();
-            out.push(Checker {
-                id,
-                label: String::new(),
-                slot: Ok((slot, language_id)),
-            });
-        }
-        if out.len() > 1 {
-            for c in &mut out {
-                c.label = c.id.clone();
-            }
-        }
-        out
-    }
-
-    /// Its running server, started if need be.
-    pub(crate) async fn target(&self, sup: &LspSupervisor) -> Result<Target, Unchecked> {
-        let (slot, language_id) = self.slot.clone().map_err(Unchecked::Failed)?;
-        let client = sup
-            .ensure_running(&slot)
-            .await
-            .map_err(|e| Unchecked::Failed(e.to_string()))?;
-        Ok(Target {
-            client,
-            slot,
-            language_id,
-        })
-    }
-}
-
 /// New problems with the label of the server that found them.
 fn labelled(new: Vec<DiagLine>, label: &str) -> Vec<Labelled> {
     new.into_iter().map(|d| (d, label.to_string())).collect()
@@ -679,23 +610,6 @@ pub(crate) fn problems(
         .filter(|d| diagnostics::is_problem(d))
         .map(|d| DiagLine::from_lsp(shown, d, Some(&doc.text), enc))
         .collect()
-}
-
-/// The 1-based lines of `after` that differ from `before` (first, last),
-/// by their common leading and trailing lines.
-pub fn changed_lines(before: &str, after: &str) -> (u32, u32) {
-    let b: Vec<&str> = before.lines().collect();
-    let a: Vec<&str> = after.lines().collect();
-    let head = b.iter().zip(&a).take_while(|(x, y)| x == y).count();
-    let tail = b[head..]
-        .iter()
-        .rev()
-        .zip(a[head..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let first = head as u32 + 1;
-    let last = (a.len() - tail).max(head + 1) as u32;
-    (first, last)
 }
 
 /// Order new problems by their distance to the changed lines, so the ones
@@ -984,15 +898,6 @@ mod tests {
             code: None,
             message: msg.into(),
         }
-    }
-
-    #[test]
-    fn changed_lines_are_found_between_common_head_and_tail() {
-        assert_eq!(changed_lines("a\nb\nc\n", "a\nX\nY\nc\n"), (2, 3));
-        assert_eq!(changed_lines("a\nb\n", "# 1\n# 2\na\nb\n"), (1, 2));
-        assert_eq!(changed_lines("a\nb\n", "a\nb\nc\n"), (3, 3));
-        // A deletion: the line where the text closed up.
-        assert_eq!(changed_lines("a\nb\nc\n", "a\nc\n"), (2, 2));
     }
 
     #[test]

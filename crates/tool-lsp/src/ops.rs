@@ -5,297 +5,21 @@
 //! to finish, so an answer is never an empty result that really meant "not
 //! ready yet".
 
+use crate::args::{
+    LspArgs, Op, CODE_ACTIONS_CAP, DOCUMENT_SYMBOLS_CAP, REFERENCES_CAP, WORKSPACE_SYMBOLS_CAP,
+};
 use crate::client::{file_uri, LspClient};
-use crate::diagnostics::{self, DiagLine, NotReady};
+use crate::diagnostics;
 use crate::enclosing;
 use crate::format::{self, Loc};
-use crate::position::{self, SymbolSpot};
-use crate::supervisor::{LspSupervisor, Target, Timeouts};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use crate::position;
+use crate::request::{
+    call_timeouts, file_arg, position, synced, wait_ready, within_call_timeout, Positioned,
+    COLD_SERVER, PROBE_EVERY, PROBE_FOR,
+};
+use crate::supervisor::{LspSupervisor, Timeouts};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-use std::time::Duration;
 use tool_core::{ToolError, ToolOutput};
-
-pub const REFERENCES_CAP: usize = 50;
-pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
-pub const DOCUMENT_SYMBOLS_CAP: usize = 200;
-pub const CODE_ACTIONS_CAP: usize = 30;
-pub const CHECKER_CAP: usize = 200;
-
-/// Which operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Op {
-    /// Errors and warnings of `file`; of up to 20 files with a glob (`"src/**/*.py"`);
-    /// with `file: "*"` the project checker runs.
-    Diagnostics,
-    /// Where the symbol is declared.
-    Definition,
-    /// Where its type is declared.
-    TypeDefinition,
-    /// Concrete implementations.
-    Implementation,
-    /// Every use (capped at 50).
-    References,
-    /// Signature and doc comment.
-    Hover,
-    /// Workspace search with `query` (capped at 100), or the symbols of `file` (capped at 200).
-    Symbols,
-    /// Quick fixes the server offers at the position.
-    CodeActions,
-    /// Which servers run, for which roots, and why others cannot start.
-    Status,
-    /// Restart the server for `file`'s root (all servers without `file`).
-    Reload,
-    /// Who calls the function at the position: each call site and its caller.
-    IncomingCalls,
-    /// What the function at the position calls: each callee and where.
-    OutgoingCalls,
-    /// The types the type at the position extends or implements.
-    Supertypes,
-    /// The types that extend or implement the type at the position.
-    Subtypes,
-    /// The signature of the call at the position, the active parameter marked.
-    SignatureHelp,
-    /// What each server for `file` advertises (why an op is refused).
-    Capabilities,
-}
-
-impl Op {
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Diagnostics => "diagnostics",
-            Op::Definition => "definition",
-            Op::TypeDefinition => "type_definition",
-            Op::Implementation => "implementation",
-            Op::References => "references",
-            Op::Hover => "hover",
-            Op::Symbols => "symbols",
-            Op::CodeActions => "code_actions",
-            Op::Status => "status",
-            Op::Reload => "reload",
-            Op::IncomingCalls => "incoming_calls",
-            Op::OutgoingCalls => "outgoing_calls",
-            Op::Supertypes => "supertypes",
-            Op::Subtypes => "subtypes",
-            Op::SignatureHelp => "signature_help",
-            Op::Capabilities => "capabilities",
-        }
-    }
-
-    fn needs_position(self) -> bool {
-        matches!(
-            self,
-            Op::Definition
-                | Op::TypeDefinition
-                | Op::Implementation
-                | Op::References
-                | Op::Hover
-                | Op::CodeActions
-        )
-    }
-}
-
-/// Arguments of `lsp`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LspArgs {
-    /// The operation.
-    pub op: Op,
-    /// File relative to the workspace root (`"*"` for project-wide diagnostics, a glob
-    /// such as `"src/**/*.py"` for the diagnostics of up to 20 files).
-    #[serde(default)]
-    pub file: Option<String>,
-    /// 1-based line of the symbol.
-    #[serde(default)]
-    pub line: Option<u32>,
-    /// The identifier on that line the question is about (never a column).
-    #[serde(default)]
-    pub symbol: Option<String>,
-    /// Which occurrence of `symbol` on the line, 1-based, when it occurs more than once.
-    #[serde(default)]
-    pub occurrence: Option<u32>,
-    /// Workspace symbol search text (op `symbols`).
-    #[serde(default)]
-    pub query: Option<String>,
-    /// How long this call may wait for the server, 5 to 300 seconds (default: the
-    /// configured bounds, 20 s a request, 60 s for indexing). Not the project checker's.
-    #[serde(default)]
-    pub timeout_seconds: Option<u64>,
-}
-
-/// The range `timeout_seconds` may take.
-pub const CALL_TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 5..=300;
-
-/// The bounds of one call: the configured ones, or every wait on the server
-/// (indexing, one request, diagnostics) bounded by the call's
-/// `timeout_seconds`. Checked before any server is started.
-pub fn call_timeouts(
-    sup: &LspSupervisor,
-    timeout_seconds: Option<u64>,
-) -> Result<Timeouts, ToolError> {
-    let Some(secs) = timeout_seconds else {
-        return Ok(sup.timeouts);
-    };
-    if !CALL_TIMEOUT_SECONDS.contains(&secs) {
-        return Err(ToolError::bad_args(format!(
-            "`timeout_seconds` is {secs}; it must be from {} to {} seconds (leave it out for the configured bounds)",
-            CALL_TIMEOUT_SECONDS.start(),
-            CALL_TIMEOUT_SECONDS.end()
-        )));
-    }
-    let d = Duration::from_secs(secs);
-    Ok(Timeouts {
-        request: d,
-        index_wait: d,
-        diagnostics: d,
-        ..sup.timeouts
-    })
-}
-
-/// Run `work` within the call's `timeout_seconds` (plus a second for the
-/// answer of an inner bound, which names what it waited for, to win): past
-/// it, a time-out naming the server for `file` and the time elapsed.
-pub async fn within_call_timeout<T>(
-    sup: &LspSupervisor,
-    timeout_seconds: Option<u64>,
-    file: Option<&str>,
-    work: impl std::future::Future<Output = Result<T, ToolError>>,
-) -> Result<T, ToolError> {
-    let Some(secs) = timeout_seconds else {
-        return work.await;
-    };
-    let started = std::time::Instant::now();
-    match tokio::time::timeout(Duration::from_secs(secs) + Duration::from_secs(1), work).await {
-        Ok(r) => r,
-        Err(_) => {
-            let server = file
-                .and_then(|f| sup.catalog().for_file(Path::new(f)))
-                .map(|(e, _)| format!("the {} language server", e.id))
-                .unwrap_or_else(|| "the language server".into());
-            Err(ToolError::timed_out(format!(
-                "{server} did not finish within timeout_seconds = {secs} ({:.1} s elapsed, starting, indexing or answering); it keeps running — retry, or give a larger timeout_seconds",
-                started.elapsed().as_secs_f64()
-            )))
-        }
-    }
-}
-
-/// A file argument resolved inside the workspace, and how to show it.
-pub struct FileArg {
-    pub path: PathBuf,
-    pub shown: String,
-}
-
-pub fn file_arg(sup: &LspSupervisor, file: Option<&str>, op: &str) -> Result<FileArg, ToolError> {
-    let Some(file) = file else {
-        return Err(ToolError::bad_args(format!(
-            "op `{op}` needs `file` (a path relative to the workspace root)"
-        )));
-    };
-    let path = sup.workspace().resolve_existing(file)?;
-    if path.is_dir() {
-        return Err(ToolError::bad_args(format!(
-            "`{file}` is a directory; op `{op}` needs a source file"
-        )));
-    }
-    // Decided on a handle before any server starts: a FIFO, socket or device
-    // is refused here, never handed to a server or read.
-    sup.workspace().dir().open_file(&path)?;
-    Ok(FileArg {
-        shown: sup.rel(&path),
-        path,
-    })
-}
-
-/// A position resolved in a synced document.
-pub struct Positioned {
-    pub target: Target,
-    pub file: FileArg,
-    pub uri: String,
-    pub text: String,
-    pub spot: SymbolSpot,
-    pub position: Value,
-    pub symbol: String,
-}
-
-/// The server for a file, its open documents re-synced from disk, the file
-/// itself synced.
-pub async fn synced(
-    sup: &LspSupervisor,
-    file: &FileArg,
-) -> Result<(Target, crate::client::OpenDoc), ToolError> {
-    let target = sup.target_for(&file.path).await?;
-    target.client.resync_open().await;
-    let doc = target
-        .client
-        .sync_file(&file.path, &target.language_id)
-        .await
-        .map_err(|e| ToolError::bad_args(format!("cannot read {}: {e}", file.shown)))?;
-    Ok((target, doc))
-}
-
-pub async fn wait_ready(t: &Timeouts, client: &LspClient) -> Result<(), ToolError> {
-    client
-        .wait_until_idle(t.index_wait)
-        .await
-        .map_err(|(what, so_far)| {
-            ToolError::timed_out(format!(
-                "{} is still indexing ({} s so far: {what}); an answer now would be incomplete — retry in a moment",
-                client.name,
-                so_far.as_secs()
-            ))
-        })
-}
-
-pub async fn position(
-    sup: &LspSupervisor,
-    t: &Timeouts,
-    args: &LspArgs,
-) -> Result<Positioned, ToolError> {
-    let op = args.op.name();
-    let file = file_arg(sup, args.file.as_deref(), op)?;
-    let Some(line) = args.line else {
-        return Err(ToolError::bad_args(format!(
-            "op `{op}` needs `line` (1-based) and `symbol` (the identifier on that line)"
-        )));
-    };
-    let Some(symbol) = args.symbol.clone() else {
-        return Err(ToolError::bad_args(format!(
-            "op `{op}` needs `symbol`: the identifier on line {line} the question is about \
-             (positions are never guessed from a column)"
-        )));
-    };
-    // Check the position against the disk before starting any server.
-    let text = crate::client::read_document(sup.workspace(), &file.path)
-        .map_err(|e| ToolError::bad_args(format!("cannot read {}: {e}", file.shown)))?;
-    position::locate(&text, &file.shown, line, &symbol, args.occurrence)?;
-    let (target, doc) = synced(sup, &file).await?;
-    let spot = position::locate(&doc.text, &file.shown, line, &symbol, args.occurrence)?;
-    wait_ready(t, &target.client).await?;
-    let line_text = position::lines(&doc.text)[spot.line as usize];
-    let character = target.client.encoding.column_of(line_text, spot.byte);
-    Ok(Positioned {
-        uri: file_uri(&file.path),
-        file,
-        text: doc.text,
-        spot,
-        position: json!({"line": spot.line, "character": character}),
-        symbol,
-        target,
-    })
-}
-
-/// A server younger than this may answer before it has analysed what a
-/// question needs: its empty answers are probed (asked again) before they
-/// are believed.
-pub(crate) const COLD_SERVER: Duration = Duration::from_secs(60);
-/// How long an empty answer of a cold server is probed, at most.
-pub(crate) const PROBE_FOR: Duration = Duration::from_secs(10);
-/// How often it is asked again meanwhile.
-pub(crate) const PROBE_EVERY: Duration = Duration::from_millis(400);
 
 /// `method` asked, and asked again while its answer is `empty` and the
 /// server is cold (started less than [`COLD_SERVER`] ago): basedpyright
@@ -385,7 +109,7 @@ async fn run_within(
             Some(g) if crate::glob_diagnostics::is_glob(g) => {
                 crate::glob_diagnostics::run(sup, t, g).await
             }
-            _ => file_diagnostics(sup, t, &args).await,
+            _ => crate::file_diagnostics::file_diagnostics(sup, t, &args).await,
         },
         Op::Symbols => symbols(sup, t, &args).await,
         _ => unreachable!("positioned ops handled above"),
@@ -574,7 +298,10 @@ async fn code_actions(
             row.push_str(" (preferred)");
         }
         if let Some(edit) = a.get("edit") {
-            row.push_str(&format!(" — {}", crate::rename::edit_summary(ws, edit)));
+            row.push_str(&format!(
+                " — {}",
+                crate::planned_edit::edit_summary(ws, edit)
+            ));
         } else if a.get("command").is_some() || a.get("arguments").is_some() {
             let cmd = a
                 .get("command")
@@ -609,152 +336,6 @@ async fn code_actions(
         "(listed only: nothing was applied; apply one with lsp_code_action and its number)".into(),
     );
     Ok(ToolOutput::text(format!("{head}\n{}", out.join("\n"))))
-}
-
-/// One server's diagnostics of a file: its problems (sorted) and how many
-/// hints or infos it also gave.
-async fn diagnostics_of(
-    t: &Timeouts,
-    target: &Target,
-    file: &FileArg,
-) -> Result<(Vec<DiagLine>, usize), ToolError> {
-    let client = &target.client;
-    client.resync_open().await;
-    let doc = client
-        .sync_file(&file.path, &target.language_id)
-        .await
-        .map_err(|e| ToolError::bad_args(format!("cannot read {}: {e}", file.shown)))?;
-    wait_ready(t, client).await?;
-    let uri = file_uri(&file.path);
-    let fresh = diagnostics::fresh(client, &uri, &doc, t.diagnostics)
-        .await
-        .map_err(|e| match e {
-            NotReady::Timeout(after) => ToolError::timed_out(format!(
-                "diagnostics of {} not ready after {} ms ({} is running but has not published for this version); retry in a moment",
-                file.shown,
-                after.as_millis(),
-                client.name
-            )),
-            NotReady::Request(r) => r.into_tool_error(&client.name),
-        })?;
-    let mut lines: Vec<DiagLine> = fresh
-        .diagnostics
-        .iter()
-        .filter(|d| diagnostics::is_problem(d))
-        .map(|d| DiagLine::from_lsp(&file.shown, d, Some(&doc.text), client.encoding))
-        .collect();
-    lines.sort();
-    let hidden = fresh.diagnostics.len() - lines.len();
-    Ok((lines, hidden))
-}
-
-/// A file's diagnostics: its server's and, beside them, those of every
-/// linter for the file that resolves here, merged, deduplicated (same
-/// place, severity and message) and labelled by source when more than one
-/// server answered. A server that fails is named with why, and the others'
-/// answers are still given; "no errors" is said only when every server
-/// answered.
-pub(crate) async fn file_diagnostics(
-    sup: &LspSupervisor,
-    t: &Timeouts,
-    args: &LspArgs,
-) -> Result<ToolOutput, ToolError> {
-    let file = file_arg(sup, args.file.as_deref(), "diagnostics")?;
-    let linters: Vec<_> = sup
-        .linter_slots_for(&file.path)
-        .into_iter()
-        .filter_map(|(_, slot)| slot.ok())
-        .collect();
-    let main = sup.server_slot_for(&file.path);
-    if linters.is_empty() {
-        // The file's server alone: its error is the call's.
-        let (target, _) = synced(sup, &file).await?;
-        let (lines, hidden) = diagnostics_of(t, &target, &file).await?;
-        let sourced = lines.into_iter().map(|d| (d, String::new())).collect();
-        let head = format!("lsp diagnostics  {} ({})", file.shown, target.slot.entry.id);
-        return Ok(render_diagnostics(head, sourced, hidden, &[]));
-    }
-    let mut slots = Vec::new();
-    let mut failed = Vec::new();
-    match main {
-        Ok((slot, language_id)) => slots.push((slot, language_id)),
-        Err(e) => failed.push(format!("the file's server did not answer ({e})")),
-    }
-    for slot in linters {
-        let language_id = slot.entry.language_of(&file.path).unwrap_or_default();
-        slots.push((slot, language_id));
-    }
-    let answers = futures::future::join_all(slots.iter().map(|(slot, language_id)| {
-        let file = &file;
-        async move {
-            let client = sup.ensure_running(slot).await?;
-            let target = Target {
-                client,
-                slot: slot.clone(),
-                language_id: language_id.clone(),
-            };
-            diagnostics_of(t, &target, file).await
-        }
-    }))
-    .await;
-    let mut sourced: Vec<(DiagLine, String)> = Vec::new();
-    let mut hidden = 0;
-    let mut answered = Vec::new();
-    for ((slot, _), answer) in slots.iter().zip(answers) {
-        let id = slot.entry.id.clone();
-        match answer {
-            Ok((lines, h)) => {
-                hidden += h;
-                sourced.extend(lines.into_iter().map(|d| (d, id.clone())));
-                answered.push(id);
-            }
-            Err(e) => failed.push(format!("{id} did not answer ({e})")),
-        }
-    }
-    let sourced = diagnostics::merge_labelled(sourced);
-    let head = format!("lsp diagnostics  {} ({})", file.shown, answered.join(" + "));
-    Ok(render_diagnostics(head, sourced, hidden, &failed))
-}
-
-/// The diagnostics answer: the head with the counts, one line per problem
-/// (labelled `(source)` when the source is given), the failed servers.
-fn render_diagnostics(
-    mut head: String,
-    lines: Vec<(DiagLine, String)>,
-    hidden: usize,
-    failed: &[String],
-) -> ToolOutput {
-    let mut out = Vec::new();
-    if lines.is_empty() {
-        if failed.is_empty() {
-            out.push("no errors or warnings".to_string());
-        } else {
-            out.push("no errors or warnings from the servers that answered".to_string());
-        }
-    } else {
-        let errors = lines.iter().filter(|(d, _)| d.severity == "error").count();
-        head.push_str(&format!(
-            " — {}, {}",
-            tool_core::format::plural(errors, "error", "errors"),
-            tool_core::format::plural(lines.len() - errors, "warning", "warnings")
-        ));
-        let rendered: Vec<String> = lines
-            .iter()
-            .map(|(d, src)| diagnostics::render_labelled(d, src))
-            .collect();
-        let (kept, note) =
-            tool_core::format::cap_list(rendered, CHECKER_CAP, "fix the first ones and ask again");
-        out.extend(kept);
-        out.extend(note);
-    }
-    out.extend(failed.iter().cloned());
-    if hidden > 0 {
-        out.push(format!(
-            "({} not shown)",
-            tool_core::format::plural(hidden, "hint or info", "hints or infos")
-        ));
-    }
-    ToolOutput::text(format!("{head}\n{}", out.join("\n")))
 }
 
 async fn symbols(
@@ -889,13 +470,4 @@ async fn workspace_symbols(
         ));
     }
     Ok(ToolOutput::text(out.join("\n")))
-}
-
-/// The file a path argument names, for the write wrapper and rename.
-pub fn shown(sup: &LspSupervisor, p: &Path) -> String {
-    format::show_path(sup.workspace(), p)
-}
-
-pub fn duration_ms(d: Duration) -> u128 {
-    d.as_millis()
 }

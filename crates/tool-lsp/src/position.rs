@@ -252,9 +252,35 @@ pub fn locate(
     })
 }
 
+/// The 1-based lines of `after` that differ from `before` (first, last),
+/// by their common leading and trailing lines.
+pub fn changed_lines(before: &str, after: &str) -> (u32, u32) {
+    let b: Vec<&str> = before.lines().collect();
+    let a: Vec<&str> = after.lines().collect();
+    let head = b.iter().zip(&a).take_while(|(x, y)| x == y).count();
+    let tail = b[head..]
+        .iter()
+        .rev()
+        .zip(a[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let first = head as u32 + 1;
+    let last = (a.len() - tail).max(head + 1) as u32;
+    (first, last)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changed_lines_are_found_between_common_head_and_tail() {
+        assert_eq!(changed_lines("a\nb\nc\n", "a\nX\nY\nc\n"), (2, 3));
+        assert_eq!(changed_lines("a\nb\n", "# 1\n# 2\na\nb\n"), (1, 2));
+        assert_eq!(changed_lines("a\nb\n", "a\nb\nc\n"), (3, 3));
+        // A deletion: the line where the text closed up.
+        assert_eq!(changed_lines("a\nb\nc\n", "a\nc\n"), (2, 2));
+    }
 
     #[test]
     fn columns_convert_in_every_encoding() {

@@ -27,14 +27,12 @@
 use crate::client::{file_uri, read_document};
 use crate::diagnostics::{self, DiagLine, NotReady};
 use crate::on_write::{problems, RunLedger};
+use crate::staged_edit::PREVIEW_FILES;
 use crate::supervisor::{LspSupervisor, Target};
 use std::sync::Arc;
 use tool_core::format::plural;
 use tool_core::staging::{StagedChange, StagedFile};
 use tool_core::{async_trait, PreviewHook, ToolError};
-
-/// Files a preview checks, at most (each may wait the diagnostics bound).
-pub const PREVIEW_FILES: usize = 20;
 
 /// New problems listed in a preview, at most.
 pub const PREVIEW_PROBLEMS: usize = 20;

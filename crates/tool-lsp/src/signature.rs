@@ -10,8 +10,9 @@
 //! a null answer says the position is not inside a call the server knows,
 //! never an empty signature; at most [`SIGNATURES_CAP`] overloads are shown.
 
-use crate::ops::{position, LspArgs};
+use crate::args::LspArgs;
 use crate::position::{lines, PositionEncoding};
+use crate::request::position;
 use crate::supervisor::{LspSupervisor, Timeouts};
 use serde_json::{json, Value};
 use tool_core::{ToolError, ToolOutput};

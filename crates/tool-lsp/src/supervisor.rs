@@ -206,7 +206,7 @@ pub struct LspSupervisor {
     /// Entries that could not start, by (id, where it was looked for): why.
     refusals: Mutex<BTreeMap<(String, PathBuf), String>>,
     /// Document symbols asked for naming enclosing scopes.
-    symbols: crate::enclosing::SymbolCache,
+    symbols: crate::symbol_cache::SymbolCache,
 }
 
 impl LspSupervisor {
@@ -252,7 +252,7 @@ impl LspSupervisor {
         &self.workspace
     }
 
-    pub fn symbol_cache(&self) -> &crate::enclosing::SymbolCache {
+    pub fn symbol_cache(&self) -> &crate::symbol_cache::SymbolCache {
         &self.symbols
     }
 

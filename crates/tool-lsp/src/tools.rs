@@ -1,8 +1,10 @@
 //! The tool structs themselves, thin: spec, argument parsing, cancellation.
 //! The work is in [`crate::ops`] and [`crate::rename`].
 
-use crate::ops::{self, LspArgs};
-use crate::rename::{self, RenameArgs};
+use crate::args::LspArgs;
+use crate::args::RenameArgs;
+use crate::ops;
+use crate::rename;
 use crate::supervisor::LspSupervisor;
 use serde_json::Value;
 use std::sync::Arc;
@@ -78,7 +80,7 @@ impl Tool for LspTool {
 
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: LspArgs = tool_core::parse_args(args)?;
-        if args.op == ops::Op::Diagnostics && args.file.as_deref() == Some("*") {
+        if args.op == crate::args::Op::Diagnostics && args.file.as_deref() == Some("*") {
             crate::checker::allowed_on(cx.surface())?;
         }
         let span = tracing::info_span!("lsp", op = args.op.name());

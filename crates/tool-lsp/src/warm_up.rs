@@ -11,7 +11,7 @@
 //! server that cannot start here (no binary, no project root) is skipped
 //! without a word, and its first real call says why as it always does.
 
-use crate::mentions::SKIPPED_DIRS;
+use crate::source_walk::source_walk;
 use std::path::{Path, PathBuf};
 
 /// Entries of the root looked at, at most.
@@ -30,17 +30,7 @@ pub const NOT_WARMED: &[&str] = &[
 /// The files of `root` a warm-up looks at, shallowest first, bounded.
 /// Blocking: run it off the async threads.
 pub fn candidate_files(root: &Path) -> Vec<PathBuf> {
-    let walk = ignore::WalkBuilder::new(root)
-        .require_git(false)
-        .hidden(true)
-        .follow_links(false)
-        .max_depth(Some(MAX_DEPTH))
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))
-        })
-        .build();
+    let walk = source_walk(root).max_depth(Some(MAX_DEPTH)).build();
     let mut files: Vec<(usize, PathBuf)> = walk
         .flatten()
         .take(MAX_ENTRIES)

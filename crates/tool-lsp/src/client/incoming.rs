@@ -1,0 +1,257 @@
+//! What the server sends unasked, as the message pump hands it over:
+//! replies matched to pending requests, the server's own requests always
+//! answered, and notifications (diagnostics, progress, logs) recorded.
+
+use super::*;
+
+/// Look up `section` (`a.b.c`) in the settings tree.
+fn setting(settings: &Option<Value>, section: Option<&str>) -> Value {
+    let Some(root) = settings else {
+        return Value::Null;
+    };
+    let Some(section) = section.filter(|s| !s.is_empty()) else {
+        return root.clone();
+    };
+    let mut v = root;
+    for part in section.split('.') {
+        match v.get(part) {
+            Some(next) => v = next,
+            None => return Value::Null,
+        }
+    }
+    v.clone()
+}
+
+pub(super) fn handle_incoming(shared: &Shared, out: &mpsc::UnboundedSender<Value>, msg: Value) {
+    let method = msg.get("method").and_then(Value::as_str);
+    let id = msg.get("id").cloned();
+    match (method, id) {
+        (None, Some(id)) => {
+            let Some(id) = id.as_i64() else { return };
+            let Some((method, tx)) = shared.pending.lock().expect("pending").remove(&id) else {
+                return; // answered after we gave up on it
+            };
+            let reply = if let Some(err) = msg.get("error") {
+                Err(RequestError::Rpc {
+                    method,
+                    code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                    message: err
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                })
+            } else {
+                Ok(msg.get("result").cloned().unwrap_or(Value::Null))
+            };
+            let _ = tx.send(reply);
+        }
+        (Some(method), Some(id)) => {
+            let params = msg.get("params").cloned().unwrap_or(Value::Null);
+            let result = answer_server_request(shared, method, &params);
+            let reply = match result {
+                Ok(v) => json!({"jsonrpc": "2.0", "id": id, "result": v}),
+                Err((code, message)) => {
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+                }
+            };
+            let _ = out.send(reply);
+        }
+        (Some(method), None) => {
+            let params = msg.get("params").cloned().unwrap_or(Value::Null);
+            handle_notification(shared, method, params);
+        }
+        (None, None) => {}
+    }
+}
+
+fn answer_server_request(
+    shared: &Shared,
+    method: &str,
+    params: &Value,
+) -> Result<Value, (i64, String)> {
+    match method {
+        "workspace/configuration" => {
+            let items = params
+                .get("items")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            Ok(Value::Array(
+                items
+                    .iter()
+                    .map(|i| setting(&shared.settings, i.get("section").and_then(Value::as_str)))
+                    .collect(),
+            ))
+        }
+        "window/workDoneProgress/create" => Ok(Value::Null),
+        "client/registerCapability" => {
+            let mut regs = shared.registrations.lock().expect("registrations");
+            for r in params
+                .get("registrations")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(m) = r.get("method").and_then(Value::as_str) {
+                    regs.insert(m.to_string());
+                }
+            }
+            drop(regs);
+            // A diagnostics wait re-checks: pull may be offered now.
+            shared.diag_seq.send_modify(|s| *s += 1);
+            Ok(Value::Null)
+        }
+        "client/unregisterCapability" => {
+            let mut regs = shared.registrations.lock().expect("registrations");
+            for r in params
+                .get("unregisterations")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(m) = r.get("method").and_then(Value::as_str) {
+                    regs.remove(m);
+                }
+            }
+            Ok(Value::Null)
+        }
+        // Edits reach the disk only through the write-tier tools (approved,
+        // all-or-nothing): while lsp_code_action runs a command, the edits
+        // it sends are captured into that change; otherwise refused.
+        "workspace/applyEdit" => match shared.captured.lock().expect("captured").as_mut() {
+            Some(edits) => {
+                edits.push(params.get("edit").cloned().unwrap_or(Value::Null));
+                Ok(json!({"applied": true}))
+            }
+            None => Ok(json!({
+                "applied": false,
+                "failureReason": "this client applies edits only through its write tools"
+            })),
+        },
+        "workspace/workspaceFolders" => {
+            Ok(json!([{"uri": shared.root_uri, "name": shared.root_name}]))
+        }
+        "window/showMessageRequest" | "window/showDocument" => Ok(Value::Null),
+        m if m.ends_with("/refresh") => Ok(Value::Null),
+        _ => Err((
+            -32601,
+            format!("method not supported by this client: {method}"),
+        )),
+    }
+}
+
+fn handle_notification(shared: &Shared, method: &str, params: Value) {
+    match method {
+        "textDocument/publishDiagnostics" => {
+            let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+                return;
+            };
+            let version = params
+                .get("version")
+                .and_then(Value::as_i64)
+                .map(|v| v as i32);
+            if version.is_some() {
+                shared.publishes_versions.store(true, Ordering::Relaxed);
+            }
+            let diagnostics: Vec<lsp_types::Diagnostic> = params
+                .get("diagnostics")
+                .cloned()
+                .and_then(|d| serde_json::from_value(d).ok())
+                .unwrap_or_default();
+            let uri = normalize_uri(uri);
+            let mut store = shared.diagnostics.lock().expect("diagnostics");
+            let seq = *shared.diag_seq.borrow() + 1;
+            store.insert(
+                uri,
+                Published {
+                    version,
+                    diagnostics,
+                    seq,
+                    at: Instant::now(),
+                },
+            );
+            drop(store);
+            shared.diag_seq.send_replace(seq);
+        }
+        "$/progress" => {
+            let token = match params.get("token") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => return,
+            };
+            let value = params.get("value").cloned().unwrap_or(Value::Null);
+            let mut a = shared.activity.lock().expect("activity");
+            match value.get("kind").and_then(Value::as_str) {
+                Some("begin") => {
+                    let title = value
+                        .get("title")
+                        .and_then(Value::as_str)
+                        .unwrap_or("working")
+                        .to_string();
+                    if !a.busy() {
+                        a.busy_since = Some(Instant::now());
+                    }
+                    a.ever_reported = true;
+                    if a.history.len() >= PROGRESS_HISTORY {
+                        a.history.remove(0);
+                    }
+                    a.history.push(ProgressRun {
+                        token: token.clone(),
+                        title: title.clone(),
+                        begun: Instant::now(),
+                        ended: None,
+                    });
+                    a.tokens.insert(token, title);
+                }
+                Some("report") => {
+                    if let (Some(t), Some(msg)) = (
+                        a.tokens.get_mut(&token),
+                        value.get("message").and_then(Value::as_str),
+                    ) {
+                        let title = t.split(" (").next().unwrap_or("").to_string();
+                        *t = format!("{title} ({msg})");
+                    }
+                }
+                Some("end") => {
+                    a.tokens.remove(&token);
+                    if let Some(run) = a
+                        .history
+                        .iter_mut()
+                        .rev()
+                        .find(|r| r.token == token && r.ended.is_none())
+                    {
+                        run.ended = Some(Instant::now());
+                    }
+                }
+                _ => {}
+            }
+            drop(a);
+            shared.activity_seq.send_modify(|s| *s += 1);
+        }
+        "window/logMessage" => {
+            let said = params.get("message").and_then(Value::as_str).unwrap_or("");
+            if let Some(m) = &shared.started_message {
+                if said.starts_with(m.as_str()) {
+                    shared.started.send_replace(true);
+                }
+            }
+        }
+        "experimental/serverStatus" => {
+            let mut a = shared.activity.lock().expect("activity");
+            let quiescent = params.get("quiescent").and_then(Value::as_bool);
+            if quiescent == Some(false) && !a.busy() {
+                a.busy_since = Some(Instant::now());
+            }
+            a.quiescent = quiescent;
+            a.ever_reported = true;
+            a.status_message = params
+                .get("message")
+                .and_then(Value::as_str)
+                .map(String::from);
+            drop(a);
+            shared.activity_seq.send_modify(|s| *s += 1);
+        }
+        _ => {}
+    }
+}

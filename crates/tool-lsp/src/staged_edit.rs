@@ -1,0 +1,45 @@
+//! `stage: true`: a change kept in the run's change store, answered with
+//! its id, its diff and the diagnostics it would cause; nothing is written.
+
+use serde_json::json;
+use tool_core::{StagedChange, StagingLink, ToolError, ToolOutput};
+
+/// Files a preview checks, at most (each may wait the diagnostics bound).
+pub const PREVIEW_FILES: usize = 20;
+
+/// Lines of diff a staged change's preview shows.
+pub const PREVIEW_LINES: usize = 200;
+
+/// Stage `change` in the run's change store and answer with its id, its
+/// diff and the servers' diagnostics delta; nothing is written.
+pub async fn staged_output(
+    link: &StagingLink,
+    change: StagedChange,
+    header: String,
+) -> Result<ToolOutput, ToolError> {
+    let Some(store) = link.store() else {
+        return Err(ToolError::unavailable(format!(
+            "`stage: true` needs the run's `resolve` tool to accept the change, and this run has none (the astgrep family is not bound); nothing was staged or written — call {} without `stage` to write at once",
+            change.tool
+        )));
+    };
+    let id = store.stage_change(change.clone());
+    let mut text = vec![
+        format!(
+            "(proposed) {} in {} … call resolve with edit_id \"{id}\" and action \"accept\" to write them, or \"discard\"",
+            tool_core::format::plural(change.edits(), "edit", "edits"),
+            tool_core::format::plural(change.files.len(), "file", "files"),
+        ),
+        format!("{header}; nothing is written until accepted"),
+        change.diff(PREVIEW_LINES),
+    ];
+    let delta = link.diagnostics_delta(&change).await;
+    text.extend(delta.clone());
+    Ok(ToolOutput::text(text.join("\n")).with_structured(json!({
+        "edit_id": id,
+        "edits": change.edits(),
+        "files": change.files.iter().map(|f| f.rel.clone()).collect::<Vec<_>>(),
+        "moves": change.moves.iter().map(|m| json!({"from": m.from, "to": m.to})).collect::<Vec<_>>(),
+        "diagnostics_after": delta,
+    })))
+}
