@@ -194,6 +194,9 @@ impl Shared {
     }
 }
 
+/// How a start that ended before the server's started message reads.
+pub const EXITED_BEFORE_STARTED: &str = "it exited before it said it had started";
+
 /// Options for starting a server.
 #[derive(Debug, Clone)]
 pub struct StartSpec {
@@ -462,7 +465,7 @@ impl LspClient {
                 )),
             },
             _ = gone.wait_for(|g| g.is_some()) => Err(format!(
-                "it exited before it said it had started: {}",
+                "{EXITED_BEFORE_STARTED}: {}",
                 self.gone().unwrap_or_default()
             )),
         }

@@ -430,8 +430,18 @@ async fn workspace_symbols(
     for client in &targets {
         client.resync_open().await;
         wait_ready(t, client).await?;
-        let v = request(t, client, "workspace/symbol", json!({"query": query})).await?;
-        rows.extend(format::workspace_symbols(sup.workspace(), &v));
+        // A cold server's index may not hold the workspace's files yet
+        // (basedpyright answered nothing for a while on a loaded machine).
+        let ws = sup.workspace();
+        let v = request_probed(
+            t,
+            client,
+            "workspace/symbol",
+            json!({"query": query}),
+            |v| format::workspace_symbols(ws, v).is_empty(),
+        )
+        .await?;
+        rows.extend(format::workspace_symbols(ws, &v));
     }
     rows.sort();
     rows.dedup();

@@ -436,7 +436,18 @@ impl LspSupervisor {
             own_dir_env: slot.entry.own_dir_env.clone(),
             ready_probe: slot.entry.ready_probe.clone(),
         };
-        match LspClient::start(spec).await {
+        let mut started = LspClient::start(spec.clone()).await;
+        if started
+            .as_ref()
+            .is_err_and(|why| why.starts_with(crate::client::EXITED_BEFORE_STARTED))
+        {
+            // Asked once more at once: biome's lsp-proxy exits (status 0)
+            // when the daemon it spawned is slow to open its socket, as on
+            // a loaded machine; the second proxy finds it up.
+            tokio::time::sleep(backoff(1)).await;
+            started = LspClient::start(spec).await;
+        }
+        match started {
             Ok(c) => {
                 state.client = Some(c.clone());
                 state.stopped_idle = None;
