@@ -120,6 +120,15 @@ pub struct ServerEntry {
     /// write, diagnostics are read only once such a run has begun and ended.
     #[serde(default)]
     pub save_check_progress: Option<String>,
+    /// The `source` of the diagnostics that check reports (rust-analyzer:
+    /// `rustc`, `clippy`); empty: those not in the server's own pass.
+    #[serde(default)]
+    pub save_check_sources: Vec<String>,
+    /// A notification (params `{textDocument: {uri}}`) that starts the
+    /// check, sent when a write's save started none (rust-analyzer:
+    /// `rust-analyzer/runFlycheck`).
+    #[serde(default)]
+    pub save_check_nudge: Option<String>,
     /// The start of a `window/logMessage` the server sends once it has
     /// finished starting (loaded its configuration). Until then it may
     /// publish incomplete diagnostics under the document's own version

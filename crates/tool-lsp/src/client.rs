@@ -63,6 +63,9 @@ impl RequestError {
     }
 }
 
+/// How many replaced publishes are remembered per document.
+pub const EARLIER_PUBLISHES: usize = 8;
+
 /// The last diagnostics a server published for one document.
 #[derive(Debug, Clone)]
 pub struct Published {
@@ -136,6 +139,9 @@ struct Shared {
     activity: Mutex<Activity>,
     activity_seq: watch::Sender<u64>,
     diagnostics: Mutex<HashMap<String, Published>>,
+    /// The publishes each one in `diagnostics` replaced, newest last (at
+    /// most [`EARLIER_PUBLISHES`] per document).
+    earlier: Mutex<HashMap<String, std::collections::VecDeque<Published>>>,
     diag_seq: watch::Sender<u64>,
     registrations: Mutex<HashSet<String>>,
     publishes_versions: AtomicBool,
@@ -300,6 +306,7 @@ impl LspClient {
             activity: Mutex::default(),
             activity_seq: watch::channel(0).0,
             diagnostics: Mutex::default(),
+            earlier: Mutex::default(),
             diag_seq: watch::channel(0).0,
             registrations: Mutex::default(),
             publishes_versions: AtomicBool::new(false),
@@ -646,6 +653,16 @@ impl LspClient {
         self.capabilities
             .get(key)
             .is_some_and(|v| !v.is_null() && v != &Value::Bool(false))
+    }
+
+    /// The last publish for `uri` that came before `t` (the one in force
+    /// then), if it is still remembered.
+    pub fn published_before(&self, uri: &str, t: Instant) -> Option<Published> {
+        if let Some(p) = self.published(uri).filter(|p| p.at < t) {
+            return Some(p);
+        }
+        let earlier = self.shared.earlier.lock().expect("earlier");
+        earlier.get(uri)?.iter().rev().find(|p| p.at < t).cloned()
     }
 
     pub fn published(&self, uri: &str) -> Option<Published> {

@@ -203,7 +203,7 @@ impl DiagnosticsOnWrite {
         // What the server published for the file before the write began: a
         // save-time check (cargo check) ran on the disk as it was then.
         let checked_before = match (&target.slot.entry.save_check_progress, call_started) {
-            (Some(_), Some(started)) => client.published(&uri).filter(|p| p.at < started),
+            (Some(_), Some(started)) => client.published_before(&uri, started),
             _ => None,
         };
         // The text the server had before this write (read before the
@@ -233,27 +233,65 @@ impl DiagnosticsOnWrite {
         };
         let bound = self.sup.timeouts.diagnostics;
         // A cold server's check runs on the disk as written: no check of
-        // the file as it was ended before the write began.
+        // the file as it was ended before the write began (a publish before
+        // it may hold the server's own diagnostics only, or a check the
+        // write's save interrupted).
+        // A check's run ending proves nothing by itself (a save cancels a
+        // run, which then ends without results): where the entry names the
+        // check's sources, its results for this file must have been
+        // published before the write began. A file the check found clean
+        // is thus taken as unchecked too: over-cautious, never wrong.
+        let sources = &target.slot.entry.save_check_sources;
         let check_missing = !save
-            && checked_before.is_none()
             && match (&target.slot.entry.save_check_progress, call_started) {
-                (Some(prefix), Some(started)) => !client
-                    .progress_runs(prefix)
-                    .iter()
-                    .any(|r| r.ended.is_some_and(|e| e < started)),
+                (Some(prefix), Some(started)) => {
+                    let ended_before = client
+                        .progress_runs(prefix)
+                        .iter()
+                        .any(|r| r.ended.is_some_and(|e| e < started));
+                    let results_before = sources.is_empty()
+                        || checked_before.as_ref().is_some_and(|p| {
+                            p.diagnostics.iter().any(|d| from_check_source(d, sources))
+                        });
+                    !(ended_before && results_before)
+                }
                 _ => false,
             };
-        match settled(client, &uri, &doc, check.as_deref(), saved, bound).await {
+        // A check that began once the written file was on disk is the
+        // write's, whether the save started it or not (rust-analyzer may run
+        // one between the write and the save and start none on the save).
+        let since = if save {
+            written_at(path).map_or(saved, |w| w.min(saved))
+        } else {
+            saved
+        };
+        let nudge = target.slot.entry.save_check_nudge.as_deref();
+        let checked_by = check.as_deref().map(|prefix| (prefix, nudge));
+        match settled(client, &uri, &doc, checked_by, (since, saved), bound).await {
             Ok(Settled { mut diags, own }) => Ok(Checked {
                 from_check: check.as_deref().map(|prefix| {
-                    check_only(client, prefix, &self.sup.rel(path), &diags, &own, &doc)
+                    check_only(
+                        client,
+                        (prefix, sources),
+                        &self.sup.rel(path),
+                        &diags,
+                        &own,
+                        &doc,
+                    )
                 }),
                 check_missing,
                 diags: {
                     // A baseline read without a save (pulled, or the
                     // version's publish) lacks what only the save-time check
                     // reports: the check's results from before the write
-                    // add it.
+                    // add it. What the check published since the write
+                    // began is dropped from it: the check reads the disk,
+                    // which already holds the written file (a check running
+                    // then reported the write's own errors under the old
+                    // text's version, and the write was judged clean).
+                    if !save && !sources.is_empty() {
+                        diags.retain(|d| !from_check_source(d, sources));
+                    }
                     for d in checked_before.map(|p| p.diagnostics).unwrap_or_default() {
                         if !diags.contains(&d) {
                             diags.push(d);
@@ -303,14 +341,22 @@ impl DiagnosticsOnWrite {
     ) {
         let client = target.client.clone();
         let server = target.slot.entry.id.clone();
+        let sources = target.slot.entry.save_check_sources.clone();
         let ledger = self.ledger.clone();
         let shown = self.sup.rel(path);
         let path = path.to_path_buf();
         let limits = self.limits;
         tokio::spawn(async move {
             let uri = file_uri(&path);
-            let Ok(Settled { diags, own }) =
-                settled(&client, &uri, &doc, check.as_deref(), saved, LATE_BOUND).await
+            let Ok(Settled { diags, own }) = settled(
+                &client,
+                &uri,
+                &doc,
+                check.as_deref().map(|p| (p, None)),
+                (saved, saved),
+                LATE_BOUND,
+            )
+            .await
             else {
                 return;
             };
@@ -327,7 +373,8 @@ impl DiagnosticsOnWrite {
                 .fold(&path, &server, &lines);
             let (new, unknown) = match check.as_deref() {
                 Some(prefix) if check_missing => {
-                    let (name, only) = check_only(&client, prefix, &shown, &diags, &own, &doc);
+                    let (name, only) =
+                        check_only(&client, (prefix, &sources), &shown, &diags, &own, &doc);
                     let (unknown, new) = not_known_whether_new(new, &only, changed);
                     (new, Some((name, unknown)))
                 }
@@ -507,23 +554,33 @@ struct Settled {
     own: Vec<lsp_types::Diagnostic>,
 }
 
+/// `(since, saved)`: a save-time check run begun at `since` or later counts;
+/// the bound runs from `saved`. `check`: the check's progress prefix and the
+/// notification that starts one (see [`crate::ServerEntry::save_check_nudge`]).
 async fn settled(
     client: &crate::client::LspClient,
     uri: &str,
     doc: &OpenDoc,
-    check: Option<&str>,
-    saved: Instant,
+    check: Option<(&str, Option<&str>)>,
+    (since, saved): (Instant, Instant),
     bound: Duration,
 ) -> Result<Settled, NotReady> {
     let deadline = tokio::time::Instant::from_std(saved + bound);
     let fresh = diagnostics::fresh(client, uri, doc, bound).await?;
-    let Some(prefix) = check else {
+    let Some((prefix, nudge)) = check else {
         return Ok(Settled {
             own: fresh.diagnostics.clone(),
             diags: fresh.diagnostics,
         });
     };
-    diagnostics::save_check_done(client, prefix, saved, deadline).await?;
+    // Until a check's results have settled with no other check begun.
+    loop {
+        let nudge = nudge.map(|method| (method, uri));
+        diagnostics::save_check_done(client, prefix, since, deadline, nudge).await?;
+        if diagnostics::check_results_settled(client, uri, prefix, deadline).await {
+            break;
+        }
+    }
     let diags = match client.published(uri) {
         Some(p) if p.version.is_none_or(|v| v >= doc.version) => p.diagnostics,
         _ => fresh.diagnostics.clone(),
@@ -534,12 +591,20 @@ async fn settled(
     })
 }
 
+/// When the file at `path` was last written, as an `Instant` (from its
+/// modification time).
+fn written_at(path: &Path) -> Option<Instant> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    let ago = std::time::SystemTime::now().duration_since(modified).ok()?;
+    Instant::now().checked_sub(ago)
+}
+
 /// Of a settled file's diagnostics, those only the save-time check
 /// reported (not in `own`, the server's own pass), as the model reads them,
 /// and the check's name (its progress title: `cargo check`).
 fn check_only(
     client: &crate::client::LspClient,
-    prefix: &str,
+    (prefix, sources): (&str, &[String]),
     shown: &str,
     diags: &[lsp_types::Diagnostic],
     own: &[lsp_types::Diagnostic],
@@ -551,8 +616,23 @@ fn check_only(
         .map(|r| r.title.clone())
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| "the save-time check".into());
-    let only: Vec<_> = diags.iter().filter(|d| !own.contains(d)).cloned().collect();
+    // By source where the entry names the check's: a publish of the
+    // server's own pass may still hold an earlier check's results.
+    let only: Vec<_> = diags
+        .iter()
+        .filter(|d| match sources {
+            [] => !own.contains(d),
+            _ => from_check_source(d, sources),
+        })
+        .cloned()
+        .collect();
     (name, problems(shown, &only, doc, client.encoding))
+}
+
+/// Whether `d` came from the save-time check (its source is one of the
+/// entry's `save_check_sources`).
+fn from_check_source(d: &lsp_types::Diagnostic, sources: &[String]) -> bool {
+    d.source.as_ref().is_some_and(|s| sources.contains(s))
 }
 
 /// What is said of the check results not known to be new (see
@@ -571,7 +651,7 @@ fn unknown_note(
     let mut unknown = labelled(unknown, label);
     nearest_first(&mut unknown, changed);
     let mut note = vec![format!(
-        "lsp: {} from {name} in {shown}{by}, not known whether new: it had not run on the file before this write ({server} started cold), and none is on a line the write changed:",
+        "lsp: {} from {name} in {shown}{by}, not known whether new: {server} had no {name} results for the file from before this write (it started cold, or its first {name} was still running), and none is on a line the write changed:",
         tool_core::format::plural(unknown.len(), "problem", "problems"),
     )];
     note.extend(diagnostics::render_capped(

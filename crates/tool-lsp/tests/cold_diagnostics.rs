@@ -228,7 +228,7 @@ async fn rust_first_write_on_a_cold_server_does_not_call_old_cargo_check_errors_
     expect_test::expect![[r#"
         wrote src/main.rs
         lsp: no new errors or warnings in src/main.rs
-        lsp: 1 problem from cargo check in src/main.rs, not known whether new: it had not run on the file before this write (rust started cold), and none is on a line the write changed:
+        lsp: 1 problem from cargo check in src/main.rs, not known whether new: rust had no cargo check results for the file from before this write (it started cold, or its first cargo check was still running), and none is on a line the write changed:
         src/main.rs:6:16 error [E0382] borrow of moved value: `s`"#]].assert_eq(&out);
     // The next write is judged against everything the check reported.
     let fixed = format!("// a\n// b\n{RS_MAIN}");
@@ -237,6 +237,63 @@ async fn rust_first_write_on_a_cold_server_does_not_call_old_cargo_check_errors_
         wrote src/main.rs
         lsp: no new errors or warnings in src/main.rs"#]]
     .assert_eq(&out);
+    run.finish().await;
+    let _ = std::fs::remove_dir_all(Path::new(&target));
+}
+
+/// A write while rust-analyzer's first cargo check (started by warm-up) is
+/// still running: the save restarts the check on the written file, and the
+/// write's answer waits for that run. The error the write added (on the
+/// appended lines) is new; the old one, on lines the write left alone, was
+/// never seen checked before the write: not known whether new.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_write_during_the_first_cargo_check_waits_for_the_check_of_the_write() {
+    if tool_core::fixtures::require(&["rust-analyzer"]).is_none() {
+        return;
+    }
+    // Enough code that the first check runs for a while.
+    let generated: String = (0..3000)
+        .map(|i| {
+            format!("pub fn f{i}(x: u64) -> u64 {{ x.wrapping_mul({i}).rotate_left(3) ^ {i} }}\n")
+        })
+        .collect();
+    let dir = project(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"midcheck\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        ),
+        ("src/main.rs", &format!("mod generated;\n{RS_USE_AFTER_MOVE}")),
+        ("src/generated.rs", &format!("#![allow(dead_code)]\n{generated}")),
+    ]);
+    let target = dir.path().join("target");
+    let run = run(dir);
+    let sup = run.binding.supervisor().unwrap();
+    assert_eq!(sup.warm_up().await, ["rust at ."]);
+    let client = sup.clients().await.remove(0);
+    let deadline = Instant::now() + std::time::Duration::from_secs(180);
+    let checking = || {
+        client
+            .progress_runs("rust-analyzer/flycheck")
+            .iter()
+            .any(|r| r.ended.is_none())
+    };
+    while !checking() && Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(checking(), "the first cargo check was never seen running");
+    let added = "\nfn more() {\n    let a = String::from(\"y\");\n    let b = a;\n    println!(\"{a} {b}\");\n}\n";
+    let out = write(
+        &run,
+        "src/main.rs",
+        &format!("mod generated;\n{RS_USE_AFTER_MOVE}{added}"),
+    )
+    .await;
+    expect_test::expect![[r#"
+        wrote src/main.rs
+        lsp: 1 new problem in src/main.rs after this write:
+        src/main.rs:11:16 error [E0382] borrow of moved value: `a`
+        lsp: 1 problem from cargo check in src/main.rs, not known whether new: rust had no cargo check results for the file from before this write (it started cold, or its first cargo check was still running), and none is on a line the write changed:
+        src/main.rs:5:16 error [E0382] borrow of moved value: `s`"#]].assert_eq(&out);
     run.finish().await;
     let _ = std::fs::remove_dir_all(Path::new(&target));
 }

@@ -162,8 +162,8 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
             let uri = normalize_uri(uri);
             let mut store = shared.diagnostics.lock().expect("diagnostics");
             let seq = *shared.diag_seq.borrow() + 1;
-            store.insert(
-                uri,
+            let replaced = store.insert(
+                uri.clone(),
                 Published {
                     version,
                     diagnostics,
@@ -172,6 +172,14 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                 },
             );
             drop(store);
+            if let Some(old) = replaced {
+                let mut earlier = shared.earlier.lock().expect("earlier");
+                let kept = earlier.entry(uri).or_default();
+                if kept.len() >= super::EARLIER_PUBLISHES {
+                    kept.pop_front();
+                }
+                kept.push_back(old);
+            }
             shared.diag_seq.send_replace(seq);
         }
         "$/progress" => {
