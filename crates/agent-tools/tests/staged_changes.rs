@@ -844,7 +844,7 @@ async fn the_same_change_previewed_again_on_clangd_is_computed_each_time() {
                 json!({"pattern": "add($A, $B)", "rewrite": "add($A, $B, 1)", "path": "main.c", "language": "c"}),
             )
             .await;
-        previews.push(out.lines().last().unwrap_or_default().to_string());
+        previews.push(out.lines().last().unwrap_or_default().trim().to_string());
         p.text(
             "resolve",
             json!({"edit_id": format!("edit_{n}"), "action": "discard"}),
