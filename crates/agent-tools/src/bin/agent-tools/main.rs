@@ -54,9 +54,9 @@ struct RunArgs {
     /// configures (named on stderr), instead of refusing to start (exit 2).
     #[arg(long)]
     lenient: bool,
-    /// Trust the checkout: a language server, checker or formatter command
-    /// its `.agent-tools.toml` names may run (without this flag such entries
-    /// are reported and never run).
+    /// Trust the checkout: a language server, checker, formatter command or
+    /// debug adapter its `.agent-tools.toml` names may run (without this flag
+    /// such entries are reported and never run).
     #[arg(long)]
     trust_workspace: bool,
 }
