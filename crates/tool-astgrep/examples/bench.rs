@@ -79,6 +79,8 @@ fn warm(dir: &Path) -> (usize, u64) {
 
 struct Ours {
     time: Duration,
+    /// user + system time of this process over the search (all its threads).
+    cpu: Duration,
     matches: MatchSet,
     /// file → new content, for the rewrite.
     rewritten: BTreeMap<String, String>,
@@ -86,6 +88,7 @@ struct Ours {
 
 fn run_ours(corpus: &Path, case: &Case) -> Ours {
     let ws = Workspace::new(corpus).expect("corpus exists");
+    let cpu_before = cpu_time(libc::RUSAGE_SELF);
     let started = Instant::now();
     let mut scope = ops::scope(&ws, case.pattern, None, Some("python")).expect("pattern compiles");
     if let Some(rw) = case.rewrite {
@@ -101,6 +104,7 @@ fn run_ours(corpus: &Path, case: &Case) -> Ours {
     )
     .expect("search threads start");
     let time = started.elapsed();
+    let cpu = cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu_before);
     let mut matches = MatchSet::new();
     let mut rewritten = BTreeMap::new();
     for f in &outcome.files {
@@ -113,6 +117,7 @@ fn run_ours(corpus: &Path, case: &Case) -> Ours {
     }
     Ours {
         time,
+        cpu,
         matches,
         rewritten,
     }
@@ -120,6 +125,8 @@ fn run_ours(corpus: &Path, case: &Case) -> Ours {
 
 struct Cli {
     time: Duration,
+    /// user + system time of the CLI's process.
+    cpu: Duration,
     matches: MatchSet,
     rewritten: BTreeMap<String, String>,
 }
@@ -132,9 +139,11 @@ fn run_cli(cli: &Path, corpus: &Path, case: &Case) -> Cli {
         cmd.args(["-r", rw]);
     }
     cmd.arg(".");
+    let cpu_before = cpu_time(libc::RUSAGE_CHILDREN);
     let started = Instant::now();
     let out = cmd.output().expect("ast-grep runs");
     let time = started.elapsed();
+    let cpu = cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu_before);
     let mut matches = MatchSet::new();
     // file → [(start, end, replacement)]
     let mut edits: BTreeMap<String, Vec<(usize, usize, String)>> = BTreeMap::new();
@@ -183,9 +192,23 @@ fn run_cli(cli: &Path, corpus: &Path, case: &Case) -> Cli {
     }
     Cli {
         time,
+        cpu,
         matches,
         rewritten,
     }
+}
+
+/// User plus system time used so far by `who` (`RUSAGE_SELF`: this process,
+/// every thread; `RUSAGE_CHILDREN`: its children that have been waited for).
+fn cpu_time(who: libc::c_int) -> Duration {
+    // SAFETY: getrusage fills the zeroed struct it is given and nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut usage);
+        usage
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// The middle value (the upper one of the two middle ones).
@@ -199,6 +222,9 @@ fn secs(d: Duration) -> String {
 }
 
 fn main() {
+    // As the agent-tools binary does (src/parser_memory.rs).
+    // SAFETY: nothing has parsed yet.
+    unsafe { tool_astgrep::parser_memory::use_mimalloc() };
     let corpus = stdlib();
     let Some(cli) =
         tool_core::fixtures::find("ast-grep").or_else(|| tool_core::fixtures::find("sg"))
@@ -246,30 +272,47 @@ fn main() {
     );
     println!("{reps} rounds, ours and the CLI's interleaved; medians");
     println!(
-        "{:<14} {:<22} {:>9} {:>10} {:>7} {:>7}  {:>17}  identical",
-        "case", "pattern", "ours", "ast-grep", "ratio", "target", "matches ours/cli"
+        "{:<14} {:<22} {:>9} {:>10} {:>7} {:>7}  {:>17}  {:>19}  identical",
+        "case",
+        "pattern",
+        "ours",
+        "ast-grep",
+        "ratio",
+        "target",
+        "cpu ours/cli",
+        "matches ours/cli"
     );
     let mut all_ok = true;
     let mut summary = Vec::new();
     for case in cases {
         let mut ours_times = Vec::new();
         let mut cli_times = Vec::new();
+        let mut ours_cpu = Vec::new();
+        let mut cli_cpu = Vec::new();
         let mut ours: Option<Ours> = None;
         let mut cli_run: Option<Cli> = None;
         for _ in 0..reps {
             let o = run_ours(&corpus, case);
             ours_times.push(o.time);
+            ours_cpu.push(o.cpu);
             ours = Some(o);
             let c = run_cli(&cli, &corpus, case);
             cli_times.push(c.time);
+            cli_cpu.push(c.cpu);
             cli_run = Some(c);
         }
         let (mut ours, mut cli_run) = (ours.expect("ran"), cli_run.expect("ran"));
         ours.time = median(ours_times);
         cli_run.time = median(cli_times);
+        ours.cpu = median(ours_cpu);
+        cli_run.cpu = median(cli_cpu);
+        let cpu_ratio = ours.cpu.as_secs_f64() / cli_run.cpu.as_secs_f64().max(1e-9);
         let ratio = ours.time.as_secs_f64() / cli_run.time.as_secs_f64().max(1e-9);
         if let Some(t) = case.target {
-            summary.push(format!("{} {ratio:.2}x (target ≤{t:.1}x)", case.name));
+            summary.push(format!(
+                "{} {ratio:.2}x (target ≤{t:.1}x; cpu {cpu_ratio:.2}x)",
+                case.name
+            ));
         }
         let mut identical = ours.matches == cli_run.matches;
         if case.rewrite.is_some() {
@@ -278,7 +321,7 @@ fn main() {
         let meets = case.target.is_none_or(|t| ratio <= t);
         all_ok &= identical && meets;
         println!(
-            "{:<14} {:<22} {:>9} {:>10} {:>6.2}x {:>7}  {:>8}/{:<8}  {}",
+            "{:<14} {:<22} {:>9} {:>10} {:>6.2}x {:>7}  {:>7}/{:<7} {:>4.2}x  {:>8}/{:<8}  {}",
             case.name,
             case.pattern,
             secs(ours.time),
@@ -287,6 +330,9 @@ fn main() {
             case.target
                 .map(|t| format!("≤{t:.1}x"))
                 .unwrap_or_else(|| "-".into()),
+            secs(ours.cpu),
+            secs(cli_run.cpu),
+            cpu_ratio,
             ours.matches.len(),
             cli_run.matches.len(),
             if identical { "yes" } else { "NO" }

@@ -12,7 +12,7 @@
 //! circle (check with `grep -n "crate::" src/*.rs`):
 //!
 //! 1. [`grammars`] (the extra tree-sitter grammars), [`excerpt`], [`journal`],
-//!    [`nesting`] — no crate imports; [`catalog`] — grammars;
+//!    [`nesting`], [`parser_memory`] — no crate imports; [`catalog`] — grammars;
 //!    [`embedded`] (macro bodies searched on their own) — catalog;
 //! 2. [`skeleton`] — catalog;
 //! 3. [`pattern`] — catalog, excerpt, nesting, skeleton;
@@ -37,6 +37,7 @@ pub mod grammars;
 pub mod journal;
 pub mod nesting;
 pub mod ops;
+pub mod parser_memory;
 pub mod pattern;
 pub mod rewrite;
 pub mod rule;

@@ -161,6 +161,11 @@ fn init_tracing() {
 }
 
 fn main() -> ExitCode {
+    // SAFETY: first thing in main: no tree-sitter object exists yet.
+    #[cfg(feature = "astgrep")]
+    unsafe {
+        tool_astgrep::parser_memory::use_mimalloc()
+    };
     let cli = Cli::parse();
     init_tracing();
     let rt = match tokio::runtime::Builder::new_multi_thread()
