@@ -121,7 +121,7 @@ pub fn result(run: CellRun, cx: &ResultContext) -> Result<ToolOutput, ToolError>
     }
     let lang = cx.language;
     let budget_hint = format!(
-        "if the work is slow but fine, pass a larger timeout_seconds (at most {:.0}) or have it print progress",
+        "If the work is slow but fine, pass a larger timeout_seconds (at most {:.0}) or have it print progress",
         cx.max_budget_secs
     );
     Err(match run.end {

@@ -206,3 +206,38 @@ pub fn kernel_pid(out: &ToolOutput) -> u32 {
         .as_u64()
         .unwrap() as u32
 }
+
+/// `text` with what changes from run to run masked, for a snapshot: pids,
+/// Python's version after its major, Node's version and path and its own
+/// stack frames, timings, `root` (the run's folder) and
+/// the fixtures' folder.
+pub fn masked(text: &str, root: &Path) -> String {
+    use regex::Regex;
+    use std::sync::LazyLock;
+    static MASKS: LazyLock<Vec<(Regex, &str)>> = LazyLock::new(|| {
+        [
+            (r"pid \d+", "pid PID"),
+            (r"Python 3\.\d+\.\d+", "Python 3.x"),
+            (r"Node\.js \d+\.\d+\.\d+ from \S+", "Node.js N from NODE"),
+            // Node's own stack frames differ between its versions.
+            (r"(?m)^ +at .*\(node:[^)]*\)\n", ""),
+            (r"\d+(\.\d+)? ?(ns|µs|us|ms|s)\b", "T"),
+        ]
+        .into_iter()
+        .map(|(re, with)| (Regex::new(re).expect("mask compiles"), with))
+        .collect()
+    });
+    let mut out = text.replace(
+        &tool_core::fixtures::dir().display().to_string(),
+        "FIXTURES",
+    );
+    for dir in [root.canonicalize().unwrap_or_default(), root.to_path_buf()] {
+        if !dir.as_os_str().is_empty() {
+            out = out.replace(&dir.display().to_string(), "ROOT");
+        }
+    }
+    for (re, with) in MASKS.iter() {
+        out = re.replace_all(&out, *with).into_owned();
+    }
+    out
+}
