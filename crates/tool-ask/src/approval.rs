@@ -79,9 +79,9 @@ impl Approver for CardApprover {
                     card.number
                 )),
                 Answer::Expired => denied(format!(
-                    "approval card #{} got no answer within {} s",
+                    "approval card #{} got no answer within {}",
                     card.number,
-                    card.expires_in.as_secs()
+                    tool_core::format::seconds(card.expires_in)
                 )),
                 Answer::NoHuman { why } => denied(format!("no human can approve it here ({why})")),
             },

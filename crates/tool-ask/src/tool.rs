@@ -232,8 +232,8 @@ fn outcome((card, answer): (Card, Answer)) -> Result<ToolOutput, ToolError> {
             "question #{n} was cancelled by the user, who dismissed it without an answer; {PROCEED}"
         ))),
         Answer::Expired => Err(ToolError::TimedOut(format!(
-            "question #{n} got no answer within {} s and expired; {PROCEED}",
-            card.expires_in.as_secs()
+            "question #{n} got no answer within {} and expired; {PROCEED}",
+            tool_core::format::seconds(card.expires_in)
         ))),
         Answer::NoHuman { why } => Err(ToolError::Unavailable(format!(
             "no human can answer here ({why}), so nothing was asked; {PROCEED}"

@@ -2,6 +2,7 @@
 //! embedding UI drives them: every outcome, every validation error, and a
 //! write tool in the Registry gated by an approval card.
 
+use expect_test::expect;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -161,13 +162,7 @@ async fn skipping_is_success_with_the_instruction_to_proceed() {
     let mut r = run();
     let (_, result) = ask_and_answer(&mut r, colours(), |_| Answer::Skipped).await;
     let out = result.expect("a skipped card is a success");
-    let text = out.joined_text();
-    assert!(text.starts_with("ask_user #1 skipped"), "{text}");
-    assert!(
-        text.contains("proceed on an assumption you state"),
-        "{text}"
-    );
-    assert!(text.contains("do not ask this question again"), "{text}");
+    expect!["ask_user #1 skipped: the operator chose not to answer; proceed on an assumption you state in your reply, and do not ask this question again."].assert_eq(&out.joined_text());
     assert_eq!(out.structured.unwrap()["outcome"], "skipped");
 }
 
@@ -202,9 +197,7 @@ async fn an_unanswered_card_expires_as_an_error_and_the_ui_sees_it_abandoned() {
     assert!(started.elapsed() >= Duration::from_millis(300));
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(err.kind(), "timed_out");
-    let msg = err.to_string();
-    assert!(msg.contains("question #1 got no answer"), "{msg}");
-    assert!(msg.contains("proceed on an assumption you state"), "{msg}");
+    expect!["timed out: question #1 got no answer within 0.3 s and expired; proceed on an assumption you state in your reply, and do not ask this question again"].assert_eq(&err.to_string());
     assert!(
         pending.answer(Answer::Skipped).is_err(),
         "too late to answer"
@@ -219,9 +212,7 @@ async fn with_no_human_attached_the_call_fails_at_once() {
     let err = ask(&r.registry, colours()).await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(1), "never a wait");
     assert_eq!(err.kind(), "unavailable");
-    let msg = err.to_string();
-    assert!(msg.contains("no human can answer here"), "{msg}");
-    assert!(msg.contains("do not ask this question again"), "{msg}");
+    expect!["not available here: no human can answer here (the harness UI has no human attached), so nothing was asked; proceed on an assumption you state in your reply, and do not ask this question again"].assert_eq(&err.to_string());
 }
 
 #[tokio::test]
@@ -232,94 +223,65 @@ async fn a_card_closed_without_an_answer_counts_as_no_human() {
     drop(r.cards.recv().await.unwrap()); // the UI dismissed the card
     let err = call.await.unwrap().unwrap_err();
     assert_eq!(err.kind(), "unavailable");
-    assert!(err.to_string().contains("closed the card"), "{err}");
+    expect!["not available here: no human can answer here (the UI closed the card without an answer), so nothing was asked; proceed on an assumption you state in your reply, and do not ask this question again"].assert_eq(&err.to_string());
 }
 
 #[tokio::test]
 async fn an_answer_the_card_does_not_allow_is_refused() {
     let mut r = run();
     let (_, result) = ask_and_answer(&mut r, colours(), |_| Answer::choose(["red", "blue"])).await;
-    let msg = result.unwrap_err().to_string();
-    assert!(msg.contains("allows only one"), "{msg}");
+    expect!["failed: the question port (the harness UI) returned an answer card #1 does not accept: several options chosen, but the card allows only one; this is a bug in the harness's port, proceed on a stated assumption"].assert_eq(&result.unwrap_err().to_string());
     let (_, result) = ask_and_answer(&mut r, colours(), |_| Answer::choose(["mauve"])).await;
-    assert!(result
-        .unwrap_err()
-        .to_string()
-        .contains("`mauve` is not one of"));
+    expect!["failed: the question port (the harness UI) returned an answer card #2 does not accept: `mauve` is not one of the card's options; this is a bug in the harness's port, proceed on a stated assumption"].assert_eq(&result.unwrap_err().to_string());
     let (_, result) = ask_and_answer(&mut r, colours(), |_| Answer::typed("teal")).await;
-    assert!(result
-        .unwrap_err()
-        .to_string()
-        .contains("does not allow free text"));
+    expect!["failed: the question port (the harness UI) returned an answer card #3 does not accept: typed text, but the card does not allow free text; this is a bug in the harness's port, proceed on a stated assumption"].assert_eq(&result.unwrap_err().to_string());
 }
 
 #[tokio::test]
 async fn every_validation_error_is_answered_before_anything_is_shown() {
     let mut r = run();
-    let cases: Vec<(Value, &str)> = vec![
-        (
-            json!({"question": "  ", "options": [{"label": "a"}]}),
-            "`question` is empty",
-        ),
-        (
-            json!({"question": "Q?", "options": [{"label": "a"}, {"label": " "}]}),
-            "`options[1].label` is empty",
-        ),
-        (
-            json!({"question": "Q?", "options": [{"label": "Yes"}, {"label": "yes"}]}),
-            "option label `yes` appears more than once",
-        ),
-        (
-            json!({"question": "Q?", "multi_select": true, "allow_free_text": true}),
-            "`multi_select` needs `options`",
-        ),
-        (json!({"question": "Q?"}), "set allow_free_text: true"),
-        (
-            json!({"options": [{"label": "a"}]}),
-            "`question` is empty; write the question the operator should answer (or give `questions`)",
-        ),
-        (
-            json!({"question": "Q?", "options": [{"label": "a", "recommended": true}, {"label": "b", "recommended": true}]}),
-            "`options` marks more than one option recommended; mark at most one",
-        ),
-        (
-            json!({"question": "Q?", "options": (0..13).map(|i| json!({"label": format!("o{i}")})).collect::<Vec<_>>()}),
-            "`options` has 13; at most 12 options fit a card",
-        ),
-        (
-            json!({"questions": (0..5).map(|i| json!({"id": format!("q{i}"), "header": "H", "question": "Q?"})).collect::<Vec<_>>()}),
-            "`questions` has 5; a card holds at most 4",
-        ),
-        (
-            json!({"questions": [{"id": "a", "header": "H", "question": "Q?"}, {"id": "a", "header": "H", "question": "Q?"}]}),
-            "question id `a` appears more than once",
-        ),
-        (
-            json!({"questions": [{"id": "a", "header": "A header that is far too long to be one", "question": "Q?"}]}),
-            "`questions[0].header` must be 1–30 characters",
-        ),
-        (
-            json!({"questions": [{"id": "a", "header": "H", "question": "Q?"}], "options": [{"label": "x"}]}),
-            "belong to the single-question form",
-        ),
-        (
-            json!({"question": "Token?", "secret": true, "options": [{"label": "x"}]}),
-            "`secret` asks for a typed answer",
-        ),
-        (
-            json!({"question": "Q?", "options": [{"label": "a", "colour": "red"}]}),
-            "unknown field `colour`",
-        ),
-        (
-            json!({"question": "Q?", "timeout": 5}),
-            "unknown field `timeout`",
-        ),
+    let cases: Vec<Value> = vec![
+        json!({"question": "  ", "options": [{"label": "a"}]}),
+        json!({"question": "Q?", "options": [{"label": "a"}, {"label": " "}]}),
+        json!({"question": "Q?", "options": [{"label": "Yes"}, {"label": "yes"}]}),
+        json!({"question": "Q?", "multi_select": true, "allow_free_text": true}),
+        json!({"question": "Q?"}),
+        json!({"options": [{"label": "a"}]}),
+        json!({"question": "Q?", "options": [{"label": "a", "recommended": true}, {"label": "b", "recommended": true}]}),
+        json!({"question": "Q?", "options": (0..13).map(|i| json!({"label": format!("o{i}")})).collect::<Vec<_>>()}),
+        json!({"questions": (0..5).map(|i| json!({"id": format!("q{i}"), "header": "H", "question": "Q?"})).collect::<Vec<_>>()}),
+        json!({"questions": [{"id": "a", "header": "H", "question": "Q?"}, {"id": "a", "header": "H", "question": "Q?"}]}),
+        json!({"questions": [{"id": "a", "header": "A header that is far too long to be one", "question": "Q?"}]}),
+        json!({"questions": [{"id": "a", "header": "H", "question": "Q?"}], "options": [{"label": "x"}]}),
+        json!({"question": "Token?", "secret": true, "options": [{"label": "x"}]}),
+        json!({"question": "Q?", "options": [{"label": "a", "colour": "red"}]}),
+        json!({"question": "Q?", "timeout": 5}),
     ];
-    for (args, expected) in cases {
+    let mut messages = Vec::new();
+    for args in cases {
         let err = ask(&r.registry, args.clone()).await.unwrap_err();
         assert_eq!(err.kind(), "bad_arguments", "{args}");
-        assert!(err.to_string().contains(expected), "{args}: {err}");
+        messages.push(err.to_string());
     }
+    expect![[r#"
+        [
+            "bad arguments: `question` is empty; write the question the operator should answer (or give `questions`)",
+            "bad arguments: `options[1].label` is empty; give every option a short label",
+            "bad arguments: option label `yes` appears more than once; option labels must be unique",
+            "bad arguments: `multi_select` needs `options` to choose from; add options or drop multi_select",
+            "bad arguments: with no `options` the operator could only type an answer, but `allow_free_text` is false; add options or set allow_free_text: true",
+            "bad arguments: `question` is empty; write the question the operator should answer (or give `questions`)",
+            "bad arguments: `options` marks more than one option recommended; mark at most one",
+            "bad arguments: `options` has 13; at most 12 options fit a card",
+            "bad arguments: `questions` has 5; a card holds at most 4 — ask the rest on another card",
+            "bad arguments: question id `a` appears more than once; ids must be unique",
+            "bad arguments: `questions[0].header` must be 1–30 characters (a short title)",
+            "bad arguments: with `questions`, give options per question (and `multi` there); `options`, `multi_select`, `allow_free_text` and `secret` belong to the single-question form (a typed answer is always possible on a question)",
+            "bad arguments: `secret` asks for a typed answer that is masked and kept out of logs: drop the options and set allow_free_text: true",
+            "bad arguments: argument `options[0].colour`: unknown field `colour`, expected one of `label`, `description`, `recommended`; check the tool's input schema",
+            "bad arguments: argument `timeout`: unknown field `timeout`, expected one of `question`, `context`, `options`, `allow_free_text`, `multi_select`, `questions`, `secret`; check the tool's input schema",
+        ]
+    "#]].assert_debug_eq(&messages);
     assert!(r.cards.try_recv().is_err(), "no card was shown");
     // No number was spent on the refused drafts.
     let (card, _) = ask_and_answer(&mut r, colours(), |_| Answer::Skipped).await;
@@ -508,26 +470,30 @@ async fn an_approval_card_gates_a_write_tool() {
     );
 
     // Denied, skipped: refused, nothing written. Numbers continue.
-    for (answer, words) in [
-        (Answer::choose(["deny"]), "chose deny on card #2"),
-        (Answer::Skipped, "skipped approval card #3"),
-        (Answer::Declined, "the operator declined approval card #4"),
-        (
-            Answer::Cancelled,
-            "approval card #5 was cancelled by the user",
-        ),
-        (
-            Answer::Discuss,
-            "the operator asked to discuss approval card #6 first, which is not a yes",
-        ),
+    let mut refusals = Vec::new();
+    for answer in [
+        Answer::choose(["deny"]),
+        Answer::Skipped,
+        Answer::Declined,
+        Answer::Cancelled,
+        Answer::Discuss,
     ] {
         let pending_call = call(r.registry.clone());
         let pending = r.cards.recv().await.unwrap();
         pending.answer(answer).unwrap();
         let err = pending_call.await.unwrap().unwrap_err();
         assert_eq!(err.kind(), "refused");
-        assert!(err.to_string().contains(words), "{err}");
+        refusals.push(err.to_string());
     }
+    expect![[r#"
+        [
+            "refused: the operator denied `write_note`: the operator chose deny on card #2; do not retry the same call, change the plan or ask the operator",
+            "refused: the operator denied `write_note`: the operator skipped approval card #3, which is not a yes; do not retry the same call, change the plan or ask the operator",
+            "refused: the operator denied `write_note`: the operator declined approval card #4; do not retry the same call, change the plan or ask the operator",
+            "refused: the operator denied `write_note`: approval card #5 was cancelled by the user; do not retry the same call, change the plan or ask the operator",
+            "refused: the operator denied `write_note`: the operator asked to discuss approval card #6 first, which is not a yes; do not retry the same call, change the plan or ask the operator",
+        ]
+    "#]].assert_debug_eq(&refusals);
     // ask_user shares the numbering.
     let (card, _) = ask_and_answer(&mut r, colours(), |_| Answer::Skipped).await;
     assert_eq!(card.number, 7);
@@ -547,10 +513,7 @@ async fn an_approval_card_gates_a_write_tool() {
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(1));
     assert_eq!(err.kind(), "refused");
-    assert!(
-        err.to_string().contains("no human can approve it here"),
-        "{err}"
-    );
+    expect!["refused: the operator denied `write_note`: no human can approve it here (the harness UI has no human attached); do not retry the same call, change the plan or ask the operator"].assert_eq(&err.to_string());
     assert_eq!(
         note.writes.load(Ordering::SeqCst),
         1,
@@ -585,6 +548,6 @@ async fn an_expired_approval_card_is_a_denial() {
     let _pending = r.cards.recv().await.unwrap();
     let err = call.await.unwrap().unwrap_err();
     assert_eq!(err.kind(), "refused");
-    assert!(err.to_string().contains("got no answer within"), "{err}");
+    expect!["refused: the operator denied `write_note`: approval card #1 got no answer within 0.2 s; do not retry the same call, change the plan or ask the operator"].assert_eq(&err.to_string());
     assert!(!r._dir.path().join("NOTE.txt").exists());
 }

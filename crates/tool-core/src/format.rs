@@ -78,6 +78,18 @@ pub fn mask_elapsed(text: &str) -> String {
     out
 }
 
+/// A span in seconds as a person writes it: `300 s`, `1.5 s`, `0.3 s` (one
+/// decimal when the span is not a whole number of seconds, so a sub-second
+/// limit is never shown as `0 s`).
+pub fn seconds(span: std::time::Duration) -> String {
+    let secs = span.as_secs_f64();
+    if secs >= 10.0 || span.subsec_millis() == 0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{:.1} s", secs.max(0.1))
+    }
+}
+
 /// `n thing` or `n things`.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     if n == 1 {
@@ -102,6 +114,19 @@ pub fn thousands(n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn seconds_keep_a_decimal_only_when_they_need_one() {
+        use std::time::Duration;
+        let shown: Vec<String> = [0, 40, 300, 1500, 2000, 299_999, 120_400]
+            .into_iter()
+            .map(|ms| super::seconds(Duration::from_millis(ms)))
+            .collect();
+        assert_eq!(
+            shown,
+            ["0 s", "0.1 s", "0.3 s", "1.5 s", "2 s", "300 s", "120 s"]
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -25,7 +25,8 @@ async fn python_cells_call_registered_tools() {
         eval python  a test cell in python here
         (started a python kernel: Python 3.x from FIXTURES/venv/bin/python (config))
         ['ALPHA', 'BETA', 'GAMMA']
-        {'lines': 3}"#]].assert_eq(&masked(&t, run.root()));
+        {'lines': 3}"#]]
+    .assert_eq(&masked(&t, run.root()));
     assert_eq!(out.structured.as_ref().unwrap()["bridged_calls"], 1);
 
     // Several calls in flight at once from a thread pool.
@@ -50,7 +51,8 @@ async fn python_cells_call_registered_tools() {
     );
     expect![[r#"
         eval python  a test cell in python here
-        failed | failed: missing.txt: No such file or directory (os error 2)"#]].assert_eq(&masked(&t, run.root()));
+        failed | failed: missing.txt: No such file or directory (os error 2)"#]]
+    .assert_eq(&masked(&t, run.root()));
     let t = text(
         &run.py(
             "try:\n    tool('read_file', {'pth': 'x'})\nexcept ToolError as e:\n    print(e.kind)",
@@ -60,7 +62,8 @@ async fn python_cells_call_registered_tools() {
     );
     expect![[r#"
         eval python  a test cell in python here
-        bad_arguments"#]].assert_eq(&masked(&t, run.root()));
+        bad_arguments"#]]
+    .assert_eq(&masked(&t, run.root()));
 
     // A tool this surface cannot see is refused with the words of an unknown one.
     let t = text(&run.py("try:\n    tool('secret_tool', {})\nexcept ToolError as e:\n    print(e.kind, '|', e.message)").await.unwrap());
@@ -113,7 +116,8 @@ async fn javascript_cells_await_registered_tools() {
         3 3
         alpha
         beta
-        gamma"#]].assert_eq(&masked(&t, run.root()));
+        gamma"#]]
+    .assert_eq(&masked(&t, run.root()));
 
     let started = Instant::now();
     let t = text(

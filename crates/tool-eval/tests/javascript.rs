@@ -23,7 +23,8 @@ async fn declarations_await_display_require_and_errors() {
     expect![[r#"
         eval javascript  a test cell in javascript here
         (started a javascript kernel: Node.js N from NODE (config))
-        (no output)"#]].assert_eq(&masked(&t, run.root()));
+        (no output)"#]]
+    .assert_eq(&masked(&t, run.root()));
     let pid = kernel_pid(&out);
     let t = text(
         &run.js("count += 1;\nnew Box(add(base, count)).v")
@@ -71,7 +72,8 @@ async fn declarations_await_display_require_and_errors() {
         out line
         { shown: true }
         next line
-        end"#]].assert_eq(&masked(&t, run.root()));
+        end"#]]
+    .assert_eq(&masked(&t, run.root()));
     let t = text(&run.js("console.error('err line')").await.unwrap());
     assert!(t.ends_with("err line"), "{t}");
     // A PNG buffer displays as an image.
@@ -112,7 +114,8 @@ async fn declarations_await_display_require_and_errors() {
     expect![[r#"
         eval javascript  a test cell in javascript here
         from a child
-        1"#]].assert_eq(&masked(&t, run.root()));
+        1"#]]
+    .assert_eq(&masked(&t, run.root()));
 
     // Errors come back with their stack, trimmed to the cell's frames.
     let e = run.js("function explode() { throw new TypeError('bad input') }\nconsole.log('partial');\nexplode()").await.unwrap_err();
