@@ -4,6 +4,7 @@
 
 mod support;
 
+use expect_test::expect;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::{run_with, Run};
@@ -175,15 +176,18 @@ fn dart_rewrite_of_calls_not_the_declaration() {
 fn nested_matches_are_counted_and_left_for_a_rerun() {
     let run = run_with(&[("a.py", "foo(foo(foo(1)))\nfoo(2)\n".into())]);
     let out = run.stage("foo($X)", "bar($X)", None).unwrap();
-    let text = out.joined_text();
-    assert!(
-        text.contains("(proposed) 2 replacements in 1 file"),
-        "{text}"
-    );
-    assert!(
-        text.contains("4 matches → 2 replacements (2 nested inside others, rerun to rewrite them)"),
-        "{text}"
-    );
+    expect![[r#"
+        (proposed) 2 replacements in 1 file … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        ast_edit  foo($X)  →  bar($X)  [python] in .; nothing is written until accepted
+        searched: python (1 file)
+        4 matches → 2 replacements (2 nested inside others, rerun to rewrite them)
+        --- a/a.py
+        +++ b/a.py
+        @@ -1,2 +1,2 @@
+        -foo(foo(foo(1)))
+        -foo(2)
+        +bar(foo(foo(1)))
+        +bar(2)"#]].assert_eq(&out.joined_text());
     ops::resolve(&run.store, "edit_1", true).unwrap();
     assert_eq!(run.read("a.py"), "bar(foo(foo(1)))\nbar(2)\n");
     let out = run.stage("foo($X)", "bar($X)", None).unwrap();
@@ -197,28 +201,20 @@ fn a_rewrite_naming_an_unknown_metavariable_stages_nothing() {
     let run = run_with(&[("a.py", "foo(1)\n".into())]);
     let err = run.stage("foo($X)", "bar($Y)", None).unwrap_err();
     assert!(matches!(err, ToolError::BadArgs(_)), "{err}");
-    assert!(
-        err.to_string()
-            .contains("`$Y` is not a metavariable of the pattern"),
-        "{err}"
-    );
+    expect!["bad arguments: the rewrite cannot be filled in: `$Y` is not a metavariable of the pattern; the pattern binds $X; nothing was staged"].assert_eq(&err.to_string());
     let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
-    assert!(
-        err.to_string().contains("unknown edit_id `edit_1`")
-            && err.to_string().contains("nothing is staged"),
-        "{err}"
-    );
+    expect!["bad arguments: unknown edit_id `edit_1`; nothing is staged in this run — call ast_edit (or lsp_rename with `stage: true`) first"].assert_eq(&err.to_string());
 }
 
 #[test]
 fn no_match_stages_nothing() {
     let run = run_with(&[("a.py", "x = 1\n".into())]);
     let out = run.stage("foo($X)", "bar($X)", None).unwrap();
-    assert!(
-        out.joined_text().contains("no matches"),
-        "{}",
-        out.joined_text()
-    );
+    expect![[r#"
+        ast_edit  foo($X)  →  bar($X)  [python] in .
+        searched: python (1 file)
+        no matches in 1 file; nothing staged"#]]
+    .assert_eq(&out.joined_text());
     assert!(out.structured.unwrap()["edit_id"].is_null());
 }
 
@@ -227,21 +223,30 @@ fn ids_unknown_accepted_or_discarded_are_errors() {
     let run = run_with(&[("a.py", "foo(1)\n".into()), ("b.py", "foo(2)\n".into())]);
     run.stage("foo($X)", "bar($X)", None).unwrap();
     let d = ops::resolve(&run.store, "edit_1", false).unwrap();
-    assert!(
-        d.joined_text()
-            .contains("discarded — 2 replacements in 2 files dropped; nothing was written"),
-        "{}",
-        d.joined_text()
-    );
+    expect!["resolve edit_1: discarded — 2 replacements in 2 files dropped; nothing was written"]
+        .assert_eq(&d.joined_text());
     assert_eq!(run.read("a.py"), "foo(1)\n");
-    for action in [true, false] {
-        let e = ops::resolve(&run.store, "edit_1", action).unwrap_err();
-        assert!(e.to_string().contains("already discarded"), "{e}");
-    }
-    let e = ops::resolve(&run.store, "edit_9", true).unwrap_err();
-    assert!(e.to_string().contains("unknown edit_id `edit_9`"), "{e}");
-    let e = ops::resolve(&run.store, " ", true).unwrap_err();
-    assert!(e.to_string().contains("empty edit_id"), "{e}");
+    let errors: Vec<String> = [
+        ("edit_1", true),
+        ("edit_1", false),
+        ("edit_9", true),
+        (" ", true),
+    ]
+    .into_iter()
+    .map(|(id, accept)| {
+        ops::resolve(&run.store, id, accept)
+            .unwrap_err()
+            .to_string()
+    })
+    .collect();
+    expect![[r#"
+        [
+            "refused: edit_1 was already discarded; nothing of it can be applied — call ast_edit again to stage it anew",
+            "refused: edit_1 was already discarded; nothing of it can be applied — call ast_edit again to stage it anew",
+            "bad arguments: unknown edit_id `edit_9`; nothing is staged in this run — call ast_edit (or lsp_rename with `stage: true`) first",
+            "bad arguments: empty edit_id; pass the id an ast_edit result named, e.g. \"edit_1\"",
+        ]
+    "#]].assert_debug_eq(&errors);
 }
 
 #[test]
