@@ -333,7 +333,14 @@ fn bad(r: Result<ToolOutput, ToolError>) -> String {
 #[test]
 fn bad_input_gets_a_clear_error() {
     let ws = ws();
-    let cases: [(&str, Option<&str>, Option<&str>, Option<u64>); 9] = [
+    // (pattern, path, language, max_results)
+    type Call = (
+        &'static str,
+        Option<&'static str>,
+        Option<&'static str>,
+        Option<u64>,
+    );
+    let cases: [Call; 9] = [
         ("", None, Some("python"), None),
         ("$$$X", None, Some("python"), None),
         ("foo($X)", None, Some("cobol"), None),
