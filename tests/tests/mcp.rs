@@ -9,6 +9,7 @@
 //! assertions are here. Every session also checks that the server exited on
 //! its own when the client closed, leaving no process behind.
 
+use expect_test::expect;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -321,19 +322,23 @@ fn file_tools_read_write_edit_with_errors_as_results() {
         "one\n2\n"
     );
     // Tool errors are results the model reads, with isError.
-    for (i, needle) in [
-        (3, "`old_string` was not found in calc.py"),
-        (4, "outside the workspace"),
-        (5, "unknown field `colum`"),
-    ] {
+    let mut errors = Vec::new();
+    for i in 3..=5 {
         let c = step(&r, i);
         assert_eq!(c["is_error"], true, "{c}");
-        assert!(text(c).contains(needle), "{c}");
+        errors.push(text(c).replace(&proj.path().display().to_string(), "ROOT"));
     }
+    expect![[r#"
+        [
+            "bad arguments: `old_string` was not found in calc.py; read the file again and copy the text exactly, whitespace included",
+            "bad arguments: `../outside.txt` is outside the workspace; only paths inside ROOT can be used (give them relative to it)",
+            "bad arguments: argument `colum`: unknown field `colum`, expected one of `path`, `offset`, `limit`; check the tool's input schema",
+        ]
+    "#]].assert_debug_eq(&errors);
     assert_eq!(step(&r, 3)["structured"]["error"]["kind"], "bad_arguments");
     // An unknown tool is a protocol error.
     let e = step(&r, 6)["protocol_error"].as_str().unwrap();
-    assert!(e.contains("unknown tool `no_such_tool`"), "{e}");
+    expect!["MCPError: unknown tool `no_such_tool`: no tool of that name is available here; available: ast_edit, ast_grep, debug, edit, eval, lsp, lsp_code_action, lsp_rename, read, resolve, write"].assert_eq(e);
 }
 
 #[test]
@@ -450,7 +455,7 @@ fn a_two_question_card_is_one_elicitation_with_a_field_per_question() {
     // One elicitation per card, one schema property per question.
     let asked = &r["elicitations"][0];
     assert_eq!(asked["message"], "Setting up the cache");
-    expect_test::expect![[r#"
+    expect![[r#"
         {
           "properties": {
             "_discuss": {
@@ -500,7 +505,7 @@ fn a_two_question_card_is_one_elicitation_with_a_field_per_question() {
         }"#]]
     .assert_eq(&serde_json::to_string_pretty(&asked["schema"]).unwrap());
     let answered = step(&r, 0);
-    expect_test::expect![[r#"
+    expect![[r#"
         ask_user #1 answered:
         - db (Database): postgres
         - scope (Scope): pages, queries
@@ -517,10 +522,7 @@ fn a_two_question_card_is_one_elicitation_with_a_field_per_question() {
     // A secret is never asked through elicitation.
     let refused = step(&r, 3);
     assert_eq!(refused["is_error"], true, "{refused}");
-    assert!(
-        text(refused).contains("MCP elicitation must not be used to ask for secrets"),
-        "{refused}"
-    );
+    expect!["not available here: no human can answer here (MCP elicitation must not be used to ask for secrets (the MCP specification), so a secret cannot be asked through this client), so nothing was asked; proceed on an assumption you state in your reply, and do not ask this question again"].assert_eq(&text(refused));
     assert_eq!(r["elicitations"].as_array().unwrap().len(), 3);
 }
 
@@ -542,10 +544,7 @@ fn approval_can_be_asked_through_elicitation() {
     let r = run_session(&py, plan, Duration::from_secs(90));
     let denied = step(&r, 0);
     assert_eq!(denied["is_error"], true, "{denied}");
-    assert!(
-        text(denied).contains("the operator denied `write`: the person declined it"),
-        "{denied}"
-    );
+    expect!["refused: the operator denied `write`: the person declined it; do not retry the same call, change the plan or ask the operator"].assert_eq(&text(denied));
     assert!(ok_text(step(&r, 1)).starts_with("wrote a.txt"));
     assert_eq!(ok_text(step(&r, 2)), "     1\tsecond");
     let asked = r["elicitations"][0]["message"].as_str().unwrap();
@@ -564,10 +563,7 @@ fn approval_can_be_asked_through_elicitation() {
     let r = run_session(&py, plan, Duration::from_secs(90));
     let denied = step(&r, 0);
     assert_eq!(denied["is_error"], true, "{denied}");
-    assert!(
-        text(denied).contains("which the client does not support"),
-        "{denied}"
-    );
+    expect![[r#"refused: the operator denied `write`: this host asks for approval through MCP elicitation, which the client does not support (set `approval = "client"` in the [mcp] config to rely on the client's own confirmation); do not retry the same call, change the plan or ask the operator"#]].assert_eq(&text(denied));
     assert!(!proj.path().join("b.txt").exists());
 }
 
@@ -681,13 +677,34 @@ fn ast_grep_then_ast_edit_and_resolve_accept_change_the_file() {
         {"op": "call", "tool": "resolve", "args": {"edit_id": "$LAST_EDIT_ID", "action": "accept"}},
     ]);
     let r = run_session(&py, plan, Duration::from_secs(90));
-    let found = ok_text(step(&r, 0));
-    assert!(found.contains("main.py:4:"), "{found}");
-    assert!(found.contains("main.py:5:"), "{found}");
-    assert!(found.contains("X=describe(values)"), "{found}");
+    expect![[r#"
+        ast_grep  print($X)  [python] in main.py — 2 matches in 1 file (1 file searched)
+        main.py:4:1  print(describe(values))  X=describe(values)
+        main.py:5:1  print(mean(values))  X=mean(values)"#]]
+    .assert_eq(&ok_text(step(&r, 0)));
     let staged = step(&r, 1);
+    // The preview's diagnostics after the diff depend on how far the
+    // language server got; the change itself is exact.
     let staged_text = ok_text(staged);
-    assert!(staged_text.contains("(proposed)"), "{staged_text}");
+    let (change, _diagnostics) = staged_text
+        .split_once("\nafter this change")
+        .unwrap_or((&staged_text, ""));
+    // (expect-test reads a line of only spaces as empty: the diff's blank
+    // context line is compared trimmed.)
+    let change: Vec<&str> = change.lines().map(str::trim_end).collect();
+    let change = change.join("\n");
+    expect![[r#"
+        (proposed) 2 replacements in 1 file … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        ast_edit  print($X)  →  log($X)  [python] in main.py; nothing is written until accepted
+        --- a/main.py
+        +++ b/main.py
+        @@ -2,4 +2,4 @@
+ 
+         values = [1.0, 2.0, 3.0]
+        -print(describe(values))
+        -print(mean(values))
+        +log(describe(values))
+        +log(mean(values))"#]].assert_eq(&change);
     let id = edit_id(staged);
     let resolved = step(&r, 2);
     assert_eq!(resolved["resolved_edit_id"], id.as_str());
