@@ -175,6 +175,14 @@ pub fn result(run: CellRun, cx: &ResultContext) -> Result<ToolOutput, ToolError>
             }
         }
         CellEnd::Died { how } => {
+            // Node says this on its way out while the interrupt worker's
+            // inspector session is attached: the kernel's, not the cell's.
+            const NODE_EXIT_NOTE: &str = "Waiting for the debugger to disconnect...";
+            if lang.as_str() == "javascript" && text.trim_end().ends_with(NODE_EXIT_NOTE) {
+                let kept = text.trim_end().len() - NODE_EXIT_NOTE.len();
+                text.truncate(kept);
+                text.truncate(text.trim_end().len());
+            }
             text.push_str(&format!(
                 "\nThe {lang} kernel died while running this cell ({how}): its variables are lost and the next \
                  cell starts a fresh kernel. Avoid what killed it (os._exit, process.exit, a crash in native code, \

@@ -246,7 +246,6 @@ async fn dead_kernels_are_reported_and_replaced() {
     expect![[r#"
         failed: eval javascript  a test cell in javascript here
         (started a javascript kernel: Node.js N from NODE (config))
-        Waiting for the debugger to disconnect...
         The javascript kernel died while running this cell (exit status 3): its variables are lost and the next cell starts a fresh kernel. Avoid what killed it (os._exit, process.exit, a crash in native code, running out of memory) and run the needed cells again."#]].assert_eq(&masked(&t, run.root()));
     let t = text(&run.js("1 + 1").await.unwrap());
     expect![[r#"
