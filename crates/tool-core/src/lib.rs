@@ -11,7 +11,9 @@
 //! [`staging`] types that connect a tool that stages a change, the store
 //! `resolve` accepts it from, and the language servers' preview of it, and
 //! the run's [`notices`] board, whose news rides on the next tool result, and
-//! the private [`scratch`] folders a run keeps non-workspace files in.
+//! the private [`scratch`] folders a run keeps non-workspace files in, and
+//! the fold of config [`layers`] over a built-in catalog, with its trust
+//! rule.
 //!
 //! This crate must never depend on a `tool-*` crate, and never start a process
 //! or write a file other than through [`process`], [`fs`] and [`files`].
@@ -25,6 +27,7 @@ pub mod format;
 pub mod framing;
 pub mod fs;
 pub mod install;
+pub mod layers;
 pub mod notices;
 pub mod output;
 pub mod process;
