@@ -107,16 +107,7 @@ impl From<AskUserArgs> for QuestionDraft {
     }
 }
 
-const DESCRIPTION: &str = "Ask the operator (a human) a question and wait for the answer. \
-This is the only way to ask the operator anything: never write the question as a chat message, \
-that ends your turn. The question is shown as a numbered card with your options; the call \
-blocks until the operator answers, skips, or the card expires. Give options when you can, \
-set allow_free_text to accept a typed answer, multi_select to accept several options, and \
-recommended: true on the one option you recommend. Several related questions go on one card: \
-questions (1–4, each {id, header, question, options?, multi?}; a typed answer is always possible). \
-secret: true asks for a typed secret that is masked and kept out of logs. \
-A skipped card means: proceed on an assumption you state, and do not ask again. If the operator \
-chooses to discuss instead, nothing was chosen: explain the choice in your reply and end your turn.";
+const DESCRIPTION: &str = include_str!("../descriptions/ask_user.md");
 
 /// `ask_user`, bound to one run's [`AskDesk`].
 #[derive(Debug, Clone)]
@@ -138,7 +129,7 @@ impl Tool for AskUserTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "ask_user",
-            DESCRIPTION,
+            tool_core::tool::paragraph(DESCRIPTION),
             Tier::Read,
             schema_for::<AskUserArgs>(),
         )

@@ -229,9 +229,7 @@ impl DebugSupervisor {
 /// What the model reads about `debug`: descriptions/debug.md, one sentence
 /// group a line for review, joined into one paragraph.
 fn description() -> String {
-    include_str!("../descriptions/debug.md")
-        .trim_end()
-        .replace('\n', " ")
+    tool_core::tool::paragraph(include_str!("../descriptions/debug.md"))
 }
 /// The `debug` tool of one conversation.
 #[derive(Debug, Clone)]

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
+use tool_core::tool::paragraph;
 use tool_core::{parse_args, schema_for, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec};
 
 /// The names of the five tools, in the order they are registered.
@@ -116,38 +117,29 @@ impl Tool for VibeTool {
         let (name, description, schema) = match self.op {
             Op::Spawn => (
                 "vibe_spawn",
-                "Start a background worker on a brief and return its id at once; the worker keeps \
-                 running while you go on. tier `fast` (default) for mechanical work with a clear \
-                 spec, `good` for design, judgement or reviewing a fast worker's output. Collect \
-                 the result with vibe_wait. When as many workers run as this run allows, it is \
-                 queued and starts when one of them ends.",
+                paragraph(include_str!("../descriptions/vibe_spawn.md")),
                 schema_for::<SpawnArgs>(),
             ),
             Op::Send => (
                 "vibe_send",
-                "Append a message to a worker's brief and re-run it. A worker still running is \
-                 stopped first and started again with the longer brief; a queued one keeps its \
-                 place and runs with the longer brief.",
+                paragraph(include_str!("../descriptions/vibe_send.md")),
                 schema_for::<SendArgs>(),
             ),
             Op::Wait => (
                 "vibe_wait",
-                "Block until a worker settles (done, failed, lost, killed) or the timeout passes \
-                 (default 60 s, at most 600 s), through the queue if it is queued; answers its \
-                 state and result either way.",
+                paragraph(include_str!("../descriptions/vibe_wait.md")),
                 schema_for::<WaitArgs>(),
             ),
             Op::Kill => (
                 "vibe_kill",
                 "Stop a worker and every process it started; a queued worker is taken out of \
-                 the queue and never starts.",
+                 the queue and never starts."
+                    .to_string(),
                 schema_for::<KillArgs>(),
             ),
             Op::List => (
                 "vibe_list",
-                "Every worker of this run: id, label, tier, state, elapsed time and the first \
-                 line of its last result; the processes of each running worker; how many run \
-                 and are queued, and how many may run at once.",
+                paragraph(include_str!("../descriptions/vibe_list.md")),
                 schema_for::<ListArgs>(),
             ),
         };
