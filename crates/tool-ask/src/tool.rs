@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tool_core::{parse_args, schema_for, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec};
+use tool_core::{
+    parse_args, schema_for, CallContext, Tier, Tool, ToolDecl, ToolError, ToolOutput, ToolSpec,
+};
 
 /// One choice offered to the operator.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -107,6 +109,9 @@ impl From<AskUserArgs> for QuestionDraft {
     }
 }
 
+/// `ask_user`: asks, changes nothing.
+pub const ASK_USER: ToolDecl = ToolDecl::new("ask_user", Tier::Read);
+
 const DESCRIPTION: &str = include_str!("../descriptions/ask_user.md");
 
 /// `ask_user`, bound to one run's [`AskDesk`].
@@ -127,10 +132,8 @@ const PROCEED: &str =
 #[async_trait]
 impl Tool for AskUserTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "ask_user",
+        ASK_USER.spec(
             tool_core::tool::paragraph(DESCRIPTION),
-            Tier::Read,
             schema_for::<AskUserArgs>(),
         )
     }

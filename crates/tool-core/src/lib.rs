@@ -1,7 +1,8 @@
 //! The shared foundation of agent-tools.
 //!
 //! Everything two tool crates would otherwise both write lives here: the
-//! [`Tool`] trait and its [`ToolSpec`], approval [`Tier`]s and the
+//! [`Tool`] trait and its [`ToolSpec`], each tool's [`declaration`] (name,
+//! tier, MCP hints) the spec is made from, approval [`Tier`]s and the
 //! [`Surface`]s they gate, the [`Registry`] that lists and dispatches one run's
 //! tools, [`ToolOutput`] and [`ToolError`], the [`Workspace`] that keeps every
 //! path inside the run's root, the handle-based file access every tool opens
@@ -20,6 +21,7 @@
 
 pub mod args;
 pub mod binding;
+pub mod declaration;
 pub mod error;
 pub mod files;
 pub mod fixtures;
@@ -41,6 +43,7 @@ pub mod workspace;
 
 pub use args::{parse_args, schema_for};
 pub use binding::{Binding, RunContext};
+pub use declaration::{FamilyDecl, McpHints, ToolDecl};
 pub use error::ToolError;
 pub use notices::{Notice, NoticeBoard, NoticeLevel};
 pub use output::{Content, ToolOutput};

@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
-use tool_core::{async_trait, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec};
+use tool_core::{async_trait, CallContext, Tool, ToolError, ToolOutput, ToolSpec};
 
 /// The arguments of `eval`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -342,13 +342,12 @@ impl EvalTool {
 #[async_trait]
 impl Tool for EvalTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            EVAL_TOOL,
-            tool_core::tool::paragraph(DESCRIPTION),
-            Tier::Exec,
-            tool_core::schema_for::<EvalArgs>(),
-        )
-        .serial()
+        crate::EVAL
+            .spec(
+                tool_core::tool::paragraph(DESCRIPTION),
+                tool_core::schema_for::<EvalArgs>(),
+            )
+            .serial()
     }
 
     fn describe_call(&self, args: &Value) -> String {

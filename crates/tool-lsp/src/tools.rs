@@ -9,7 +9,7 @@ use crate::supervisor::LspSupervisor;
 use serde_json::Value;
 use std::sync::Arc;
 use tool_core::{
-    async_trait, CallContext, StagingLink, Tier, Tool, ToolError, ToolOutput, ToolSpec,
+    async_trait, CallContext, StagingLink, Tier, Tool, ToolDecl, ToolError, ToolOutput, ToolSpec,
 };
 use tracing::Instrument;
 
@@ -18,6 +18,14 @@ const LSP_DESCRIPTION: &str = include_str!("../descriptions/lsp.md");
 const RENAME_DESCRIPTION: &str = include_str!("../descriptions/lsp_rename.md");
 
 const CODE_ACTION_DESCRIPTION: &str = include_str!("../descriptions/lsp_code_action.md");
+
+/// `lsp`: queries only.
+pub const LSP: ToolDecl = ToolDecl::new("lsp", Tier::Read);
+/// `lsp_rename`: writes every file the rename reaches.
+pub const LSP_RENAME: ToolDecl = ToolDecl::new("lsp_rename", Tier::Write).hints(true, false, false);
+/// `lsp_code_action`: writes the action's edits.
+pub const LSP_CODE_ACTION: ToolDecl =
+    ToolDecl::new("lsp_code_action", Tier::Write).hints(true, false, false);
 
 async fn cancellable(
     cx: &CallContext,
@@ -45,10 +53,8 @@ impl LspTool {
 #[async_trait]
 impl Tool for LspTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "lsp",
+        LSP.spec(
             tool_core::tool::paragraph(LSP_DESCRIPTION),
-            Tier::Read,
             tool_core::schema_for::<LspArgs>(),
         )
     }
@@ -89,10 +95,8 @@ impl LspRenameTool {
 #[async_trait]
 impl Tool for LspRenameTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "lsp_rename",
+        LSP_RENAME.spec(
             tool_core::tool::paragraph(RENAME_DESCRIPTION),
-            Tier::Write,
             tool_core::schema_for::<RenameArgs>(),
         )
     }
@@ -147,10 +151,8 @@ impl LspCodeActionTool {
 #[async_trait]
 impl Tool for LspCodeActionTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "lsp_code_action",
+        LSP_CODE_ACTION.spec(
             tool_core::tool::paragraph(CODE_ACTION_DESCRIPTION),
-            Tier::Write,
             tool_core::schema_for::<crate::code_action::CodeActionArgs>(),
         )
     }
