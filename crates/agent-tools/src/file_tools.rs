@@ -19,8 +19,22 @@ use tool_core::format::{cap_chars, plural};
 use tool_core::fs::{DirHandle, FileKind, FsError, Opened, RegularFile};
 use tool_core::schemars::JsonSchema;
 use tool_core::{
-    async_trait, parse_args, schema_for, Binding, CallContext, Registry, RegistryError, RunContext,
-    Tier, Tool, ToolError, ToolOutput, ToolSpec, Workspace,
+    async_trait, parse_args, schema_for, Binding, CallContext, FamilyDecl, Registry, RegistryError,
+    RunContext, Tier, Tool, ToolDecl, ToolError, ToolOutput, ToolSpec, Workspace,
+};
+
+/// `read`: reads only.
+pub const READ: ToolDecl = ToolDecl::new("read", Tier::Read);
+/// `write`: overwrites the whole file, but the same call twice gives the
+/// same file.
+pub const WRITE: ToolDecl = ToolDecl::new("write", Tier::Write).hints(true, true, false);
+/// `edit`: changes part of a file.
+pub const EDIT: ToolDecl = ToolDecl::new("edit", Tier::Write).hints(true, false, false);
+
+/// The standalone host's own file tools, as `doctor` lists them.
+pub const FAMILY: FamilyDecl = FamilyDecl {
+    tools: &[READ, WRITE, EDIT],
+    resource: "working directory (the standalone host's own file tools)",
 };
 
 /// Lines `read` returns when no `limit` is given.
@@ -203,11 +217,9 @@ fn list_dir(ws: &Workspace, path: &Path, dir: DirHandle) -> Result<ToolOutput, T
 #[async_trait]
 impl Tool for ReadTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "read",
+        READ.spec(
             "Read a text file of the workspace: its lines, numbered from 1 (`offset` and `limit` \
              select a range, default the first 2000 lines). A directory path lists its entries.",
-            Tier::Read,
             schema_for::<ReadArgs>(),
         )
     }
@@ -283,11 +295,9 @@ impl Tool for ReadTool {
 #[async_trait]
 impl Tool for WriteTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "write",
+        WRITE.spec(
             "Write a whole file of the workspace (created with its folders if missing, replaced \
              if present). To change part of a file, use `edit`.",
-            Tier::Write,
             schema_for::<WriteArgs>(),
         )
     }
@@ -390,12 +400,10 @@ fn near_misses(text: &str, old: &str) -> Vec<usize> {
 #[async_trait]
 impl Tool for EditTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "edit",
+        EDIT.spec(
             "Replace an exact piece of text in a file of the workspace. `old_string` must match \
              the file exactly (whitespace and indentation included) and occur once, unless \
              `replace_all` is true. Read the file first to copy the text.",
-            Tier::Write,
             schema_for::<EditArgs>(),
         )
     }

@@ -40,4 +40,10 @@ pub use desk::{AskDesk, DEFAULT_EXPIRY};
 pub use port::QuestionPort;
 pub use render::render_card;
 pub use terminal::TerminalPort;
-pub use tool::{AskUserArgs, AskUserTool, OptionArg};
+pub use tool::{AskUserArgs, AskUserTool, OptionArg, ASK_USER};
+
+/// This crate's tools as the host lists them before a resource is bound.
+pub const FAMILY: tool_core::FamilyDecl = tool_core::FamilyDecl {
+    tools: &[ASK_USER],
+    resource: "question port + target space",
+};

@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tool_core::{parse_args, schema_for, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec};
+use tool_core::{
+    parse_args, schema_for, CallContext, Tier, Tool, ToolDecl, ToolError, ToolOutput, ToolSpec,
+};
 
 /// One choice offered to the operator.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -107,16 +109,10 @@ impl From<AskUserArgs> for QuestionDraft {
     }
 }
 
-const DESCRIPTION: &str = "Ask the operator (a human) a question and wait for the answer. \
-This is the only way to ask the operator anything: never write the question as a chat message, \
-that ends your turn. The question is shown as a numbered card with your options; the call \
-blocks until the operator answers, skips, or the card expires. Give options when you can, \
-set allow_free_text to accept a typed answer, multi_select to accept several options, and \
-recommended: true on the one option you recommend. Several related questions go on one card: \
-questions (1–4, each {id, header, question, options?, multi?}; a typed answer is always possible). \
-secret: true asks for a typed secret that is masked and kept out of logs. \
-A skipped card means: proceed on an assumption you state, and do not ask again. If the operator \
-chooses to discuss instead, nothing was chosen: explain the choice in your reply and end your turn.";
+/// `ask_user`: asks, changes nothing.
+pub const ASK_USER: ToolDecl = ToolDecl::new("ask_user", Tier::Read);
+
+const DESCRIPTION: &str = include_str!("../descriptions/ask_user.md");
 
 /// `ask_user`, bound to one run's [`AskDesk`].
 #[derive(Debug, Clone)]
@@ -136,10 +132,8 @@ const PROCEED: &str =
 #[async_trait]
 impl Tool for AskUserTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "ask_user",
-            DESCRIPTION,
-            Tier::Read,
+        ASK_USER.spec(
+            tool_core::tool::paragraph(DESCRIPTION),
             schema_for::<AskUserArgs>(),
         )
     }

@@ -50,3 +50,9 @@ pub use binding::{recover_interrupted, AstGrepBinding};
 pub use catalog::Lang;
 pub use pattern::{compile, CompiledPattern, PatternError};
 pub use store::EditStore;
+
+/// This crate's tools as the host lists them before a resource is bound.
+pub const FAMILY: tool_core::FamilyDecl = tool_core::FamilyDecl {
+    tools: &[tools::AST_GREP, tools::AST_EDIT, tools::RESOLVE],
+    resource: "tree-sitter parser",
+};

@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use tool_core::staging::ChangeStore;
 use tool_core::{
-    async_trait, parse_args, schema_for, CallContext, StagingLink, Tier, Tool, ToolError,
+    async_trait, parse_args, schema_for, CallContext, StagingLink, Tier, Tool, ToolDecl, ToolError,
     ToolOutput, ToolSpec, Workspace,
 };
 
@@ -144,6 +144,13 @@ pub struct ResolveArgs {
 
 /// A description file's text: the prose as reviewed, without the trailing
 /// newline an editor adds.
+/// `ast_grep`: search only.
+pub const AST_GREP: ToolDecl = ToolDecl::new("ast_grep", Tier::Read);
+/// `ast_edit`: only stages a change; nothing is written until `resolve`.
+pub const AST_EDIT: ToolDecl = ToolDecl::new("ast_edit", Tier::Write).hints(false, false, false);
+/// `resolve`: writes an accepted change.
+pub const RESOLVE: ToolDecl = ToolDecl::new("resolve", Tier::Write).hints(true, false, false);
+
 fn description(text: &'static str) -> &'static str {
     text.trim_end()
 }
@@ -170,10 +177,8 @@ impl AstGrepTool {
 #[async_trait]
 impl Tool for AstGrepTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "ast_grep",
+        AST_GREP.spec(
             description(include_str!("../descriptions/ast_grep.md")),
-            Tier::Read,
             schema_for::<AstGrepArgs>(),
         )
     }
@@ -225,10 +230,8 @@ impl AstEditTool {
 #[async_trait]
 impl Tool for AstEditTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "ast_edit",
+        AST_EDIT.spec(
             description(include_str!("../descriptions/ast_edit.md")),
-            Tier::Write,
             schema_for::<AstEditArgs>(),
         )
     }
@@ -303,10 +306,8 @@ impl ResolveTool {
 #[async_trait]
 impl Tool for ResolveTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "resolve",
+        RESOLVE.spec(
             description(include_str!("../descriptions/resolve.md")),
-            Tier::Write,
             schema_for::<ResolveArgs>(),
         )
     }

@@ -1,7 +1,8 @@
 //! The shared foundation of agent-tools.
 //!
 //! Everything two tool crates would otherwise both write lives here: the
-//! [`Tool`] trait and its [`ToolSpec`], approval [`Tier`]s and the
+//! [`Tool`] trait and its [`ToolSpec`], each tool's [`declaration`] (name,
+//! tier, MCP hints) the spec is made from, approval [`Tier`]s and the
 //! [`Surface`]s they gate, the [`Registry`] that lists and dispatches one run's
 //! tools, [`ToolOutput`] and [`ToolError`], the [`Workspace`] that keeps every
 //! path inside the run's root, the handle-based file access every tool opens
@@ -11,13 +12,16 @@
 //! [`staging`] types that connect a tool that stages a change, the store
 //! `resolve` accepts it from, and the language servers' preview of it, and
 //! the run's [`notices`] board, whose news rides on the next tool result, and
-//! the private [`scratch`] folders a run keeps non-workspace files in.
+//! the private [`scratch`] folders a run keeps non-workspace files in, and
+//! the fold of config [`layers`] over a built-in catalog, with its trust
+//! rule.
 //!
 //! This crate must never depend on a `tool-*` crate, and never start a process
 //! or write a file other than through [`process`], [`fs`] and [`files`].
 
 pub mod args;
 pub mod binding;
+pub mod declaration;
 pub mod error;
 pub mod files;
 pub mod fixtures;
@@ -25,6 +29,7 @@ pub mod format;
 pub mod framing;
 pub mod fs;
 pub mod install;
+pub mod layers;
 pub mod notices;
 pub mod output;
 pub mod process;
@@ -38,6 +43,7 @@ pub mod workspace;
 
 pub use args::{parse_args, schema_for};
 pub use binding::{Binding, RunContext};
+pub use declaration::{FamilyDecl, McpHints, ToolDecl};
 pub use error::ToolError;
 pub use notices::{Notice, NoticeBoard, NoticeLevel};
 pub use output::{Content, ToolOutput};

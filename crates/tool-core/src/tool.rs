@@ -42,6 +42,13 @@ impl ToolSpec {
     }
 }
 
+/// A description file (`descriptions/<tool>.md`, read with `include_str!`)
+/// as the model reads it: one paragraph. The file keeps one sentence group
+/// a line, for review; its line breaks become spaces.
+pub fn paragraph(text: &str) -> String {
+    text.trim_end().replace('\n', " ")
+}
+
 /// A tool bound to one run's resource.
 #[async_trait]
 pub trait Tool: Send + Sync {

@@ -15,10 +15,13 @@
 //! programs too: debugpy's `python`, lldb's `initCommands`). Otherwise it is
 //! set aside in [`AdapterConfig::untrusted`], which `adapters`, `doctor`
 //! and a launch that would have used it report — it is never run.
-//! Disabling an id needs no trust: it starts nothing.
+//! Disabling an id needs no trust: it starts nothing. The fold and the
+//! trust rule are [`tool_core::layers`]'s; what "starts something new"
+//! means for an adapter is written here.
 
 use crate::catalog::AdapterSpec;
 use serde::Deserialize;
+use tool_core::layers::{self, EntryLayer, LayerEntry};
 
 /// One layer's changes to the adapter catalog, or the fold of a run's
 /// layers.
@@ -62,30 +65,49 @@ impl UntrustedAdapter {
     }
 }
 
-/// Whether `entry` starts only what `current` already starts.
-fn starts_nothing_new(entry: &AdapterSpec, current: &AdapterSpec) -> bool {
-    entry.kind == current.kind
-        && entry.connect == current.connect
-        && entry.launch_template == current.launch_template
-        && entry.commands.iter().all(|c| current.commands.contains(c))
+impl LayerEntry for AdapterSpec {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Whether this adapter starts only what `current` already starts.
+    fn starts_nothing_new(&self, current: &Self) -> bool {
+        self.kind == current.kind
+            && self.connect == current.connect
+            && self.launch_template == current.launch_template
+            && self.commands.iter().all(|c| current.commands.contains(c))
+    }
+}
+
+impl EntryLayer for AdapterConfig {
+    type Entry = AdapterSpec;
+    type SetAside = UntrustedAdapter;
+
+    fn entries(&mut self) -> &mut Vec<AdapterSpec> {
+        &mut self.adapters
+    }
+
+    fn disabled(&mut self) -> &mut Vec<String> {
+        &mut self.disable
+    }
+
+    fn set_aside(&mut self) -> &mut Vec<UntrustedAdapter> {
+        &mut self.untrusted
+    }
+
+    fn set_aside_entry(spec: AdapterSpec, source: &str) -> UntrustedAdapter {
+        UntrustedAdapter {
+            spec,
+            source: source.to_string(),
+        }
+    }
 }
 
 impl AdapterConfig {
     /// `later` folded over this layer: its entries replace same-id ones (or
     /// are added), its disabled ids join these.
-    pub fn then(mut self, later: AdapterConfig) -> AdapterConfig {
-        for spec in later.adapters {
-            match self.adapters.iter_mut().find(|s| s.id == spec.id) {
-                Some(slot) => *slot = spec,
-                None => self.adapters.push(spec),
-            }
-        }
-        for id in later.disable {
-            if !self.disable.contains(&id) {
-                self.disable.push(id);
-            }
-        }
-        self.untrusted.extend(later.untrusted);
+    pub fn then(mut self, mut later: AdapterConfig) -> AdapterConfig {
+        layers::fold(&mut self, &mut later);
         self
     }
 
@@ -95,23 +117,7 @@ impl AdapterConfig {
     /// entries that change only markers, extensions, the evaluate context
     /// or the filters, and disabled ids, apply.
     pub fn then_project(self, mut project: AdapterConfig, source: &str, trusted: bool) -> Self {
-        if !trusted {
-            let in_effect = self.specs();
-            let (kept, set_aside): (Vec<AdapterSpec>, Vec<AdapterSpec>) =
-                project.adapters.into_iter().partition(|e| {
-                    in_effect
-                        .iter()
-                        .find(|s| s.id == e.id)
-                        .is_some_and(|current| starts_nothing_new(e, current))
-                });
-            project.adapters = kept;
-            project
-                .untrusted
-                .extend(set_aside.into_iter().map(|spec| UntrustedAdapter {
-                    spec,
-                    source: source.to_string(),
-                }));
-        }
+        layers::screen_project(&mut project, || self.specs(), source, trusted);
         self.then(project)
     }
 
@@ -120,12 +126,7 @@ impl AdapterConfig {
     /// after them, and disabled ids left out.
     pub fn specs(&self) -> Vec<AdapterSpec> {
         let mut specs = crate::adapters::builtin();
-        for spec in &self.adapters {
-            match specs.iter_mut().find(|s| s.id == spec.id) {
-                Some(slot) => *slot = spec.clone(),
-                None => specs.push(spec.clone()),
-            }
-        }
+        layers::replace_by_id(&mut specs, self.adapters.iter().cloned());
         specs.retain(|s| !self.disable.contains(&s.id));
         specs
     }

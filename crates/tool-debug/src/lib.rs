@@ -40,8 +40,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tool_core::{
-    async_trait, Binding, CallContext, Registry, RegistryError, RunContext, Tier, Tool, ToolError,
-    ToolOutput, ToolSpec, Workspace,
+    async_trait, Binding, CallContext, Registry, RegistryError, RunContext, Tier, Tool, ToolDecl,
+    ToolError, ToolOutput, ToolSpec, Workspace,
 };
 
 /// How the supervisor runs sessions. `Default` is what the spec says.
@@ -226,12 +226,19 @@ impl DebugSupervisor {
     }
 }
 
+/// `debug`: runs the user's program, which can reach anything.
+pub const DEBUG: ToolDecl = ToolDecl::new("debug", Tier::Exec).hints(true, false, true);
+
+/// This crate's tools as the host lists them before a resource is bound.
+pub const FAMILY: tool_core::FamilyDecl = tool_core::FamilyDecl {
+    tools: &[DEBUG],
+    resource: "debug-session supervisor + working directory + conversation id",
+};
+
 /// What the model reads about `debug`: descriptions/debug.md, one sentence
 /// group a line for review, joined into one paragraph.
 fn description() -> String {
-    include_str!("../descriptions/debug.md")
-        .trim_end()
-        .replace('\n', " ")
+    tool_core::tool::paragraph(include_str!("../descriptions/debug.md"))
 }
 /// The `debug` tool of one conversation.
 #[derive(Debug, Clone)]
@@ -244,13 +251,9 @@ pub struct DebugTool {
 #[async_trait]
 impl Tool for DebugTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "debug",
-            description(),
-            Tier::Exec,
-            tool_core::schema_for::<DebugArgs>(),
-        )
-        .serial()
+        DEBUG
+            .spec(description(), tool_core::schema_for::<DebugArgs>())
+            .serial()
     }
 
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -8,7 +8,7 @@ use tool_core::{CallContext, Content, ToolError};
 
 /// The tool's own name: a bridged call to it is refused, since the eval call
 /// that runs the cell holds the tool's serial lock and would wait for itself.
-pub const EVAL_TOOL: &str = "eval";
+pub const EVAL_TOOL: &str = crate::EVAL.name;
 
 /// Run one bridged call and build the reply the driver expects.
 pub async fn dispatch(cx: CallContext, id: u64, name: String, args: Value) -> Value {

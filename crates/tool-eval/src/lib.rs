@@ -43,3 +43,13 @@ pub use config::{EvalConfig, Language};
 pub use kernel::{KernelFactory, KernelProcess};
 pub use sandbox::{CommandPrefix, Sandbox};
 pub use tool::{EvalArgs, EvalTool};
+
+/// `eval`: runs arbitrary code, which can reach anything.
+pub const EVAL: tool_core::ToolDecl =
+    tool_core::ToolDecl::new("eval", tool_core::Tier::Exec).hints(true, false, true);
+
+/// This crate's tools as the host lists them before a resource is bound.
+pub const FAMILY: tool_core::FamilyDecl = tool_core::FamilyDecl {
+    tools: &[EVAL],
+    resource: "kernel factory",
+};

@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
-use tool_core::{async_trait, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec};
+use tool_core::{async_trait, CallContext, Tool, ToolError, ToolOutput, ToolSpec};
 
 /// The arguments of `eval`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -137,18 +137,7 @@ impl std::fmt::Debug for EvalTool {
     }
 }
 
-const DESCRIPTION: &str = "Run a Python or JavaScript (Node.js) cell in a persistent kernel: variables, imports \
-and loaded data persist between calls of the same language. The last expression is echoed as in a notebook \
-(end it with `;` to hide it). display(obj) shows objects anywhere in a cell; a pandas DataFrame renders as a \
-table and matplotlib figures come back as images. Python accepts the IPython idioms %pip (then imports see the \
-new packages), %cd, %pwd, %env, %time, %timeit, !cmd, x = !cmd, and the cell magics %%bash, %%timeit, \
-%%capture, %%writefile. JavaScript has top-level await, and declarations persist. Inside a cell, \
-tool(name, args) calls this run's other tools with the same permissions (await it in JavaScript). A cell is \
-interrupted after timeout_seconds (default 300) with no output and no tool call pending. inspect: true (no code) \
-lists the variables the kernel holds: name, type, and shape, length or signature. background: true starts \
-the cell and answers at once with a job id; {job: id} then shows its output since the last look and its state \
-(running, done, failed, interrupted), {job: id, cancel: true} interrupts it; while it runs, other cells of its \
-language are refused.";
+const DESCRIPTION: &str = include_str!("../descriptions/eval.md");
 
 impl EvalTool {
     pub fn new(factory: Arc<KernelFactory>) -> Self {
@@ -353,13 +342,12 @@ impl EvalTool {
 #[async_trait]
 impl Tool for EvalTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            EVAL_TOOL,
-            DESCRIPTION,
-            Tier::Exec,
-            tool_core::schema_for::<EvalArgs>(),
-        )
-        .serial()
+        crate::EVAL
+            .spec(
+                tool_core::tool::paragraph(DESCRIPTION),
+                tool_core::schema_for::<EvalArgs>(),
+            )
+            .serial()
     }
 
     fn describe_call(&self, args: &Value) -> String {

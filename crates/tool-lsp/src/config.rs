@@ -14,7 +14,8 @@
 //! a call for one of its files report — it is never run. The same holds for
 //! a project's `[lsp.format_on_write]` formatter command (see
 //! [`crate::format_on_write`]): kept only in a trusted workspace, else set
-//! aside in [`CatalogConfig::untrusted_formatters`].
+//! aside in [`CatalogConfig::untrusted_formatters`]. The fold of the
+//! servers and the trust rule on them are [`tool_core::layers`]'s.
 
 pub use crate::catalog::Untrusted;
 use crate::catalog::{commands_of, Catalog, ServerEntry};
@@ -22,6 +23,7 @@ use crate::format_setting::FormatSetting;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use tool_core::layers::{self, EntryLayer, LayerEntry};
 
 /// One layer's changes to the catalog (the `[lsp]` config section), or the
 /// fold of a run's layers.
@@ -94,26 +96,47 @@ impl UntrustedFormatter {
     }
 }
 
-/// Whether `entry` starts only command lines `current` already starts.
-fn names_no_new_command(entry: &ServerEntry, current: &ServerEntry) -> bool {
-    commands_of(entry).all(|c| commands_of(current).any(|d| d == c))
+impl LayerEntry for ServerEntry {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Whether this entry starts only command lines `current` already
+    /// starts.
+    fn starts_nothing_new(&self, current: &Self) -> bool {
+        commands_of(self).all(|c| commands_of(current).any(|d| d == c))
+    }
+}
+
+impl EntryLayer for CatalogConfig {
+    type Entry = ServerEntry;
+    type SetAside = Untrusted;
+
+    fn entries(&mut self) -> &mut Vec<ServerEntry> {
+        &mut self.servers
+    }
+
+    fn disabled(&mut self) -> &mut Vec<String> {
+        &mut self.disable
+    }
+
+    fn set_aside(&mut self) -> &mut Vec<Untrusted> {
+        &mut self.untrusted
+    }
+
+    fn set_aside_entry(entry: ServerEntry, source: &str) -> Untrusted {
+        Untrusted {
+            entry,
+            source: source.to_string(),
+        }
+    }
 }
 
 impl CatalogConfig {
     /// `later` folded over this layer: its entries replace same-id ones (or
     /// are added), its disabled ids join these, its timeouts win.
-    pub fn then(mut self, later: CatalogConfig) -> CatalogConfig {
-        for entry in later.servers {
-            match self.servers.iter_mut().find(|e| e.id == entry.id) {
-                Some(slot) => *slot = entry,
-                None => self.servers.push(entry),
-            }
-        }
-        for id in later.disable {
-            if !self.disable.contains(&id) {
-                self.disable.push(id);
-            }
-        }
+    pub fn then(mut self, mut later: CatalogConfig) -> CatalogConfig {
+        layers::fold(&mut self, &mut later);
         self.request_timeout_ms = later.request_timeout_ms.or(self.request_timeout_ms);
         self.index_wait_ms = later.index_wait_ms.or(self.index_wait_ms);
         self.diagnostics_wait_ms = later.diagnostics_wait_ms.or(self.diagnostics_wait_ms);
@@ -122,7 +145,6 @@ impl CatalogConfig {
         self.memory_ceiling_mb = later.memory_ceiling_mb.or(self.memory_ceiling_mb);
         // Per language, the later setting replaces the earlier one whole.
         self.format_on_write.extend(later.format_on_write);
-        self.untrusted.extend(later.untrusted);
         self.untrusted_formatters.extend(later.untrusted_formatters);
         self
     }
@@ -132,21 +154,8 @@ impl CatalogConfig {
     /// id does not already start (or that adds a new id) is set aside, not
     /// used; settings-only changes (no new command) and disabled ids apply.
     pub fn then_project(self, mut project: CatalogConfig, source: &str, trusted: bool) -> Self {
+        layers::screen_project(&mut project, || self.in_effect(), source, trusted);
         if !trusted {
-            let in_effect = Catalog::with_config(&self);
-            let (kept, set_aside): (Vec<ServerEntry>, Vec<ServerEntry>) =
-                project.servers.into_iter().partition(|e| {
-                    in_effect
-                        .get(&e.id)
-                        .is_some_and(|current| names_no_new_command(e, current))
-                });
-            project.servers = kept;
-            project
-                .untrusted
-                .extend(set_aside.into_iter().map(|entry| Untrusted {
-                    entry,
-                    source: source.to_string(),
-                }));
             // A formatter command is kept only when the layers below
             // already run the same one for that language.
             let formatters = std::mem::take(&mut project.format_on_write);
@@ -209,18 +218,21 @@ pub fn rust_analyzer_without_project_code() -> Value {
 impl Catalog {
     /// The built-ins changed by `config`.
     pub fn with_config(config: &CatalogConfig) -> Self {
+        Catalog::with_untrusted(config.in_effect(), config.untrusted.clone())
+    }
+}
+
+impl CatalogConfig {
+    /// The entries in effect: the built-ins less the disabled ids, then
+    /// changed by this config's entries (so an entry given for a disabled
+    /// id is kept).
+    fn in_effect(&self) -> Vec<ServerEntry> {
         let mut entries: Vec<ServerEntry> = crate::catalog::builtin()
             .into_iter()
-            .filter(|e| !config.disable.contains(&e.id))
+            .filter(|e| !self.disable.contains(&e.id))
             .collect();
-        for extra in &config.servers {
-            if let Some(e) = entries.iter_mut().find(|e| e.id == extra.id) {
-                *e = extra.clone();
-            } else {
-                entries.push(extra.clone());
-            }
-        }
-        Catalog::with_untrusted(entries, config.untrusted.clone())
+        layers::replace_by_id(&mut entries, self.servers.iter().cloned());
+        entries
     }
 }
 

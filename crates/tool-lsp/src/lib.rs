@@ -72,3 +72,9 @@ pub use on_write::{DiagnosticsOnWrite, FormatOnWrite, RunLedger, TouchedPaths};
 pub use position::PositionEncoding;
 pub use supervisor::{LspSupervisor, Timeouts};
 pub use tools::{LspCodeActionTool, LspRenameTool, LspTool};
+
+/// This crate's tools as the host lists them before a resource is bound.
+pub const FAMILY: tool_core::FamilyDecl = tool_core::FamilyDecl {
+    tools: &[tools::LSP, tools::LSP_RENAME, tools::LSP_CODE_ACTION],
+    resource: "language-server supervisor + working directory",
+};

@@ -9,40 +9,23 @@ use crate::supervisor::LspSupervisor;
 use serde_json::Value;
 use std::sync::Arc;
 use tool_core::{
-    async_trait, CallContext, StagingLink, Tier, Tool, ToolError, ToolOutput, ToolSpec,
+    async_trait, CallContext, StagingLink, Tier, Tool, ToolDecl, ToolError, ToolOutput, ToolSpec,
 };
 use tracing::Instrument;
 
-const LSP_DESCRIPTION: &str = "Ask the project's language server. Positions are `line` (1-based) plus `symbol` \
-(the identifier on that line), never a column; if the symbol occurs twice on the line pass `occurrence`. \
-Ops: diagnostics (file; a glob such as \"src/**/*.py\" for up to 20 files, the truncation stated; or \"*\" \
-for the project checker — it runs the project's build, so only on a surface with exec tools), definition, type_definition, implementation, \
-references (capped at 50), hover, symbols (`query` for a workspace search capped at 100, or `file` for its symbols \
-capped at 200), code_actions (quick fixes at the position, listed not applied), status (which servers run, \
-for which roots, and why others cannot start), reload (restart the server for `file`'s root, or all), \
-incoming_calls / outgoing_calls (callers with each call site, or callees, of the function at the position), \
-supertypes / subtypes (of the type at the position), signature_help (at a called name or an argument; the \
-active parameter marked «…»), capabilities (what each server for `file` offers, so you see why an op is \
-refused). Locations name their enclosing symbol `(in Class/method)`. \
-`timeout_seconds` (5–300) bounds this call's wait on the server.";
+const LSP_DESCRIPTION: &str = include_str!("../descriptions/lsp.md");
 
-const RENAME_DESCRIPTION: &str = "Rename a symbol across the project with the language server: every reference in \
-every file changes at once, or nothing does. Give the `file`, the 1-based `line`, the `symbol` on that line and \
-the `new_name`. Files the server's project model may not cover (a tests/ folder outside its configuration, C \
-without a compile database) are opened in it first. Answers with the files changed and the number of edits, and \
-lists every file that still mentions the old name (\"not renamed — …\"). For C/C++ without a compile database, a \
-rename that would leave such mentions is refused unless `partial: true`. `timeout_seconds` (5–300) bounds the wait \
-on the server. With `stage: true` nothing is written: the answer names an `edit_id`, shows the diff and the errors and \
-warnings the language servers would report after it, and `resolve` accepts (all files or none, refused if any \
-changed since) or discards it. To move a file or a folder (at most 1,000 files) give `file` and `new_path` instead \
-of line, symbol and new_name: imports in other files are updated as the language servers say, and the edits and \
-the move are written together or not at all.";
+const RENAME_DESCRIPTION: &str = include_str!("../descriptions/lsp_rename.md");
 
-const CODE_ACTION_DESCRIPTION: &str = "Apply one code action (quick fix, refactoring) the language server offers at a \
-position: `file`, 1-based `line` and the `symbol` on it as in `lsp`, and `action` — its number in the list `lsp` op \
-`code_actions` gives there, or a piece of its title matching exactly one. The action's edit and the edits its command \
-sends are written together, or not at all. With `stage: true` nothing is written: the answer names an `edit_id`, \
-shows the diff and the diagnostics after it, and `resolve` accepts or discards it.";
+const CODE_ACTION_DESCRIPTION: &str = include_str!("../descriptions/lsp_code_action.md");
+
+/// `lsp`: queries only.
+pub const LSP: ToolDecl = ToolDecl::new("lsp", Tier::Read);
+/// `lsp_rename`: writes every file the rename reaches.
+pub const LSP_RENAME: ToolDecl = ToolDecl::new("lsp_rename", Tier::Write).hints(true, false, false);
+/// `lsp_code_action`: writes the action's edits.
+pub const LSP_CODE_ACTION: ToolDecl =
+    ToolDecl::new("lsp_code_action", Tier::Write).hints(true, false, false);
 
 async fn cancellable(
     cx: &CallContext,
@@ -70,10 +53,8 @@ impl LspTool {
 #[async_trait]
 impl Tool for LspTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "lsp",
-            LSP_DESCRIPTION,
-            Tier::Read,
+        LSP.spec(
+            tool_core::tool::paragraph(LSP_DESCRIPTION),
             tool_core::schema_for::<LspArgs>(),
         )
     }
@@ -114,10 +95,8 @@ impl LspRenameTool {
 #[async_trait]
 impl Tool for LspRenameTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "lsp_rename",
-            RENAME_DESCRIPTION,
-            Tier::Write,
+        LSP_RENAME.spec(
+            tool_core::tool::paragraph(RENAME_DESCRIPTION),
             tool_core::schema_for::<RenameArgs>(),
         )
     }
@@ -172,10 +151,8 @@ impl LspCodeActionTool {
 #[async_trait]
 impl Tool for LspCodeActionTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "lsp_code_action",
-            CODE_ACTION_DESCRIPTION,
-            Tier::Write,
+        LSP_CODE_ACTION.spec(
+            tool_core::tool::paragraph(CODE_ACTION_DESCRIPTION),
             tool_core::schema_for::<crate::code_action::CodeActionArgs>(),
         )
     }

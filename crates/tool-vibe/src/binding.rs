@@ -1,6 +1,11 @@
-//! [`VibeBinding`]: brings the vibe roster into a run's Registry.
+//! [`VibeBinding`]: brings the vibe roster into a run's Registry, and
+//! gives the roster the five tools it switches with vibe mode (the roster
+//! itself knows no tool: the tools know the roster).
 
+use crate::roster::{RosterInner, VibeTools};
+use crate::tools::{self, TOOL_NAMES};
 use crate::Roster;
+use std::sync::{Arc, Weak};
 use tool_core::{Binding, Registry, RegistryError, RunContext};
 
 /// The vibe family's resource: one run's [`Roster`]. The five tools are in
@@ -18,6 +23,39 @@ impl VibeBinding {
     /// The handle that switches vibe mode for this run.
     pub fn roster(&self) -> &Roster {
         &self.roster
+    }
+}
+
+impl Roster {
+    /// Bind to a run's Registry: the tools are registered now if vibe mode
+    /// is on, and follow [`Roster::set_vibe_mode`] from here on.
+    pub fn attach(&self, registry: &Registry) -> Result<(), RegistryError> {
+        self.attach_tools(registry, Arc::new(FiveTools))
+    }
+}
+
+/// The five vibe_* tools, as the roster switches them.
+struct FiveTools;
+
+impl VibeTools for FiveTools {
+    fn register(
+        &self,
+        roster: Weak<RosterInner>,
+        registry: &Registry,
+    ) -> Result<(), RegistryError> {
+        for tool in tools::all(roster) {
+            let name = tool.spec().name;
+            if !registry.contains(&name) {
+                registry.register(tool)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn unregister(&self, registry: &Registry) {
+        for name in TOOL_NAMES {
+            let _ = registry.unregister(name);
+        }
     }
 }
 

@@ -37,5 +37,11 @@ pub const WORKER_MARKER: &str = "AGENT_TOOLS_VIBE_WORKER";
 pub use binding::VibeBinding;
 pub use command::CommandBackend;
 pub use roster::{Roster, DEFAULT_MAX_WORKERS};
-pub use tools::{KillArgs, ListArgs, SendArgs, SpawnArgs, WaitArgs, TOOL_NAMES};
+pub use tools::{KillArgs, ListArgs, SendArgs, SpawnArgs, WaitArgs, TOOLS, TOOL_NAMES};
 pub use worker::{WorkerProcess, WorkerSnapshot, WorkerState, WorkerTier};
+
+/// This crate's tools as the host lists them before a resource is bound.
+pub const FAMILY: tool_core::FamilyDecl = tool_core::FamilyDecl {
+    tools: &TOOLS,
+    resource: "vibe roster (vibe mode on)",
+};

@@ -17,7 +17,6 @@
 //! tool whose own answer tells the same news withdraws the notice.
 
 use crate::record::{with_processes, worker_name, CurrentRun, Occupancy, RosterState, Worker};
-use crate::tools;
 use crate::{
     RunOutcome, RunProcesses, WorkerBackend, WorkerRun, WorkerSnapshot, WorkerState, WorkerTier,
 };
@@ -52,10 +51,21 @@ impl fmt::Debug for Roster {
     }
 }
 
+/// The tools vibe mode puts into a Registry and takes out again. The
+/// binding gives them ([`crate::binding`]), so the roster names no tool.
+pub(crate) trait VibeTools: Send + Sync {
+    /// Register every tool not yet in `registry`, each steering `roster`.
+    fn register(&self, roster: Weak<RosterInner>, registry: &Registry)
+        -> Result<(), RegistryError>;
+    /// Take every tool out of `registry`.
+    fn unregister(&self, registry: &Registry);
+}
+
 pub(crate) struct RosterInner {
     backend: Arc<dyn WorkerBackend>,
     state: Mutex<RosterState>,
-    registry: Mutex<Option<Registry>>,
+    /// The Registry attached to, and the tools switched in it.
+    registry: Mutex<Option<(Registry, Arc<dyn VibeTools>)>>,
     /// The run's notice board, once attached: where ends are announced.
     notices: Mutex<Option<NoticeBoard>>,
     /// Spawn, send, kill and the mode switch run one at a time, so a send
@@ -121,23 +131,19 @@ impl Roster {
         &self.inner.backend
     }
 
-    /// Bind to a run's Registry: the tools are registered now if vibe mode
-    /// is on, and follow [`Roster::set_vibe_mode`] from here on.
-    pub fn attach(&self, registry: &Registry) -> Result<(), RegistryError> {
-        *self.inner.registry.lock().expect("registry lock") = Some(registry.clone());
+    /// Bind to a run's Registry with the tools vibe mode switches: they are
+    /// registered now if vibe mode is on, and follow
+    /// [`Roster::set_vibe_mode`] from here on.
+    pub(crate) fn attach_tools(
+        &self,
+        registry: &Registry,
+        tools: Arc<dyn VibeTools>,
+    ) -> Result<(), RegistryError> {
+        *self.inner.registry.lock().expect("registry lock") =
+            Some((registry.clone(), tools.clone()));
         *self.inner.notices.lock().expect("notices lock") = Some(registry.notices());
         if self.vibe_mode() {
-            self.register_tools(registry)?;
-        }
-        Ok(())
-    }
-
-    fn register_tools(&self, registry: &Registry) -> Result<(), RegistryError> {
-        for tool in tools::all(Arc::downgrade(&self.inner)) {
-            let name = tool.spec().name;
-            if !registry.contains(&name) {
-                registry.register(tool)?;
-            }
+            tools.register(Arc::downgrade(&self.inner), registry)?;
         }
         Ok(())
     }
@@ -151,16 +157,14 @@ impl Roster {
         self.inner.lock().vibe_mode = on;
         let registry = self.inner.registry.lock().expect("registry lock").clone();
         if on {
-            if let Some(r) = &registry {
-                self.register_tools(r)?;
+            if let Some((r, tools)) = &registry {
+                tools.register(Arc::downgrade(&self.inner), r)?;
             }
             tracing::info!("vibe mode on");
             return Ok(());
         }
-        if let Some(r) = &registry {
-            for name in tools::TOOL_NAMES {
-                let _ = r.unregister(name);
-            }
+        if let Some((r, tools)) = &registry {
+            tools.unregister(r);
         }
         self.inner.stop_all().await;
         tracing::info!("vibe mode off: tools unregistered, workers killed");

@@ -10,15 +10,29 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
-use tool_core::{parse_args, schema_for, CallContext, Tier, Tool, ToolError, ToolOutput, ToolSpec};
+use tool_core::tool::paragraph;
+use tool_core::{
+    parse_args, schema_for, CallContext, Tier, Tool, ToolDecl, ToolError, ToolOutput, ToolSpec,
+};
+
+/// `vibe_spawn` starts a worker, an external agent process.
+pub const VIBE_SPAWN: ToolDecl = ToolDecl::new("vibe_spawn", Tier::Read).hints(false, false, true);
+/// `vibe_send` instructs a worker, an external agent process.
+pub const VIBE_SEND: ToolDecl = ToolDecl::new("vibe_send", Tier::Read).hints(false, false, true);
+pub const VIBE_WAIT: ToolDecl = ToolDecl::new("vibe_wait", Tier::Read);
+pub const VIBE_KILL: ToolDecl = ToolDecl::new("vibe_kill", Tier::Read);
+pub const VIBE_LIST: ToolDecl = ToolDecl::new("vibe_list", Tier::Read);
+
+/// The five tools, in the order they are registered.
+pub const TOOLS: [ToolDecl; 5] = [VIBE_SPAWN, VIBE_SEND, VIBE_WAIT, VIBE_KILL, VIBE_LIST];
 
 /// The names of the five tools, in the order they are registered.
 pub const TOOL_NAMES: [&str; 5] = [
-    "vibe_spawn",
-    "vibe_send",
-    "vibe_wait",
-    "vibe_kill",
-    "vibe_list",
+    VIBE_SPAWN.name,
+    VIBE_SEND.name,
+    VIBE_WAIT.name,
+    VIBE_KILL.name,
+    VIBE_LIST.name,
 ];
 
 const DEFAULT_WAIT: u64 = 60;
@@ -113,45 +127,36 @@ fn structured(w: &WorkerSnapshot) -> Value {
 #[async_trait]
 impl Tool for VibeTool {
     fn spec(&self) -> ToolSpec {
-        let (name, description, schema) = match self.op {
+        let (decl, description, schema) = match self.op {
             Op::Spawn => (
-                "vibe_spawn",
-                "Start a background worker on a brief and return its id at once; the worker keeps \
-                 running while you go on. tier `fast` (default) for mechanical work with a clear \
-                 spec, `good` for design, judgement or reviewing a fast worker's output. Collect \
-                 the result with vibe_wait. When as many workers run as this run allows, it is \
-                 queued and starts when one of them ends.",
+                VIBE_SPAWN,
+                paragraph(include_str!("../descriptions/vibe_spawn.md")),
                 schema_for::<SpawnArgs>(),
             ),
             Op::Send => (
-                "vibe_send",
-                "Append a message to a worker's brief and re-run it. A worker still running is \
-                 stopped first and started again with the longer brief; a queued one keeps its \
-                 place and runs with the longer brief.",
+                VIBE_SEND,
+                paragraph(include_str!("../descriptions/vibe_send.md")),
                 schema_for::<SendArgs>(),
             ),
             Op::Wait => (
-                "vibe_wait",
-                "Block until a worker settles (done, failed, lost, killed) or the timeout passes \
-                 (default 60 s, at most 600 s), through the queue if it is queued; answers its \
-                 state and result either way.",
+                VIBE_WAIT,
+                paragraph(include_str!("../descriptions/vibe_wait.md")),
                 schema_for::<WaitArgs>(),
             ),
             Op::Kill => (
-                "vibe_kill",
+                VIBE_KILL,
                 "Stop a worker and every process it started; a queued worker is taken out of \
-                 the queue and never starts.",
+                 the queue and never starts."
+                    .to_string(),
                 schema_for::<KillArgs>(),
             ),
             Op::List => (
-                "vibe_list",
-                "Every worker of this run: id, label, tier, state, elapsed time and the first \
-                 line of its last result; the processes of each running worker; how many run \
-                 and are queued, and how many may run at once.",
+                VIBE_LIST,
+                paragraph(include_str!("../descriptions/vibe_list.md")),
                 schema_for::<ListArgs>(),
             ),
         };
-        ToolSpec::new(name, description, Tier::Read, schema)
+        decl.spec(description, schema)
     }
 
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {

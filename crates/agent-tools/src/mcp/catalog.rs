@@ -4,38 +4,20 @@
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use std::sync::Arc;
-use tool_core::{Tier, ToolSpec};
+use tool_core::{McpHints, Tier, ToolSpec};
 
-/// `(destructive, idempotent, open_world)` for tools whose tier alone does not
-/// say it. A read-tier tool is never destructive; a tool missing here gets
-/// its tier's default.
-fn known_hints(name: &str) -> Option<(bool, bool, bool)> {
-    Some(match name {
-        // Overwrites the whole file, but the same call twice gives the same file.
-        "write" => (true, true, false),
-        "edit" => (true, false, false),
-        // Only stages a change: nothing is written until `resolve`.
-        "ast_edit" => (false, false, false),
-        "resolve" => (true, false, false),
-        "lsp_rename" | "lsp_code_action" => (true, false, false),
-        // Runs the user's program / arbitrary code, which can reach anything.
-        "debug" => (true, false, true),
-        "eval" => (true, false, true),
-        // Start or instruct a background worker, an external agent process.
-        "vibe_spawn" | "vibe_send" => (false, false, true),
-        _ => return None,
-    })
-}
-
-/// The MCP annotations of a tool.
+/// The MCP annotations of a tool: its declared hints (see
+/// [`crate::catalog`]), or, for a tool not declared there or declared
+/// without its own, its tier's. A read-tier tool is never destructive.
 pub fn annotations(spec: &ToolSpec) -> ToolAnnotations {
     let read_only = spec.tier == Tier::Read;
-    let (destructive, idempotent, open_world) =
-        known_hints(&spec.name).unwrap_or(match spec.tier {
-            Tier::Read => (false, true, false),
-            Tier::Write => (true, false, false),
-            Tier::Exec => (true, false, true),
-        });
+    let McpHints {
+        destructive,
+        idempotent,
+        open_world,
+    } = crate::catalog::declared(&spec.name)
+        .and_then(|d| d.hints)
+        .unwrap_or(McpHints::of_tier(spec.tier));
     let mut a = ToolAnnotations::new()
         .read_only(read_only)
         .open_world(open_world);

@@ -51,7 +51,8 @@ pub async fn run(root: PathBuf, config: Option<PathBuf>, trust_workspace: bool) 
     );
     for fam in FAMILIES {
         let state = toolset.state(fam.feature);
-        for (name, tier) in fam.tools {
+        for tool in fam.tools {
+            let (name, tier) = (tool.name, tool.tier);
             let registered = toolset.registry().contains(name);
             let (compiled, why) = match &state {
                 BindingState::NotCompiled => {

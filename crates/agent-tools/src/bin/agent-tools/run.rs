@@ -63,7 +63,7 @@ pub fn check_config(
         let tools: Vec<&str> = agent_tools::FAMILIES
             .iter()
             .filter(|f| f.feature == *family)
-            .flat_map(|f| f.tools.iter().map(|(name, _)| *name))
+            .flat_map(|f| f.tools.iter().map(|t| t.name))
             .collect();
         eprintln!(
             "agent-tools {command}: --lenient: going on without the {family} tools ({}): {why}",
