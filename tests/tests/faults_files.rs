@@ -347,7 +347,7 @@ fn a_200_mb_edit_is_refused_from_the_handle_size() {
     let big = std::fs::File::create(ws.path().join("big.py")).unwrap();
     big.set_len(200 * 1024 * 1024).unwrap();
     drop(big);
-    let mut host = Host::start(ws.path(), &tool_core::fixtures::path_env());
+    let mut host = Host::start(ws.path(), &test_support::fixtures::path_env());
     host.call("read", json!({"path": "."}));
     let (answer, took) = host.call_timed(
         "edit",
@@ -441,7 +441,7 @@ fn stale_temp_files_of_ours_are_swept_at_start() {
 /// server's start and diagnostics first).
 #[test]
 fn a_refused_py_write_never_waits_for_a_language_server() {
-    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none() {
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none() {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
@@ -451,7 +451,7 @@ fn a_refused_py_write_never_waits_for_a_language_server() {
     )
     .unwrap();
     std::fs::write(ws.path().join("app.py"), "x: int = 1\n").unwrap();
-    let mut host = Host::start(ws.path(), &tool_core::fixtures::path_env());
+    let mut host = Host::start(ws.path(), &test_support::fixtures::path_env());
     let (answer, took) = host.call_timed(
         "edit",
         json!({"path": "app.py", "old_string": "not there", "new_string": "y"}),

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use tool_core::fixtures;
+use test_support::fixtures;
 use tool_core::process::procfs;
 use tool_core::process::signals::{self, Signal};
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_agent-tools"));
-    c.env("PATH", tool_core::fixtures::path_env());
+    c.env("PATH", test_support::fixtures::path_env());
     c
 }
 
@@ -63,7 +63,7 @@ fn python_project() -> tempfile::TempDir {
         .prefix("debug-batch-")
         .tempdir()
         .unwrap();
-    let fixture = tool_core::fixtures::workspace_root().join("tests/fixtures/debug/python");
+    let fixture = test_support::fixtures::workspace_root().join("tests/fixtures/debug/python");
     for f in ["avg.py", "requirements.txt"] {
         std::fs::copy(fixture.join(f), dir.path().join(f)).unwrap();
     }
@@ -72,7 +72,7 @@ fn python_project() -> tempfile::TempDir {
 
 #[test]
 fn a_debug_session_spans_batch_calls_and_dies_with_the_process() {
-    if tool_core::fixtures::require(&["debugpy"]).is_none() {
+    if test_support::fixtures::require(&["debugpy"]).is_none() {
         return;
     }
     let dir = python_project();
@@ -104,7 +104,7 @@ fn a_debug_session_spans_batch_calls_and_dies_with_the_process() {
 
 #[test]
 fn a_session_left_stopped_is_killed_when_batch_ends() {
-    if tool_core::fixtures::require(&["debugpy"]).is_none() {
+    if test_support::fixtures::require(&["debugpy"]).is_none() {
         return;
     }
     let dir = python_project();

@@ -23,7 +23,7 @@ fn project() -> Project {
         .prefix("debug-config-")
         .tempdir()
         .unwrap();
-    let fixture = tool_core::fixtures::workspace_root().join("tests/fixtures/debug/python");
+    let fixture = test_support::fixtures::workspace_root().join("tests/fixtures/debug/python");
     for f in ["avg.py", "requirements.txt"] {
         std::fs::copy(fixture.join(f), root.path().join(f)).unwrap();
     }
@@ -36,7 +36,7 @@ fn project() -> Project {
 /// The fixtures venv's interpreter, which imports debugpy (`None`: not
 /// installed, outside CI).
 fn venv_python() -> Option<PathBuf> {
-    let debugpy = tool_core::fixtures::require(&["debugpy"])?;
+    let debugpy = test_support::fixtures::require(&["debugpy"])?;
     Some(debugpy.with_file_name("python"))
 }
 
@@ -82,7 +82,7 @@ impl Project {
         c.arg(subcommand)
             .arg("--root")
             .arg(self.root.path())
-            .env("PATH", tool_core::fixtures::path_env())
+            .env("PATH", test_support::fixtures::path_env())
             .env("XDG_CONFIG_HOME", self.config_home.path())
             .env("NO_COLOR", "1")
             .env_remove("RUST_LOG");
@@ -105,7 +105,7 @@ impl Project {
     fn shown(&self, text: &str) -> String {
         text.replace(&self.root.path().to_string_lossy().into_owned(), "<root>")
             .replace(
-                &tool_core::fixtures::dir().to_string_lossy().into_owned(),
+                &test_support::fixtures::dir().to_string_lossy().into_owned(),
                 "<fixtures>",
             )
     }

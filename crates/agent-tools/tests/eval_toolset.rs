@@ -62,9 +62,9 @@ fn options(root: &std::path::Path, eval: &str) -> RunOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eval_binds_from_config_and_bridges_to_the_run() {
-    let venv_python = tool_core::fixtures::dir().join("venv/bin/python");
+    let venv_python = test_support::fixtures::dir().join("venv/bin/python");
     if !venv_python.is_file() {
-        tool_core::fixtures::require(&["__fixture_venv_python__"]);
+        test_support::fixtures::require(&["__fixture_venv_python__"]);
         return;
     }
     let dir = tempfile::tempdir().unwrap();

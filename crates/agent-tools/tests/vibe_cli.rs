@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tool_core::process::pid_alive;
 
 fn worker(tier: &str) -> String {
-    let script = tool_core::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh");
+    let script = test_support::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh");
     assert!(script.is_file(), "{} is missing", script.display());
     format!("sh {} {tier}", script.display())
 }

@@ -201,7 +201,7 @@ fn secs(d: Duration) -> String {
 fn main() {
     let corpus = stdlib();
     let Some(cli) =
-        tool_core::fixtures::find("ast-grep").or_else(|| tool_core::fixtures::find("sg"))
+        test_support::fixtures::find("ast-grep").or_else(|| test_support::fixtures::find("sg"))
     else {
         eprintln!("bench astgrep: the ast-grep CLI is not installed; run `cargo xtask fixtures`");
         std::process::exit(1);

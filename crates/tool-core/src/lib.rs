@@ -20,7 +20,6 @@ pub mod args;
 pub mod binding;
 pub mod error;
 pub mod files;
-pub mod fixtures;
 pub mod format;
 pub mod framing;
 pub mod fs;

@@ -46,7 +46,7 @@ impl Run {
             "warm_up": false
         }))
         .unwrap();
-        let lsp = LspBinding::new(config).with_path(Some(tool_core::fixtures::path_env()));
+        let lsp = LspBinding::new(config).with_path(Some(test_support::fixtures::path_env()));
         let astgrep = AstGrepBinding::new().with_journal_dir(dir.path().join(".journal"));
         let run = RunContext {
             workspace: Workspace::new(dir.path()).unwrap(),

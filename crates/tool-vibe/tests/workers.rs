@@ -11,7 +11,7 @@ use tool_core::{CallContext, Registry, Surface, ToolError, ToolOutput};
 use tool_vibe::{CommandBackend, Roster, WorkerState, TOOL_NAMES};
 
 fn worker_script() -> PathBuf {
-    tool_core::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh")
+    test_support::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh")
 }
 
 struct Run {

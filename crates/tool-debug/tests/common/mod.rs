@@ -11,7 +11,7 @@ use tool_core::{CallContext, Tool, ToolError, ToolOutput, Workspace};
 use tool_debug::{DebugConfig, DebugSupervisor, DebugTool};
 
 pub fn fixture(name: &str) -> PathBuf {
-    tool_core::fixtures::workspace_root()
+    test_support::fixtures::workspace_root()
         .join("tests/fixtures/debug")
         .join(name)
 }
@@ -41,7 +41,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// The config every test uses: the fixtures on PATH, Go offline.
 pub fn config() -> DebugConfig {
     DebugConfig {
-        search_path: Some(tool_core::fixtures::path_env()),
+        search_path: Some(test_support::fixtures::path_env()),
         env: vec![
             ("GOPROXY".into(), "off".into()),
             ("GOFLAGS".into(), "-mod=mod".into()),

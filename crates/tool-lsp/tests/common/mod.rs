@@ -17,7 +17,7 @@ use tool_lsp::LspBinding;
 /// A copy of `tests/fixtures/lsp/<name>` in a fresh temporary folder
 /// (`*.in` files get `@DIR@` replaced by the copy's path).
 pub fn project(name: &str) -> tempfile::TempDir {
-    let src = tool_core::fixtures::workspace_root()
+    let src = test_support::fixtures::workspace_root()
         .join("tests/fixtures/lsp")
         .join(name);
     let dir = tempfile::Builder::new()
@@ -108,7 +108,7 @@ impl Run {
             workspace: ws.clone(),
             conversation_id: None,
         };
-        let binding = Arc::new(binding.with_path(Some(tool_core::fixtures::path_env())));
+        let binding = Arc::new(binding.with_path(Some(test_support::fixtures::path_env())));
         let registry = Registry::new();
         registry.set_approver(Some(Arc::new(AllowAll)));
         let b = SharedBinding(binding.clone());
@@ -238,7 +238,7 @@ pub async fn run_scenario(s: &Scenario) {
 }
 
 pub async fn run_scenario_with(s: &Scenario, binding: LspBinding) {
-    if tool_core::fixtures::require(s.servers).is_none() {
+    if test_support::fixtures::require(s.servers).is_none() {
         return;
     }
     let started = std::time::Instant::now();
