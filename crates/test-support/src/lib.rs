@@ -1,10 +1,12 @@
 //! What the tests of agent-tools share, so each piece of test plumbing has
 //! one home: where the real components the tests run are found
-//! ([`fixtures`]).
+//! ([`fixtures`]), and the fault-injecting language server, built on demand
+//! ([`fault_server`]).
 //!
 //! Only tests, examples and `cargo xtask` use it: it is a dev-dependency of
 //! the crates and never a normal dependency of a shipped one (it is not
 //! published). Production code must never need anything here; a helper both
 //! need belongs in `tool-core`.
 
+pub mod fault_server;
 pub mod fixtures;
