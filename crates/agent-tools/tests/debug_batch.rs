@@ -3,10 +3,10 @@
 #![cfg(all(feature = "debug", feature = "cli"))]
 
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+use test_support::cli::text;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_agent-tools"));
@@ -15,37 +15,13 @@ fn bin() -> Command {
 }
 
 fn batch(root: &Path, extra: &[&str], calls: &[Value]) -> Vec<Value> {
-    let mut child = bin()
-        .arg("batch")
-        .arg("--root")
-        .arg(root)
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for c in calls {
-        writeln!(stdin, "{c}").unwrap();
-    }
-    drop(stdin);
-    let started = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(120));
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    eprintln!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn text(v: &Value) -> String {
-    v["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    let out = test_support::cli::batch(
+        bin().arg("batch").arg("--root").arg(root).args(extra),
+        calls,
+    );
+    assert!(out.elapsed < Duration::from_secs(120));
+    eprintln!("{}\n{}", out.stdout, out.stderr);
+    out.answers()
 }
 
 /// Live processes whose command line mentions `needle`.

@@ -7,7 +7,6 @@
 
 use expect_test::{expect, Expect};
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -112,26 +111,8 @@ impl Project {
 
     /// `batch --text` over `calls` with `extra` run options: the transcript.
     fn batch(&self, extra: &[&str], calls: &[Value]) -> String {
-        let mut child = self
-            .bin("batch")
-            .arg("--text")
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        for c in calls {
-            writeln!(stdin, "{c}").unwrap();
-        }
-        drop(stdin);
-        let out = child.wait_with_output().unwrap();
-        self.shown(&format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
+        let out = test_support::cli::batch(self.bin("batch").arg("--text").args(extra), calls);
+        self.shown(&format!("{}{}", out.stdout, out.stderr))
     }
 
     /// `doctor`'s `debug:` lines.

@@ -1,6 +1,7 @@
 //! What the tests of agent-tools share, so each piece of test plumbing has
 //! one home: where the real components the tests run are found
-//! ([`fixtures`]), and the fault-injecting language server, built on demand
+//! ([`fixtures`]), `agent-tools batch` run over a list of calls ([`cli`]),
+//! and the fault-injecting language server, built on demand
 //! ([`fault_server`]).
 //!
 //! Only tests, examples and `cargo xtask` use it: it is a dev-dependency of
@@ -8,5 +9,6 @@
 //! published). Production code must never need anything here; a helper both
 //! need belongs in `tool-core`.
 
+pub mod cli;
 pub mod fault_server;
 pub mod fixtures;
