@@ -1,8 +1,8 @@
 //! What the tests of agent-tools share, so each piece of test plumbing has
 //! one home: where the real components the tests run are found
 //! ([`fixtures`]), `agent-tools batch` run over a list of calls ([`cli`]),
-//! and the fault-injecting language server, built on demand
-//! ([`fault_server`]).
+//! small real tools to bind next to a family ([`tools`]), and the
+//! fault-injecting language server, built on demand ([`fault_server`]).
 //!
 //! Only tests, examples and `cargo xtask` use it: it is a dev-dependency of
 //! the crates and never a normal dependency of a shipped one (it is not
@@ -12,3 +12,4 @@
 pub mod cli;
 pub mod fault_server;
 pub mod fixtures;
+pub mod tools;
