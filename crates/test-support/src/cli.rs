@@ -1,6 +1,9 @@
 //! `agent-tools batch` run over a list of calls: the lines go to its stdin,
 //! which is then closed, and what it printed comes back as a [`BatchRun`].
 //!
+//! [`stdout_lines`] is for a host driven one line at a time instead (a
+//! `batch` or `mcp` process kept open), each answer awaited with a bound.
+//!
 //! The caller builds the command line (`env!("CARGO_BIN_EXE_agent-tools")`
 //! is only visible to agent-tools' own tests, and each test sets its own
 //! root, flags and environment); this module owns the feeding and the
@@ -8,8 +11,9 @@
 
 use serde_json::Value;
 use std::fmt::Display;
-use std::io::Write;
-use std::process::{Command, ExitStatus, Stdio};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// What one `batch` process printed, and how long it ran.
@@ -74,4 +78,20 @@ pub fn text(answer: &Value) -> String {
         .as_str()
         .unwrap_or_default()
         .to_string()
+}
+
+/// The lines of `child`'s (piped) stdout as they come, read by a thread of
+/// their own, so a test can wait for each with `recv_timeout`. The channel
+/// closes when stdout does, or at the first read error.
+pub fn stdout_lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let out = child.stdout.take().expect("the child's stdout is piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
