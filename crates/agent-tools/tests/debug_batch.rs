@@ -39,7 +39,7 @@ fn python_project() -> tempfile::TempDir {
         .prefix("debug-batch-")
         .tempdir()
         .unwrap();
-    let fixture = test_support::fixtures::workspace_root().join("tests/fixtures/debug/python");
+    let fixture = test_support::project::fixture("debug", "python");
     for f in ["avg.py", "requirements.txt"] {
         std::fs::copy(fixture.join(f), dir.path().join(f)).unwrap();
     }

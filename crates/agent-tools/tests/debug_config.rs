@@ -22,7 +22,7 @@ fn project() -> Project {
         .prefix("debug-config-")
         .tempdir()
         .unwrap();
-    let fixture = test_support::fixtures::workspace_root().join("tests/fixtures/debug/python");
+    let fixture = test_support::project::fixture("debug", "python");
     for f in ["avg.py", "requirements.txt"] {
         std::fs::copy(fixture.join(f), root.path().join(f)).unwrap();
     }

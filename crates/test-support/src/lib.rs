@@ -1,6 +1,7 @@
 //! What the tests of agent-tools share, so each piece of test plumbing has
 //! one home: where the real components the tests run are found
-//! ([`fixtures`]), `agent-tools batch` run over a list of calls ([`cli`]),
+//! ([`fixtures`]), throwaway projects to work in ([`project`]),
+//! `agent-tools batch` run over a list of calls ([`cli`]),
 //! small real tools to bind next to a family ([`tools`]), and the
 //! fault-injecting language server, built on demand ([`fault_server`]).
 //!
@@ -12,4 +13,5 @@
 pub mod cli;
 pub mod fault_server;
 pub mod fixtures;
+pub mod project;
 pub mod tools;

@@ -21,16 +21,7 @@ fn run(dir: tempfile::TempDir) -> Run {
 }
 
 fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix("lsp-cold-")
-        .tempdir()
-        .unwrap();
-    for (rel, text) in files {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
+    test_support::project::with_files("lsp-cold-", files)
 }
 
 /// The call's text with the temporary root replaced, for snapshots.

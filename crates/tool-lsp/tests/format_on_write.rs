@@ -19,11 +19,8 @@ const UNFORMATTED_PY: &str = "x=1\ndef f( ) -> int:\n  return 'no'\n";
 const FORMATTED_PY: &str = "x = 1\n\n\ndef f() -> int:\n    return \"no\"\n";
 
 fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        std::fs::write(dir.path().join(path), text).unwrap();
-    }
-    dir
+    // `.tmp`: tempfile's own prefix, as these projects always had.
+    test_support::project::with_files(".tmp", files)
 }
 
 fn config(format_on_write: Value) -> CatalogConfig {
