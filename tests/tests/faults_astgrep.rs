@@ -5,11 +5,12 @@
 //! answer, quickly and in small memory, and the host answers the next call.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use test_support::cli::stdout_lines;
 use tool_core::format::thousands;
 
 /// Longest wait for one answer: far more than any of these calls needs, and
@@ -46,16 +47,7 @@ impl Batch {
             .stderr(Stdio::null())
             .spawn()
             .expect("agent-tools starts");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, answers) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let answers = stdout_lines(&mut child);
         Batch {
             stdin: child.stdin.take(),
             child,

@@ -6,7 +6,7 @@
 //! instead of hanging it; the host is killed when a test ends.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use test_support::cli::stdout_lines;
+use tool_core::process::procfs;
 
 /// One `agent-tools batch` process.
 struct Host {
@@ -37,16 +39,7 @@ impl Host {
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = stdout_lines(&mut child);
         Host {
             child,
             stdin,
@@ -73,12 +66,7 @@ impl Host {
 
     /// Resident memory of the host, in KiB.
     fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap()
+        procfs::rss_kib(self.child.id()).unwrap()
     }
 }
 
@@ -347,7 +335,7 @@ fn a_200_mb_edit_is_refused_from_the_handle_size() {
     let big = std::fs::File::create(ws.path().join("big.py")).unwrap();
     big.set_len(200 * 1024 * 1024).unwrap();
     drop(big);
-    let mut host = Host::start(ws.path(), &tool_core::fixtures::path_env());
+    let mut host = Host::start(ws.path(), &test_support::fixtures::path_env());
     host.call("read", json!({"path": "."}));
     let (answer, took) = host.call_timed(
         "edit",
@@ -441,7 +429,7 @@ fn stale_temp_files_of_ours_are_swept_at_start() {
 /// server's start and diagnostics first).
 #[test]
 fn a_refused_py_write_never_waits_for_a_language_server() {
-    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none() {
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none() {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
@@ -451,7 +439,7 @@ fn a_refused_py_write_never_waits_for_a_language_server() {
     )
     .unwrap();
     std::fs::write(ws.path().join("app.py"), "x: int = 1\n").unwrap();
-    let mut host = Host::start(ws.path(), &tool_core::fixtures::path_env());
+    let mut host = Host::start(ws.path(), &test_support::fixtures::path_env());
     let (answer, took) = host.call_timed(
         "edit",
         json!({"path": "app.py", "old_string": "not there", "new_string": "y"}),

@@ -5,10 +5,12 @@
 //! being held whole (its resident memory is watched while it arrives).
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use test_support::cli::stdout_lines;
+use tool_core::process::procfs;
 
 /// One `agent-tools mcp` on a fresh root, killed if the test fails.
 struct Host {
@@ -30,16 +32,7 @@ impl Host {
             .stderr(Stdio::null())
             .spawn()
             .expect("start agent-tools mcp");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let lines = stdout_lines(&mut child);
         let stdin = child.stdin.take();
         let mut host = Host {
             child,
@@ -86,12 +79,7 @@ impl Host {
     }
 
     fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS in /proc/<pid>/status")
+        procfs::rss_kib(self.child.id()).expect("VmRSS in /proc/<pid>/status")
     }
 
     /// Close stdin: the host ends on its own, successfully.

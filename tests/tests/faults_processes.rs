@@ -10,12 +10,13 @@
 //! process with the marker may be left.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use tool_core::fixtures;
+use test_support::cli::stdout_lines;
+use test_support::fixtures;
 use tool_core::process::procfs;
 use tool_core::process::signals::{self, Signal};
 
@@ -116,20 +117,6 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// The host's stdout, line by line, from a thread.
-fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
 fn next_line(rx: &mpsc::Receiver<String>, deadline: Instant) -> Value {
     let left = deadline.saturating_duration_since(Instant::now());
     let line = rx
@@ -187,7 +174,7 @@ fn nothing_survives_kill_9_of_the_mcp_host() {
     let marker = unique_marker();
     let mut child = host("mcp", dir.path(), &marker);
     let _guard = KillOnDrop(child.id());
-    let rx = lines_of(&mut child);
+    let rx = stdout_lines(&mut child);
     let mut stdin = child.stdin.take().unwrap();
     let deadline = Instant::now() + Duration::from_secs(40);
 
@@ -250,7 +237,7 @@ fn nothing_survives_sigterm_of_batch_and_it_exits_143() {
     let marker = unique_marker();
     let mut child = host("batch", dir.path(), &marker);
     let _guard = KillOnDrop(child.id());
-    let rx = lines_of(&mut child);
+    let rx = stdout_lines(&mut child);
     let mut stdin = child.stdin.take().unwrap();
     let deadline = Instant::now() + Duration::from_secs(40);
     for (tool, args) in calls() {

@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use tool_core::fixtures;
+use test_support::fixtures;
 
 /// The fixtures' Python with the `mcp` SDK, or `None` (skipped locally; a
 /// failure in CI).

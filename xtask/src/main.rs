@@ -51,9 +51,9 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// `$PATH` with the fixture folders first, for everything the tests start
-/// (built by tool-core, as the tests build it).
+/// (built by test-support, as the tests build it).
 pub fn fixture_path(root: &Path) -> std::ffi::OsString {
-    tool_core::fixtures::path_env_in(&fixtures::dir(root))
+    test_support::fixtures::path_env_in(&fixtures::dir(root))
 }
 
 pub fn run(cmd: &mut Command) -> Result<()> {

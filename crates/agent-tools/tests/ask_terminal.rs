@@ -79,7 +79,7 @@ fn under_pty(args: &[&str], script: serde_json::Value) -> Option<Typed> {
 /// As [`under_pty`], with `RUST_LOG` set to `log` (the logs go to the
 /// terminal, so they are in the transcript).
 fn under_pty_logging(args: &[&str], script: serde_json::Value, log: &str) -> Option<Typed> {
-    let python = tool_core::fixtures::require(&["python3"])?;
+    let python = test_support::fixtures::require(&["python3"])?;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("stdout.txt");
     let result = Command::new(python)

@@ -103,7 +103,7 @@ async fn ask_with_approval_binds_ask_user_and_gates_write_tools_through_the_same
 #[tokio::test]
 async fn a_harness_switches_vibe_mode_during_the_run() {
     let dir = tempfile::tempdir().unwrap();
-    let script = tool_core::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh");
+    let script = test_support::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh");
     let backend = CommandBackend::new(dir.path()).fast(format!("sh {} fast", script.display()));
     let roster = Roster::new(Arc::new(backend)).off();
     let toolset = ToolsetBuilder::new(dir.path())

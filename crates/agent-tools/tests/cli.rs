@@ -1,6 +1,5 @@
 //! The `agent-tools` binary as a person runs it: doctor, call, batch.
 
-use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 fn bin() -> Command {
@@ -78,29 +77,15 @@ fn bad_usage_exits_2() {
 #[test]
 fn batch_answers_one_json_line_per_call() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = bin()
-        .args(["batch", "-", "--root"])
-        .arg(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        let mut stdin = child.stdin.take().unwrap();
-        writeln!(stdin, r#"{{"tool": "no_such_tool", "args": {{}}}}"#).unwrap();
-        writeln!(stdin).unwrap();
-        writeln!(stdin, "not json").unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let lines: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-        .collect();
+    let out = test_support::cli::batch(
+        bin().args(["batch", "-", "--root"]).arg(dir.path()),
+        [r#"{"tool": "no_such_tool", "args": {}}"#, "", "not json"],
+    );
+    let text = &out.stdout;
+    let lines = out.answers();
     assert_eq!(lines.len(), 2, "{text}");
     assert_eq!(lines[0]["ok"], false);
     assert_eq!(lines[0]["error"]["kind"], "unknown_tool");
     assert_eq!(lines[1]["error"]["kind"], "bad_arguments");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.code(), 1);
 }

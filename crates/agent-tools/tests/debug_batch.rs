@@ -3,49 +3,25 @@
 #![cfg(all(feature = "debug", feature = "cli"))]
 
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+use test_support::cli::text;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_agent-tools"));
-    c.env("PATH", tool_core::fixtures::path_env());
+    c.env("PATH", test_support::fixtures::path_env());
     c
 }
 
 fn batch(root: &Path, extra: &[&str], calls: &[Value]) -> Vec<Value> {
-    let mut child = bin()
-        .arg("batch")
-        .arg("--root")
-        .arg(root)
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for c in calls {
-        writeln!(stdin, "{c}").unwrap();
-    }
-    drop(stdin);
-    let started = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(120));
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    eprintln!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn text(v: &Value) -> String {
-    v["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    let out = test_support::cli::batch(
+        bin().arg("batch").arg("--root").arg(root).args(extra),
+        calls,
+    );
+    assert!(out.elapsed < Duration::from_secs(120));
+    eprintln!("{}\n{}", out.stdout, out.stderr);
+    out.answers()
 }
 
 /// Live processes whose command line mentions `needle`.
@@ -63,7 +39,7 @@ fn python_project() -> tempfile::TempDir {
         .prefix("debug-batch-")
         .tempdir()
         .unwrap();
-    let fixture = tool_core::fixtures::workspace_root().join("tests/fixtures/debug/python");
+    let fixture = test_support::project::fixture("debug", "python");
     for f in ["avg.py", "requirements.txt"] {
         std::fs::copy(fixture.join(f), dir.path().join(f)).unwrap();
     }
@@ -72,7 +48,7 @@ fn python_project() -> tempfile::TempDir {
 
 #[test]
 fn a_debug_session_spans_batch_calls_and_dies_with_the_process() {
-    if tool_core::fixtures::require(&["debugpy"]).is_none() {
+    if test_support::fixtures::require(&["debugpy"]).is_none() {
         return;
     }
     let dir = python_project();
@@ -104,7 +80,7 @@ fn a_debug_session_spans_batch_calls_and_dies_with_the_process() {
 
 #[test]
 fn a_session_left_stopped_is_killed_when_batch_ends() {
-    if tool_core::fixtures::require(&["debugpy"]).is_none() {
+    if test_support::fixtures::require(&["debugpy"]).is_none() {
         return;
     }
     let dir = python_project();

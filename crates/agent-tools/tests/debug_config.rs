@@ -7,7 +7,6 @@
 
 use expect_test::{expect, Expect};
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -23,7 +22,7 @@ fn project() -> Project {
         .prefix("debug-config-")
         .tempdir()
         .unwrap();
-    let fixture = tool_core::fixtures::workspace_root().join("tests/fixtures/debug/python");
+    let fixture = test_support::project::fixture("debug", "python");
     for f in ["avg.py", "requirements.txt"] {
         std::fs::copy(fixture.join(f), root.path().join(f)).unwrap();
     }
@@ -36,7 +35,7 @@ fn project() -> Project {
 /// The fixtures venv's interpreter, which imports debugpy (`None`: not
 /// installed, outside CI).
 fn venv_python() -> Option<PathBuf> {
-    let debugpy = tool_core::fixtures::require(&["debugpy"])?;
+    let debugpy = test_support::fixtures::require(&["debugpy"])?;
     Some(debugpy.with_file_name("python"))
 }
 
@@ -82,7 +81,7 @@ impl Project {
         c.arg(subcommand)
             .arg("--root")
             .arg(self.root.path())
-            .env("PATH", tool_core::fixtures::path_env())
+            .env("PATH", test_support::fixtures::path_env())
             .env("XDG_CONFIG_HOME", self.config_home.path())
             .env("NO_COLOR", "1")
             .env_remove("RUST_LOG");
@@ -105,33 +104,15 @@ impl Project {
     fn shown(&self, text: &str) -> String {
         text.replace(&self.root.path().to_string_lossy().into_owned(), "<root>")
             .replace(
-                &tool_core::fixtures::dir().to_string_lossy().into_owned(),
+                &test_support::fixtures::dir().to_string_lossy().into_owned(),
                 "<fixtures>",
             )
     }
 
     /// `batch --text` over `calls` with `extra` run options: the transcript.
     fn batch(&self, extra: &[&str], calls: &[Value]) -> String {
-        let mut child = self
-            .bin("batch")
-            .arg("--text")
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        for c in calls {
-            writeln!(stdin, "{c}").unwrap();
-        }
-        drop(stdin);
-        let out = child.wait_with_output().unwrap();
-        self.shown(&format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
+        let out = test_support::cli::batch(self.bin("batch").arg("--text").args(extra), calls);
+        self.shown(&format!("{}{}", out.stdout, out.stderr))
     }
 
     /// `doctor`'s `debug:` lines.

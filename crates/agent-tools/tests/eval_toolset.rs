@@ -4,53 +4,10 @@
 #![cfg(feature = "eval")]
 
 use agent_tools::{BindingState, RunConfig, RunOptions, ToolsetBuilder};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::Arc;
-use tool_core::{
-    async_trait, schema_for, AllowAll, Binding, CallContext, Registry, RegistryError, RunContext,
-    Surface, Tier, Tool, ToolError, ToolOutput, ToolSpec,
-};
-
-/// A real (tiny) read tool of another family: lists the workspace root.
-struct ListRoot {
-    root: std::path::PathBuf,
-}
-
-#[derive(serde::Deserialize, tool_core::schemars::JsonSchema)]
-#[schemars(crate = "tool_core::schemars")]
-struct NoArgs {}
-
-#[async_trait]
-impl Tool for ListRoot {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "list_root",
-            "List the workspace root.",
-            Tier::Read,
-            schema_for::<NoArgs>(),
-        )
-    }
-    async fn call(&self, _cx: &CallContext, _args: Value) -> Result<ToolOutput, ToolError> {
-        let mut names: Vec<String> = std::fs::read_dir(&self.root)?
-            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-            .collect::<Result<_, _>>()?;
-        names.sort();
-        Ok(ToolOutput::text(names.join("\n")))
-    }
-}
-
-struct ListBinding;
-
-impl Binding for ListBinding {
-    fn resource(&self) -> &'static str {
-        "directory lister"
-    }
-    fn register(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
-        registry.register(Arc::new(ListRoot {
-            root: run.workspace.root().to_path_buf(),
-        }))
-    }
-}
+use test_support::tools::ListBinding;
+use tool_core::{AllowAll, CallContext, Surface, Tier, ToolError};
 
 fn options(root: &std::path::Path, eval: &str) -> RunOptions {
     let config: RunConfig = toml::from_str(eval).unwrap();
@@ -62,9 +19,9 @@ fn options(root: &std::path::Path, eval: &str) -> RunOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eval_binds_from_config_and_bridges_to_the_run() {
-    let venv_python = tool_core::fixtures::dir().join("venv/bin/python");
+    let venv_python = test_support::fixtures::dir().join("venv/bin/python");
     if !venv_python.is_file() {
-        tool_core::fixtures::require(&["__fixture_venv_python__"]);
+        test_support::fixtures::require(&["__fixture_venv_python__"]);
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -37,7 +37,7 @@ fn text(out: &Output, data: &Path) -> String {
 
 #[test]
 fn install_python_and_typescript_then_doctor_finds_them_and_the_server_answers() {
-    if tool_core::fixtures::require(&["npm"]).is_none() {
+    if test_support::fixtures::require(&["npm"]).is_none() {
         return;
     }
     let t = tempfile::tempdir().unwrap();

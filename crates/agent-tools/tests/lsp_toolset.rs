@@ -70,12 +70,12 @@ fn the_default_binding_reads_the_lsp_config_section_and_doctor_says_why() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_facades_write_and_edit_report_new_diagnostics() {
-    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none() {
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none() {
         return;
     }
     let d = python_project();
-    let binding =
-        LspBinding::new(CatalogConfig::default()).with_path(Some(tool_core::fixtures::path_env()));
+    let binding = LspBinding::new(CatalogConfig::default())
+        .with_path(Some(test_support::fixtures::path_env()));
     let toolset = ToolsetBuilder::new(d.path())
         .unwrap()
         .approver(Arc::new(AllowAll))

@@ -36,7 +36,7 @@ impl Project {
             diagnostics_wait_ms: Some(60_000),
             ..CatalogConfig::default()
         };
-        let lsp = LspBinding::new(config).with_path(Some(tool_core::fixtures::path_env()));
+        let lsp = LspBinding::new(config).with_path(Some(test_support::fixtures::path_env()));
         let toolset = ToolsetBuilder::new(dir.path())
             .unwrap()
             .approver(Arc::new(AllowAll))
@@ -108,7 +108,7 @@ const PY_UTIL: &str = "def greet(name: str) -> str:\n    return \"hello \" + nam
 const PY_APP: &str = "from util import greet\n\nprint(greet(\"world\"))\n";
 
 fn python() -> Option<Project> {
-    tool_core::fixtures::require(&["basedpyright-langserver"])?;
+    test_support::fixtures::require(&["basedpyright-langserver"])?;
     Some(Project::new(&[
         ("pyproject.toml", "[project]\nname = \"x\"\n"),
         ("util.py", PY_UTIL),
@@ -222,7 +222,7 @@ async fn an_ast_edit_that_breaks_types_shows_the_new_error_before_anything_is_wr
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_staged_typescript_rename_is_applied_on_accept_and_refused_after_drift() {
-    if tool_core::fixtures::require(&["typescript-language-server"]).is_none() {
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none() {
         return;
     }
     let util = "export function greet(name: string): string {\n  return \"hello \" + name;\n}\n";
@@ -280,7 +280,7 @@ const TS_UTIL: &str =
 const TS_APP: &str = "import { greet } from \"./lib/util\";\n\nconsole.log(greet(\"world\"));\n";
 
 fn typescript_with_lib() -> Option<Project> {
-    tool_core::fixtures::require(&["typescript-language-server"])?;
+    test_support::fixtures::require(&["typescript-language-server"])?;
     Some(Project::new(&[
         ("tsconfig.json", TS_CONFIG),
         ("src/lib/util.ts", TS_UTIL),
@@ -400,7 +400,7 @@ async fn a_folder_of_more_than_a_thousand_files_is_refused_and_nothing_moves() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_typescript_add_missing_import_is_applied_and_staged_like_the_others() {
-    if tool_core::fixtures::require(&["typescript-language-server"]).is_none() {
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none() {
         return;
     }
     let app = "console.log(greet(\"world\"));\n";
@@ -516,7 +516,7 @@ const RS_MAIN: &str =
     "mod util;\n\nuse util::greet;\n\nfn main() {\n    println!(\"{}\", greet(\"world\"));\n}\n";
 
 fn rust() -> Option<Project> {
-    tool_core::fixtures::require(&["rust-analyzer"])?;
+    test_support::fixtures::require(&["rust-analyzer"])?;
     Some(Project::new(&[
         ("Cargo.toml", RS_CARGO),
         ("src/util.rs", RS_UTIL),
@@ -632,7 +632,7 @@ async fn a_rust_ast_edit_that_breaks_types_shows_rust_analyzers_error_before_any
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_staged_typescript_move_previews_what_the_server_reports_after_it() {
-    if tool_core::fixtures::require(&["typescript-language-server"]).is_none() {
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none() {
         return;
     }
     // The moved file imports one file that stays beside it (the server
@@ -827,7 +827,7 @@ const C_MAIN: &str =
 /// preview on, after a write).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_change_previewed_again_on_clangd_is_computed_each_time() {
-    if tool_core::fixtures::require(&["clangd"]).is_none() {
+    if test_support::fixtures::require(&["clangd"]).is_none() {
         return;
     }
     let p = Project::new(&[("main.c", C_MAIN), ("compile_flags.txt", "-std=c11\n")]);

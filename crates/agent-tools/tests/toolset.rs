@@ -2,53 +2,9 @@
 //! bound, and says why not otherwise.
 
 use agent_tools::{BindingState, ToolsetBuilder};
-use serde_json::{json, Value};
-use std::sync::Arc;
-use tool_core::{
-    async_trait, schema_for, Binding, CallContext, Registry, RegistryError, RunContext, Surface,
-    Tier, Tool, ToolError, ToolOutput, ToolSpec,
-};
-
-/// A real (tiny) tool: lists the workspace root's entries.
-struct ListRoot {
-    root: std::path::PathBuf,
-}
-
-#[derive(serde::Deserialize, tool_core::schemars::JsonSchema)]
-#[schemars(crate = "tool_core::schemars")]
-struct NoArgs {}
-
-#[async_trait]
-impl Tool for ListRoot {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            "list_root",
-            "List the workspace root.",
-            Tier::Read,
-            schema_for::<NoArgs>(),
-        )
-    }
-    async fn call(&self, _cx: &CallContext, _args: Value) -> Result<ToolOutput, ToolError> {
-        let mut names: Vec<String> = std::fs::read_dir(&self.root)?
-            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-            .collect::<Result<_, _>>()?;
-        names.sort();
-        Ok(ToolOutput::text(names.join("\n")))
-    }
-}
-
-struct ListBinding;
-
-impl Binding for ListBinding {
-    fn resource(&self) -> &'static str {
-        "directory lister"
-    }
-    fn register(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
-        registry.register(Arc::new(ListRoot {
-            root: run.workspace.root().to_path_buf(),
-        }))
-    }
-}
+use serde_json::json;
+use test_support::tools::ListBinding;
+use tool_core::{CallContext, Surface};
 
 #[tokio::test]
 async fn only_bound_resources_register() {

@@ -4,14 +4,14 @@
 #![cfg(all(feature = "vibe", feature = "cli"))]
 
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use test_support::cli::text;
 use tool_core::process::pid_alive;
 
 fn worker(tier: &str) -> String {
-    let script = tool_core::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh");
+    let script = test_support::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh");
     assert!(script.is_file(), "{} is missing", script.display());
     format!("sh {} {tier}", script.display())
 }
@@ -32,31 +32,12 @@ fn batch_with_stderr(
     root: &std::path::Path,
     calls: &[Value],
 ) -> (i32, Vec<Value>, String) {
-    let mut child = bin()
-        .arg("batch")
-        .arg("--root")
-        .arg(root)
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for c in calls {
-        writeln!(stdin, "{c}").unwrap();
-    }
-    drop(stdin);
-    let started = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(60));
-    let lines = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out.status.code().unwrap_or(-1), lines, stderr)
+    let out = test_support::cli::batch(
+        bin().arg("batch").arg("--root").arg(root).args(extra),
+        calls,
+    );
+    assert!(out.elapsed < Duration::from_secs(60));
+    (out.code(), out.answers(), out.stderr)
 }
 
 /// A config file in `dir` with this `[vibe]` section (and the fast worker).
@@ -68,13 +49,6 @@ fn vibe_config(dir: &std::path::Path, settings: &str) -> Vec<String> {
     )
     .unwrap();
     vec!["--config".into(), config.display().to_string()]
-}
-
-fn text(v: &Value) -> String {
-    v["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
 }
 
 /// Elapsed times (`0.3s`, under a minute) and notice ages masked, for
@@ -175,25 +149,19 @@ fn batch_waits_for_running_and_queued_workers_when_its_input_ends() {
     .assert_eq(&stderr);
 
     // The transcript (--text) shows the calls batch made on its own as such.
-    let mut child = bin()
-        .arg("batch")
-        .arg("--text")
-        .arg("--root")
-        .arg(dir.path())
-        .args(&flags)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
     let spawn =
         json!({"tool": "vibe_spawn", "args": {"brief": "sleep 0.5\nsay hi", "label": "hi"}});
-    writeln!(stdin, "{spawn}").unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let transcript = String::from_utf8(out.stdout).unwrap();
+    let out = test_support::cli::batch(
+        bin()
+            .arg("batch")
+            .arg("--text")
+            .arg("--root")
+            .arg(dir.path())
+            .args(&flags),
+        [spawn],
+    );
+    assert_eq!(out.code(), 0);
+    let transcript = out.stdout;
     let tail = transcript.split_once("\n\n").unwrap().1;
     expect_test::expect![[r#"
         after the input ended: vibe_wait w1

@@ -227,7 +227,7 @@ fn main() {
     unsafe { tool_astgrep::parser_memory::use_mimalloc() };
     let corpus = stdlib();
     let Some(cli) =
-        tool_core::fixtures::find("ast-grep").or_else(|| tool_core::fixtures::find("sg"))
+        test_support::fixtures::find("ast-grep").or_else(|| test_support::fixtures::find("sg"))
     else {
         eprintln!("bench astgrep: the ast-grep CLI is not installed; run `cargo xtask fixtures`");
         std::process::exit(1);

@@ -14,7 +14,7 @@ use tool_astgrep::store::{EditStore, InjectedFault};
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 fn fixtures() -> PathBuf {
-    tool_core::fixtures::workspace_root().join("tests/fixtures/astgrep")
+    test_support::fixtures::workspace_root().join("tests/fixtures/astgrep")
 }
 
 fn fixture_run(sub: &str) -> Run {

@@ -77,7 +77,7 @@ fn oracle(dir: &Path, pattern: &str, lang: &str) -> Found {
 }
 
 fn fixtures() -> PathBuf {
-    tool_core::fixtures::workspace_root().join("tests/fixtures/astgrep")
+    test_support::fixtures::workspace_root().join("tests/fixtures/astgrep")
 }
 
 /// (language, pattern, whether ast-grep's `find_all` on the file sees all

@@ -12,7 +12,7 @@ use tool_astgrep::ops;
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 fn fixtures() -> PathBuf {
-    tool_core::fixtures::workspace_root().join("tests/fixtures/astgrep")
+    test_support::fixtures::workspace_root().join("tests/fixtures/astgrep")
 }
 
 fn ws() -> Workspace {
@@ -410,7 +410,7 @@ fn cli_matches(cli: &Path, dir: &Path, lang: &str, pattern: &str) -> Vec<(String
 
 #[test]
 fn match_sets_agree_with_the_ast_grep_cli_where_both_parse_the_pattern() {
-    let Some(cli) = tool_core::fixtures::require(&["ast-grep", "sg"]) else {
+    let Some(cli) = test_support::fixtures::require(&["ast-grep", "sg"]) else {
         return;
     };
     let ws = ws();

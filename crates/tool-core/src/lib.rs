@@ -24,7 +24,6 @@ pub mod binding;
 pub mod declaration;
 pub mod error;
 pub mod files;
-pub mod fixtures;
 pub mod format;
 pub mod framing;
 pub mod fs;

@@ -40,7 +40,7 @@ impl BareClient {
         let mut child = Command::new(&command[0])
             .args(&command[1..])
             .current_dir(cwd)
-            .env("PATH", tool_core::fixtures::path_env())
+            .env("PATH", test_support::fixtures::path_env())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -166,10 +166,10 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let fixtures = tool_core::fixtures::workspace_root().join("tests/fixtures/debug");
+    let fixtures = test_support::fixtures::workspace_root().join("tests/fixtures/debug");
     let mut out = Vec::new();
-    if let Some(python) = tool_core::fixtures::find("python3")
-        .filter(|_| tool_core::fixtures::find("debugpy").is_some())
+    if let Some(python) = test_support::fixtures::find("python3")
+        .filter(|_| test_support::fixtures::find("debugpy").is_some())
     {
         let root = tempfile::tempdir().unwrap();
         for f in ["avg.py", "requirements.txt"] {
@@ -191,8 +191,8 @@ fn cases() -> Vec<Case> {
     }
     let lldb = ["lldb-dap", "lldb-vscode-14", "lldb-vscode"]
         .iter()
-        .find_map(|n| tool_core::fixtures::find(n));
-    if let (Some(lldb), Some(gcc)) = (lldb, tool_core::fixtures::find("gcc")) {
+        .find_map(|n| test_support::fixtures::find(n));
+    if let (Some(lldb), Some(gcc)) = (lldb, test_support::fixtures::find("gcc")) {
         let root = tempfile::tempdir().unwrap();
         for f in ["avg.c", "Makefile"] {
             std::fs::copy(fixtures.join("c").join(f), root.path().join(f)).unwrap();
@@ -279,9 +279,9 @@ struct HotCase {
 }
 
 fn hot_cases() -> Vec<HotCase> {
-    let fixtures = tool_core::fixtures::workspace_root().join("tests/fixtures/debug");
+    let fixtures = test_support::fixtures::workspace_root().join("tests/fixtures/debug");
     let mut out = Vec::new();
-    if tool_core::fixtures::find("debugpy").is_some() {
+    if test_support::fixtures::find("debugpy").is_some() {
         let root = tempfile::tempdir().unwrap();
         for f in ["hot.py", "requirements.txt"] {
             std::fs::copy(fixtures.join("python").join(f), root.path().join(f)).unwrap();
@@ -296,8 +296,8 @@ fn hot_cases() -> Vec<HotCase> {
     }
     let lldb = ["lldb-dap", "lldb-vscode-14", "lldb-vscode"]
         .iter()
-        .find_map(|n| tool_core::fixtures::find(n));
-    if let (Some(_), Some(gcc)) = (lldb, tool_core::fixtures::find("gcc")) {
+        .find_map(|n| test_support::fixtures::find(n));
+    if let (Some(_), Some(gcc)) = (lldb, test_support::fixtures::find("gcc")) {
         let root = tempfile::tempdir().unwrap();
         for f in ["hot.c", "Makefile"] {
             std::fs::copy(fixtures.join("c").join(f), root.path().join(f)).unwrap();
@@ -316,7 +316,8 @@ fn hot_cases() -> Vec<HotCase> {
             line: 7,
         });
     }
-    if tool_core::fixtures::find("dlv").is_some() && tool_core::fixtures::find("go").is_some() {
+    if test_support::fixtures::find("dlv").is_some() && test_support::fixtures::find("go").is_some()
+    {
         let root = tempfile::tempdir().unwrap();
         std::fs::copy(fixtures.join("go/go.mod"), root.path().join("go.mod")).unwrap();
         std::fs::create_dir_all(root.path().join("cmd/hot")).unwrap();
@@ -397,7 +398,7 @@ async fn conditional_cost(supervisor: &std::sync::Arc<DebugSupervisor>) {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let supervisor = DebugSupervisor::new(DebugConfig {
-        search_path: Some(tool_core::fixtures::path_env()),
+        search_path: Some(test_support::fixtures::path_env()),
         // Go builds offline, with the toolchain that is here.
         env: vec![
             ("GOPROXY".into(), "off".into()),

@@ -11,7 +11,7 @@ use tool_debug::AdapterSpec;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_adapter_that_dies_mid_session_is_reported_and_leaves_no_orphan() {
-    let Some(python) = tool_core::fixtures::require(&["python3"]) else {
+    let Some(python) = test_support::fixtures::require(&["python3"]) else {
         return;
     };
     let script = fixture("fake_adapter/crashing_adapter.py");

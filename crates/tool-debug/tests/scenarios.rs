@@ -158,7 +158,7 @@ struct Caught {
 
 /// The fixtures' Python (the one with debugpy).
 fn python() -> std::path::PathBuf {
-    tool_core::fixtures::require(&["python3"]).expect("python3")
+    test_support::fixtures::require(&["python3"]).expect("python3")
 }
 
 /// `python -m debugpy --listen 127.0.0.1:PORT --wait-for-client spin.py`.
@@ -185,7 +185,7 @@ fn lldb_server_rust(dir: &Path, port: u16) -> std::process::Child {
 
 fn gdbserver(dir: &Path, port: u16, program: &str) -> std::process::Child {
     let server =
-        tool_core::fixtures::require(&["lldb-server", "lldb-server-14"]).expect("lldb-server");
+        test_support::fixtures::require(&["lldb-server", "lldb-server-14"]).expect("lldb-server");
     std::process::Command::new(server)
         .args(["gdbserver", &format!("127.0.0.1:{port}"), program])
         .current_dir(dir)
@@ -197,7 +197,7 @@ fn gdbserver(dir: &Path, port: u16, program: &str) -> std::process::Child {
 
 /// `dlv --headless --listen 127.0.0.1:PORT exec ./spin-bin`.
 fn headless_dlv(dir: &Path, port: u16) -> std::process::Child {
-    let dlv = tool_core::fixtures::require(&["dlv"]).expect("dlv");
+    let dlv = test_support::fixtures::require(&["dlv"]).expect("dlv");
     std::process::Command::new(dlv)
         .args(["--headless", "--listen", &format!("127.0.0.1:{port}")])
         .args(["--accept-multiclient", "exec", "./spin-bin"])
@@ -1386,11 +1386,11 @@ async fn ttl_ends_the_session(dir: &Path, row: &Row) {
 
 async fn scenario(row: Row) {
     for any in row.needs {
-        if tool_core::fixtures::require(any).is_none() {
+        if test_support::fixtures::require(any).is_none() {
             return;
         }
     }
-    if row.adapter == "debugpy" && tool_core::fixtures::require(&["python3"]).is_none() {
+    if row.adapter == "debugpy" && test_support::fixtures::require(&["python3"]).is_none() {
         return;
     }
     let dir = copy_fixture(row.fixture);
@@ -1761,8 +1761,8 @@ async fn scenario_delve() {
 /// launch says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debugpy_runs_the_program_with_the_project_venv() {
-    if tool_core::fixtures::require(&["debugpy"]).is_none()
-        || tool_core::fixtures::require(&["python3"]).is_none()
+    if test_support::fixtures::require(&["debugpy"]).is_none()
+        || test_support::fixtures::require(&["python3"]).is_none()
     {
         return;
     }
@@ -1770,7 +1770,7 @@ async fn debugpy_runs_the_program_with_the_project_venv() {
     let status = std::process::Command::new("python3")
         .args(["-m", "venv", "--without-pip", ".venv"])
         .current_dir(dir.path())
-        .env("PATH", tool_core::fixtures::path_env())
+        .env("PATH", test_support::fixtures::path_env())
         .status()
         .unwrap();
     assert!(status.success());
@@ -1873,7 +1873,7 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delve_names_goroutines() {
     for any in [&["dlv"][..], &["go"][..]] {
-        if tool_core::fixtures::require(any).is_none() {
+        if test_support::fixtures::require(any).is_none() {
             return;
         }
     }

@@ -146,7 +146,7 @@ fn peer(python: &PathBuf) -> Figures {
 }
 
 fn main() {
-    let fixtures = tool_core::fixtures::dir();
+    let fixtures = test_support::fixtures::dir();
     let python = fixtures.join("venv/bin/python");
     assert!(
         python.is_file(),

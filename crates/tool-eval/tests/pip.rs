@@ -9,7 +9,7 @@ use tool_eval::EvalConfig;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn project_venv_is_used_and_pip_installs_are_importable() {
-    let Some(python3) = tool_core::fixtures::require(&["python3"]) else {
+    let Some(python3) = test_support::fixtures::require(&["python3"]) else {
         return;
     };
     let run = Run::new(EvalConfig::default());

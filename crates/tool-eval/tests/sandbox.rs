@@ -14,7 +14,7 @@ async fn kernels_run_inside_the_configured_sandbox_prefix() {
     let (Some(python), Some(node)) = (fixture_python(), node()) else {
         return;
     };
-    let Some(env) = tool_core::fixtures::require(&["env"]) else {
+    let Some(env) = test_support::fixtures::require(&["env"]) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

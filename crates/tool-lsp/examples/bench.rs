@@ -67,7 +67,7 @@ impl Tool for PlainWrite {
 }
 
 fn copy_fixture(name: &str) -> tempfile::TempDir {
-    let src = tool_core::fixtures::workspace_root()
+    let src = test_support::fixtures::workspace_root()
         .join("tests/fixtures/lsp")
         .join(name);
     let dir = tempfile::tempdir().unwrap();
@@ -119,7 +119,7 @@ fn setup(fixture: &str, config: CatalogConfig) -> Setup {
         conversation_id: None,
     };
     let binding =
-        Arc::new(LspBinding::new(config).with_path(Some(tool_core::fixtures::path_env())));
+        Arc::new(LspBinding::new(config).with_path(Some(test_support::fixtures::path_env())));
     let registry = Registry::new();
     registry.set_approver(Some(Arc::new(AllowAll)));
     binding.register(&run, &registry).unwrap();
@@ -344,7 +344,7 @@ async fn main() {
             "c" => "clangd",
             _ => "gopls",
         };
-        if tool_core::fixtures::find(server).is_none() {
+        if test_support::fixtures::find(server).is_none() {
             println!("{fixture}: skipped, {server} not installed (cargo xtask fixtures)");
             continue;
         }
@@ -403,7 +403,7 @@ async fn main() {
 /// Cold definition, hover and references on the Python fixture: a fresh
 /// run through the tool against a fresh bare client (medians of 3).
 async fn cold_queries() {
-    let Some(program) = tool_core::fixtures::find("basedpyright-langserver") else {
+    let Some(program) = test_support::fixtures::find("basedpyright-langserver") else {
         println!("cold queries: skipped, basedpyright not installed (cargo xtask fixtures)");
         return;
     };
@@ -452,7 +452,7 @@ async fn bare_cold(program: &Path, root: &Path, method: &str, file: &str, line: 
         args: vec!["--stdio".into()],
         root: root.to_path_buf(),
         workspace: ws,
-        path_env: Some(tool_core::fixtures::path_env()),
+        path_env: Some(test_support::fixtures::path_env()),
         initialization_options: None,
         settings: None,
         init_timeout: Duration::from_secs(30),
@@ -491,7 +491,7 @@ async fn bare_cold(program: &Path, root: &Path, method: &str, file: &str, line: 
 
 /// The first write of a fresh run, cold and warmed up (medians of 3).
 async fn first_write() {
-    if tool_core::fixtures::find("basedpyright-langserver").is_none() {
+    if test_support::fixtures::find("basedpyright-langserver").is_none() {
         println!("first write: skipped, basedpyright not installed (cargo xtask fixtures)");
         return;
     }
@@ -552,7 +552,7 @@ async fn footprint() {
         ("bash", "bash-language-server"),
     ]
     .iter()
-    .find(|(_, b)| tool_core::fixtures::find(b).is_none())
+    .find(|(_, b)| test_support::fixtures::find(b).is_none())
     {
         println!("footprint: skipped, {missing} not installed (cargo xtask fixtures)");
         return;

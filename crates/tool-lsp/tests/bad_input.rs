@@ -218,7 +218,7 @@ async fn rename_is_write_tier_and_hidden_from_read_only_surfaces() {
     assert_eq!(
         run.read("app.py"),
         std::fs::read_to_string(
-            tool_core::fixtures::workspace_root().join("tests/fixtures/lsp/python/app.py")
+            test_support::fixtures::workspace_root().join("tests/fixtures/lsp/python/app.py")
         )
         .unwrap()
     );
@@ -324,7 +324,7 @@ async fn a_timeout_outside_5_to_300_seconds_is_refused_before_any_server_starts(
     assert_eq!(
         run.read("app.py"),
         std::fs::read_to_string(
-            tool_core::fixtures::workspace_root().join("tests/fixtures/lsp/python/app.py"),
+            test_support::fixtures::workspace_root().join("tests/fixtures/lsp/python/app.py"),
         )
         .unwrap()
     );

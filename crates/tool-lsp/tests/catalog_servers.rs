@@ -348,7 +348,7 @@ async fn every_tested_catalog_server_answers() {
                 continue;
             }
         }
-        if tool_core::fixtures::require(&[row.binary]).is_none() {
+        if test_support::fixtures::require(&[row.binary]).is_none() {
             continue;
         }
         failures.extend(check(row).await);
@@ -386,8 +386,8 @@ async fn merged_diagnostics_with(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ruff_runs_beside_basedpyright_merged_and_labelled() {
-    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none()
-        || tool_core::fixtures::require(&["ruff"]).is_none()
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none()
+        || test_support::fixtures::require(&["ruff"]).is_none()
     {
         return;
     }
@@ -415,8 +415,8 @@ async fn ruff_runs_beside_basedpyright_merged_and_labelled() {
 /// write (and only moved) is not new.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_reports_new_problems_from_the_files_linters_too() {
-    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none()
-        || tool_core::fixtures::require(&["ruff"]).is_none()
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none()
+        || test_support::fixtures::require(&["ruff"]).is_none()
     {
         return;
     }
@@ -458,8 +458,8 @@ async fn a_write_reports_new_problems_from_the_files_linters_too() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn biome_runs_beside_typescript_merged_and_labelled() {
-    if tool_core::fixtures::require(&["typescript-language-server"]).is_none()
-        || tool_core::fixtures::require(&["biome"]).is_none()
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none()
+        || test_support::fixtures::require(&["biome"]).is_none()
     {
         return;
     }
@@ -488,12 +488,12 @@ async fn biome_runs_beside_typescript_merged_and_labelled() {
 /// out the index wait for tsserver (no tsconfig.json: no progress).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eslint_runs_beside_typescript_merged_and_labelled() {
-    if tool_core::fixtures::require(&["typescript-language-server"]).is_none()
-        || tool_core::fixtures::require(&["vscode-eslint-language-server"]).is_none()
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none()
+        || test_support::fixtures::require(&["vscode-eslint-language-server"]).is_none()
     {
         return;
     }
-    let modules = tool_core::fixtures::dir().join("npm/node_modules");
+    let modules = test_support::fixtures::dir().join("npm/node_modules");
     assert!(
         modules.join("eslint/package.json").is_file(),
         "the eslint library is not installed: cargo xtask fixtures"
@@ -546,8 +546,8 @@ async fn eslint_runs_beside_typescript_merged_and_labelled() {
 /// its daemon: "exited before it said it had started", seen in CI).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_runs_with_biome_at_once_each_keep_their_own_daemon() {
-    if tool_core::fixtures::require(&["typescript-language-server"]).is_none()
-        || tool_core::fixtures::require(&["biome"]).is_none()
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none()
+        || test_support::fixtures::require(&["biome"]).is_none()
     {
         return;
     }
@@ -613,7 +613,7 @@ fn pid_in(line: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_linter_that_fails_is_named_and_the_servers_answer_still_given() {
-    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none() {
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none() {
         return;
     }
     let config: CatalogConfig = serde_json::from_value(json!({
@@ -657,7 +657,7 @@ async fn json_server_stopped_then_started_again(
     config: CatalogConfig,
     within: std::time::Duration,
 ) -> Option<String> {
-    tool_core::fixtures::require(&["vscode-json-language-server"])?;
+    test_support::fixtures::require(&["vscode-json-language-server"])?;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("data.json"), "{\n  \"name\": \"demo\"\n}\n").unwrap();
     let run = Run::with_binding(dir, LspBinding::new(config));

@@ -12,7 +12,7 @@ async fn check(fixture: &str, tools: &[&str], says: &[&str]) {
 }
 
 async fn check_with(fixture: &str, tools: &[&str], says: &[&str], binding: LspBinding) {
-    if tool_core::fixtures::require(tools).is_none() {
+    if test_support::fixtures::require(tools).is_none() {
         return;
     }
     let run = Run::with_binding(project(fixture), binding);
@@ -101,7 +101,7 @@ async fn clangd_checks_the_compile_database() {
 
 #[tokio::test]
 async fn c_without_a_compile_database_says_there_is_no_checker() {
-    if tool_core::fixtures::require(&["clangd"]).is_none() {
+    if test_support::fixtures::require(&["clangd"]).is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

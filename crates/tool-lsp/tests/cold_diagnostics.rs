@@ -21,16 +21,7 @@ fn run(dir: tempfile::TempDir) -> Run {
 }
 
 fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix("lsp-cold-")
-        .tempdir()
-        .unwrap();
-    for (rel, text) in files {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
+    test_support::project::with_files("lsp-cold-", files)
 }
 
 /// The call's text with the temporary root replaced, for snapshots.
@@ -54,7 +45,7 @@ const PY_BEFORE: &str =
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_first_write_judged_against_the_baseline() {
-    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none() {
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none() {
         return;
     }
     let run = run(project(&[
@@ -89,7 +80,7 @@ const TS_SEMANTIC: &str =
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_never_opened_file_gives_its_semantic_errors_on_the_first_call() {
-    if tool_core::fixtures::require(&["typescript-language-server"]).is_none() {
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none() {
         return;
     }
     let run = run(project(&[
@@ -109,7 +100,7 @@ async fn typescript_never_opened_file_gives_its_semantic_errors_on_the_first_cal
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_first_write_reports_only_the_error_it_added() {
-    if tool_core::fixtures::require(&["typescript-language-server"]).is_none() {
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none() {
         return;
     }
     let run = run(project(&[
@@ -130,7 +121,7 @@ const RS_MAIN: &str = "fn main() {\n    let s = String::from(\"x\");\n    printl
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rust_first_write_waits_for_cargo_check() {
-    if tool_core::fixtures::require(&["rust-analyzer"]).is_none() {
+    if test_support::fixtures::require(&["rust-analyzer"]).is_none() {
         return;
     }
     let dir = project(&[
@@ -160,7 +151,7 @@ const RS_USE_AFTER_MOVE: &str =
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rust_first_write_on_a_warm_server_knows_the_cargo_check_errors_the_file_had() {
-    if tool_core::fixtures::require(&["rust-analyzer"]).is_none() {
+    if test_support::fixtures::require(&["rust-analyzer"]).is_none() {
         return;
     }
     let dir = project(&[
@@ -211,7 +202,7 @@ async fn rust_first_write_on_a_warm_server_knows_the_cargo_check_errors_the_file
 /// not known whether new (before, "1 new problem … E0382").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rust_first_write_on_a_cold_server_does_not_call_old_cargo_check_errors_new() {
-    if tool_core::fixtures::require(&["rust-analyzer"]).is_none() {
+    if test_support::fixtures::require(&["rust-analyzer"]).is_none() {
         return;
     }
     let dir = project(&[
@@ -248,7 +239,7 @@ async fn rust_first_write_on_a_cold_server_does_not_call_old_cargo_check_errors_
 /// never seen checked before the write: not known whether new.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rust_write_during_the_first_cargo_check_waits_for_the_check_of_the_write() {
-    if tool_core::fixtures::require(&["rust-analyzer"]).is_none() {
+    if test_support::fixtures::require(&["rust-analyzer"]).is_none() {
         return;
     }
     // Enough code that the first check runs for a while.
@@ -302,7 +293,7 @@ const C_BEFORE: &str = "int count(void) {\n    return \"not a number\";\n}\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn c_first_write_judged_against_the_baseline_and_the_version_published() {
-    if tool_core::fixtures::require(&["clangd"]).is_none() {
+    if test_support::fixtures::require(&["clangd"]).is_none() {
         return;
     }
     let run = run(project(&[
@@ -332,7 +323,7 @@ const GO_BEFORE: &str = "package m\n\nfunc Count() int {\n\treturn \"not a numbe
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn go_first_write_judged_against_the_baseline() {
-    if tool_core::fixtures::require(&["gopls"]).is_none() {
+    if test_support::fixtures::require(&["gopls"]).is_none() {
         return;
     }
     let run = run(project(&[

@@ -1,5 +1,6 @@
-//! Fault injection with `fault-injecting-lsp` (a tower-lsp server of this
-//! crate that crashes, hangs, sends a malformed frame or publishes late on
+//! Fault injection with `fault-injecting-lsp` (a tower-lsp server, crate
+//! `fault-injecting-lsp`, built on demand by `test_support::fault_server`,
+//! that crashes, hangs, sends a malformed frame or publishes late on
 //! command): no call hangs past its bound, `status` shows the crash, the
 //! next call recovers, and no process survives the run.
 
@@ -8,15 +9,14 @@ mod common;
 use common::{assert_all_dead, has, Run};
 use serde_json::json;
 use std::time::{Duration, Instant};
+use test_support::fault_server::fault_injecting_lsp;
 use tool_lsp::{CatalogConfig, LspBinding};
-
-const FAULTY: &str = env!("CARGO_BIN_EXE_fault-injecting-lsp");
 
 fn binding(request_ms: u64, diagnostics_ms: u64) -> LspBinding {
     let config: CatalogConfig = serde_json::from_value(json!({
         "servers": [{
             "id": "faulty", "extensions": {"fault": "fault"},
-            "commands": [[FAULTY]], "root_markers": ["fault.toml"],
+            "commands": [[fault_injecting_lsp()]], "root_markers": ["fault.toml"],
             "startup_settle_ms": 0
         }],
         "request_timeout_ms": request_ms,
@@ -272,7 +272,7 @@ async fn a_rename_the_server_answers_with_no_edits_is_an_error_that_says_so() {
         .unwrap_err();
     assert_eq!(err.kind(), "refused");
     expect_test::expect!["refused: faulty (<fault-injecting-lsp>) answered the rename of `fine` at a.fault:1 to `good` with no edits: servers answer so when the symbol is not theirs to rename (a builtin, a name defined outside the workspace) or when they reject the new name; nothing was written"]
-        .assert_eq(&err.to_string().replace(FAULTY, "<fault-injecting-lsp>"));
+        .assert_eq(&err.to_string().replace(fault_injecting_lsp(), "<fault-injecting-lsp>"));
     assert_eq!(run.read("a.fault"), before);
     run.finish().await;
 }
@@ -293,7 +293,7 @@ async fn a_call_timeout_seconds_bounds_a_hung_request_and_names_the_server() {
     );
     assert!(matches!(err, tool_core::ToolError::TimedOut(_)), "{err}");
     expect_test::expect!["timed out: faulty (<fault-injecting-lsp>): `textDocument/hover` got no answer within 5000 ms (the request was cancelled); the server is still running — retry, or `lsp` op `reload` if it keeps happening"]
-        .assert_eq(&err.to_string().replace(FAULTY, "<fault-injecting-lsp>"));
+        .assert_eq(&err.to_string().replace(fault_injecting_lsp(), "<fault-injecting-lsp>"));
     // The same server still answers.
     has(&run.lsp(hover(1, "fine")).await, "fault-injecting hover");
     run.finish().await;
@@ -374,7 +374,7 @@ async fn a_first_write_without_a_baseline_says_so_rather_than_calling_all_new() 
 fn slow_config_binding(started_message: Option<&str>) -> LspBinding {
     let mut entry = json!({
         "id": "faulty", "extensions": {"fault": "fault"},
-        "commands": [[FAULTY, "--configured-after-ms=1500"]], "root_markers": ["fault.toml"],
+        "commands": [[fault_injecting_lsp(), "--configured-after-ms=1500"]], "root_markers": ["fault.toml"],
         "startup_settle_ms": 0
     });
     if let Some(m) = started_message {

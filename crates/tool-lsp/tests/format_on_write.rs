@@ -19,11 +19,8 @@ const UNFORMATTED_PY: &str = "x=1\ndef f( ) -> int:\n  return 'no'\n";
 const FORMATTED_PY: &str = "x = 1\n\n\ndef f() -> int:\n    return \"no\"\n";
 
 fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        std::fs::write(dir.path().join(path), text).unwrap();
-    }
-    dir
+    // `.tmp`: tempfile's own prefix, as these projects always had.
+    test_support::project::with_files(".tmp", files)
 }
 
 fn config(format_on_write: Value) -> CatalogConfig {
@@ -35,8 +32,8 @@ fn config(format_on_write: Value) -> CatalogConfig {
 }
 
 fn python_ready() -> bool {
-    tool_core::fixtures::require(&["basedpyright-langserver"]).is_some()
-        && tool_core::fixtures::require(&["ruff"]).is_some()
+    test_support::fixtures::require(&["basedpyright-langserver"]).is_some()
+        && test_support::fixtures::require(&["ruff"]).is_some()
 }
 
 async fn write(run: &Run, path: &str, content: &str) -> String {
@@ -266,7 +263,7 @@ async fn a_server_without_a_formatter_is_named_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn go_is_formatted_by_gopls() {
-    if tool_core::fixtures::require(&["gopls"]).is_none() {
+    if test_support::fixtures::require(&["gopls"]).is_none() {
         return;
     }
     let dir = project(&[
@@ -338,8 +335,8 @@ async fn a_project_formatter_command_runs_only_in_a_trusted_workspace() {
 /// kind from `{file}`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_is_formatted_by_its_server_or_by_prettier() {
-    if tool_core::fixtures::require(&["typescript-language-server"]).is_none()
-        || tool_core::fixtures::require(&["prettier"]).is_none()
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none()
+        || test_support::fixtures::require(&["prettier"]).is_none()
     {
         return;
     }

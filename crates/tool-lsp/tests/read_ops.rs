@@ -10,7 +10,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_locations_name_their_enclosing_symbol() {
-    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none() {
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none() {
         return;
     }
     let run = Run::new(project("python"));
@@ -36,7 +36,7 @@ async fn python_locations_name_their_enclosing_symbol() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_locations_name_their_enclosing_symbol() {
-    if tool_core::fixtures::require(&["typescript-language-server"]).is_none() {
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none() {
         return;
     }
     let run = Run::new(project("typescript"));
@@ -79,7 +79,7 @@ class Host:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_calls_signatures_and_capabilities() {
-    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none() {
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none() {
         return;
     }
     let run = Run::new(project("python"));
@@ -145,7 +145,7 @@ async fn python_calls_signatures_and_capabilities() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_calls_types_and_signatures() {
-    if tool_core::fixtures::require(&["typescript-language-server"]).is_none() {
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none() {
         return;
     }
     let run = Run::new(project("typescript"));
@@ -208,7 +208,7 @@ fn cpp_shapes() -> tempfile::TempDir {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cpp_type_hierarchy_with_clangd() {
-    if tool_core::fixtures::require(&["clangd"]).is_none() {
+    if test_support::fixtures::require(&["clangd"]).is_none() {
         return;
     }
     let run = Run::new(cpp_shapes());
@@ -254,7 +254,7 @@ async fn cpp_type_hierarchy_with_clangd() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diagnostics_on_a_glob_are_capped_and_allowed_on_the_read_surface() {
-    if tool_core::fixtures::require(&["basedpyright-langserver"]).is_none() {
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none() {
         return;
     }
     let run = Run::new(project("python"));

@@ -64,7 +64,7 @@ async fn marker_after_hover(config: tool_lsp::CatalogConfig, bound: Duration) ->
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_only_run_never_runs_the_build_script() {
-    if tool_core::fixtures::require(&["rust-analyzer"]).is_none() {
+    if test_support::fixtures::require(&["rust-analyzer"]).is_none() {
         return;
     }
     // Control: by default rust-analyzer runs it while indexing.

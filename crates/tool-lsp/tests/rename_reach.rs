@@ -14,9 +14,7 @@ fn rename(file: &str, line: u32, symbol: &str, new_name: &str) -> serde_json::Va
 
 /// The files whose content differs from the fixture's, sorted.
 fn changed_files(run: &Run, fixture: &str) -> Vec<String> {
-    let src = tool_core::fixtures::workspace_root()
-        .join("tests/fixtures/lsp")
-        .join(fixture);
+    let src = test_support::project::fixture("lsp", fixture);
     let mut out = Vec::new();
     let mut stack = vec![src.clone()];
     while let Some(d) = stack.pop() {

@@ -9,14 +9,13 @@
 
 use serde_json::{json, Value};
 use std::sync::Arc;
+use test_support::fault_server::fault_injecting_lsp;
 use tool_astgrep::AstGrepBinding;
 use tool_core::{
     AllowAll, Binding, CallContext, Registry, RunContext, StagingLink, Surface, Tier, ToolError,
     Workspace,
 };
 use tool_lsp::{CatalogConfig, LspBinding};
-
-const FAULTY: &str = env!("CARGO_BIN_EXE_fault-injecting-lsp");
 
 struct Run {
     dir: tempfile::TempDir,
@@ -38,7 +37,7 @@ impl Run {
         let config: CatalogConfig = serde_json::from_value(json!({
             "servers": [{
                 "id": "faulty", "extensions": {"fault": "fault"},
-                "commands": [[FAULTY]], "root_markers": ["fault.toml"],
+                "commands": [[fault_injecting_lsp()]], "root_markers": ["fault.toml"],
                 "startup_settle_ms": 0
             }],
             "diagnostics_wait_ms": 5000,
@@ -46,7 +45,7 @@ impl Run {
             "warm_up": false
         }))
         .unwrap();
-        let lsp = LspBinding::new(config).with_path(Some(tool_core::fixtures::path_env()));
+        let lsp = LspBinding::new(config).with_path(Some(test_support::fixtures::path_env()));
         let astgrep = AstGrepBinding::new().with_journal_dir(dir.path().join(".journal"));
         let run = RunContext {
             workspace: Workspace::new(dir.path()).unwrap(),

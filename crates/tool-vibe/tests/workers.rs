@@ -2,17 +2,15 @@
 //! from tests/fixtures/vibe, run through CommandBackend, called through the
 //! Registry on a read-only surface (all five are read tier).
 
+mod support;
+
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::{read_pids, worker_script};
 use tool_core::process::{group_members, pid_alive, procfs};
 use tool_core::{CallContext, Registry, Surface, ToolError, ToolOutput};
 use tool_vibe::{CommandBackend, Roster, WorkerState, TOOL_NAMES};
-
-fn worker_script() -> PathBuf {
-    tool_core::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh")
-}
 
 struct Run {
     roster: Roster,
@@ -70,28 +68,6 @@ impl Run {
     async fn run_pid(&self, id: &str, run: u32) -> u32 {
         let f = self.dir.path().join(format!("{id}.{run}"));
         read_pids(&f, 1).await[0]
-    }
-}
-
-/// Wait up to 5 s for `file` to hold at least `n` pids.
-async fn read_pids(file: &Path, n: usize) -> Vec<u32> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(file) {
-            let pids: Vec<u32> = text
-                .split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect();
-            if pids.len() >= n {
-                return pids;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} never got {n} pids",
-            file.display()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

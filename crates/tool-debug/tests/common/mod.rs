@@ -11,37 +11,18 @@ use tool_core::{CallContext, Tool, ToolError, ToolOutput, Workspace};
 use tool_debug::{DebugConfig, DebugSupervisor, DebugTool};
 
 pub fn fixture(name: &str) -> PathBuf {
-    tool_core::fixtures::workspace_root()
-        .join("tests/fixtures/debug")
-        .join(name)
+    test_support::project::fixture("debug", name)
 }
 
 /// A temporary copy of `tests/fixtures/debug/<name>`.
 pub fn copy_fixture(name: &str) -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("debug-{name}-"))
-        .tempdir()
-        .unwrap();
-    copy_dir(&fixture(name), dir.path());
-    dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
+    test_support::project::copy_fixture("debug", name)
 }
 
 /// The config every test uses: the fixtures on PATH, Go offline.
 pub fn config() -> DebugConfig {
     DebugConfig {
-        search_path: Some(tool_core::fixtures::path_env()),
+        search_path: Some(test_support::fixtures::path_env()),
         env: vec![
             ("GOPROXY".into(), "off".into()),
             ("GOFLAGS".into(), "-mod=mod".into()),

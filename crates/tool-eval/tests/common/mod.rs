@@ -14,16 +14,16 @@ use tool_eval::{EvalConfig, EvalTool, KernelFactory};
 
 /// The fixture venv's python (pandas, matplotlib), or `None` to skip locally.
 pub fn fixture_python() -> Option<PathBuf> {
-    let p = tool_core::fixtures::dir().join("venv/bin/python");
+    let p = test_support::fixtures::dir().join("venv/bin/python");
     if p.is_file() {
         return Some(p);
     }
-    tool_core::fixtures::require(&["__fixture_venv_python__"]);
+    test_support::fixtures::require(&["__fixture_venv_python__"]);
     None
 }
 
 pub fn node() -> Option<PathBuf> {
-    tool_core::fixtures::require(&["node"])
+    test_support::fixtures::require(&["node"])
 }
 
 /// A read-tier tool that really reads a file of the workspace (the bridge's

@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use tool_core::{
     async_trait, AllowAll, Binding, CallContext, Registry, RunContext, Surface, Tier, Tool,
@@ -17,33 +17,7 @@ use tool_lsp::LspBinding;
 /// A copy of `tests/fixtures/lsp/<name>` in a fresh temporary folder
 /// (`*.in` files get `@DIR@` replaced by the copy's path).
 pub fn project(name: &str) -> tempfile::TempDir {
-    let src = tool_core::fixtures::workspace_root()
-        .join("tests/fixtures/lsp")
-        .join(name);
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("lsp-{name}-"))
-        .tempdir()
-        .unwrap();
-    copy_dir(&src, dir.path());
-    dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(&name));
-        } else if let Some(stem) = name.strip_suffix(".in") {
-            let text = std::fs::read_to_string(&p).unwrap();
-            let dir = to.canonicalize().unwrap();
-            std::fs::write(to.join(stem), text.replace("@DIR@", dir.to_str().unwrap())).unwrap();
-        } else {
-            std::fs::copy(&p, to.join(&name)).unwrap();
-        }
-    }
+    test_support::project::copy_fixture("lsp", name)
 }
 
 /// The harness's plain `write` tool, as the MCP host has it: `path` relative
@@ -108,7 +82,7 @@ impl Run {
             workspace: ws.clone(),
             conversation_id: None,
         };
-        let binding = Arc::new(binding.with_path(Some(tool_core::fixtures::path_env())));
+        let binding = Arc::new(binding.with_path(Some(test_support::fixtures::path_env())));
         let registry = Registry::new();
         registry.set_approver(Some(Arc::new(AllowAll)));
         let b = SharedBinding(binding.clone());
@@ -238,7 +212,7 @@ pub async fn run_scenario(s: &Scenario) {
 }
 
 pub async fn run_scenario_with(s: &Scenario, binding: LspBinding) {
-    if tool_core::fixtures::require(s.servers).is_none() {
+    if test_support::fixtures::require(s.servers).is_none() {
         return;
     }
     let started = std::time::Instant::now();

@@ -12,7 +12,7 @@ use tool_core::{CallContext, Registry, Surface, ToolOutput};
 use tool_vibe::{CommandBackend, Roster};
 
 pub fn worker_script() -> PathBuf {
-    tool_core::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh")
+    test_support::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh")
 }
 
 pub struct Run {
@@ -88,7 +88,9 @@ pub async fn read_pids(file: &Path, n: usize) -> Vec<u32> {
 pub fn masked(text: &str, tmp: &Path) -> String {
     let text = tool_core::notices::mask_ages(text)
         .replace(
-            &tool_core::fixtures::workspace_root().display().to_string(),
+            &test_support::fixtures::workspace_root()
+                .display()
+                .to_string(),
             "ROOT",
         )
         .replace(&tmp.display().to_string(), "TMP");

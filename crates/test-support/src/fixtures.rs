@@ -58,7 +58,7 @@ pub fn path_env_in(fixtures: &Path) -> std::ffi::OsString {
 
 /// Find an executable in the fixture folders, then on `$PATH`.
 pub fn find(name: &str) -> Option<PathBuf> {
-    crate::programs::find_program(name, Path::new(""), &bin_dirs(), None)
+    tool_core::programs::find_program(name, Path::new(""), &bin_dirs(), None)
 }
 
 /// Whether this is a CI run, where nothing may be skipped.
