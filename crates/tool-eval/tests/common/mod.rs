@@ -228,7 +228,7 @@ pub fn masked(text: &str, root: &Path) -> String {
         .collect()
     });
     let mut out = text.replace(
-        &tool_core::fixtures::dir().display().to_string(),
+        &test_support::fixtures::dir().display().to_string(),
         "FIXTURES",
     );
     for dir in [root.canonicalize().unwrap_or_default(), root.to_path_buf()] {
