@@ -265,8 +265,17 @@ fn gcc(dir: &Path) {
 }
 
 fn cargo_build(dir: &Path) {
+    // The debuggee is built as a plain `cargo build` would, whatever the
+    // test run's own settings: CARGO_INCREMENTAL=0 changes the codegen
+    // units and with them the statics lldb lists as Globals, and a target
+    // dir elsewhere would move `target/debug/<bin>`.
     let built = std::process::Command::new("cargo")
         .args(["build", "--offline", "--quiet", "--bins"])
+        .env_remove("CARGO_INCREMENTAL")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
         .current_dir(dir)
         .status()
         .unwrap();
