@@ -1,52 +1,38 @@
-//! One running language server: the process, the JSON-RPC session over its
-//! stdio, what it told us (capabilities, progress, diagnostics), and the
-//! documents we keep open in it.
+//! One running language server: the LSP session over a [`JsonRpc`]
+//! connection to its stdio, what it told us (capabilities, progress,
+//! diagnostics), and the documents we keep open in it.
 //!
-//! Invariants kept here:
-//! - every request has a timeout, and an expired one is cancelled with
-//!   `$/cancelRequest` so the server stops working on it;
-//! - when the server exits, crashes or breaks the framing, every pending call
-//!   fails at once with the reason, and every later call fails the same way;
-//! - the server's own requests are always answered (an unanswered
+//! Request ids, pending replies and how a connection ends live in
+//! [`crate::jsonrpc`]; starting and stopping the process in
+//! [`server_process`]. Invariants kept here:
+//! - when the server exits, crashes or breaks the framing, the connection
+//!   closes with the reason (its exit status and last stderr when known);
+//! - the server's own requests are answered ([`incoming`]: an unanswered
 //!   `workspace/configuration` stalls some servers forever);
 //! - dropping the client kills the server's whole process group.
 
+use crate::jsonrpc::JsonRpc;
 use crate::position::PositionEncoding;
-use crate::transport::{self, FrameError};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use tool_core::fs::FsError;
 use tool_core::process::signals::{self, Signal};
-use tool_core::process::{ChildSpec, Io, OutputRing, SharedOutput};
+use tool_core::process::SharedOutput;
 use tool_core::Workspace;
 use url::Url;
 
 mod documents;
 mod incoming;
+mod server_process;
 
+pub use crate::jsonrpc::{Reply, RequestError};
 pub use documents::{file_uri, normalize_uri, read_document, uri_path, MAX_DOCUMENT_BYTES};
-use incoming::handle_incoming;
-
-/// Why a request produced no result.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RequestError {
-    #[error("the language server is gone: {0}")]
-    Gone(String),
-    #[error("`{method}` got no answer within {} ms (the request was cancelled)", after.as_millis())]
-    TimedOut { method: String, after: Duration },
-    #[error("the server answered `{method}` with error {code}: {message}")]
-    Rpc {
-        method: String,
-        code: i64,
-        message: String,
-    },
-}
 
 impl RequestError {
     pub fn into_tool_error(self, server: &str) -> tool_core::ToolError {
@@ -130,12 +116,7 @@ impl Activity {
     }
 }
 
-pub type Reply = Result<Value, RequestError>;
-
 struct Shared {
-    name: String,
-    pending: Mutex<HashMap<i64, (String, oneshot::Sender<Reply>)>>,
-    gone: watch::Sender<Option<String>>,
     activity: Mutex<Activity>,
     activity_seq: watch::Sender<u64>,
     diagnostics: Mutex<HashMap<String, Published>>,
@@ -161,30 +142,6 @@ struct Shared {
 }
 
 impl Shared {
-    fn mark_gone(&self, reason: String) {
-        let mut first = false;
-        self.gone.send_if_modified(|g| {
-            if g.is_none() {
-                *g = Some(reason.clone());
-                first = true;
-                true
-            } else {
-                false
-            }
-        });
-        if first {
-            tracing::info!(server = %self.name, %reason, "language server gone");
-        }
-        let why = self.gone.borrow().clone().unwrap_or(reason);
-        let drained: Vec<_> = self.pending.lock().expect("pending").drain().collect();
-        for (_, (_, tx)) in drained {
-            let _ = tx.send(Err(RequestError::Gone(why.clone())));
-        }
-        // Waiters on progress or diagnostics re-check and see the exit.
-        self.activity_seq.send_modify(|s| *s += 1);
-        self.diag_seq.send_modify(|s| *s += 1);
-    }
-
     fn stderr_tail(&self) -> String {
         let tail = self.stderr.lock().expect("stderr").tail(600);
         let tail = tail.trim();
@@ -234,8 +191,7 @@ pub struct StartSpec {
 /// A running language server and our session with it.
 pub struct LspClient {
     shared: Arc<Shared>,
-    outgoing: mpsc::UnboundedSender<Value>,
-    next_id: AtomicI64,
+    rpc: JsonRpc,
     pgid: u32,
     kill: Mutex<Option<oneshot::Sender<()>>>,
     pub name: String,
@@ -269,40 +225,10 @@ impl std::fmt::Debug for LspClient {
 impl LspClient {
     /// Start the server and complete `initialize`.
     pub async fn start(spec: StartSpec) -> Result<Arc<LspClient>, String> {
-        let mut child_spec = ChildSpec::new(&spec.program)
-            .args(&spec.args)
-            .cwd(&spec.root)
-            .stdin(Io::Pipe)
-            .stdout(Io::Pipe)
-            .stderr(Io::Pipe);
-        if let Some(p) = &spec.path_env {
-            child_spec = child_spec.env("PATH", p);
-        }
-        let own_dir = if spec.own_dir_env.is_empty() {
-            None
-        } else {
-            let dir = tool_core::scratch::ScratchDir::create("lsp")
-                .map_err(|e| format!("cannot make {}'s own folder: {e}", spec.name))?;
-            for var in &spec.own_dir_env {
-                child_spec = child_spec.env(var, dir.path());
-            }
-            Some(dir)
-        };
-        let mut child = child_spec
-            .spawn()
-            .map_err(|e| format!("cannot start `{}`: {e}", child_spec.display()))?;
-        let pgid = child.pid();
-        let stdin = child.stdin.take().expect("piped stdin");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let stderr_ring: SharedOutput = Arc::new(Mutex::new(OutputRing::new(16 * 1024)));
-        tool_core::process::capture_into(stderr, stderr_ring.clone());
-
+        let process = server_process::spawn(&spec)?;
+        let pgid = process.pgid;
         let root_uri = file_uri(&spec.root);
         let shared = Arc::new(Shared {
-            name: spec.name.clone(),
-            pending: Mutex::default(),
-            gone: watch::channel(None).0,
             activity: Mutex::default(),
             activity_seq: watch::channel(0).0,
             diagnostics: Mutex::default(),
@@ -317,97 +243,33 @@ impl LspClient {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "root".into()),
-            stderr: stderr_ring,
+            stderr: process.stderr.clone(),
             stopping: AtomicBool::new(false),
             started_message: spec.started_message.clone(),
             started: watch::channel(false).0,
             captured: Mutex::default(),
         });
-
-        // Writer: one task owns stdin, so frames never interleave.
-        let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
+        let rpc = JsonRpc::start(
+            &spec.name,
+            process.stdout,
+            process.stdin,
+            incoming::Session::new(shared.clone(), pgid),
+        );
+        let kill_tx = server_process::watch_exit(process.child, rpc.clone(), shared.clone());
+        // Waiters on progress or diagnostics re-check and see the end.
         {
             let shared = shared.clone();
+            let mut closed = rpc.subscribe_closed();
             tokio::spawn(async move {
-                let mut stdin = stdin;
-                while let Some(msg) = out_rx.recv().await {
-                    tracing::trace!(server = %shared.name, %msg, "frame to the server");
-                    if let Err(e) = transport::write_frame(&mut stdin, &msg).await {
-                        shared.mark_gone(format!("writing to it failed: {e}"));
-                        break;
-                    }
-                }
-            });
-        }
-
-        // Waiter: owns the process, notices its exit at once, kills on request.
-        let (kill_tx, kill_rx) = oneshot::channel::<()>();
-        {
-            let shared = shared.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    status = child.wait() => {
-                        let status = match status {
-                            Ok(s) => tool_core::process::describe_exit(s),
-                            Err(e) => format!("wait failed: {e}"),
-                        };
-                        // Let stderr drain so the reason carries its last words.
-                        tokio::time::sleep(Duration::from_millis(30)).await;
-                        let reason = format!("{status}{}", shared.stderr_tail());
-                        shared.mark_gone(reason);
-                    }
-                    _ = kill_rx => {
-                        child.terminate(Duration::from_millis(500)).await;
-                        shared.mark_gone("it was stopped".into());
-                    }
-                }
-            });
-        }
-
-        // Reader: dispatches replies, answers server requests, records
-        // notifications.
-        {
-            let shared = shared.clone();
-            let out_tx = out_tx.clone();
-            tokio::spawn(async move {
-                let mut reader = tokio::io::BufReader::new(stdout);
-                loop {
-                    match transport::read_frame(&mut reader).await {
-                        Ok(Some(msg)) => {
-                            tracing::trace!(server = %shared.name, %msg, "frame from the server");
-                            handle_incoming(&shared, &out_tx, msg)
-                        }
-                        Ok(None) => {
-                            // Prefer the waiter's reason, which has the exit status.
-                            let mut gone = shared.gone.subscribe();
-                            let _ = tokio::time::timeout(
-                                Duration::from_millis(500),
-                                gone.wait_for(|g| g.is_some()),
-                            )
-                            .await;
-                            shared
-                                .mark_gone(format!("it closed its output{}", shared.stderr_tail()));
-                            break;
-                        }
-                        Err(FrameError::BadBody { error, excerpt }) => {
-                            tracing::warn!(server = %shared.name, %error, %excerpt, "skipped a frame that is not JSON");
-                        }
-                        Err(e) => {
-                            // The stream cannot be resynchronized: drop the server
-                            // (its keeper then ends what it started).
-                            let _ = signals::send_group(pgid, Signal::Kill);
-                            shared.mark_gone(format!("it broke the protocol ({e}) and was killed"));
-                            break;
-                        }
-                    }
-                }
+                let _ = closed.wait_for(Option::is_some).await;
+                shared.activity_seq.send_modify(|s| *s += 1);
+                shared.diag_seq.send_modify(|s| *s += 1);
             });
         }
 
         let mut client = LspClient {
             shared,
-            outgoing: out_tx,
-            next_id: AtomicI64::new(1),
+            rpc,
             pgid,
             kill: Mutex::new(Some(kill_tx)),
             name: spec.name.clone(),
@@ -420,7 +282,7 @@ impl LspClient {
             pulled: Mutex::default(),
             first_open: Mutex::default(),
             settle: spec.settle,
-            _own_dir: own_dir,
+            _own_dir: process.own_dir,
             ready_probe: spec.ready_probe.clone(),
         };
         let params = initialize_params(&spec, &root_uri, &client.shared.root_name);
@@ -461,7 +323,7 @@ impl LspClient {
     /// at most `bound` (counted from the process start).
     async fn wait_started(&self, message: &str, bound: Duration) -> Result<(), String> {
         let mut started = self.shared.started.subscribe();
-        let mut gone = self.shared.gone.subscribe();
+        let mut gone = self.rpc.subscribe_closed();
         let deadline = tokio::time::Instant::from_std(self.started + bound);
         tokio::select! {
             seen = tokio::time::timeout_at(deadline, started.wait_for(|s| *s)) => match seen {
@@ -485,7 +347,7 @@ impl LspClient {
 
     /// Why the server is gone, if it is.
     pub fn gone(&self) -> Option<String> {
-        self.shared.gone.borrow().clone()
+        self.rpc.closed()
     }
 
     /// Whether it went away on its own (not stopped by us).
@@ -505,45 +367,12 @@ impl LspClient {
     }
 
     pub fn notify(&self, method: &str, params: Value) {
-        let _ = self
-            .outgoing
-            .send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+        self.rpc.notify(method, params);
     }
 
     /// Send a request and wait for its answer, at most `timeout`.
     pub async fn request(&self, method: &str, params: Value, timeout: Duration) -> Reply {
-        if let Some(why) = self.gone() {
-            return Err(RequestError::Gone(why));
-        }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.shared
-            .pending
-            .lock()
-            .expect("pending")
-            .insert(id, (method.to_string(), tx));
-        // Checked again: the server may have died between the check and the insert.
-        if let Some(why) = self.gone() {
-            self.shared.pending.lock().expect("pending").remove(&id);
-            return Err(RequestError::Gone(why));
-        }
-        let _ = self
-            .outgoing
-            .send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => Err(RequestError::Gone(
-                self.gone().unwrap_or_else(|| "the session ended".into()),
-            )),
-            Err(_) => {
-                self.shared.pending.lock().expect("pending").remove(&id);
-                self.notify("$/cancelRequest", json!({ "id": id }));
-                Err(RequestError::TimedOut {
-                    method: method.to_string(),
-                    after: timeout,
-                })
-            }
-        }
+        self.rpc.request(method, params, timeout).await
     }
 
     /// Wait until the server reports no indexing, at most `bound`. `Err` holds
@@ -740,7 +569,7 @@ impl LspClient {
                 .request("shutdown", Value::Null, Duration::from_millis(800))
                 .await;
             self.notify("exit", Value::Null);
-            let mut gone = self.shared.gone.subscribe();
+            let mut gone = self.rpc.subscribe_closed();
             let _ =
                 tokio::time::timeout(Duration::from_millis(500), gone.wait_for(|g| g.is_some()))
                     .await;
@@ -748,7 +577,7 @@ impl LspClient {
         if let Some(kill) = self.kill.lock().expect("kill").take() {
             let _ = kill.send(());
         }
-        let mut gone = self.shared.gone.subscribe();
+        let mut gone = self.rpc.subscribe_closed();
         let _ = tokio::time::timeout(Duration::from_secs(2), gone.wait_for(|g| g.is_some())).await;
     }
 }

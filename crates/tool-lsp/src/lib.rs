@@ -14,7 +14,8 @@
 //!
 //! Modules: [`catalog`] (which server for which file), [`config`] (the
 //! config layers that change it, and the project's trust rule), [`transport`]
-//! (framing), [`client`] (one server session), [`supervisor`] (lifecycles),
+//! (framing), [`jsonrpc`] (request ids and pending replies over a stream),
+//! [`client`] (one server session), [`supervisor`] (lifecycles),
 //! [`position`] (line + symbol ↔ LSP positions), [`ops`] (the
 //! operations, with [`enclosing`] naming the symbol around each location,
 //! [`hierarchy`] for calls and types, [`signature`] and
@@ -45,6 +46,7 @@ pub mod format_setting;
 pub mod glob_diagnostics;
 pub mod hierarchy;
 pub mod identifier;
+pub mod jsonrpc;
 pub mod mentions;
 pub mod on_write;
 pub mod ops;
