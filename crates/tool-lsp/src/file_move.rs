@@ -18,8 +18,8 @@
 
 use crate::args::RenameArgs;
 use crate::client::{file_uri, LspClient};
-use crate::diagnostics::DiagLine;
-use crate::on_write::{problems, RunLedger};
+use crate::diagnostics::{problems, DiagLine};
+use crate::on_write::RunLedger;
 use crate::planned_edit::{self, PlannedEdit};
 use crate::staged_edit;
 use crate::supervisor::{LspSupervisor, Target};

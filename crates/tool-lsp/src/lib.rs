@@ -23,8 +23,8 @@
 //! ledger), [`checker`] (project checkers), [`glob_diagnostics`] (a glob's files), [`rename`] (with
 //! [`identifier`], the new name's check, and
 //! [`mentions`], the files it must reach), [`file_move`] (moves of files
-//! and folders), [`on_write`] (with
-//! [`format_on_write`]), [`preview`] (the
+//! and folders), [`on_write`] (with [`save_check`], the save-time check's
+//! rules, and [`format_on_write`]), [`preview`] (the
 //! diagnostics delta of a staged change),
 //! [`code_action`] (applying one), [`tools`] and [`binding`].
 
@@ -56,6 +56,7 @@ pub mod preview;
 pub mod ready_probe;
 pub mod rename;
 pub mod request;
+pub mod save_check;
 pub mod signature;
 pub mod source_walk;
 pub mod staged_edit;
