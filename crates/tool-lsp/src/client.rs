@@ -14,7 +14,7 @@
 use crate::jsonrpc::JsonRpc;
 use crate::position::PositionEncoding;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,11 +27,15 @@ use tool_core::process::SharedOutput;
 use tool_core::Workspace;
 use url::Url;
 
+mod activity;
 mod documents;
 mod incoming;
+mod initialize;
 mod server_process;
 
 pub use crate::jsonrpc::{Reply, RequestError};
+pub use activity::ProgressRun;
+use activity::{Activity, PROGRESS_HISTORY};
 pub use documents::{file_uri, normalize_uri, read_document, uri_path, MAX_DOCUMENT_BYTES};
 
 impl RequestError {
@@ -70,50 +74,6 @@ pub struct OpenDoc {
     pub language_id: String,
     /// The publish sequence number when this version was sent.
     pub sent_at_seq: u64,
-}
-
-/// What indexing the server reports.
-#[derive(Debug, Default)]
-struct Activity {
-    /// `$/progress` tokens begun and not ended, with their title.
-    tokens: BTreeMap<String, String>,
-    /// rust-analyzer's `experimental/serverStatus`.
-    quiescent: Option<bool>,
-    status_message: Option<String>,
-    busy_since: Option<Instant>,
-    /// Whether the server ever reported progress or status.
-    ever_reported: bool,
-    /// The last progress runs: token, when begun, when ended.
-    history: Vec<ProgressRun>,
-}
-
-/// One `$/progress` run, begin to end.
-#[derive(Debug, Clone)]
-pub struct ProgressRun {
-    pub token: String,
-    pub title: String,
-    pub begun: Instant,
-    pub ended: Option<Instant>,
-}
-
-/// How many finished progress runs are remembered.
-const PROGRESS_HISTORY: usize = 64;
-
-impl Activity {
-    fn busy(&self) -> bool {
-        !self.tokens.is_empty() || self.quiescent == Some(false)
-    }
-    fn describe(&self) -> String {
-        let mut parts: Vec<String> = self.tokens.values().cloned().collect();
-        if self.quiescent == Some(false) {
-            parts.push(
-                self.status_message
-                    .clone()
-                    .unwrap_or_else(|| "server not quiescent".into()),
-            );
-        }
-        parts.join("; ")
-    }
 }
 
 struct Shared {
@@ -285,7 +245,7 @@ impl LspClient {
             _own_dir: process.own_dir,
             ready_probe: spec.ready_probe.clone(),
         };
-        let params = initialize_params(&spec, &root_uri, &client.shared.root_name);
+        let params = initialize::initialize_params(&spec, &root_uri, &client.shared.root_name);
         let result = client
             .request("initialize", params, spec.init_timeout)
             .await
@@ -589,62 +549,4 @@ impl Drop for LspClient {
             let _ = signals::send_group(self.pgid, Signal::Kill);
         }
     }
-}
-
-fn initialize_params(spec: &StartSpec, root_uri: &str, root_name: &str) -> Value {
-    let kinds = [
-        "",
-        "quickfix",
-        "refactor",
-        "refactor.extract",
-        "refactor.inline",
-        "refactor.rewrite",
-        "source",
-        "source.organizeImports",
-        "source.fixAll",
-    ];
-    json!({
-        "processId": std::process::id(),
-        "clientInfo": {"name": "agent-tools", "version": env!("CARGO_PKG_VERSION")},
-        "rootUri": root_uri,
-        "rootPath": spec.root,
-        "workspaceFolders": [{"uri": root_uri, "name": root_name}],
-        "initializationOptions": spec.initialization_options,
-        "capabilities": {
-            "general": {"positionEncodings": ["utf-8", "utf-16"]},
-            "window": {"workDoneProgress": true},
-            "workspace": {
-                "configuration": true,
-                "workspaceFolders": true,
-                "applyEdit": true,
-                "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"]},
-                "didChangeWatchedFiles": {"dynamicRegistration": true},
-                "fileOperations": {"willRename": true, "didRename": true},
-                "symbol": {"dynamicRegistration": false},
-            },
-            "textDocument": {
-                "synchronization": {"didSave": true, "dynamicRegistration": false},
-                "hover": {"contentFormat": ["plaintext", "markdown"]},
-                "definition": {"linkSupport": true},
-                "typeDefinition": {"linkSupport": true},
-                "implementation": {"linkSupport": true},
-                "references": {},
-                "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
-                "codeAction": {
-                    "codeActionLiteralSupport": {"codeActionKind": {"valueSet": kinds}},
-                    "isPreferredSupport": true,
-                },
-                "rename": {"prepareSupport": true},
-                "formatting": {"dynamicRegistration": false},
-                "callHierarchy": {"dynamicRegistration": false},
-                "typeHierarchy": {"dynamicRegistration": false},
-                "signatureHelp": {"signatureInformation": {"activeParameterSupport": true,
-                    "documentationFormat": ["plaintext", "markdown"]}},
-                "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
-                "diagnostic": {"dynamicRegistration": true, "relatedDocumentSupport": false},
-            },
-            "experimental": {"serverStatusNotification": true},
-            "offsetEncoding": ["utf-8", "utf-16"],
-        },
-    })
 }
