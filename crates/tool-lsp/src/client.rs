@@ -28,6 +28,7 @@ use tool_core::Workspace;
 use url::Url;
 
 mod activity;
+mod caps;
 mod documents;
 mod incoming;
 mod initialize;
@@ -36,6 +37,7 @@ mod server_process;
 pub use crate::jsonrpc::{Reply, RequestError};
 pub use activity::ProgressRun;
 use activity::{Activity, PROGRESS_HISTORY};
+pub use caps::ServerCaps;
 pub use documents::{file_uri, normalize_uri, read_document, uri_path, MAX_DOCUMENT_BYTES};
 
 impl RequestError {
@@ -48,7 +50,9 @@ impl RequestError {
             e @ RequestError::TimedOut { .. } => ToolError::timed_out(format!(
                 "{server}: {e}; the server is still running — retry, or `lsp` op `reload` if it keeps happening"
             )),
-            e @ RequestError::Rpc { .. } => ToolError::failed(format!("{server}: {e}")),
+            e @ (RequestError::Rpc { .. } | RequestError::Malformed { .. }) => {
+                ToolError::failed(format!("{server}: {e}"))
+            }
         }
     }
 }
@@ -157,7 +161,7 @@ pub struct LspClient {
     pub name: String,
     pub root: PathBuf,
     workspace: Workspace,
-    pub capabilities: Value,
+    pub capabilities: ServerCaps,
     pub encoding: PositionEncoding,
     pub started: Instant,
     docs: tokio::sync::Mutex<HashMap<String, OpenDoc>>,
@@ -235,7 +239,7 @@ impl LspClient {
             name: spec.name.clone(),
             root: spec.root.clone(),
             workspace: spec.workspace.clone(),
-            capabilities: Value::Null,
+            capabilities: ServerCaps::default(),
             encoding: PositionEncoding::Utf16,
             started: Instant::now(),
             docs: Default::default(),
@@ -269,7 +273,7 @@ impl LspClient {
         if let Some(message) = &spec.started_message {
             client.wait_started(message, spec.init_timeout).await?;
         }
-        client.capabilities = capabilities;
+        client.capabilities = ServerCaps::new(capabilities);
         client.encoding = encoding;
         tracing::info!(server = %client.name, pid = pgid, encoding = encoding.name(), "language server ready");
         Ok(Arc::new(client))
@@ -335,6 +339,31 @@ impl LspClient {
         self.rpc.request(method, params, timeout).await
     }
 
+    /// A request whose answer is read as `T`: `method` for a caller that
+    /// picks it at run time among methods of one shape.
+    pub async fn request_as<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        params: impl serde::Serialize,
+        timeout: Duration,
+    ) -> Result<T, RequestError> {
+        let params = serde_json::to_value(params).expect("request params serialize");
+        let answer = self.request(method, params, timeout).await?;
+        serde_json::from_value(answer).map_err(|e| RequestError::Malformed {
+            method: method.to_string(),
+            error: e.to_string(),
+        })
+    }
+
+    /// A request typed by its [`lsp_types::request::Request`].
+    pub async fn request_typed<R: lsp_types::request::Request>(
+        &self,
+        params: R::Params,
+        timeout: Duration,
+    ) -> Result<R::Result, RequestError> {
+        self.request_as(R::METHOD, params, timeout).await
+    }
+
     /// Wait until the server reports no indexing, at most `bound`. `Err` holds
     /// what it is still doing and for how long.
     pub async fn wait_until_idle(&self, bound: Duration) -> Result<(), (String, Duration)> {
@@ -396,9 +425,7 @@ impl LspClient {
 
     /// Whether the server offers pull diagnostics (statically or registered).
     pub fn pull_diagnostics(&self) -> bool {
-        self.capabilities
-            .get("diagnosticProvider")
-            .is_some_and(|v| !v.is_null())
+        self.capabilities.pulls_diagnostics()
             || self
                 .shared
                 .registrations
@@ -428,10 +455,7 @@ impl LspClient {
 
     /// Whether the server offers `workspace/executeCommand` for `command`.
     pub fn offers_command(&self, command: &str) -> bool {
-        self.capabilities
-            .pointer("/executeCommandProvider/commands")
-            .and_then(Value::as_array)
-            .is_some_and(|c| c.iter().any(|c| c.as_str() == Some(command)))
+        self.capabilities.offers_command(command)
     }
 
     pub fn publishes_versions(&self) -> bool {
@@ -439,9 +463,7 @@ impl LspClient {
     }
 
     pub fn has_capability(&self, key: &str) -> bool {
-        self.capabilities
-            .get(key)
-            .is_some_and(|v| !v.is_null() && v != &Value::Bool(false))
+        self.capabilities.offers(key)
     }
 
     /// The last publish for `uri` that came before `t` (the one in force
@@ -526,7 +548,7 @@ impl LspClient {
         self.shared.stopping.store(true, Ordering::SeqCst);
         if self.gone().is_none() {
             let _ = self
-                .request("shutdown", Value::Null, Duration::from_millis(800))
+                .request_typed::<lsp_types::request::Shutdown>((), Duration::from_millis(800))
                 .await;
             self.notify("exit", Value::Null);
             let mut gone = self.rpc.subscribe_closed();

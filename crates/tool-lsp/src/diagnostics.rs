@@ -100,7 +100,9 @@ pub async fn fresh(
                     continue;
                 }
                 // Registered but refused: fall back to what it publishes.
-                Err(RequestError::Rpc { .. }) => pull_refused = true,
+                Err(RequestError::Rpc { .. } | RequestError::Malformed { .. }) => {
+                    pull_refused = true
+                }
             }
         }
         if let Some(p) = client.published(uri) {

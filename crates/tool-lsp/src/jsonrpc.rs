@@ -36,6 +36,9 @@ pub enum RequestError {
         code: i64,
         message: String,
     },
+    /// The answer came, but not in the shape the request's type says.
+    #[error("the server's answer to `{method}` could not be read: {error}")]
+    Malformed { method: String, error: String },
 }
 
 pub type Reply = Result<Value, RequestError>;

@@ -155,11 +155,7 @@ async fn prepare(
         })?;
     let client = &p.target.client;
     let td = json!({"uri": p.uri});
-    let prepare = client
-        .capabilities
-        .pointer("/renameProvider/prepareProvider")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let prepare = client.capabilities.rename_prepares();
     if !client.has_capability("renameProvider") {
         return Err(ToolError::unavailable(format!(
             "{} does not offer rename",
