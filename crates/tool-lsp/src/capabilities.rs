@@ -11,7 +11,6 @@ use crate::args::LspArgs;
 use crate::client::LspClient;
 use crate::request::file_arg;
 use crate::supervisor::LspSupervisor;
-use serde_json::Value;
 use tool_core::{ToolError, ToolOutput};
 
 /// (group, [(what the user can ask for, the server capability it needs)]).
@@ -89,27 +88,16 @@ pub fn describe(client: &LspClient) -> Vec<String> {
     }
     let caps = &client.capabilities;
     let mut details = Vec::new();
-    if caps.pointer("/renameProvider/prepareProvider") == Some(&Value::Bool(true)) {
+    if caps.rename_prepares() {
         details.push("rename checks the position first (prepareRename)".to_string());
     }
-    if let Some(kinds) = caps
-        .pointer("/codeActionProvider/codeActionKinds")
-        .and_then(Value::as_array)
-    {
-        let kinds: Vec<&str> = kinds.iter().filter_map(Value::as_str).collect();
+    if let Some(kinds) = caps.code_action_kinds() {
         details.push(format!("code action kinds: {}", kinds.join(", ")));
     }
-    if let Some(triggers) = caps
-        .pointer("/signatureHelpProvider/triggerCharacters")
-        .and_then(Value::as_array)
-    {
-        let t: Vec<&str> = triggers.iter().filter_map(Value::as_str).collect();
-        details.push(format!("signature help after {}", t.join(" ")));
+    if let Some(triggers) = caps.signature_triggers() {
+        details.push(format!("signature help after {}", triggers.join(" ")));
     }
-    if caps
-        .pointer("/workspace/fileOperations/willRename")
-        .is_some()
-    {
+    if caps.will_rename_files() {
         details.push("updates imports when files move (willRenameFiles)".to_string());
     }
     if !details.is_empty() {

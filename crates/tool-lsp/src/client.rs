@@ -1,52 +1,44 @@
-//! One running language server: the process, the JSON-RPC session over its
-//! stdio, what it told us (capabilities, progress, diagnostics), and the
-//! documents we keep open in it.
+//! One running language server: the LSP session over a [`JsonRpc`]
+//! connection to its stdio, what it told us (capabilities, progress,
+//! diagnostics), and the documents we keep open in it.
 //!
-//! Invariants kept here:
-//! - every request has a timeout, and an expired one is cancelled with
-//!   `$/cancelRequest` so the server stops working on it;
-//! - when the server exits, crashes or breaks the framing, every pending call
-//!   fails at once with the reason, and every later call fails the same way;
-//! - the server's own requests are always answered (an unanswered
+//! Request ids, pending replies and how a connection ends live in
+//! [`crate::jsonrpc`]; starting and stopping the process in
+//! [`server_process`]. Invariants kept here:
+//! - when the server exits, crashes or breaks the framing, the connection
+//!   closes with the reason (its exit status and last stderr when known);
+//! - the server's own requests are answered ([`incoming`]: an unanswered
 //!   `workspace/configuration` stalls some servers forever);
 //! - dropping the client kills the server's whole process group.
 
+use crate::jsonrpc::JsonRpc;
 use crate::position::PositionEncoding;
-use crate::transport::{self, FrameError};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use tool_core::fs::FsError;
 use tool_core::process::signals::{self, Signal};
-use tool_core::process::{ChildSpec, Io, OutputRing, SharedOutput};
+use tool_core::process::SharedOutput;
 use tool_core::Workspace;
 use url::Url;
 
+mod activity;
+mod caps;
 mod documents;
 mod incoming;
+mod initialize;
+mod server_process;
 
+pub use crate::jsonrpc::{Reply, RequestError};
+pub use activity::ProgressRun;
+use activity::{Activity, PROGRESS_HISTORY};
+pub use caps::ServerCaps;
 pub use documents::{file_uri, normalize_uri, read_document, uri_path, MAX_DOCUMENT_BYTES};
-use incoming::handle_incoming;
-
-/// Why a request produced no result.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RequestError {
-    #[error("the language server is gone: {0}")]
-    Gone(String),
-    #[error("`{method}` got no answer within {} ms (the request was cancelled)", after.as_millis())]
-    TimedOut { method: String, after: Duration },
-    #[error("the server answered `{method}` with error {code}: {message}")]
-    Rpc {
-        method: String,
-        code: i64,
-        message: String,
-    },
-}
 
 impl RequestError {
     pub fn into_tool_error(self, server: &str) -> tool_core::ToolError {
@@ -58,7 +50,9 @@ impl RequestError {
             e @ RequestError::TimedOut { .. } => ToolError::timed_out(format!(
                 "{server}: {e}; the server is still running — retry, or `lsp` op `reload` if it keeps happening"
             )),
-            e @ RequestError::Rpc { .. } => ToolError::failed(format!("{server}: {e}")),
+            e @ (RequestError::Rpc { .. } | RequestError::Malformed { .. }) => {
+                ToolError::failed(format!("{server}: {e}"))
+            }
         }
     }
 }
@@ -86,56 +80,7 @@ pub struct OpenDoc {
     pub sent_at_seq: u64,
 }
 
-/// What indexing the server reports.
-#[derive(Debug, Default)]
-struct Activity {
-    /// `$/progress` tokens begun and not ended, with their title.
-    tokens: BTreeMap<String, String>,
-    /// rust-analyzer's `experimental/serverStatus`.
-    quiescent: Option<bool>,
-    status_message: Option<String>,
-    busy_since: Option<Instant>,
-    /// Whether the server ever reported progress or status.
-    ever_reported: bool,
-    /// The last progress runs: token, when begun, when ended.
-    history: Vec<ProgressRun>,
-}
-
-/// One `$/progress` run, begin to end.
-#[derive(Debug, Clone)]
-pub struct ProgressRun {
-    pub token: String,
-    pub title: String,
-    pub begun: Instant,
-    pub ended: Option<Instant>,
-}
-
-/// How many finished progress runs are remembered.
-const PROGRESS_HISTORY: usize = 64;
-
-impl Activity {
-    fn busy(&self) -> bool {
-        !self.tokens.is_empty() || self.quiescent == Some(false)
-    }
-    fn describe(&self) -> String {
-        let mut parts: Vec<String> = self.tokens.values().cloned().collect();
-        if self.quiescent == Some(false) {
-            parts.push(
-                self.status_message
-                    .clone()
-                    .unwrap_or_else(|| "server not quiescent".into()),
-            );
-        }
-        parts.join("; ")
-    }
-}
-
-pub type Reply = Result<Value, RequestError>;
-
 struct Shared {
-    name: String,
-    pending: Mutex<HashMap<i64, (String, oneshot::Sender<Reply>)>>,
-    gone: watch::Sender<Option<String>>,
     activity: Mutex<Activity>,
     activity_seq: watch::Sender<u64>,
     diagnostics: Mutex<HashMap<String, Published>>,
@@ -161,30 +106,6 @@ struct Shared {
 }
 
 impl Shared {
-    fn mark_gone(&self, reason: String) {
-        let mut first = false;
-        self.gone.send_if_modified(|g| {
-            if g.is_none() {
-                *g = Some(reason.clone());
-                first = true;
-                true
-            } else {
-                false
-            }
-        });
-        if first {
-            tracing::info!(server = %self.name, %reason, "language server gone");
-        }
-        let why = self.gone.borrow().clone().unwrap_or(reason);
-        let drained: Vec<_> = self.pending.lock().expect("pending").drain().collect();
-        for (_, (_, tx)) in drained {
-            let _ = tx.send(Err(RequestError::Gone(why.clone())));
-        }
-        // Waiters on progress or diagnostics re-check and see the exit.
-        self.activity_seq.send_modify(|s| *s += 1);
-        self.diag_seq.send_modify(|s| *s += 1);
-    }
-
     fn stderr_tail(&self) -> String {
         let tail = self.stderr.lock().expect("stderr").tail(600);
         let tail = tail.trim();
@@ -234,14 +155,13 @@ pub struct StartSpec {
 /// A running language server and our session with it.
 pub struct LspClient {
     shared: Arc<Shared>,
-    outgoing: mpsc::UnboundedSender<Value>,
-    next_id: AtomicI64,
+    rpc: JsonRpc,
     pgid: u32,
     kill: Mutex<Option<oneshot::Sender<()>>>,
     pub name: String,
     pub root: PathBuf,
     workspace: Workspace,
-    pub capabilities: Value,
+    pub capabilities: ServerCaps,
     pub encoding: PositionEncoding,
     pub started: Instant,
     docs: tokio::sync::Mutex<HashMap<String, OpenDoc>>,
@@ -269,40 +189,10 @@ impl std::fmt::Debug for LspClient {
 impl LspClient {
     /// Start the server and complete `initialize`.
     pub async fn start(spec: StartSpec) -> Result<Arc<LspClient>, String> {
-        let mut child_spec = ChildSpec::new(&spec.program)
-            .args(&spec.args)
-            .cwd(&spec.root)
-            .stdin(Io::Pipe)
-            .stdout(Io::Pipe)
-            .stderr(Io::Pipe);
-        if let Some(p) = &spec.path_env {
-            child_spec = child_spec.env("PATH", p);
-        }
-        let own_dir = if spec.own_dir_env.is_empty() {
-            None
-        } else {
-            let dir = tool_core::scratch::ScratchDir::create("lsp")
-                .map_err(|e| format!("cannot make {}'s own folder: {e}", spec.name))?;
-            for var in &spec.own_dir_env {
-                child_spec = child_spec.env(var, dir.path());
-            }
-            Some(dir)
-        };
-        let mut child = child_spec
-            .spawn()
-            .map_err(|e| format!("cannot start `{}`: {e}", child_spec.display()))?;
-        let pgid = child.pid();
-        let stdin = child.stdin.take().expect("piped stdin");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let stderr_ring: SharedOutput = Arc::new(Mutex::new(OutputRing::new(16 * 1024)));
-        tool_core::process::capture_into(stderr, stderr_ring.clone());
-
+        let process = server_process::spawn(&spec)?;
+        let pgid = process.pgid;
         let root_uri = file_uri(&spec.root);
         let shared = Arc::new(Shared {
-            name: spec.name.clone(),
-            pending: Mutex::default(),
-            gone: watch::channel(None).0,
             activity: Mutex::default(),
             activity_seq: watch::channel(0).0,
             diagnostics: Mutex::default(),
@@ -317,113 +207,49 @@ impl LspClient {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "root".into()),
-            stderr: stderr_ring,
+            stderr: process.stderr.clone(),
             stopping: AtomicBool::new(false),
             started_message: spec.started_message.clone(),
             started: watch::channel(false).0,
             captured: Mutex::default(),
         });
-
-        // Writer: one task owns stdin, so frames never interleave.
-        let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
+        let rpc = JsonRpc::start(
+            &spec.name,
+            process.stdout,
+            process.stdin,
+            incoming::Session::new(shared.clone(), pgid),
+        );
+        let kill_tx = server_process::watch_exit(process.child, rpc.clone(), shared.clone());
+        // Waiters on progress or diagnostics re-check and see the end.
         {
             let shared = shared.clone();
+            let mut closed = rpc.subscribe_closed();
             tokio::spawn(async move {
-                let mut stdin = stdin;
-                while let Some(msg) = out_rx.recv().await {
-                    tracing::trace!(server = %shared.name, %msg, "frame to the server");
-                    if let Err(e) = transport::write_frame(&mut stdin, &msg).await {
-                        shared.mark_gone(format!("writing to it failed: {e}"));
-                        break;
-                    }
-                }
-            });
-        }
-
-        // Waiter: owns the process, notices its exit at once, kills on request.
-        let (kill_tx, kill_rx) = oneshot::channel::<()>();
-        {
-            let shared = shared.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    status = child.wait() => {
-                        let status = match status {
-                            Ok(s) => tool_core::process::describe_exit(s),
-                            Err(e) => format!("wait failed: {e}"),
-                        };
-                        // Let stderr drain so the reason carries its last words.
-                        tokio::time::sleep(Duration::from_millis(30)).await;
-                        let reason = format!("{status}{}", shared.stderr_tail());
-                        shared.mark_gone(reason);
-                    }
-                    _ = kill_rx => {
-                        child.terminate(Duration::from_millis(500)).await;
-                        shared.mark_gone("it was stopped".into());
-                    }
-                }
-            });
-        }
-
-        // Reader: dispatches replies, answers server requests, records
-        // notifications.
-        {
-            let shared = shared.clone();
-            let out_tx = out_tx.clone();
-            tokio::spawn(async move {
-                let mut reader = tokio::io::BufReader::new(stdout);
-                loop {
-                    match transport::read_frame(&mut reader).await {
-                        Ok(Some(msg)) => {
-                            tracing::trace!(server = %shared.name, %msg, "frame from the server");
-                            handle_incoming(&shared, &out_tx, msg)
-                        }
-                        Ok(None) => {
-                            // Prefer the waiter's reason, which has the exit status.
-                            let mut gone = shared.gone.subscribe();
-                            let _ = tokio::time::timeout(
-                                Duration::from_millis(500),
-                                gone.wait_for(|g| g.is_some()),
-                            )
-                            .await;
-                            shared
-                                .mark_gone(format!("it closed its output{}", shared.stderr_tail()));
-                            break;
-                        }
-                        Err(FrameError::BadBody { error, excerpt }) => {
-                            tracing::warn!(server = %shared.name, %error, %excerpt, "skipped a frame that is not JSON");
-                        }
-                        Err(e) => {
-                            // The stream cannot be resynchronized: drop the server
-                            // (its keeper then ends what it started).
-                            let _ = signals::send_group(pgid, Signal::Kill);
-                            shared.mark_gone(format!("it broke the protocol ({e}) and was killed"));
-                            break;
-                        }
-                    }
-                }
+                let _ = closed.wait_for(Option::is_some).await;
+                shared.activity_seq.send_modify(|s| *s += 1);
+                shared.diag_seq.send_modify(|s| *s += 1);
             });
         }
 
         let mut client = LspClient {
             shared,
-            outgoing: out_tx,
-            next_id: AtomicI64::new(1),
+            rpc,
             pgid,
             kill: Mutex::new(Some(kill_tx)),
             name: spec.name.clone(),
             root: spec.root.clone(),
             workspace: spec.workspace.clone(),
-            capabilities: Value::Null,
+            capabilities: ServerCaps::default(),
             encoding: PositionEncoding::Utf16,
             started: Instant::now(),
             docs: Default::default(),
             pulled: Mutex::default(),
             first_open: Mutex::default(),
             settle: spec.settle,
-            _own_dir: own_dir,
+            _own_dir: process.own_dir,
             ready_probe: spec.ready_probe.clone(),
         };
-        let params = initialize_params(&spec, &root_uri, &client.shared.root_name);
+        let params = initialize::initialize_params(&spec, &root_uri, &client.shared.root_name);
         let result = client
             .request("initialize", params, spec.init_timeout)
             .await
@@ -447,7 +273,7 @@ impl LspClient {
         if let Some(message) = &spec.started_message {
             client.wait_started(message, spec.init_timeout).await?;
         }
-        client.capabilities = capabilities;
+        client.capabilities = ServerCaps::new(capabilities);
         client.encoding = encoding;
         tracing::info!(server = %client.name, pid = pgid, encoding = encoding.name(), "language server ready");
         Ok(Arc::new(client))
@@ -461,7 +287,7 @@ impl LspClient {
     /// at most `bound` (counted from the process start).
     async fn wait_started(&self, message: &str, bound: Duration) -> Result<(), String> {
         let mut started = self.shared.started.subscribe();
-        let mut gone = self.shared.gone.subscribe();
+        let mut gone = self.rpc.subscribe_closed();
         let deadline = tokio::time::Instant::from_std(self.started + bound);
         tokio::select! {
             seen = tokio::time::timeout_at(deadline, started.wait_for(|s| *s)) => match seen {
@@ -485,7 +311,7 @@ impl LspClient {
 
     /// Why the server is gone, if it is.
     pub fn gone(&self) -> Option<String> {
-        self.shared.gone.borrow().clone()
+        self.rpc.closed()
     }
 
     /// Whether it went away on its own (not stopped by us).
@@ -505,45 +331,37 @@ impl LspClient {
     }
 
     pub fn notify(&self, method: &str, params: Value) {
-        let _ = self
-            .outgoing
-            .send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+        self.rpc.notify(method, params);
     }
 
     /// Send a request and wait for its answer, at most `timeout`.
     pub async fn request(&self, method: &str, params: Value, timeout: Duration) -> Reply {
-        if let Some(why) = self.gone() {
-            return Err(RequestError::Gone(why));
-        }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.shared
-            .pending
-            .lock()
-            .expect("pending")
-            .insert(id, (method.to_string(), tx));
-        // Checked again: the server may have died between the check and the insert.
-        if let Some(why) = self.gone() {
-            self.shared.pending.lock().expect("pending").remove(&id);
-            return Err(RequestError::Gone(why));
-        }
-        let _ = self
-            .outgoing
-            .send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => Err(RequestError::Gone(
-                self.gone().unwrap_or_else(|| "the session ended".into()),
-            )),
-            Err(_) => {
-                self.shared.pending.lock().expect("pending").remove(&id);
-                self.notify("$/cancelRequest", json!({ "id": id }));
-                Err(RequestError::TimedOut {
-                    method: method.to_string(),
-                    after: timeout,
-                })
-            }
-        }
+        self.rpc.request(method, params, timeout).await
+    }
+
+    /// A request whose answer is read as `T`: `method` for a caller that
+    /// picks it at run time among methods of one shape.
+    pub async fn request_as<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        params: impl serde::Serialize,
+        timeout: Duration,
+    ) -> Result<T, RequestError> {
+        let params = serde_json::to_value(params).expect("request params serialize");
+        let answer = self.request(method, params, timeout).await?;
+        serde_json::from_value(answer).map_err(|e| RequestError::Malformed {
+            method: method.to_string(),
+            error: e.to_string(),
+        })
+    }
+
+    /// A request typed by its [`lsp_types::request::Request`].
+    pub async fn request_typed<R: lsp_types::request::Request>(
+        &self,
+        params: R::Params,
+        timeout: Duration,
+    ) -> Result<R::Result, RequestError> {
+        self.request_as(R::METHOD, params, timeout).await
     }
 
     /// Wait until the server reports no indexing, at most `bound`. `Err` holds
@@ -607,9 +425,7 @@ impl LspClient {
 
     /// Whether the server offers pull diagnostics (statically or registered).
     pub fn pull_diagnostics(&self) -> bool {
-        self.capabilities
-            .get("diagnosticProvider")
-            .is_some_and(|v| !v.is_null())
+        self.capabilities.pulls_diagnostics()
             || self
                 .shared
                 .registrations
@@ -639,10 +455,7 @@ impl LspClient {
 
     /// Whether the server offers `workspace/executeCommand` for `command`.
     pub fn offers_command(&self, command: &str) -> bool {
-        self.capabilities
-            .pointer("/executeCommandProvider/commands")
-            .and_then(Value::as_array)
-            .is_some_and(|c| c.iter().any(|c| c.as_str() == Some(command)))
+        self.capabilities.offers_command(command)
     }
 
     pub fn publishes_versions(&self) -> bool {
@@ -650,9 +463,7 @@ impl LspClient {
     }
 
     pub fn has_capability(&self, key: &str) -> bool {
-        self.capabilities
-            .get(key)
-            .is_some_and(|v| !v.is_null() && v != &Value::Bool(false))
+        self.capabilities.offers(key)
     }
 
     /// The last publish for `uri` that came before `t` (the one in force
@@ -737,10 +548,10 @@ impl LspClient {
         self.shared.stopping.store(true, Ordering::SeqCst);
         if self.gone().is_none() {
             let _ = self
-                .request("shutdown", Value::Null, Duration::from_millis(800))
+                .request_typed::<lsp_types::request::Shutdown>((), Duration::from_millis(800))
                 .await;
             self.notify("exit", Value::Null);
-            let mut gone = self.shared.gone.subscribe();
+            let mut gone = self.rpc.subscribe_closed();
             let _ =
                 tokio::time::timeout(Duration::from_millis(500), gone.wait_for(|g| g.is_some()))
                     .await;
@@ -748,7 +559,7 @@ impl LspClient {
         if let Some(kill) = self.kill.lock().expect("kill").take() {
             let _ = kill.send(());
         }
-        let mut gone = self.shared.gone.subscribe();
+        let mut gone = self.rpc.subscribe_closed();
         let _ = tokio::time::timeout(Duration::from_secs(2), gone.wait_for(|g| g.is_some())).await;
     }
 }
@@ -760,62 +571,4 @@ impl Drop for LspClient {
             let _ = signals::send_group(self.pgid, Signal::Kill);
         }
     }
-}
-
-fn initialize_params(spec: &StartSpec, root_uri: &str, root_name: &str) -> Value {
-    let kinds = [
-        "",
-        "quickfix",
-        "refactor",
-        "refactor.extract",
-        "refactor.inline",
-        "refactor.rewrite",
-        "source",
-        "source.organizeImports",
-        "source.fixAll",
-    ];
-    json!({
-        "processId": std::process::id(),
-        "clientInfo": {"name": "agent-tools", "version": env!("CARGO_PKG_VERSION")},
-        "rootUri": root_uri,
-        "rootPath": spec.root,
-        "workspaceFolders": [{"uri": root_uri, "name": root_name}],
-        "initializationOptions": spec.initialization_options,
-        "capabilities": {
-            "general": {"positionEncodings": ["utf-8", "utf-16"]},
-            "window": {"workDoneProgress": true},
-            "workspace": {
-                "configuration": true,
-                "workspaceFolders": true,
-                "applyEdit": true,
-                "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"]},
-                "didChangeWatchedFiles": {"dynamicRegistration": true},
-                "fileOperations": {"willRename": true, "didRename": true},
-                "symbol": {"dynamicRegistration": false},
-            },
-            "textDocument": {
-                "synchronization": {"didSave": true, "dynamicRegistration": false},
-                "hover": {"contentFormat": ["plaintext", "markdown"]},
-                "definition": {"linkSupport": true},
-                "typeDefinition": {"linkSupport": true},
-                "implementation": {"linkSupport": true},
-                "references": {},
-                "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
-                "codeAction": {
-                    "codeActionLiteralSupport": {"codeActionKind": {"valueSet": kinds}},
-                    "isPreferredSupport": true,
-                },
-                "rename": {"prepareSupport": true},
-                "formatting": {"dynamicRegistration": false},
-                "callHierarchy": {"dynamicRegistration": false},
-                "typeHierarchy": {"dynamicRegistration": false},
-                "signatureHelp": {"signatureInformation": {"activeParameterSupport": true,
-                    "documentationFormat": ["plaintext", "markdown"]}},
-                "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
-                "diagnostic": {"dynamicRegistration": true, "relatedDocumentSupport": false},
-            },
-            "experimental": {"serverStatusNotification": true},
-            "offsetEncoding": ["utf-8", "utf-16"],
-        },
-    })
 }

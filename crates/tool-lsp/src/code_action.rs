@@ -136,11 +136,7 @@ pub async fn run(
                 )));
             }
             let mut action = choose(&actions, &args.action)?.clone();
-            let resolvable = client
-                .capabilities
-                .pointer("/codeActionProvider/resolveProvider")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+            let resolvable = client.capabilities.code_action_resolves();
             if action.get("edit").is_none() && action.get("data").is_some() && resolvable {
                 action = client
                     .request("codeAction/resolve", action.clone(), t.request)

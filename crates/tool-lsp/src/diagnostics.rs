@@ -100,7 +100,9 @@ pub async fn fresh(
                     continue;
                 }
                 // Registered but refused: fall back to what it publishes.
-                Err(RequestError::Rpc { .. }) => pull_refused = true,
+                Err(RequestError::Rpc { .. } | RequestError::Malformed { .. }) => {
+                    pull_refused = true
+                }
             }
         }
         if let Some(p) = client.published(uri) {
@@ -239,101 +241,6 @@ fn tsserver_diagnostic(d: &Value) -> Option<Diagnostic> {
     })
 }
 
-/// rust-analyzer's proof after a save: a `cargo check` (flycheck) run whose
-/// progress began after `saved` has ended and the server is quiescent (its
-/// results may still be on their way: see [`check_results_settled`]).
-/// `Err` when the bound ran out first.
-pub async fn save_check_done(
-    client: &LspClient,
-    token_prefix: &str,
-    saved: Instant,
-    deadline: tokio::time::Instant,
-    nudge: Option<(&str, &str)>,
-) -> Result<(), NotReady> {
-    let mut activity = client.subscribe_activity();
-    let mut nudged = false;
-    loop {
-        if let Some(why) = client.gone() {
-            return Err(RequestError::Gone(why).into());
-        }
-        let runs = client.progress_runs(token_prefix);
-        let idle = runs.iter().all(|r| r.ended.is_some()) && !client.not_quiescent();
-        if idle && runs.iter().any(|r| r.begun >= saved && r.ended.is_some()) {
-            return Ok(());
-        }
-        // No check of the written file begun and none running: the save
-        // started none (rust-analyzer may skip it when a check ran between
-        // the write and the save, on text it cannot tell old from new). Ask
-        // for one, once, after a quiet moment for the save's own to begin.
-        let quiet_since_save = Instant::now().saturating_duration_since(saved) >= QUIET_WINDOW;
-        if let (Some((method, uri)), true, false, true) = (nudge, idle, nudged, quiet_since_save) {
-            client.notify(method, json!({"textDocument": {"uri": uri}}));
-            nudged = true;
-        }
-        let wake = if nudged || !idle {
-            deadline
-        } else {
-            deadline.min(tokio::time::Instant::from_std(saved + QUIET_WINDOW))
-        };
-        if tokio::time::timeout_at(wake, activity.changed())
-            .await
-            .is_err()
-            && tokio::time::Instant::now() >= deadline
-        {
-            let waited = Instant::now().saturating_duration_since(saved);
-            return Err(NotReady::Timeout(waited));
-        }
-    }
-}
-
-/// After a save-time check's run ended: rust-analyzer 1.95 publishes the
-/// run's results after its progress end, file by file over several loop
-/// turns (seen: end, then `[E0382 line 4]`, then `[line 4, line 10]`), so
-/// the publish in force at the end may hold none of them. Waits until `uri`
-/// has had no new publish for [`QUIET_WINDOW`], at most `deadline`: `true`.
-/// `false` when another run of the check began meanwhile (it clears the
-/// results first): wait for that one to end.
-pub async fn check_results_settled(
-    client: &LspClient,
-    uri: &str,
-    token_prefix: &str,
-    deadline: tokio::time::Instant,
-) -> bool {
-    let runs = client.progress_runs(token_prefix).len();
-    let mut last = client.published(uri).map(|p| p.seq);
-    let mut changes = client.subscribe_diagnostics();
-    let mut activity = client.subscribe_activity();
-    loop {
-        let quiet_until = (tokio::time::Instant::now() + QUIET_WINDOW).min(deadline);
-        // Any publish or progress wakes the wait; only a publish for `uri`
-        // restarts the window, and a new run ends it.
-        loop {
-            let woke = tokio::select! {
-                r = tokio::time::timeout_at(quiet_until, changes.changed()) => r.map(|r| r.is_ok()),
-                r = tokio::time::timeout_at(quiet_until, activity.changed()) => r.map(|r| r.is_ok()),
-            };
-            match woke {
-                Ok(true) => {}
-                // Quiet long enough, or the server is gone.
-                Err(_) | Ok(false) => return true,
-            }
-            if client.progress_runs(token_prefix).len() != runs
-                || client
-                    .progress_runs(token_prefix)
-                    .iter()
-                    .any(|r| r.ended.is_none())
-            {
-                return false;
-            }
-            let now = client.published(uri).map(|p| p.seq);
-            if now != last {
-                last = now;
-                break;
-            }
-        }
-    }
-}
-
 pub fn severity_name(s: Option<DiagnosticSeverity>) -> &'static str {
     match s {
         Some(DiagnosticSeverity::WARNING) => "warning",
@@ -341,6 +248,20 @@ pub fn severity_name(s: Option<DiagnosticSeverity>) -> &'static str {
         Some(DiagnosticSeverity::HINT) => "hint",
         _ => "error",
     }
+}
+
+/// Errors and warnings of `doc`, as the model reads them.
+pub fn problems(
+    shown: &str,
+    diags: &[lsp_types::Diagnostic],
+    doc: &OpenDoc,
+    enc: crate::PositionEncoding,
+) -> Vec<DiagLine> {
+    diags
+        .iter()
+        .filter(|d| is_problem(d))
+        .map(|d| DiagLine::from_lsp(shown, d, Some(&doc.text), enc))
+        .collect()
 }
 
 /// Errors and warnings: what the wrapper and `diagnostics` report by default.

@@ -18,8 +18,8 @@
 
 use crate::args::RenameArgs;
 use crate::client::{file_uri, LspClient};
-use crate::diagnostics::DiagLine;
-use crate::on_write::{problems, RunLedger};
+use crate::diagnostics::{problems, DiagLine};
+use crate::on_write::RunLedger;
 use crate::planned_edit::{self, PlannedEdit};
 use crate::staged_edit;
 use crate::supervisor::{LspSupervisor, Target};
@@ -126,19 +126,12 @@ fn file_renames(files: &[(PathBuf, PathBuf)]) -> Value {
 }
 
 fn offers_will_rename(client: &LspClient) -> bool {
-    client
-        .capabilities
-        .pointer("/workspace/fileOperations/willRename")
-        .is_some_and(|v| !v.is_null())
+    client.capabilities.will_rename_files()
 }
 
 /// `workspace/didRenameFiles` for written moves, to a server that asks for it.
 fn did_rename(client: &LspClient, files: &[(PathBuf, PathBuf)]) {
-    let asked = client
-        .capabilities
-        .pointer("/workspace/fileOperations/didRename")
-        .is_some_and(|v| !v.is_null());
-    if asked {
+    if client.capabilities.did_rename_files() {
         client.notify("workspace/didRenameFiles", file_renames(files));
     }
 }

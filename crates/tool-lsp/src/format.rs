@@ -3,6 +3,7 @@
 //! how many more there were.
 
 use crate::client::uri_path;
+use lsp_types::GotoDefinitionResponse;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -26,40 +27,29 @@ pub fn show_path(ws: &Workspace, p: &Path) -> String {
     }
 }
 
-/// Locations from any of `Location`, `Location[]`, `LocationLink[]`.
-pub fn locations(ws: &Workspace, v: &Value) -> Vec<Loc> {
-    let items: Vec<&Value> = match v {
-        Value::Array(a) => a.iter().collect(),
-        Value::Null => Vec::new(),
-        one => vec![one],
+/// Locations of a definition-like answer (`Location`, `Location[]` or
+/// `LocationLink[]`, a link at its target's name), files only, sorted and
+/// without repeats.
+pub fn locations(ws: &Workspace, answer: Option<&GotoDefinitionResponse>) -> Vec<Loc> {
+    let items: Vec<(&lsp_types::Url, &lsp_types::Range)> = match answer {
+        None => Vec::new(),
+        Some(GotoDefinitionResponse::Scalar(l)) => vec![(&l.uri, &l.range)],
+        Some(GotoDefinitionResponse::Array(ls)) => ls.iter().map(|l| (&l.uri, &l.range)).collect(),
+        Some(GotoDefinitionResponse::Link(ls)) => ls
+            .iter()
+            .map(|l| (&l.target_uri, &l.target_selection_range))
+            .collect(),
     };
     let mut out = BTreeSet::new();
-    for it in items {
-        let (uri, range) = if let Some(u) = it.get("targetUri") {
-            (
-                u,
-                it.get("targetSelectionRange")
-                    .or_else(|| it.get("targetRange")),
-            )
-        } else {
-            (it.get("uri").unwrap_or(&Value::Null), it.get("range"))
-        };
-        let Some(path) = uri.as_str().and_then(uri_path) else {
+    for (uri, range) in items {
+        let Ok(path) = uri.to_file_path() else {
             continue;
         };
-        let line = range
-            .and_then(|r| r.pointer("/start/line"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as u32;
-        let character = range
-            .and_then(|r| r.pointer("/start/character"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as u32;
         out.insert(Loc {
             shown: show_path(ws, &path),
             path,
-            line,
-            character,
+            line: range.start.line,
+            character: range.start.character,
         });
     }
     out.into_iter().collect()
@@ -313,6 +303,7 @@ pub fn workspace_symbols(ws: &Workspace, v: &Value) -> Vec<(String, u32, String)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::file_uri;
     use serde_json::json;
 
     #[test]
@@ -325,6 +316,44 @@ mod tests {
         );
         let v = json!({"contents": [{"language": "c", "value": "int f(void)"}, "doc"]});
         assert_eq!(hover_text(&v), "int f(void)\n\ndoc");
+    }
+
+    #[test]
+    fn definition_answers_of_every_shape_become_locations() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let root = ws.root().to_path_buf();
+        let uri = |name: &str| file_uri(&root.join(name));
+        let range = |line: u32| json!({"start": {"line": line, "character": 4}, "end": {"line": line, "character": 9}});
+        let read = |answer: Value| -> Vec<(String, u32, u32)> {
+            let answer: Option<GotoDefinitionResponse> = serde_json::from_value(answer).unwrap();
+            locations(&ws, answer.as_ref())
+                .into_iter()
+                .map(|l| (l.shown, l.line, l.character))
+                .collect()
+        };
+        let a = |line| ("a.py".to_string(), line, 4);
+        // null, one Location, a list with a repeat, links (at the name).
+        assert_eq!(read(Value::Null), vec![]);
+        assert_eq!(
+            read(json!({"uri": uri("a.py"), "range": range(3)})),
+            vec![a(3)]
+        );
+        assert_eq!(
+            read(json!([
+                {"uri": uri("a.py"), "range": range(7)},
+                {"uri": uri("a.py"), "range": range(3)},
+                {"uri": uri("a.py"), "range": range(7)},
+                {"uri": "untitled:Untitled-1", "range": range(1)},
+            ])),
+            vec![a(3), a(7)]
+        );
+        assert_eq!(
+            read(json!([{"targetUri": uri("a.py"), "targetRange": range(1),
+                "targetSelectionRange": range(2)}])),
+            vec![a(2)]
+        );
+        assert_eq!(read(json!([])), vec![]);
     }
 
     #[test]

@@ -28,12 +28,14 @@
 //!   command still running then is killed with its process group.
 
 use crate::catalog;
-use crate::client::{file_uri, read_document};
+use crate::client::{file_uri, read_document, RequestError};
 pub use crate::format_setting::{FormatSetting, DEFAULT_TIMEOUT};
 use crate::position::changed_lines;
 use crate::position::{self, PositionEncoding};
 use crate::supervisor::LspSupervisor;
 use crate::write_checker::Checker;
+use lsp_types::request::{Formatting, Request};
+use lsp_types::TextEdit;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
@@ -325,12 +327,14 @@ async fn server_format(
             "options": formatting_options(&doc.text),
         });
         let formatted = match client
-            .request("textDocument/formatting", params, bound)
+            .request_as::<Option<Vec<TextEdit>>>(Formatting::METHOD, params, bound)
             .await
         {
-            Ok(Value::Null) => Ok(doc.text.clone()),
-            Ok(Value::Array(edits)) => apply_text_edits(&doc.text, &edits, client.encoding),
-            Ok(other) => Err(format!("it answered with {other}, not text edits")),
+            Ok(None) => Ok(doc.text.clone()),
+            Ok(Some(edits)) => apply_text_edits(&doc.text, &edits, client.encoding),
+            Err(RequestError::Malformed { error, .. }) => Err(format!(
+                "it answered with something other than text edits ({error})"
+            )),
             Err(e) => Err(e.to_string()),
         };
         return Ok((checker.id.clone(), formatted, before));
@@ -369,20 +373,18 @@ pub fn formatting_options(text: &str) -> Value {
 /// overlapping edits are refused).
 pub fn apply_text_edits(
     text: &str,
-    edits: &[Value],
+    edits: &[TextEdit],
     enc: PositionEncoding,
 ) -> Result<String, String> {
     let mut spans = Vec::with_capacity(edits.len());
     for e in edits {
-        let r = e.get("range").ok_or("a text edit without a range")?;
-        let at = |p: &str| r.pointer(p).and_then(Value::as_u64).unwrap_or(0) as u32;
-        let start = position::offset_of(text, at("/start/line"), at("/start/character"), enc);
-        let end = position::offset_of(text, at("/end/line"), at("/end/character"), enc);
+        let (from, to) = (e.range.start, e.range.end);
+        let start = position::offset_of(text, from.line, from.character, enc);
+        let end = position::offset_of(text, to.line, to.character, enc);
         if end < start {
             return Err("a text edit ends before it starts".into());
         }
-        let new = e.get("newText").and_then(Value::as_str).unwrap_or("");
-        spans.push((start, end, new));
+        spans.push((start, end, e.new_text.as_str()));
     }
     // From the end, so earlier offsets stay valid; edits at one point keep
     // their order.
@@ -403,8 +405,8 @@ pub fn apply_text_edits(
 mod tests {
     use super::*;
 
-    fn edit(l1: u32, c1: u32, l2: u32, c2: u32, new: &str) -> Value {
-        json!({"range": {"start": {"line": l1, "character": c1}, "end": {"line": l2, "character": c2}}, "newText": new})
+    fn edit(l1: u32, c1: u32, l2: u32, c2: u32, new: &str) -> TextEdit {
+        serde_json::from_value(json!({"range": {"start": {"line": l1, "character": c1}, "end": {"line": l2, "character": c2}}, "newText": new})).unwrap()
     }
 
     #[test]

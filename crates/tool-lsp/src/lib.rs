@@ -14,7 +14,8 @@
 //!
 //! Modules: [`catalog`] (which server for which file), [`config`] (the
 //! config layers that change it, and the project's trust rule), [`transport`]
-//! (framing), [`client`] (one server session), [`supervisor`] (lifecycles),
+//! (framing), [`jsonrpc`] (request ids and pending replies over a stream),
+//! [`client`] (one server session), [`supervisor`] (lifecycles),
 //! [`position`] (line + symbol ↔ LSP positions), [`ops`] (the
 //! operations, with [`enclosing`] naming the symbol around each location,
 //! [`hierarchy`] for calls and types, [`signature`] and
@@ -22,8 +23,8 @@
 //! ledger), [`checker`] (project checkers), [`glob_diagnostics`] (a glob's files), [`rename`] (with
 //! [`identifier`], the new name's check, and
 //! [`mentions`], the files it must reach), [`file_move`] (moves of files
-//! and folders), [`on_write`] (with
-//! [`format_on_write`]), [`preview`] (the
+//! and folders), [`on_write`] (with [`save_check`], the save-time check's
+//! rules, and [`format_on_write`]), [`preview`] (the
 //! diagnostics delta of a staged change),
 //! [`code_action`] (applying one), [`tools`] and [`binding`].
 
@@ -45,6 +46,7 @@ pub mod format_setting;
 pub mod glob_diagnostics;
 pub mod hierarchy;
 pub mod identifier;
+pub mod jsonrpc;
 pub mod mentions;
 pub mod on_write;
 pub mod ops;
@@ -54,6 +56,7 @@ pub mod preview;
 pub mod ready_probe;
 pub mod rename;
 pub mod request;
+pub mod save_check;
 pub mod signature;
 pub mod source_walk;
 pub mod staged_edit;

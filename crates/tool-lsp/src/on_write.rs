@@ -19,9 +19,10 @@
 
 use crate::client::{file_uri, OpenDoc};
 use crate::config::UntrustedFormatter;
-use crate::diagnostics::{self, DiagLine, DiagnosticLedger, Labelled, NotReady};
+use crate::diagnostics::{self, problems, DiagLine, DiagnosticLedger, Labelled, NotReady};
 use crate::format_on_write::{self, FileFormat, FormatSetting, Outcome};
 use crate::position::changed_lines;
+use crate::save_check::{self, check_only, not_known_whether_new, settled, Settled};
 use crate::supervisor::{LspSupervisor, Target};
 use crate::write_checker::{Checker, Unchecked};
 use serde_json::Value;
@@ -180,149 +181,123 @@ impl DiagnosticsOnWrite {
         out
     }
 
-    /// One server's diagnostics of the file: of `text` when given (the
-    /// baseline, the content before the write; `call_started`: when the
-    /// write began), else of the file on disk (after it, saved). `prior`:
-    /// the text the server had before this write, when formatting has sent
-    /// it the unformatted one since.
-    async fn current(
+    /// One server's diagnostics of the file before the write: of `text`
+    /// (the content before the write, sent to the server now), with the
+    /// save-time check's results from before `call_started` (when the write
+    /// began; see [`save_check`]).
+    async fn baseline(
         &self,
         checker: &Checker,
         path: &Path,
-        text: Option<String>,
-        call_started: Option<Instant>,
+        text: String,
+        call_started: Instant,
+    ) -> Result<Checked, Unchecked> {
+        let target = checker.target(&self.sup).await?;
+        let client = &target.client;
+        let entry = &target.slot.entry;
+        // Not re-synced first: the file on disk is already the written one,
+        // and sending it before the old text costs the server two versions.
+        let uri = file_uri(path);
+        let checked_before = save_check::published_before_write(client, entry, &uri, call_started);
+        let before = client.doc(&uri).await.map(|d| d.text);
+        let doc = client.sync_text(path, &target.language_id, text).await;
+        let saved = Instant::now();
+        let check_missing =
+            save_check::baseline_lacks_check(client, entry, checked_before.as_ref(), call_started);
+        let bound = self.sup.timeouts.diagnostics;
+        match settled(client, &uri, &doc, None, (saved, saved), bound).await {
+            Ok(Settled { diags, .. }) => {
+                let diags = save_check::baseline_with_check_before(
+                    diags,
+                    &entry.save_check_sources,
+                    checked_before,
+                );
+                Ok(Checked {
+                    from_check: None,
+                    check_missing,
+                    diags: problems(&self.sup.rel(path), &diags, &doc, client.encoding),
+                    changed: before.map(|b| changed_lines(&b, &doc.text)),
+                })
+            }
+            Err(NotReady::Timeout(after)) => Err(self.still_pending(path, &target, after)),
+            Err(NotReady::Request(r)) => Err(Unchecked::Failed(r.to_string())),
+        }
+    }
+
+    /// One server's diagnostics of the file on disk after the write: synced
+    /// and saved, then awaited (with the save-time check's run, if any).
+    /// `prior`: the text the server had before this write, when formatting
+    /// has sent it the unformatted one since. Past the bound, the wait goes
+    /// on in the background ([`Self::wait_late`]).
+    async fn after_write(
+        &self,
+        checker: &Checker,
+        path: &Path,
         check_missing_before: bool,
         prior: Option<Option<String>>,
     ) -> Result<Checked, Unchecked> {
         let target = checker.target(&self.sup).await?;
         let client = &target.client;
-        let save = text.is_none();
-        // Not for the baseline: the file on disk is already the written one,
-        // and sending it before the old text costs the server two versions.
+        let entry = &target.slot.entry;
         let uri = file_uri(path);
-        // What the server published for the file before the write began: a
-        // save-time check (cargo check) ran on the disk as it was then.
-        let checked_before = match (&target.slot.entry.save_check_progress, call_started) {
-            (Some(_), Some(started)) => client.published_before(&uri, started),
-            _ => None,
-        };
         // The text the server had before this write (read before the
         // re-sync below sends it the written one).
         let before = match prior {
             Some(prior) => prior,
             None => client.doc(&uri).await.map(|d| d.text),
         };
-        if save {
-            client.resync_open().await;
-        }
-        let doc = match text {
-            Some(text) => client.sync_text(path, &target.language_id, text).await,
-            None => client
-                .sync_file(path, &target.language_id)
-                .await
-                .map_err(|e| Unchecked::Failed(format!("cannot read it: {e}")))?,
-        };
+        client.resync_open().await;
+        let doc = client
+            .sync_file(path, &target.language_id)
+            .await
+            .map_err(|e| Unchecked::Failed(format!("cannot read it: {e}")))?;
         let saved = Instant::now();
-        if save {
-            client.did_save(&uri, &doc.text);
-        }
-        let check = if save {
-            target.slot.entry.save_check_progress.clone()
-        } else {
-            None
-        };
+        client.did_save(&uri, &doc.text);
+        let check = entry.save_check_progress.clone();
         let bound = self.sup.timeouts.diagnostics;
-        // A cold server's check runs on the disk as written: no check of
-        // the file as it was ended before the write began (a publish before
-        // it may hold the server's own diagnostics only, or a check the
-        // write's save interrupted).
-        // A check's run ending proves nothing by itself (a save cancels a
-        // run, which then ends without results): where the entry names the
-        // check's sources, its results for this file must have been
-        // published before the write began. A file the check found clean
-        // is thus taken as unchecked too: over-cautious, never wrong.
-        let sources = &target.slot.entry.save_check_sources;
-        let check_missing = !save
-            && match (&target.slot.entry.save_check_progress, call_started) {
-                (Some(prefix), Some(started)) => {
-                    let ended_before = client
-                        .progress_runs(prefix)
-                        .iter()
-                        .any(|r| r.ended.is_some_and(|e| e < started));
-                    let results_before = sources.is_empty()
-                        || checked_before.as_ref().is_some_and(|p| {
-                            p.diagnostics.iter().any(|d| from_check_source(d, sources))
-                        });
-                    !(ended_before && results_before)
-                }
-                _ => false,
-            };
-        // A check that began once the written file was on disk is the
-        // write's, whether the save started it or not (rust-analyzer may run
-        // one between the write and the save and start none on the save).
-        let since = if save {
-            written_at(path).map_or(saved, |w| w.min(saved))
-        } else {
-            saved
-        };
-        let nudge = target.slot.entry.save_check_nudge.as_deref();
+        let since = save_check::counts_since(path, saved);
+        let nudge = entry.save_check_nudge.as_deref();
         let checked_by = check.as_deref().map(|prefix| (prefix, nudge));
         match settled(client, &uri, &doc, checked_by, (since, saved), bound).await {
-            Ok(Settled { mut diags, own }) => Ok(Checked {
+            Ok(Settled { diags, own }) => Ok(Checked {
                 from_check: check.as_deref().map(|prefix| {
                     check_only(
                         client,
-                        (prefix, sources),
+                        (prefix, &entry.save_check_sources),
                         &self.sup.rel(path),
                         &diags,
                         &own,
                         &doc,
                     )
                 }),
-                check_missing,
-                diags: {
-                    // A baseline read without a save (pulled, or the
-                    // version's publish) lacks what only the save-time check
-                    // reports: the check's results from before the write
-                    // add it. What the check published since the write
-                    // began is dropped from it: the check reads the disk,
-                    // which already holds the written file (a check running
-                    // then reported the write's own errors under the old
-                    // text's version, and the write was judged clean).
-                    if !save && !sources.is_empty() {
-                        diags.retain(|d| !from_check_source(d, sources));
-                    }
-                    for d in checked_before.map(|p| p.diagnostics).unwrap_or_default() {
-                        if !diags.contains(&d) {
-                            diags.push(d);
-                        }
-                    }
-                    problems(&self.sup.rel(path), &diags, &doc, client.encoding)
-                },
+                check_missing: false,
+                diags: problems(&self.sup.rel(path), &diags, &doc, client.encoding),
                 changed: before.map(|b| changed_lines(&b, &doc.text)),
             }),
             Err(NotReady::Timeout(after)) => {
-                let server = target.slot.entry.id.clone();
-                if save {
-                    let label = checker.label.clone();
-                    self.wait_late(
-                        &target,
-                        label,
-                        path,
-                        doc,
-                        (check, check_missing_before),
-                        saved,
-                        before,
-                    );
-                }
-                Err(Unchecked::Pending(format!(
-                    "diagnostics still pending for {} after {} ms ({server} is still working); they will come with a later result",
-                    self.sup.rel(path),
-                    after.as_millis()
-                )))
+                let label = checker.label.clone();
+                self.wait_late(
+                    &target,
+                    label,
+                    path,
+                    doc,
+                    (check, check_missing_before),
+                    saved,
+                    before,
+                );
+                Err(self.still_pending(path, &target, after))
             }
             Err(NotReady::Request(r)) => Err(Unchecked::Failed(r.to_string())),
         }
+    }
+
+    fn still_pending(&self, path: &Path, target: &Target, after: Duration) -> Unchecked {
+        Unchecked::Pending(format!(
+            "diagnostics still pending for {} after {} ms ({} is still working); they will come with a later result",
+            self.sup.rel(path),
+            after.as_millis(),
+            target.slot.entry.id
+        ))
     }
 
     /// Go on waiting for a write's diagnostics in the background; when they
@@ -436,14 +411,7 @@ impl DiagnosticsOnWrite {
             let prior = server_before
                 .filter(|(id, _)| *id == checker.id)
                 .map(|(_, before)| before.clone());
-            self.current(
-                checker,
-                path,
-                None,
-                None,
-                check_missing.contains(&checker.id),
-                prior,
-            )
+            self.after_write(checker, path, check_missing.contains(&checker.id), prior)
         }))
         .await;
         let several = checkers.len() > 1;
@@ -545,96 +513,6 @@ fn labelled(new: Vec<DiagLine>, label: &str) -> Vec<Labelled> {
     new.into_iter().map(|d| (d, label.to_string())).collect()
 }
 
-/// Fresh diagnostics of `doc`, and after a save with a save-time check
-/// (`check`: its progress token prefix), the state once that check ended.
-/// A file's diagnostics once fresh: all of them, and those of the server's
-/// own pass (before a save-time check added its results).
-struct Settled {
-    diags: Vec<lsp_types::Diagnostic>,
-    own: Vec<lsp_types::Diagnostic>,
-}
-
-/// `(since, saved)`: a save-time check run begun at `since` or later counts;
-/// the bound runs from `saved`. `check`: the check's progress prefix and the
-/// notification that starts one (see [`crate::ServerEntry::save_check_nudge`]).
-async fn settled(
-    client: &crate::client::LspClient,
-    uri: &str,
-    doc: &OpenDoc,
-    check: Option<(&str, Option<&str>)>,
-    (since, saved): (Instant, Instant),
-    bound: Duration,
-) -> Result<Settled, NotReady> {
-    let deadline = tokio::time::Instant::from_std(saved + bound);
-    let fresh = diagnostics::fresh(client, uri, doc, bound).await?;
-    let Some((prefix, nudge)) = check else {
-        return Ok(Settled {
-            own: fresh.diagnostics.clone(),
-            diags: fresh.diagnostics,
-        });
-    };
-    // Until a check's results have settled with no other check begun.
-    loop {
-        let nudge = nudge.map(|method| (method, uri));
-        diagnostics::save_check_done(client, prefix, since, deadline, nudge).await?;
-        if diagnostics::check_results_settled(client, uri, prefix, deadline).await {
-            break;
-        }
-    }
-    let diags = match client.published(uri) {
-        Some(p) if p.version.is_none_or(|v| v >= doc.version) => p.diagnostics,
-        _ => fresh.diagnostics.clone(),
-    };
-    Ok(Settled {
-        diags,
-        own: fresh.diagnostics,
-    })
-}
-
-/// When the file at `path` was last written, as an `Instant` (from its
-/// modification time).
-fn written_at(path: &Path) -> Option<Instant> {
-    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
-    let ago = std::time::SystemTime::now().duration_since(modified).ok()?;
-    Instant::now().checked_sub(ago)
-}
-
-/// Of a settled file's diagnostics, those only the save-time check
-/// reported (not in `own`, the server's own pass), as the model reads them,
-/// and the check's name (its progress title: `cargo check`).
-fn check_only(
-    client: &crate::client::LspClient,
-    (prefix, sources): (&str, &[String]),
-    shown: &str,
-    diags: &[lsp_types::Diagnostic],
-    own: &[lsp_types::Diagnostic],
-    doc: &OpenDoc,
-) -> (String, Vec<DiagLine>) {
-    let name = client
-        .progress_runs(prefix)
-        .last()
-        .map(|r| r.title.clone())
-        .filter(|t| !t.is_empty())
-        .unwrap_or_else(|| "the save-time check".into());
-    // By source where the entry names the check's: a publish of the
-    // server's own pass may still hold an earlier check's results.
-    let only: Vec<_> = diags
-        .iter()
-        .filter(|d| match sources {
-            [] => !own.contains(d),
-            _ => from_check_source(d, sources),
-        })
-        .cloned()
-        .collect();
-    (name, problems(shown, &only, doc, client.encoding))
-}
-
-/// Whether `d` came from the save-time check (its source is one of the
-/// entry's `save_check_sources`).
-fn from_check_source(d: &lsp_types::Diagnostic, sources: &[String]) -> bool {
-    d.source.as_ref().is_some_and(|s| sources.contains(s))
-}
-
 /// What is said of the check results not known to be new (see
 /// [`not_known_whether_new`]), nearest the change first.
 #[allow(clippy::too_many_arguments)]
@@ -661,35 +539,6 @@ fn unknown_note(
         limits.flood,
     ));
     note.join("\n")
-}
-
-/// Splits the problems a write's check found new, for a checker whose
-/// baseline lacks its save-time check (`only`: what only that check
-/// reports), into those not known to be new and those that are: a check
-/// result on a line the write changed is the write's; one elsewhere may
-/// have been there before, which no check of the old file can tell now.
-fn not_known_whether_new(
-    found: Vec<DiagLine>,
-    only: &[DiagLine],
-    changed: Option<(u32, u32)>,
-) -> (Vec<DiagLine>, Vec<DiagLine>) {
-    found.into_iter().partition(|d| {
-        only.contains(d) && changed.is_none_or(|(first, last)| d.line < first || d.line > last)
-    })
-}
-
-/// Errors and warnings of `doc`, as the model reads them.
-pub(crate) fn problems(
-    shown: &str,
-    diags: &[lsp_types::Diagnostic],
-    doc: &OpenDoc,
-    enc: crate::PositionEncoding,
-) -> Vec<DiagLine> {
-    diags
-        .iter()
-        .filter(|d| diagnostics::is_problem(d))
-        .map(|d| DiagLine::from_lsp(shown, d, Some(&doc.text), enc))
-        .collect()
 }
 
 /// Order new problems by their distance to the changed lines, so the ones
@@ -785,7 +634,7 @@ impl Tool for DiagnosticsOnWrite {
                     match before {
                         None => Some((Vec::new(), false)),
                         Some(text) => self
-                            .current(c, p, Some(text), Some(call_started), false, None)
+                            .baseline(c, p, text, call_started)
                             .await
                             .ok()
                             .map(|c| (c.diags, c.check_missing)),

@@ -18,6 +18,9 @@ use crate::request::{
     COLD_SERVER, PROBE_EVERY, PROBE_FOR,
 };
 use crate::supervisor::{LspSupervisor, Timeouts};
+use lsp_types::request::{References, Request};
+use lsp_types::GotoDefinitionResponse;
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tool_core::{ToolError, ToolOutput};
 
@@ -27,21 +30,27 @@ use tool_core::{ToolError, ToolOutput};
 /// and a server that reports no progress gives no other sign. An empty
 /// answer is believed once it holds for [`PROBE_FOR`] (at most the request
 /// timeout) or from a warm server at once.
-async fn request_probed(
+async fn request_probed<T: DeserializeOwned>(
     t: &Timeouts,
     client: &LspClient,
     method: &str,
     params: Value,
-    empty: impl Fn(&Value) -> bool,
-) -> Result<Value, ToolError> {
-    let mut v = request(t, client, method, params.clone()).await?;
+    empty: impl Fn(&T) -> bool,
+) -> Result<T, ToolError> {
+    let ask = || async {
+        client
+            .request_as::<T>(method, params.clone(), t.request)
+            .await
+            .map_err(|e| e.into_tool_error(&client.name))
+    };
+    let mut v = ask().await?;
     let asked = std::time::Instant::now();
     while empty(&v)
         && client.started.elapsed() < COLD_SERVER
         && asked.elapsed() < PROBE_FOR.min(t.request)
     {
         tokio::time::sleep(PROBE_EVERY).await;
-        v = request(t, client, method, params.clone()).await?;
+        v = ask().await?;
     }
     Ok(v)
 }
@@ -157,15 +166,16 @@ async fn navigate(
                     client.name
                 )));
             }
-            let v = request_probed(
+            // One shape for the three methods: `GotoDefinition`'s.
+            let v: Option<GotoDefinitionResponse> = request_probed(
                 t,
                 client,
                 method,
                 json!({"textDocument": td, "position": p.position}),
-                |v| format::locations(ws, v).is_empty(),
+                |v: &Option<GotoDefinitionResponse>| format::locations(ws, v.as_ref()).is_empty(),
             )
             .await?;
-            let locs = format::locations(ws, &v);
+            let locs = format::locations(ws, v.as_ref());
             if locs.is_empty() {
                 return Ok(ToolOutput::text(format!(
                     "{head}\nno {what} found (the server is ready and answered with none)"
@@ -181,14 +191,16 @@ async fn navigate(
             Ok(ToolOutput::text(format!("{head}\n{}", lines.join("\n"))))
         }
         Op::References => {
+            let references =
+                |v: &Option<Vec<lsp_types::Location>>| v.clone().map(GotoDefinitionResponse::Array);
             let v = request_probed(t,
                 client,
-                "textDocument/references",
+                References::METHOD,
                 json!({"textDocument": td, "position": p.position, "context": {"includeDeclaration": true}}),
-                |v| format::locations(ws, v).is_empty(),
+                |v| format::locations(ws, references(v).as_ref()).is_empty(),
             )
             .await?;
-            let locs: Vec<Loc> = format::locations(ws, &v);
+            let locs: Vec<Loc> = format::locations(ws, references(&v).as_ref());
             if locs.is_empty() {
                 return Ok(ToolOutput::text(format!(
                     "{head}\nno references found (the server is ready and answered with none)"
@@ -217,7 +229,7 @@ async fn navigate(
                 client,
                 "textDocument/hover",
                 json!({"textDocument": td, "position": p.position}),
-                |v| v.is_null() || format::hover_text(v).is_empty(),
+                |v: &Value| v.is_null() || format::hover_text(v).is_empty(),
             )
             .await?;
             let text = if v.is_null() {
@@ -438,7 +450,7 @@ async fn workspace_symbols(
             client,
             "workspace/symbol",
             json!({"query": query}),
-            |v| format::workspace_symbols(ws, v).is_empty(),
+            |v: &Value| format::workspace_symbols(ws, v).is_empty(),
         )
         .await?;
         rows.extend(format::workspace_symbols(ws, &v));

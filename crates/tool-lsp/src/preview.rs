@@ -25,8 +25,8 @@
 //! diagnostics, not those.
 
 use crate::client::{file_uri, read_document};
-use crate::diagnostics::{self, DiagLine, NotReady};
-use crate::on_write::{problems, RunLedger};
+use crate::diagnostics::{self, problems, DiagLine, NotReady};
+use crate::on_write::RunLedger;
 use crate::staged_edit::PREVIEW_FILES;
 use crate::supervisor::{LspSupervisor, Target};
 use std::sync::Arc;

@@ -7,11 +7,14 @@
 //! refused before anything is written.
 
 use crate::args::{LspArgs, Op, RenameArgs, SymbolRename};
+use crate::client::RequestError;
 use crate::mentions::{Mentioning, RenameReach};
 use crate::planned_edit::{announce, PlannedEdit};
 use crate::request;
 use crate::staged_edit::staged_output;
 use crate::supervisor::{LspSupervisor, Timeouts};
+use lsp_types::request::{PrepareRenameRequest, Request};
+use lsp_types::PrepareRenameResponse;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Instant;
@@ -155,11 +158,7 @@ async fn prepare(
         })?;
     let client = &p.target.client;
     let td = json!({"uri": p.uri});
-    let prepare = client
-        .capabilities
-        .pointer("/renameProvider/prepareProvider")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let prepare = client.capabilities.rename_prepares();
     if !client.has_capability("renameProvider") {
         return Err(ToolError::unavailable(format!(
             "{} does not offer rename",
@@ -168,8 +167,8 @@ async fn prepare(
     }
     if prepare {
         let ask = || {
-            client.request(
-                "textDocument/prepareRename",
+            client.request_as::<Option<PrepareRenameResponse>>(
+                PrepareRenameRequest::METHOD,
                 json!({"textDocument": td, "position": p.position}),
                 t.request,
             )
@@ -181,7 +180,7 @@ async fn prepare(
         // only once it holds after the server had time to look.
         let settle = crate::request::PROBE_FOR.min(t.request);
         let asked = Instant::now();
-        while matches!(v, Ok(Value::Null))
+        while matches!(v, Ok(None))
             && client.started.elapsed() < crate::request::COLD_SERVER
             && asked.elapsed() < settle
         {
@@ -189,20 +188,22 @@ async fn prepare(
             v = ask().await;
         }
         match v {
-            Ok(Value::Null) => {
+            Ok(None) => {
                 return Err(ToolError::refused(format!(
                     "`{}` at {}:{} cannot be renamed (the server's prepareRename refused it: not a renamable symbol); nothing was written",
                     p.symbol, p.file.shown, args.line
                 )))
             }
-            Err(crate::client::RequestError::Rpc { message, .. }) => {
+            Err(RequestError::Rpc { message, .. }) => {
                 return Err(ToolError::refused(format!(
                     "`{}` at {}:{} cannot be renamed: {message}; nothing was written",
                     p.symbol, p.file.shown, args.line
                 )))
             }
+            // An answer of a shape lsp-types does not know refuses nothing:
+            // the rename itself says.
+            Ok(Some(_)) | Err(RequestError::Malformed { .. }) => {}
             Err(e) => return Err(e.into_tool_error(&client.name)),
-            Ok(_) => {}
         }
     }
     // Files the server's project model may not cover are opened first, so

@@ -128,11 +128,7 @@ impl LspClient {
     }
 
     pub fn did_save(&self, uri: &str, text: &str) {
-        let include = self
-            .capabilities
-            .pointer("/textDocumentSync/save/includeText")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let include = self.capabilities.save_includes_text();
         let mut params = json!({"textDocument": {"uri": uri}});
         if include {
             params["text"] = Value::String(text.to_string());

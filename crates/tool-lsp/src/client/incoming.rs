@@ -1,8 +1,9 @@
-//! What the server sends unasked, as the message pump hands it over:
-//! replies matched to pending requests, the server's own requests always
-//! answered, and notifications (diagnostics, progress, logs) recorded.
+//! What the server sends unasked, as the connection hands it over: its
+//! own requests answered, its notifications (diagnostics, progress, logs)
+//! recorded, and why its stream ended.
 
 use super::*;
+use crate::jsonrpc::{Handler, JsonRpc, StreamEnd};
 
 /// Look up `section` (`a.b.c`) in the settings tree.
 fn setting(settings: &Option<Value>, section: Option<&str>) -> Value {
@@ -22,46 +23,46 @@ fn setting(settings: &Option<Value>, section: Option<&str>) -> Value {
     v.clone()
 }
 
-pub(super) fn handle_incoming(shared: &Shared, out: &mpsc::UnboundedSender<Value>, msg: Value) {
-    let method = msg.get("method").and_then(Value::as_str);
-    let id = msg.get("id").cloned();
-    match (method, id) {
-        (None, Some(id)) => {
-            let Some(id) = id.as_i64() else { return };
-            let Some((method, tx)) = shared.pending.lock().expect("pending").remove(&id) else {
-                return; // answered after we gave up on it
-            };
-            let reply = if let Some(err) = msg.get("error") {
-                Err(RequestError::Rpc {
-                    method,
-                    code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
-                    message: err
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                })
-            } else {
-                Ok(msg.get("result").cloned().unwrap_or(Value::Null))
-            };
-            let _ = tx.send(reply);
+/// The LSP side of the connection to one server process.
+pub(super) struct Session {
+    shared: Arc<Shared>,
+    pgid: u32,
+}
+
+impl Session {
+    pub(super) fn new(shared: Arc<Shared>, pgid: u32) -> Session {
+        Session { shared, pgid }
+    }
+}
+
+impl Handler for Session {
+    fn request(&self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+        answer_server_request(&self.shared, method, params)
+    }
+
+    fn notification(&self, method: &str, params: Value) {
+        handle_notification(&self.shared, method, params);
+    }
+
+    async fn ended(&self, conn: &JsonRpc, end: StreamEnd) -> String {
+        match end {
+            StreamEnd::Closed => {
+                // Prefer the exit watcher's reason, which has the exit status.
+                let mut closed = conn.subscribe_closed();
+                let _ = tokio::time::timeout(
+                    Duration::from_millis(500),
+                    closed.wait_for(Option::is_some),
+                )
+                .await;
+                format!("it closed its output{}", self.shared.stderr_tail())
+            }
+            StreamEnd::Broken(e) => {
+                // The stream cannot be resynchronized: drop the server (its
+                // keeper then ends what it started).
+                let _ = signals::send_group(self.pgid, Signal::Kill);
+                format!("it broke the protocol ({e}) and was killed")
+            }
         }
-        (Some(method), Some(id)) => {
-            let params = msg.get("params").cloned().unwrap_or(Value::Null);
-            let result = answer_server_request(shared, method, &params);
-            let reply = match result {
-                Ok(v) => json!({"jsonrpc": "2.0", "id": id, "result": v}),
-                Err((code, message)) => {
-                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-                }
-            };
-            let _ = out.send(reply);
-        }
-        (Some(method), None) => {
-            let params = msg.get("params").cloned().unwrap_or(Value::Null);
-            handle_notification(shared, method, params);
-        }
-        (None, None) => {}
     }
 }
 
