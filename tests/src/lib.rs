@@ -13,9 +13,8 @@ pub fn agent_tools_bin() -> PathBuf {
         return PathBuf::from(p);
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     for profile in ["release", "debug"] {
         let p = target.join(profile).join("agent-tools");
         if p.exists() {

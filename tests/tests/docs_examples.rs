@@ -140,7 +140,7 @@ fn run(example: &Example, bin_dir: &Path) -> Result<(), String> {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let actual: Vec<&str> = stdout.lines().collect();
     let mut expected = example.expected.clone();
-    while expected.last().is_some_and(|l| l.is_empty()) {
+    while expected.last().is_some_and(std::string::String::is_empty) {
         expected.pop();
     }
     let code = out.status.code().unwrap_or(-1);
@@ -160,7 +160,11 @@ fn run(example: &Example, bin_dir: &Path) -> Result<(), String> {
 
 #[test]
 fn elision_matches_what_it_should_and_nothing_else() {
-    let lines = |s: &[&str]| s.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+    let lines = |s: &[&str]| {
+        s.iter()
+            .map(std::string::ToString::to_string)
+            .collect::<Vec<_>>()
+    };
     assert!(line_matches("took [..] s", "took 1.2 s"));
     assert!(line_matches("[..]/bin/[..]", "/tmp/x/bin/tool"));
     assert!(!line_matches("took [..] s", "took 1.2 ms!"));
@@ -204,8 +208,7 @@ fn no_command_example_hides_outside_a_console_block() {
         let line = line.trim_start().trim_start_matches("$ ");
         let line = line
             .strip_prefix("cargo run --release -p agent-tools -- ")
-            .map(|rest| format!("agent-tools {rest}"))
-            .unwrap_or_else(|| line.to_string());
+            .map_or_else(|| line.to_string(), |rest| format!("agent-tools {rest}"));
         ["doctor", "call", "batch", "install"]
             .iter()
             .any(|c| line.starts_with(&format!("agent-tools {c}")))

@@ -91,7 +91,7 @@ impl Batch {
             // SAFETY: an all-zero rusage is a valid value to be overwritten.
             let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
             // SAFETY: wait4 on our own child, with valid pointers.
-            let done = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+            let done = unsafe { libc::wait4(pid, &raw mut status, libc::WNOHANG, &raw mut usage) };
             if done == pid {
                 self.reaped = true;
                 assert!(
@@ -101,9 +101,10 @@ impl Batch {
                 return usage.ru_maxrss;
             }
             assert_eq!(done, 0, "wait4 failed");
-            if Instant::now() > deadline {
-                panic!("the host did not exit within {ANSWER_WITHIN:?} of stdin closing");
-            }
+            assert!(
+                Instant::now() <= deadline,
+                "the host did not exit within {ANSWER_WITHIN:?} of stdin closing"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }

@@ -10,16 +10,16 @@ use std::path::Path;
 use std::process::Command;
 
 /// (name, package whose `examples/bench.rs` runs it)
-pub const BENCHES: &[(&str, &str)] = &[
+pub(crate) const BENCHES: &[(&str, &str)] = &[
     ("astgrep", "tool-astgrep"),
     ("lsp", "tool-lsp"),
     ("debug", "tool-debug"),
     ("eval", "tool-eval"),
 ];
 
-pub const NAMES: &[&str] = &["astgrep", "lsp", "debug", "eval"];
+pub(crate) const NAMES: &[&str] = &["astgrep", "lsp", "debug", "eval"];
 
-pub fn run(root: &Path, name: Option<&str>) -> Result<()> {
+pub(crate) fn run(root: &Path, name: Option<&str>) -> Result<()> {
     let selected: Vec<&(&str, &str)> = match name {
         None => BENCHES.iter().collect(),
         Some(n) => match BENCHES.iter().find(|(b, _)| *b == n) {

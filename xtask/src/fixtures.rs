@@ -27,7 +27,7 @@ fn from_recipes(pick: fn(&Source) -> Option<&Vec<String>>) -> Vec<String> {
 }
 
 /// PyPI packages: the recipes', then these the tests alone need.
-pub fn python_packages() -> Vec<String> {
+pub(crate) fn python_packages() -> Vec<String> {
     let mut list = from_recipes(|s| match s {
         Source::Pypi(p) => Some(p),
         _ => None,
@@ -49,7 +49,7 @@ pub fn python_packages() -> Vec<String> {
 /// npm packages: the recipes', then these the tests alone need (eslint:
 /// the library vscode-eslint-language-server loads from a project's
 /// node_modules).
-pub fn npm_packages() -> Vec<String> {
+pub(crate) fn npm_packages() -> Vec<String> {
     let mut list = from_recipes(|s| match s {
         Source::Npm(p) => Some(p),
         _ => None,
@@ -61,7 +61,7 @@ pub fn npm_packages() -> Vec<String> {
 /// Debian packages, each with the executables that show it is installed:
 /// the recipes', then Go itself and Debian's gopls (in use where there is no
 /// Go module proxy).
-pub fn debian_packages() -> Vec<(String, Vec<String>)> {
+pub(crate) fn debian_packages() -> Vec<(String, Vec<String>)> {
     let mut list: Vec<(String, Vec<String>)> = tool_core::install::recipes()
         .iter()
         .filter_map(|r| match &r.source {
@@ -84,7 +84,7 @@ pub fn debian_packages() -> Vec<(String, Vec<String>)> {
 /// PATH): (package@version, executables). Debian's delve is too old for the
 /// machine's Go (it refuses Go newer than 1.20), and its gopls lags the
 /// toolchain; where there is no proxy, Debian's stay in use.
-pub fn go_tools_list() -> Vec<(String, Vec<String>)> {
+pub(crate) fn go_tools_list() -> Vec<(String, Vec<String>)> {
     tool_core::install::recipes()
         .iter()
         .filter_map(|r| match &r.source {
@@ -100,17 +100,16 @@ pub fn go_tools_list() -> Vec<(String, Vec<String>)> {
 }
 
 /// rustup components: the recipes'.
-pub fn rustup_components() -> Vec<String> {
+pub(crate) fn rustup_components() -> Vec<String> {
     from_recipes(|s| match s {
         Source::Rustup(p) => Some(p),
         _ => None,
     })
 }
 
-pub fn dir(root: &Path) -> PathBuf {
+pub(crate) fn dir(root: &Path) -> PathBuf {
     std::env::var_os("AGENT_TOOLS_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target").join("fixtures"))
+        .map_or_else(|| root.join("target").join("fixtures"), PathBuf::from)
 }
 
 fn progress(item: &str, state: &str) {
@@ -120,9 +119,7 @@ fn progress(item: &str, state: &str) {
 /// A stamp file holding the list last installed, so an unchanged list is
 /// skipped without asking the registry.
 fn stamped(stamp: &Path, list: &[String]) -> bool {
-    std::fs::read_to_string(stamp)
-        .map(|s| s == list.join("\n"))
-        .unwrap_or(false)
+    std::fs::read_to_string(stamp).is_ok_and(|s| s == list.join("\n"))
 }
 
 fn on_path(name: &str) -> bool {
@@ -140,11 +137,10 @@ fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
-pub fn install(root: &Path) -> Result<()> {
+pub(crate) fn install(root: &Path) -> Result<()> {
     let dir = dir(root);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     std::thread::scope(|s| {

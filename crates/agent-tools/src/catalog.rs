@@ -85,7 +85,7 @@ const VIBE: FamilyDecl = fallback::VIBE;
 /// to the crates' own declarations.
 #[allow(dead_code)] // In a build with every family, only the test reads it.
 mod fallback {
-    use super::*;
+    use super::{FamilyDecl, Tier, ToolDecl};
 
     const fn names(tools: &'static [ToolDecl]) -> FamilyDecl {
         FamilyDecl {

@@ -454,7 +454,7 @@ impl Tool for EditTool {
                 format!(
                     "; its first line (ignoring indentation) is at {rel}:{}",
                     near.iter()
-                        .map(|n| n.to_string())
+                        .map(std::string::ToString::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")
                 )

@@ -205,7 +205,7 @@ fn value_at<'a>(
     path: &serde_path_to_error::Path,
 ) -> Option<&'a toml::Value> {
     use serde_path_to_error::Segment;
-    for segment in path.iter() {
+    for segment in path {
         value = match segment {
             Segment::Map { key } => value.get(key.as_str())?,
             Segment::Seq { index } => value.get(*index)?,

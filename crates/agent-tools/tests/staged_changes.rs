@@ -68,7 +68,7 @@ impl Project {
         for _ in 0..60 {
             match self.call(tool, args.clone()).await {
                 Err(ToolError::TimedOut(why)) if why.contains("still indexing") => {
-                    tokio::time::sleep(std::time::Duration::from_millis(500)).await
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
                 }
                 other => return other.unwrap_or_else(|e| panic!("{tool} {args}: {e}")),
             }

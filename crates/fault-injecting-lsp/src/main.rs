@@ -37,7 +37,16 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 use tower_lsp::jsonrpc::Result;
-use tower_lsp::lsp_types::*;
+use tower_lsp::lsp_types::{
+    CodeActionOrCommand, CodeActionParams, CodeActionProviderCapability, CodeActionResponse,
+    Command, Diagnostic, DiagnosticSeverity, DidChangeTextDocumentParams,
+    DidOpenTextDocumentParams, ExecuteCommandOptions, ExecuteCommandParams, FileOperationFilter,
+    FileOperationPattern, FileOperationRegistrationOptions, Hover, HoverContents, HoverParams,
+    HoverProviderCapability, InitializeParams, InitializeResult, InitializedParams, MarkupContent,
+    MarkupKind, MessageType, NumberOrString, OneOf, Position, Range, RenameFilesParams,
+    RenameParams, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
+    Url, WorkspaceEdit, WorkspaceFileOperationsServerCapabilities, WorkspaceServerCapabilities,
+};
 use tower_lsp::{Client, LanguageServer, LspService, Server};
 
 struct FaultServer {
@@ -57,7 +66,7 @@ struct FaultServer {
 
 impl FaultServer {
     async fn publish(&self, uri: Url, text: String, version: i32) {
-        publish(&self.client, &self.configured, uri, text, version).await
+        publish(&self.client, &self.configured, uri, text, version).await;
     }
 }
 

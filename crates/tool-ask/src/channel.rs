@@ -27,7 +27,7 @@ impl PendingCard {
 
     /// Resolves when the asker stops waiting.
     pub async fn abandoned(&mut self) {
-        self.reply.closed().await
+        self.reply.closed().await;
     }
 }
 

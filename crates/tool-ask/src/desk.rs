@@ -10,7 +10,7 @@ use std::time::Duration;
 use tool_core::ToolError;
 
 /// How long a card waits for an answer unless the harness says otherwise.
-pub const DEFAULT_EXPIRY: Duration = Duration::from_secs(300);
+pub const DEFAULT_EXPIRY: Duration = Duration::from_mins(5);
 
 /// Where one run's cards go. Cheap to clone: clones share the numbering.
 #[derive(Clone)]

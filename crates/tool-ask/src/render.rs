@@ -101,7 +101,7 @@ mod tests {
             multi_select: false,
             questions: Vec::new(),
             secret: false,
-            expires_in: Duration::from_secs(60),
+            expires_in: Duration::from_mins(1),
         };
         let text = render_card(&card);
         let lines: Vec<&str> = text.lines().collect();
@@ -155,7 +155,7 @@ mod multi_tests {
                 },
             ],
             secret: false,
-            expires_in: Duration::from_secs(60),
+            expires_in: Duration::from_mins(1),
         };
         expect_test::expect![[r#"
             ── question #2 ─────────────────────────────

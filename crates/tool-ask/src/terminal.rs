@@ -191,12 +191,12 @@ impl<'a> NoEcho<'a> {
         // termios we own.
         let saved = unsafe {
             let mut t: libc::termios = std::mem::zeroed();
-            if libc::tcgetattr(fd, &mut t) != 0 {
+            if libc::tcgetattr(fd, &raw mut t) != 0 {
                 None
             } else {
                 let mut quiet = t;
                 quiet.c_lflag &= !(libc::ECHO | libc::ECHONL);
-                libc::tcsetattr(fd, libc::TCSANOW, &quiet);
+                libc::tcsetattr(fd, libc::TCSANOW, &raw const quiet);
                 Some(t)
             }
         };

@@ -142,7 +142,7 @@ impl Tool for AskUserTool {
         let args: AskUserArgs = parse_args(args)?;
         let asked = tokio::select! {
             r = self.desk.ask(args.into()) => r?,
-            _ = cx.cancel.cancelled() => {
+            () = cx.cancel.cancelled() => {
                 return Err(ToolError::Cancelled("the question was withdrawn before it was answered".into()));
             }
         };
@@ -188,8 +188,7 @@ fn outcome((card, answer): (Card, Answer)) -> Result<ToolOutput, ToolError> {
                     .questions
                     .iter()
                     .find(|q| q.id == a.id)
-                    .map(|q| q.header.as_str())
-                    .unwrap_or("");
+                    .map_or("", |q| q.header.as_str());
                 let said = match (a.choices.is_empty(), &a.text) {
                     (true, None) => "(no answer)".to_string(),
                     (true, Some(t)) => format!("(typed) {t}"),

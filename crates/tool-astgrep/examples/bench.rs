@@ -204,7 +204,7 @@ fn cpu_time(who: libc::c_int) -> Duration {
     // SAFETY: getrusage fills the zeroed struct it is given and nothing else.
     let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(who, &mut usage);
+        libc::getrusage(who, &raw mut usage);
         usage
     };
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
@@ -266,9 +266,7 @@ fn main() {
                 .unwrap_or_default()
         )
         .trim(),
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
     );
     println!("{reps} rounds, ours and the CLI's interleaved; medians");
     println!(
@@ -328,8 +326,7 @@ fn main() {
             secs(cli_run.time),
             ratio,
             case.target
-                .map(|t| format!("≤{t:.1}x"))
-                .unwrap_or_else(|| "-".into()),
+                .map_or_else(|| "-".into(), |t| format!("≤{t:.1}x")),
             secs(ours.cpu),
             secs(cli_run.cpu),
             cpu_ratio,

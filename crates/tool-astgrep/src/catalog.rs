@@ -316,7 +316,10 @@ impl Language for Lang {
     fn field_to_id(&self, field: &str) -> Option<u16> {
         match self.0 {
             Grammar::Builtin(l) => l.field_to_id(field),
-            Grammar::Extra(e) => e.ts_language().field_id_for_name(field).map(|f| f.get()),
+            Grammar::Extra(e) => e
+                .ts_language()
+                .field_id_for_name(field)
+                .map(std::num::NonZero::get),
         }
     }
 

@@ -200,8 +200,7 @@ impl Journal {
         };
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
+            .map_or(0, |d| d.as_nanos());
         let path = self
             .dir
             .join(format!("{edit_id}-{}-{nanos}.json", std::process::id()));

@@ -25,9 +25,7 @@ pub const MAX_RESULTS_LIMIT: usize = 1000;
 pub const DEFAULT_MAX_RESULTS: usize = 50;
 
 fn threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
+    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
 }
 
 fn pattern_error(e: PatternError) -> ToolError {

@@ -537,7 +537,7 @@ fn describe_break(
     }
     let before = &fragment[..offset - start];
     let line = before.matches('\n').count();
-    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let mut column = before[line_start..].chars().count();
     if line > 0 {
         column = column.saturating_sub(rung.indent.chars().count());

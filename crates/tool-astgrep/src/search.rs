@@ -305,7 +305,7 @@ pub fn run_paths(
         for file in files {
             if let Some(which) = pick(file, named_alone) {
                 if first_time(file) {
-                    let _ = work_tx.send((file.to_path_buf(), None, which));
+                    let _ = work_tx.send((file.clone(), None, which));
                 }
             }
         }
@@ -432,12 +432,9 @@ fn search_file(
         counters.binary.fetch_add(1, Ordering::Relaxed);
         return None;
     }
-    let source = match String::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(_) => {
-            counters.not_utf8.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
+    let Ok(source) = String::from_utf8(bytes) else {
+        counters.not_utf8.fetch_add(1, Ordering::Relaxed);
+        return None;
     };
     counters.files_searched.fetch_add(1, Ordering::Relaxed);
     p.searched.fetch_add(1, Ordering::Relaxed);
@@ -521,7 +518,7 @@ impl Placement<'_> {
     fn line_column(self, offset: usize) -> (usize, usize) {
         let before = &self.file[..offset];
         let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         (line, before[line_start..].chars().count() + 1)
     }
 }

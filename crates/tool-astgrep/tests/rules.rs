@@ -276,7 +276,7 @@ fn skip_pages_in_a_fixed_order() {
         "{text}"
     );
     let all: Vec<(String, u64)> = [first, second, third].concat();
-    let (everything, _) = {
+    let (everything, ()) = {
         let out = find(
             &run,
             FindRequest {

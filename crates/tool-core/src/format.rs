@@ -31,7 +31,7 @@ pub fn cap_chars(s: &str, max: usize) -> Cow<'_, str> {
     match s.char_indices().nth(max) {
         None => Cow::Borrowed(s),
         Some((i, _)) => {
-            let cut = s[..i].char_indices().last().map(|(j, _)| j).unwrap_or(0);
+            let cut = s[..i].char_indices().last().map_or(0, |(j, _)| j);
             Cow::Owned(format!("{}…", &s[..cut]))
         }
     }

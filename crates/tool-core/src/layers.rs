@@ -156,7 +156,10 @@ mod tests {
     fn layer(list: &[(&'static str, &'static str)], disable: &[&str]) -> Layer {
         Layer {
             servers: servers(list),
-            disable: disable.iter().map(|d| d.to_string()).collect(),
+            disable: disable
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
             untrusted: Vec::new(),
         }
     }

@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 pub fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     p.metadata()
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Find `name`: if it holds a `/`, `base.join(name)` when that is executable;
@@ -33,12 +32,11 @@ pub fn find_program(
         return is_executable(&p).then_some(p);
     }
     let from_env;
-    let path = match path {
-        Some(p) => Some(p),
-        None => {
-            from_env = std::env::var_os("PATH");
-            from_env.as_deref()
-        }
+    let path = if let Some(p) = path {
+        Some(p)
+    } else {
+        from_env = std::env::var_os("PATH");
+        from_env.as_deref()
     };
     local
         .iter()

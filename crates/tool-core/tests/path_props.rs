@@ -34,7 +34,7 @@ fn piece() -> impl Strategy<Value = String> {
     prop_oneof![
         Just("..".to_string()),
         Just(".".to_string()),
-        Just("".to_string()),
+        Just(String::new()),
         Just("a".to_string()),
         Just("b".to_string()),
         Just("out".to_string()),

@@ -248,7 +248,7 @@ async fn through_tool(
     let s = out.structured.clone().unwrap();
     assert_eq!(
         (s["state"].as_str(), s["line"].as_u64()),
-        (Some("stopped"), Some(case.line as u64)),
+        (Some("stopped"), Some(u64::from(case.line))),
         "{}",
         out.joined_text()
     );

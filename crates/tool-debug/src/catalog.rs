@@ -94,8 +94,14 @@ impl AdapterSpec {
             id: id.into(),
             kind: AdapterKind::Custom,
             commands: vec![command],
-            markers: markers.iter().map(|s| s.to_string()).collect(),
-            extensions: extensions.iter().map(|s| s.to_string()).collect(),
+            markers: markers
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
+            extensions: extensions
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
             connect: Connect::Stdio,
             launch_template: json!({}),
             evaluate_context: "watch".into(),
@@ -348,7 +354,7 @@ fn run_probe(program: &Path, args: &[&str], path: &OsString) -> Option<String> {
                     .filter(|l| !l.is_empty());
             }
             Ok(None) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(5))
+                std::thread::sleep(Duration::from_millis(5));
             }
             _ => {
                 let _ = child.kill();
@@ -396,8 +402,7 @@ pub fn is_native_executable(path: &Path) -> bool {
     let mut magic = [0u8; 4];
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut magic))
-        .map(|_| magic == *b"\x7fELF" || magic == [0xcf, 0xfa, 0xed, 0xfe])
-        .unwrap_or(false)
+        .is_ok_and(|()| magic == *b"\x7fELF" || magic == [0xcf, 0xfa, 0xed, 0xfe])
 }
 
 /// A folder holding a Go module's `go.mod` or `.go` files: a package

@@ -53,9 +53,10 @@ impl UntrustedAdapter {
     /// The notice `adapters`, `doctor` and a launch that would use it give.
     pub fn notice(&self) -> String {
         let commands: Vec<String> = self.spec.commands.iter().map(|c| c.join(" ")).collect();
-        let what = match commands.is_empty() {
-            true => format!("kind {:?}", self.spec.kind).to_lowercase(),
-            false => commands.join("; "),
+        let what = if commands.is_empty() {
+            format!("kind {:?}", self.spec.kind).to_lowercase()
+        } else {
+            commands.join("; ")
         };
         format!(
             "{} adapter `{}` ({what}): not run: project config names a command; trust the workspace to use it \

@@ -132,7 +132,7 @@ mod tests {
         assert_eq!(duration(Duration::from_millis(850)), "850 ms");
         assert_eq!(duration(Duration::from_secs(30)), "30 s");
         assert_eq!(duration(Duration::from_millis(2500)), "2.5 s");
-        assert_eq!(duration(Duration::from_secs(1800)), "30 min");
+        assert_eq!(duration(Duration::from_mins(30)), "30 min");
         assert_eq!(duration(Duration::from_secs(150)), "2 min 30 s");
     }
 

@@ -82,9 +82,9 @@ impl DebugConfig {
 impl Default for DebugConfig {
     fn default() -> Self {
         DebugConfig {
-            ttl: Duration::from_secs(30 * 60),
+            ttl: Duration::from_mins(30),
             default_wait: Duration::from_secs(30),
-            handshake_timeout: Duration::from_secs(120),
+            handshake_timeout: Duration::from_mins(2),
             request_timeout: Duration::from_secs(15),
             search_path: None,
             env: Vec::new(),
@@ -192,7 +192,7 @@ impl DebugSupervisor {
         let conv = conv.lock().await;
         conv.session
             .as_ref()
-            .map(|s| s.live_processes())
+            .map(session::Session::live_processes)
             .unwrap_or_default()
     }
 
@@ -200,7 +200,9 @@ impl DebugSupervisor {
     pub async fn adapter_pid(&self, conversation_id: &str) -> Option<u32> {
         let conv = self.conversation(conversation_id);
         let conv = conv.lock().await;
-        conv.session.as_ref().and_then(|s| s.adapter_pid())
+        conv.session
+            .as_ref()
+            .and_then(session::Session::adapter_pid)
     }
 
     /// End every session (the run is ending).
@@ -268,7 +270,7 @@ impl Tool for DebugTool {
         let op = args.op;
         tokio::select! {
             r = run.dispatch(args) => r,
-            _ = cx.cancel.cancelled() => Err(ToolError::Cancelled(format!(
+            () = cx.cancel.cancelled() => Err(ToolError::Cancelled(format!(
                 "debug {} was cancelled; the session is left as it was: call status", op.name()
             ))),
         }

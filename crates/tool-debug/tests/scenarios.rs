@@ -729,7 +729,7 @@ async fn breakpoint_kinds(b: &Bench, row: &Row) {
     let (text, s) = launch_with(b, row, json!({"line": line, "condition": "i == 3"})).await;
     assert_eq!(
         (s["state"].as_str(), s["line"].as_u64()),
-        (Some("stopped"), Some(line as u64)),
+        (Some("stopped"), Some(u64::from(line))),
         "{text}"
     );
     assert!(
@@ -1036,7 +1036,7 @@ async fn go_test_function(dir: &Path, file: &str, line: u32, test: &str) {
             s["function"].as_str(),
             s["line"].as_u64()
         ),
-        (Some("stopped"), Some("avg.TestMean"), Some(line as u64)),
+        (Some("stopped"), Some("avg.TestMean"), Some(u64::from(line))),
         "{text}"
     );
     let (_, s) = b.call(json!({"op": "evaluate", "expression": "got"})).await;
@@ -1164,7 +1164,7 @@ async fn walk(dir: &Path, row: &Row) {
             Some("breakpoint"),
             Some(w.function),
             Some(w.file),
-            Some(w.line as u64)
+            Some(u64::from(w.line))
         ),
         "{text}"
     );
@@ -1561,7 +1561,7 @@ async fn scenario(row: Row) {
                 s["detached"]["pid"].as_u64(),
                 s["detached"]["alive"].as_bool()
             ),
-            (Some(debuggee as u64), Some(true)),
+            (Some(u64::from(debuggee)), Some(true)),
             "{text}"
         );
         let text = text.replace(&debuggee.to_string(), "DEBUGGEE");

@@ -255,18 +255,18 @@ pub async fn run(
                     idle_deadline = Instant::now() + limits.idle_budget;
                 }
             }
-            _ = sleep_until(idle_deadline), if idle_counts => {
+            () = sleep_until(idle_deadline), if idle_counts => {
                 tracing::info!(cell, budget_ms = limits.idle_budget.as_millis() as u64, "idle budget ran out; interrupting");
                 kernel.interrupt().await;
                 phase = Phase::Interrupting { why: StopReason::IdleBudget(limits.idle_budget), until: Instant::now() + limits.grace };
             }
-            _ = cx.cancel.cancelled(), if matches!(phase, Phase::Running) && done.is_none() => {
+            () = cx.cancel.cancelled(), if matches!(phase, Phase::Running) && done.is_none() => {
                 tracing::info!(cell, "call cancelled; interrupting the cell");
                 bridge.abort_all();
                 kernel.interrupt().await;
                 phase = Phase::Interrupting { why: StopReason::Cancelled, until: Instant::now() + limits.grace };
             }
-            _ = sleep_until(interrupt_until.unwrap_or(started)), if interrupt_until.is_some() => {
+            () = sleep_until(interrupt_until.unwrap_or(started)), if interrupt_until.is_some() => {
                 let Phase::Interrupting { why, .. } = phase else { unreachable!() };
                 tracing::info!(cell, "the cell did not stop after the interrupt; killing the kernel");
                 kernel.kill().await;
@@ -274,7 +274,7 @@ pub async fn run(
                 drain_output(kernel, &output).await;
                 break CellEnd::Killed { why };
             }
-            _ = sleep_until(drain_until), if done.is_some() => {
+            () = sleep_until(drain_until), if done.is_some() => {
                 tracing::warn!(cell, ends, "the cell's end markers did not arrive; answering without them");
                 undrained = true;
                 break finished(done.take().expect("done"), &phase);
@@ -308,16 +308,13 @@ fn finished((status, error): (CellStatus, Option<String>), phase: &Phase) -> Cel
 /// The driver is gone: wait briefly for the process to end and say how.
 async fn finish_dead(kernel: &mut KernelProcess) -> String {
     let status = tokio::time::timeout(Duration::from_secs(2), kernel.child.wait()).await;
-    match status {
-        Ok(Ok(s)) => {
-            kernel.exited = Some(s);
-            describe_exit(s)
-        }
-        _ => {
-            // The driver closed its pipe but the process lingers: end it.
-            kernel.kill().await;
-            "its driver stopped answering".into()
-        }
+    if let Ok(Ok(s)) = status {
+        kernel.exited = Some(s);
+        describe_exit(s)
+    } else {
+        // The driver closed its pipe but the process lingers: end it.
+        kernel.kill().await;
+        "its driver stopped answering".into()
     }
 }
 
@@ -341,7 +338,9 @@ struct Collector<'a>(&'a SharedOutput);
 impl Collector<'_> {
     fn get(&self) -> std::sync::MutexGuard<'_, CellOutput> {
         // A look that panicked leaves the output as it was: keep using it.
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// What no look has taken yet.

@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn defaults_and_bad_values() {
         let c = EvalConfig::default();
-        assert_eq!(c.idle_timeout(), Duration::from_secs(300));
+        assert_eq!(c.idle_timeout(), Duration::from_mins(5));
         assert!(c.validate().is_ok());
         let c = EvalConfig {
             idle_timeout_seconds: 10_000.0,

@@ -189,7 +189,11 @@ impl Job {
         match &mut self.ended {
             None => Look::Running {
                 elapsed: self.elapsed(),
-                output: self.output.lock().unwrap_or_else(|e| e.into_inner()).take(),
+                output: self
+                    .output
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take(),
             },
             Some((state, run)) => match run.take() {
                 Some(run) => Look::Ended { state: *state, run },

@@ -225,7 +225,7 @@ impl KernelFactory {
                     }
                     Some(_) => {}
                 },
-                _ = tokio::time::sleep_until(deadline) => break None,
+                () = tokio::time::sleep_until(deadline) => break None,
             }
         };
         let Some((version, executable)) = ready else {

@@ -157,12 +157,11 @@ impl MarkerScanner {
         let mut text_start = 0;
         let mut i = 0;
         while i < buf.len() {
-            match memchr::memchr(MARK_START[0], &buf[i..]) {
-                Some(k) => i += k,
-                None => {
-                    i = buf.len();
-                    break;
-                }
+            if let Some(k) = memchr::memchr(MARK_START[0], &buf[i..]) {
+                i += k;
+            } else {
+                i = buf.len();
+                break;
             }
             let rest = &buf[i..];
             let n = rest.len().min(MARK_START.len());

@@ -34,7 +34,10 @@ impl Scratch {
     }
 
     fn dir(&self) -> Result<PathBuf, String> {
-        let mut dir = self.dir.lock().unwrap_or_else(|e| e.into_inner());
+        let mut dir = self
+            .dir
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(d) = &*dir {
             return Ok(d.clone());
         }
@@ -46,7 +49,10 @@ impl Scratch {
 
     /// The folder, once something was saved.
     pub fn path(&self) -> Option<PathBuf> {
-        self.dir.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.dir
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 

@@ -15,8 +15,7 @@ fn no_times(text: &str) -> String {
         let head = &rest[..i];
         let num_start = head
             .rfind(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .map(|j| j + 1)
-            .unwrap_or(0);
+            .map_or(0, |j| j + 1);
         if num_start < head.len() && head[num_start..].starts_with(|c: char| c.is_ascii_digit()) {
             out.push_str(&head[..num_start]);
             out.push_str("<t>");

@@ -364,7 +364,7 @@ async fn ipython_idioms_are_rewritten() {
             .await
             .unwrap(),
     );
-    assert!(t.ends_with("3"), "{t}");
+    assert!(t.ends_with('3'), "{t}");
 
     run.finish().await;
 }

@@ -480,7 +480,7 @@ async fn bare_cold(program: &Path, root: &Path, method: &str, file: &str, line: 
             .request(method, params.clone(), Duration::from_secs(20))
             .await
             .unwrap();
-        let empty = answer.is_null() || answer.as_array().is_some_and(|a| a.is_empty());
+        let empty = answer.is_null() || answer.as_array().is_some_and(std::vec::Vec::is_empty);
         if !empty || Instant::now() > deadline {
             break;
         }
@@ -573,7 +573,7 @@ async fn footprint() {
         tool_core::process::rss_kib(std::process::id()).unwrap_or(0),
         servers_rss_kib(&pids),
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_mins(1);
     while !sup.pids().await.is_empty() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

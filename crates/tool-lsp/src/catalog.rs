@@ -282,7 +282,7 @@ impl Catalog {
         self.untrusted
             .iter()
             .filter(|u| u.entry.language_of(path).is_some())
-            .map(|u| u.notice())
+            .map(Untrusted::notice)
             .collect()
     }
 
@@ -367,8 +367,7 @@ pub fn find_root(entry: &ServerEntry, start: &Path, workspace_root: &Path) -> Op
             let nearest = with_marker.first()?.clone();
             let workspace = with_marker.iter().rev().find(|d| {
                 std::fs::read_to_string(d.join("Cargo.toml"))
-                    .map(|t| t.lines().any(|l| l.trim() == "[workspace]"))
-                    .unwrap_or(false)
+                    .is_ok_and(|t| t.lines().any(|l| l.trim() == "[workspace]"))
             });
             Some(workspace.cloned().unwrap_or(nearest))
         }
@@ -507,7 +506,7 @@ mod tests {
         let entries = parse_catalog(BUILTIN_TOML).unwrap();
         let mut ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
         let n = ids.len();
-        ids.sort();
+        ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), n, "ids are unique");
         for e in &entries {

@@ -360,8 +360,7 @@ async fn run_clangd(
         let dir = e
             .get("directory")
             .and_then(Value::as_str)
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.to_path_buf());
+            .map_or_else(|| root.to_path_buf(), PathBuf::from);
         if let Some(f) = e.get("file").and_then(Value::as_str) {
             let p = dir.join(f);
             let p = p.canonicalize().unwrap_or(p);
@@ -506,7 +505,7 @@ pub async fn run_all(sup: &LspSupervisor) -> Result<ToolOutput, ToolError> {
                     crate::args::CHECKER_CAP,
                     "fix the first ones, or ask per file",
                 );
-                out.extend(kept.iter().map(|d| d.render()));
+                out.extend(kept.iter().map(super::diagnostics::DiagLine::render));
                 out.extend(note);
             }
             Err(why) => out.push(format!(

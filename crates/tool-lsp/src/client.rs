@@ -205,8 +205,7 @@ impl LspClient {
             root_name: spec
                 .root
                 .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "root".into()),
+                .map_or_else(|| "root".into(), |n| n.to_string_lossy().into_owned()),
             stderr: process.stderr.clone(),
             stopping: AtomicBool::new(false),
             started_message: spec.started_message.clone(),
@@ -261,8 +260,7 @@ impl LspClient {
             .get("positionEncoding")
             .or_else(|| result.get("offsetEncoding"))
             .and_then(Value::as_str)
-            .map(PositionEncoding::from_lsp)
-            .unwrap_or(PositionEncoding::Utf16);
+            .map_or(PositionEncoding::Utf16, PositionEncoding::from_lsp);
         client.notify("initialized", json!({}));
         if let Some(settings) = &spec.settings {
             client.notify(
@@ -297,7 +295,7 @@ impl LspClient {
                     bound.as_millis()
                 )),
             },
-            _ = gone.wait_for(|g| g.is_some()) => Err(format!(
+            _ = gone.wait_for(std::option::Option::is_some) => Err(format!(
                 "{EXITED_BEFORE_STARTED}: {}",
                 self.gone().unwrap_or_default()
             )),
@@ -402,7 +400,7 @@ impl LspClient {
         {
             tokio::select! {
                 _ = tokio::time::timeout_at(settle_until.min(deadline), seq.changed()) => {}
-                _ = &mut probe => probed = true,
+                () = &mut probe => probed = true,
             }
         }
         loop {
@@ -552,15 +550,21 @@ impl LspClient {
                 .await;
             self.notify("exit", Value::Null);
             let mut gone = self.rpc.subscribe_closed();
-            let _ =
-                tokio::time::timeout(Duration::from_millis(500), gone.wait_for(|g| g.is_some()))
-                    .await;
+            let _ = tokio::time::timeout(
+                Duration::from_millis(500),
+                gone.wait_for(std::option::Option::is_some),
+            )
+            .await;
         }
         if let Some(kill) = self.kill.lock().expect("kill").take() {
             let _ = kill.send(());
         }
         let mut gone = self.rpc.subscribe_closed();
-        let _ = tokio::time::timeout(Duration::from_secs(2), gone.wait_for(|g| g.is_some())).await;
+        let _ = tokio::time::timeout(
+            Duration::from_secs(2),
+            gone.wait_for(std::option::Option::is_some),
+        )
+        .await;
     }
 }
 

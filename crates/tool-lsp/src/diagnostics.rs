@@ -101,7 +101,7 @@ pub async fn fresh(
                 }
                 // Registered but refused: fall back to what it publishes.
                 Err(RequestError::Rpc { .. } | RequestError::Malformed { .. }) => {
-                    pull_refused = true
+                    pull_refused = true;
                 }
             }
         }
@@ -268,7 +268,7 @@ pub fn problems(
 pub fn is_problem(d: &Diagnostic) -> bool {
     matches!(
         d.severity,
-        None | Some(DiagnosticSeverity::ERROR) | Some(DiagnosticSeverity::WARNING)
+        None | Some(DiagnosticSeverity::ERROR | DiagnosticSeverity::WARNING)
     )
 }
 
@@ -302,11 +302,10 @@ impl DiagLine {
         let line = d.range.start.line;
         let col = text
             .and_then(|t| crate::position::lines(t).get(line as usize).copied())
-            .map(|l| {
+            .map_or(d.range.start.character, |l| {
                 let b = enc.byte_of(l, d.range.start.character);
                 l[..b].chars().count() as u32
-            })
-            .unwrap_or(d.range.start.character);
+            });
         DiagLine {
             path: path.to_string(),
             line: line + 1,
@@ -414,7 +413,7 @@ impl DiagnosticLedger {
             let now = counts.get(k).copied().unwrap_or(0);
             gone.extend(std::iter::repeat_n(k.0, was.saturating_sub(now)));
         }
-        gone.sort();
+        gone.sort_unstable();
         (new, gone, counts)
     }
 }

@@ -121,22 +121,21 @@ async fn file_scopes(
     let doc = client.sync_file(path, &target.language_id).await.ok()?;
     let key = (client.pid(), uri.clone(), text_hash(&doc.text));
     let cached = sup.symbol_cache().get(&key);
-    let scopes = match cached {
-        Some(s) => Some(s),
-        None => {
-            let asked = client
-                .request(
-                    "textDocument/documentSymbol",
-                    json!({"textDocument": {"uri": uri}}),
-                    t.request,
-                )
-                .await;
-            asked.ok().map(|v| {
-                let s = Arc::new(scopes(&v));
-                sup.symbol_cache().put(key, s.clone());
-                s
-            })
-        }
+    let scopes = if let Some(s) = cached {
+        Some(s)
+    } else {
+        let asked = client
+            .request(
+                "textDocument/documentSymbol",
+                json!({"textDocument": {"uri": uri}}),
+                t.request,
+            )
+            .await;
+        asked.ok().map(|v| {
+            let s = Arc::new(scopes(&v));
+            sup.symbol_cache().put(key, s.clone());
+            s
+        })
     };
     scopes
 }

@@ -171,7 +171,7 @@ pub(crate) struct UneditedMention {
 }
 
 impl UneditedMention {
-    pub fn describe(&self, ws: &Workspace) -> String {
+    pub(crate) fn describe(&self, ws: &Workspace) -> String {
         format!(
             "{} (mentions `{}` of the moved {})",
             ws.relative(&self.path),

@@ -24,8 +24,7 @@ pub struct FormatSetting {
 impl FormatSetting {
     pub fn timeout(&self) -> Duration {
         self.timeout_ms
-            .map(Duration::from_millis)
-            .unwrap_or(DEFAULT_TIMEOUT)
+            .map_or(DEFAULT_TIMEOUT, Duration::from_millis)
     }
 }
 
@@ -59,7 +58,7 @@ impl<'de> Deserialize<'de> for FormatSetting {
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<FormatSetting, A::Error> {
                 let t = SettingTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                if t.command.as_ref().is_some_and(|c| c.is_empty()) {
+                if t.command.as_ref().is_some_and(std::vec::Vec::is_empty) {
                     return Err(de::Error::invalid_length(0, &"a command line"));
                 }
                 Ok(FormatSetting {

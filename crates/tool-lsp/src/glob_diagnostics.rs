@@ -49,7 +49,7 @@ fn matching_files(sup: &LspSupervisor, glob: &str) -> Result<(Vec<String>, bool)
     let mut bounded = false;
     for entry in ignore::WalkBuilder::new(root)
         .overrides(over)
-        .sort_by_file_path(|a, b| a.cmp(b))
+        .sort_by_file_path(std::cmp::Ord::cmp)
         .build()
         .flatten()
     {

@@ -86,7 +86,7 @@ pub fn scan(ws: &Workspace, root: &Path, extensions: &[String], ident: &str) -> 
         if !ours {
             continue;
         }
-        let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        let len = entry.metadata().map_or(0, |m| m.len());
         if files == MAX_FILES || bytes + len > MAX_BYTES {
             out.stopped = Some(format!(
                 "the search for other mentions stopped after {files} files ({} MiB) at {}; files past it were not checked",
@@ -252,8 +252,7 @@ impl RenameReach {
             let language_id = sup
                 .catalog()
                 .for_file(&m.path)
-                .map(|(_, l)| l)
-                .unwrap_or_else(|| target.language_id.clone());
+                .map_or_else(|| target.language_id.clone(), |(_, l)| l);
             if let Ok(doc) = client.sync_file(&m.path, &language_id).await {
                 opened.push((uri, doc));
             }

@@ -105,7 +105,7 @@ impl RunLedger {
 
 /// How long diagnostics still pending after a write's bound are waited for
 /// in the background.
-pub const LATE_BOUND: Duration = Duration::from_secs(120);
+pub const LATE_BOUND: Duration = Duration::from_mins(2);
 
 /// What a check of one written file found.
 struct Checked {
@@ -652,7 +652,7 @@ impl Tool for DiagnosticsOnWrite {
                             .ledger
                             .lock()
                             .expect("ledger")
-                            .baseline(p, &c.id, &b)
+                            .baseline(p, &c.id, &b);
                     }
                     None => {
                         no_baseline[i].insert(c.id.clone());

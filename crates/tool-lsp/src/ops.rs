@@ -327,10 +327,10 @@ async fn code_actions(
         rows.push(row);
     }
     if rows.is_empty() {
-        let why = if !any_diagnostic {
-            " and there is no diagnostic on this line"
-        } else {
+        let why = if any_diagnostic {
             ""
+        } else {
+            " and there is no diagnostic on this line"
         };
         return Ok(ToolOutput::text(format!(
             "{head}\nno code actions offered here{why}"
@@ -419,12 +419,7 @@ async fn workspace_symbols(
                 if let Ok(crate::catalog::Resolution::Ready { .. }) = sup.resolve(&entry, &root) {
                     let probe = root.join(format!(
                         "probe.{}",
-                        entry
-                            .extensions
-                            .keys()
-                            .next()
-                            .map(String::as_str)
-                            .unwrap_or("")
+                        entry.extensions.keys().next().map_or("", String::as_str)
                     ));
                     if let Ok(t) = sup.target_for(&probe).await {
                         targets.push(t.client);

@@ -218,7 +218,7 @@ impl PlannedEdit {
                 plan.text_edits(
                     ws,
                     uri,
-                    edits.as_array().map(Vec::as_slice).unwrap_or(&[]),
+                    edits.as_array().map_or(&[][..], Vec::as_slice),
                     enc,
                 )?;
             }
@@ -361,8 +361,7 @@ pub async fn announce(
         let language_id = sup
             .catalog()
             .for_file(&path)
-            .map(|(_, l)| l)
-            .unwrap_or_else(|| language_id.to_string());
+            .map_or_else(|| language_id.to_string(), |(_, l)| l);
         if let Ok(doc) = client.sync_file(&path, &language_id).await {
             client.did_save(&uri, &doc.text);
         }

@@ -60,11 +60,7 @@ impl PositionEncoding {
                 }
                 line.len()
             }
-            PositionEncoding::Utf32 => line
-                .char_indices()
-                .nth(col)
-                .map(|(i, _)| i)
-                .unwrap_or(line.len()),
+            PositionEncoding::Utf32 => line.char_indices().nth(col).map_or(line.len(), |(i, _)| i),
         }
     }
 }
@@ -243,8 +239,7 @@ pub fn locate(
     let skip = symbol
         .char_indices()
         .find(|(_, c)| is_ident(*c))
-        .map(|(i, _)| i)
-        .unwrap_or(0);
+        .map_or(0, |(i, _)| i);
     Ok(SymbolSpot {
         line: line - 1,
         byte: pick + skip,

@@ -373,7 +373,7 @@ impl PreviewHook for ServerPreview {
             change.files.iter().find(|f| &f.path == from)
         };
         let mut ready = Vec::new();
-        for o in opened.iter() {
+        for o in &opened {
             if let Some((_, what)) = indexing
                 .iter()
                 .find(|(c, _)| Arc::ptr_eq(c, &o.target.client))

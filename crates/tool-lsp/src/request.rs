@@ -51,18 +51,21 @@ pub async fn within_call_timeout<T>(
         return work.await;
     };
     let started = std::time::Instant::now();
-    match tokio::time::timeout(Duration::from_secs(secs) + Duration::from_secs(1), work).await {
-        Ok(r) => r,
-        Err(_) => {
-            let server = file
-                .and_then(|f| sup.catalog().for_file(Path::new(f)))
-                .map(|(e, _)| format!("the {} language server", e.id))
-                .unwrap_or_else(|| "the language server".into());
-            Err(ToolError::timed_out(format!(
-                "{server} did not finish within timeout_seconds = {secs} ({:.1} s elapsed, starting, indexing or answering); it keeps running — retry, or give a larger timeout_seconds",
-                started.elapsed().as_secs_f64()
-            )))
-        }
+    if let Ok(r) =
+        tokio::time::timeout(Duration::from_secs(secs) + Duration::from_secs(1), work).await
+    {
+        r
+    } else {
+        let server = file
+            .and_then(|f| sup.catalog().for_file(Path::new(f)))
+            .map_or_else(
+                || "the language server".into(),
+                |(e, _)| format!("the {} language server", e.id),
+            );
+        Err(ToolError::timed_out(format!(
+            "{server} did not finish within timeout_seconds = {secs} ({:.1} s elapsed, starting, indexing or answering); it keeps running — retry, or give a larger timeout_seconds",
+            started.elapsed().as_secs_f64()
+        )))
     }
 }
 
@@ -174,7 +177,7 @@ pub async fn position(
 /// A server younger than this may answer before it has analysed what a
 /// question needs: its empty answers are probed (asked again) before they
 /// are believed.
-pub(crate) const COLD_SERVER: Duration = Duration::from_secs(60);
+pub(crate) const COLD_SERVER: Duration = Duration::from_mins(1);
 /// How long an empty answer of a cold server is probed, at most.
 pub(crate) const PROBE_FOR: Duration = Duration::from_secs(10);
 /// How often it is asked again meanwhile.

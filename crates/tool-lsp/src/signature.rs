@@ -25,7 +25,7 @@ pub const SIGNATURES_CAP: usize = 10;
 fn param_range(label: &str, param: &Value) -> Option<(usize, usize)> {
     match param.get("label")? {
         Value::String(p) if !p.is_empty() => {
-            let from = label.find('(').map(|i| i + 1).unwrap_or(0);
+            let from = label.find('(').map_or(0, |i| i + 1);
             let at = label[from..].find(p.as_str())? + from;
             Some((at, at + p.len()))
         }
@@ -63,22 +63,19 @@ pub fn render_signature(sig: &Value, active: Option<u64>) -> Vec<String> {
     let marked = active
         .and_then(|i| params.get(i as usize))
         .and_then(|p| Some((p, param_range(label, p)?)));
-    match marked {
-        Some((param, (s, e))) => {
-            out.push(format!("{}«{}»{}", &label[..s], &label[s..e], &label[e..]));
-            let doc = doc_text(param.get("documentation"));
-            let line = format!("active parameter: {}", &label[s..e]);
-            out.push(if doc.is_empty() {
-                line
-            } else {
-                format!("{line} — {}", doc.replace('\n', " "))
-            });
-        }
-        None => {
-            out.push(label.to_string());
-            if !params.is_empty() {
-                out.push("no active parameter (the position is past the last one)".into());
-            }
+    if let Some((param, (s, e))) = marked {
+        out.push(format!("{}«{}»{}", &label[..s], &label[s..e], &label[e..]));
+        let doc = doc_text(param.get("documentation"));
+        let line = format!("active parameter: {}", &label[s..e]);
+        out.push(if doc.is_empty() {
+            line
+        } else {
+            format!("{line} — {}", doc.replace('\n', " "))
+        });
+    } else {
+        out.push(label.to_string());
+        if !params.is_empty() {
+            out.push("no active parameter (the position is past the last one)".into());
         }
     }
     let doc = doc_text(sig.get("documentation"));

@@ -14,7 +14,7 @@ pub(crate) fn source_walk(root: &Path) -> ignore::WalkBuilder {
     walk.require_git(false)
         .hidden(true)
         .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
+        .sort_by_file_name(std::cmp::Ord::cmp)
         .filter_entry(|e| {
             !(e.file_type().is_some_and(|t| t.is_dir())
                 && SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))

@@ -35,10 +35,10 @@ impl Default for Timeouts {
         Timeouts {
             request: Duration::from_secs(20),
             startup: Duration::from_secs(30),
-            index_wait: Duration::from_secs(60),
+            index_wait: Duration::from_mins(1),
             diagnostics: Duration::from_secs(10),
-            checker: Duration::from_secs(180),
-            idle: Duration::from_secs(600),
+            checker: Duration::from_mins(3),
+            idle: Duration::from_mins(10),
         }
     }
 }
@@ -319,10 +319,10 @@ impl LspSupervisor {
     /// The entry for a file, or why there is none.
     pub fn entry_for(&self, path: &Path) -> Result<(&ServerEntry, String), ToolError> {
         self.catalog.for_file(path).ok_or_else(|| {
-            let ext = path
-                .extension()
-                .map(|e| format!("`.{}` files", e.to_string_lossy()))
-                .unwrap_or_else(|| "files without an extension".into());
+            let ext = path.extension().map_or_else(
+                || "files without an extension".into(),
+                |e| format!("`.{}` files", e.to_string_lossy()),
+            );
             let mut why = format!(
                 "no language server in the catalog for {ext} ({}); the catalog covers {}; \
                  the harness can add a server in the `[lsp]` config",
@@ -398,11 +398,7 @@ impl LspSupervisor {
         }
         let name = format!("{} ({})", slot.entry.id, slot.display());
         if state.crashes > MAX_RESTARTS {
-            let last = state
-                .last_crash
-                .as_ref()
-                .map(|(_, w)| w.as_str())
-                .unwrap_or("");
+            let last = state.last_crash.as_ref().map_or("", |(_, w)| w.as_str());
             return Err(ToolError::failed(format!(
                 "{name} at {} crashed ×{} (last: {last}) and is not restarted again; \
                  run `lsp` op `reload` to start it afresh",
@@ -430,8 +426,7 @@ impl LspSupervisor {
             } else {
                 slot.entry
                     .startup_settle_ms
-                    .map(Duration::from_millis)
-                    .unwrap_or(Duration::ZERO)
+                    .map_or(Duration::ZERO, Duration::from_millis)
             },
             own_dir_env: slot.entry.own_dir_env.clone(),
             ready_probe: slot.entry.ready_probe.clone(),
@@ -669,7 +664,12 @@ impl LspSupervisor {
                 not_installed.join(", ")
             ));
         }
-        lines.extend(self.catalog.untrusted().iter().map(|u| u.notice()));
+        lines.extend(
+            self.catalog
+                .untrusted()
+                .iter()
+                .map(super::catalog::Untrusted::notice),
+        );
         lines
     }
 

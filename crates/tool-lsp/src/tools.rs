@@ -33,7 +33,7 @@ async fn cancellable(
 ) -> Result<ToolOutput, ToolError> {
     tokio::select! {
         r = work => r,
-        _ = cx.cancel.cancelled() => Err(ToolError::Cancelled(
+        () = cx.cancel.cancelled() => Err(ToolError::Cancelled(
             "the call was cancelled; the language server keeps running".into(),
         )),
     }

@@ -8,7 +8,7 @@ use serde_json::json;
 use tool_lsp::{CatalogConfig, LspBinding};
 
 async fn check(fixture: &str, tools: &[&str], says: &[&str]) {
-    check_with(fixture, tools, says, LspBinding::new(Default::default())).await
+    check_with(fixture, tools, says, LspBinding::new(Default::default())).await;
 }
 
 async fn check_with(fixture: &str, tools: &[&str], says: &[&str], binding: LspBinding) {

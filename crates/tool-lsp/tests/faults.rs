@@ -102,7 +102,7 @@ async fn a_hung_request_times_out_is_cancelled_and_the_server_keeps_serving() {
     let err = run.call("lsp", hover(3, "hang")).await.unwrap_err();
     let took = started.elapsed();
     assert!(
-        took >= Duration::from_millis(1_000) && took < Duration::from_secs(4),
+        took >= Duration::from_secs(1) && took < Duration::from_secs(4),
         "{took:?}"
     );
     let msg = err.to_string();

@@ -68,7 +68,7 @@ async fn a_read_only_run_never_runs_the_build_script() {
         return;
     }
     // Control: by default rust-analyzer runs it while indexing.
-    let ran = marker_after_hover(tool_lsp::CatalogConfig::default(), Duration::from_secs(120))
+    let ran = marker_after_hover(tool_lsp::CatalogConfig::default(), Duration::from_mins(2))
         .await
         .expect("rust-analyzer ran the build script in the control run");
     // Read-only: given twice as long (and 10 s more), it never runs.

@@ -147,7 +147,7 @@ impl WorkerBackend for CommandBackend {
 
         let status = tokio::select! {
             s = child.wait() => s,
-            _ = cancel.cancelled() => {
+            () = cancel.cancelled() => {
                 let stopped = child.terminate(STOP_GRACE).await;
                 if let Some(w) = writer { w.abort(); }
                 let _ = tokio::time::timeout(DRAIN, join_readers(&mut readers)).await;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tool_core::format::cap_chars;
 
 /// `0.4s`, `12.0s`, `2m05s`, `1h02m`.
-pub fn elapsed(d: Duration) -> String {
+pub(crate) fn elapsed(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s < 60.0 {
         format!("{s:.1}s")
@@ -19,7 +19,7 @@ pub fn elapsed(d: Duration) -> String {
 }
 
 /// The first non-empty line of a result, capped for a list.
-pub fn first_line(result: Option<&str>) -> String {
+pub(crate) fn first_line(result: Option<&str>) -> String {
     match result.and_then(|r| r.lines().map(str::trim).find(|l| !l.is_empty())) {
         Some(l) => cap_chars(l, 100).into_owned(),
         None => "(no result yet)".to_string(),
@@ -45,7 +45,7 @@ fn summary(w: &WorkerSnapshot) -> String {
 }
 
 /// `2 running of at most 2; 1 queued`.
-pub fn occupancy(o: Occupancy) -> String {
+pub(crate) fn occupancy(o: Occupancy) -> String {
     let mut out = format!("{} running of at most {}", o.running, o.max_workers);
     if o.queued > 0 {
         out.push_str(&format!("; {} queued", o.queued));
@@ -54,7 +54,7 @@ pub fn occupancy(o: Occupancy) -> String {
 }
 
 /// A running worker's processes, one indented line each, capped.
-pub fn processes(w: &WorkerSnapshot, indent: &str) -> String {
+pub(crate) fn processes(w: &WorkerSnapshot, indent: &str) -> String {
     let mut out = String::new();
     for p in w.processes.iter().take(LISTED_PROCESSES) {
         out.push_str(&format!(
@@ -74,7 +74,7 @@ pub fn processes(w: &WorkerSnapshot, indent: &str) -> String {
 
 /// The table of vibe_list, aligned, by id; under each running worker, its
 /// processes.
-pub fn list(workers: &[WorkerSnapshot], o: Occupancy) -> String {
+pub(crate) fn list(workers: &[WorkerSnapshot], o: Occupancy) -> String {
     if workers.is_empty() {
         return format!(
             "vibe_list: no workers yet; start one with vibe_spawn (at most {} run at once)",
@@ -117,12 +117,12 @@ pub fn list(workers: &[WorkerSnapshot], o: Occupancy) -> String {
 }
 
 /// `w1 "fix the tests" (fast, run 2)`.
-pub fn who(w: &WorkerSnapshot) -> String {
+pub(crate) fn who(w: &WorkerSnapshot) -> String {
     format!("{} \"{}\" ({}, run {})", w.id, w.label, w.tier, w.runs)
 }
 
 /// A settled worker with its result, for vibe_wait.
-pub fn settled(w: &WorkerSnapshot) -> String {
+pub(crate) fn settled(w: &WorkerSnapshot) -> String {
     let mut out = format!("{} {} after {}", who(w), w.state, elapsed(w.elapsed));
     if let Some(f) = &w.failure {
         out.push_str(&format!(": {f}"));
@@ -144,7 +144,7 @@ pub fn settled(w: &WorkerSnapshot) -> String {
 /// The notice announcing the end of a worker's run: its level, and one
 /// line saying who, how it ended, after how long, and the first line of its
 /// result or failure.
-pub fn notice(w: &WorkerSnapshot) -> (tool_core::NoticeLevel, String) {
+pub(crate) fn notice(w: &WorkerSnapshot) -> (tool_core::NoticeLevel, String) {
     use crate::WorkerState;
     let level = match w.state {
         WorkerState::Failed | WorkerState::Lost => tool_core::NoticeLevel::Warning,
@@ -176,7 +176,7 @@ mod tests {
     fn durations_read_at_a_glance() {
         assert_eq!(elapsed(Duration::from_millis(420)), "0.4s");
         assert_eq!(elapsed(Duration::from_secs(125)), "2m05s");
-        assert_eq!(elapsed(Duration::from_secs(3720)), "1h02m");
+        assert_eq!(elapsed(Duration::from_mins(62)), "1h02m");
         assert_eq!(first_line(Some("\n  all good \nmore")), "all good");
         assert_eq!(first_line(None), "(no result yet)");
     }

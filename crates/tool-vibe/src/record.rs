@@ -104,8 +104,7 @@ impl Worker {
             started_at_unix: self
                 .started_at
                 .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0),
+                .map_or(0.0, |d| d.as_secs_f64()),
             elapsed,
             last_result: self.last_result.clone(),
             failure: self.failure.clone(),

@@ -539,9 +539,11 @@ impl RosterInner {
                 killed,
                 survivors,
             })) => (Some(output), killed, survivors),
-            Ok(Ok(RunOutcome::Done { output }))
-            | Ok(Ok(RunOutcome::Failed { output, .. }))
-            | Ok(Ok(RunOutcome::Lost { output, .. })) => (Some(output), None, Vec::new()),
+            Ok(Ok(
+                RunOutcome::Done { output }
+                | RunOutcome::Failed { output, .. }
+                | RunOutcome::Lost { output, .. },
+            )) => (Some(output), None, Vec::new()),
             Ok(Err(_)) => (None, None, Vec::new()),
             Err(_) => {
                 // The backend ignored the token; dropping its future kills

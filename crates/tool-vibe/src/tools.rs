@@ -16,12 +16,14 @@ use tool_core::{
 };
 
 /// `vibe_spawn` starts a worker, an external agent process.
-pub const VIBE_SPAWN: ToolDecl = ToolDecl::new("vibe_spawn", Tier::Read).hints(false, false, true);
+pub(crate) const VIBE_SPAWN: ToolDecl =
+    ToolDecl::new("vibe_spawn", Tier::Read).hints(false, false, true);
 /// `vibe_send` instructs a worker, an external agent process.
-pub const VIBE_SEND: ToolDecl = ToolDecl::new("vibe_send", Tier::Read).hints(false, false, true);
-pub const VIBE_WAIT: ToolDecl = ToolDecl::new("vibe_wait", Tier::Read);
-pub const VIBE_KILL: ToolDecl = ToolDecl::new("vibe_kill", Tier::Read);
-pub const VIBE_LIST: ToolDecl = ToolDecl::new("vibe_list", Tier::Read);
+pub(crate) const VIBE_SEND: ToolDecl =
+    ToolDecl::new("vibe_send", Tier::Read).hints(false, false, true);
+pub(crate) const VIBE_WAIT: ToolDecl = ToolDecl::new("vibe_wait", Tier::Read);
+pub(crate) const VIBE_KILL: ToolDecl = ToolDecl::new("vibe_kill", Tier::Read);
+pub(crate) const VIBE_LIST: ToolDecl = ToolDecl::new("vibe_list", Tier::Read);
 
 /// The five tools, in the order they are registered.
 pub const TOOLS: [ToolDecl; 5] = [VIBE_SPAWN, VIBE_SEND, VIBE_WAIT, VIBE_KILL, VIBE_LIST];
@@ -334,7 +336,7 @@ async fn wait(
         }
         let woke = tokio::select! {
             r = tokio::time::timeout_at(deadline, changes.changed()) => r,
-            _ = cx.cancel.cancelled() => {
+            () = cx.cancel.cancelled() => {
                 return Err(ToolError::Cancelled(format!("stopped waiting; {} is still running", w.id)));
             }
         };

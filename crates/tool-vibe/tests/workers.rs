@@ -465,7 +465,10 @@ async fn vibe_mode_off_removes_the_tools_and_kills_the_workers() {
             .map(|s| s.name)
             .collect()
     };
-    let mut expected: Vec<String> = TOOL_NAMES.iter().map(|s| s.to_string()).collect();
+    let mut expected: Vec<String> = TOOL_NAMES
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect();
     expected.sort();
     assert_eq!(
         names(&run.registry),

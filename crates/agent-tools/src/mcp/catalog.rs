@@ -31,13 +31,12 @@ pub fn annotations(spec: &ToolSpec) -> ToolAnnotations {
 
 /// One tool as `tools/list` shows it.
 pub fn mcp_tool(spec: &ToolSpec) -> Tool {
-    let schema: JsonObject = match &spec.input_schema {
-        serde_json::Value::Object(o) => o.clone(),
-        _ => {
-            let mut o = JsonObject::new();
-            o.insert("type".into(), "object".into());
-            o
-        }
+    let schema: JsonObject = if let serde_json::Value::Object(o) = &spec.input_schema {
+        o.clone()
+    } else {
+        let mut o = JsonObject::new();
+        o.insert("type".into(), "object".into());
+        o
     };
     Tool::new(
         spec.name.clone(),

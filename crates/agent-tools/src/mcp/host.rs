@@ -125,14 +125,14 @@ impl McpHost {
                         });
                     }
                 }
-                _ = context.ct.cancelled(), if !cancel.is_cancelled() => {
+                () = context.ct.cancelled(), if !cancel.is_cancelled() => {
                     tracing::info!(tool = %name, "call cancelled by the client");
                     cancel.cancel();
                 }
-                _ = cancel.cancelled(), if grace_until.is_none() => {
+                () = cancel.cancelled(), if grace_until.is_none() => {
                     grace_until = Some(tokio::time::Instant::now() + self.config.cancel_grace());
                 }
-                _ = tokio::time::sleep_until(grace_until.unwrap_or_else(tokio::time::Instant::now)),
+                () = tokio::time::sleep_until(grace_until.unwrap_or_else(tokio::time::Instant::now)),
                     if grace_until.is_some() => {
                     tracing::warn!(tool = %name, "cancelled call did not stop within its grace period; dropped");
                     break Err(ToolError::Cancelled(format!(
@@ -230,7 +230,7 @@ impl ServerHandler for McpHost {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let args = request.arguments.map_or(Value::Null, Value::Object);
         let result = self.run_call(&request.name, args, &context).await;
         call_result(result).map(CallToolResponse::Complete)
     }

@@ -110,7 +110,7 @@ async fn serve_filtered(
     tokio::pin!(waiting);
     tokio::select! {
         _ = &mut waiting => {}
-        _ = run.cancelled() => {
+        () = run.cancelled() => {
             // Let the service loop wind down briefly; calls were cancelled
             // with `run` and nobody is left to read their answers.
             let _ = tokio::time::timeout(Duration::from_millis(500), &mut waiting).await;

@@ -70,7 +70,7 @@ pub fn forward(
     tokio::spawn(async move {
         loop {
             let notice = tokio::select! {
-                _ = run.cancelled() => break,
+                () = run.cancelled() => break,
                 n = rx.recv() => match n {
                     Ok(n) => n,
                     Err(RecvError::Lagged(missed)) => {

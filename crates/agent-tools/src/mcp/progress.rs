@@ -38,7 +38,7 @@ impl ProgressForwarder {
             let mut last = 0.0f64;
             loop {
                 let p = tokio::select! {
-                    _ = stop.cancelled() => break,
+                    () = stop.cancelled() => break,
                     p = rx.recv() => match p { Some(p) => p, None => break },
                 };
                 let (value, total) = match p.done {

@@ -52,7 +52,7 @@ impl Tool for FakeStubborn {
         )
     }
     async fn call(&self, _cx: &CallContext, _args: Value) -> Result<ToolOutput, ToolError> {
-        tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        tokio::time::sleep(std::time::Duration::from_hours(1)).await;
         Ok(ToolOutput::text("never"))
     }
 }

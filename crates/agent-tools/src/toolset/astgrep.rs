@@ -7,7 +7,7 @@ use crate::options::parse_section;
 use crate::{RunOptions, ToolsetBuilder};
 use serde::Deserialize;
 use std::path::PathBuf;
-pub use tool_astgrep::AstGrepBinding;
+pub(super) use tool_astgrep::AstGrepBinding;
 use tool_core::{Binding, RunContext};
 
 impl ToolsetBuilder {

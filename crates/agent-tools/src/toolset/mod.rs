@@ -230,12 +230,10 @@ impl Toolset {
                 resource: b.resource().to_string(),
             };
         }
-        let why = self
-            .unbound
-            .iter()
-            .find(|(f, _)| *f == family)
-            .map(|(_, w)| w.clone())
-            .unwrap_or_else(|| "its resource was not bound for this run".into());
+        let why = self.unbound.iter().find(|(f, _)| *f == family).map_or_else(
+            || "its resource was not bound for this run".into(),
+            |(_, w)| w.clone(),
+        );
         BindingState::Unbound { why }
     }
 

@@ -11,7 +11,7 @@ use tool_astgrep::store::EditStore;
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 /// A temporary workspace and a store whose journal lives beside it.
-pub struct Run {
+pub(crate) struct Run {
     pub _dir: tempfile::TempDir,
     pub root: PathBuf,
     pub ws: Workspace,
@@ -19,7 +19,7 @@ pub struct Run {
     pub journal: PathBuf,
 }
 
-pub fn run_with<S: AsRef<str>>(files: &[(S, String)]) -> Run {
+pub(crate) fn run_with<S: AsRef<str>>(files: &[(S, String)]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("ws");
     for (rel, text) in files {
@@ -40,7 +40,7 @@ pub fn run_with<S: AsRef<str>>(files: &[(S, String)]) -> Run {
 }
 
 impl Run {
-    pub fn stage(
+    pub(crate) fn stage(
         &self,
         pattern: &str,
         rewrite: &str,
@@ -57,7 +57,7 @@ impl Run {
         )
     }
 
-    pub fn find(&self, pattern: &str, lang: Option<&str>) -> Result<ToolOutput, ToolError> {
+    pub(crate) fn find(&self, pattern: &str, lang: Option<&str>) -> Result<ToolOutput, ToolError> {
         ops::find(
             &self.ws,
             pattern,
@@ -70,7 +70,7 @@ impl Run {
 }
 
 /// (path, line) of every match a result shows.
-pub fn hits(out: &ToolOutput) -> Vec<(String, u64)> {
+pub(crate) fn hits(out: &ToolOutput) -> Vec<(String, u64)> {
     out.structured.as_ref().unwrap()["matches"]
         .as_array()
         .unwrap()

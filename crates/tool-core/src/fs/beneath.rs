@@ -27,7 +27,7 @@ pub fn force_component_walk(on: bool) {
 
 /// Whether opens on this thread use `openat2` (for reports and tests).
 pub fn uses_openat2() -> bool {
-    !FORCE_WALK.with(|f| f.get()) && OPENAT2.load(Ordering::Relaxed) != 2
+    !FORCE_WALK.with(std::cell::Cell::get) && OPENAT2.load(Ordering::Relaxed) != 2
 }
 
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
@@ -109,7 +109,7 @@ pub(super) fn walk_beneath(
 pub(super) fn open_child_dir(at: BorrowedFd<'_>, name: &OsStr) -> Result<OwnedFd, Errno> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     match rustix::fs::openat(at, name, flags, Mode::empty()) {
-        Err(Errno::NOTDIR) | Err(Errno::LOOP) => {
+        Err(Errno::NOTDIR | Errno::LOOP) => {
             match rustix::fs::statat(at, name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(st) if FileKind::of_mode(st.st_mode) == FileKind::Symlink => Err(Errno::LOOP),
                 _ => Err(Errno::NOTDIR),

@@ -122,7 +122,7 @@ impl Root {
             Ok(fd) => kind_of(fd.as_fd())
                 .map(|(k, _, _)| Some(k))
                 .map_err(|e| FsError::from_errno(e, &shown, "inspect")),
-            Err(Errno::NOENT) | Err(Errno::NOTDIR) => Ok(None),
+            Err(Errno::NOENT | Errno::NOTDIR) => Ok(None),
             Err(e) => Err(FsError::from_errno(e, &shown, "inspect")),
         }
     }

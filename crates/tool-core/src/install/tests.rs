@@ -59,7 +59,11 @@ fn a_recipe_with_two_sources_or_an_unknown_key_is_refused_by_name() {
 
 #[test]
 fn languages_and_names_select_recipes_in_file_order() {
-    let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let words = |w: &[&str]| {
+        w.iter()
+            .map(std::string::ToString::to_string)
+            .collect::<Vec<_>>()
+    };
     let picked: Vec<&str> = select(&words(&["typescript", "python", "debugpy"]))
         .unwrap()
         .iter()

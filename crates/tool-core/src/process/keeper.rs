@@ -103,7 +103,7 @@ unsafe fn keep(program: libc::pid_t, link: RawFd) -> ! {
                 tv_sec: 1,
                 tv_nsec: 0,
             };
-            if libc::ppoll(&mut fd, 1, &timeout, &waiting_mask) > 0 {
+            if libc::ppoll(&raw mut fd, 1, &raw const timeout, &raw const waiting_mask) > 0 {
                 // A request byte, or the owner hung up: either ends the tree.
                 break;
             }
@@ -124,7 +124,7 @@ unsafe fn settle_signals() -> libc::sigset_t {
                 continue;
             }
             let mut sa: libc::sigaction = std::mem::zeroed();
-            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigemptyset(&raw mut sa.sa_mask);
             sa.sa_sigaction = match sig {
                 libc::SIGCHLD => {
                     sa.sa_flags = libc::SA_NOCLDSTOP;
@@ -141,15 +141,15 @@ unsafe fn settle_signals() -> libc::sigset_t {
                 _ => libc::SIG_IGN,
             };
             // Fails for the signals the C library reserves; nothing to do.
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
+            libc::sigaction(sig, &raw const sa, std::ptr::null_mut());
         }
         let mut block: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut block);
+        libc::sigemptyset(&raw mut block);
         for sig in [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-            libc::sigaddset(&mut block, sig);
+            libc::sigaddset(&raw mut block, sig);
         }
         let mut before: libc::sigset_t = std::mem::zeroed();
-        libc::sigprocmask(libc::SIG_BLOCK, &block, &mut before);
+        libc::sigprocmask(libc::SIG_BLOCK, &raw const block, &raw mut before);
         before
     }
 }
@@ -160,7 +160,7 @@ unsafe fn reap(program: libc::pid_t, status: &mut Option<libc::c_int>) -> bool {
     loop {
         let mut st: libc::c_int = 0;
         // SAFETY: plain syscall with a stack out-parameter.
-        let r = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG) };
+        let r = unsafe { libc::waitpid(-1, &raw mut st, libc::WNOHANG) };
         if r > 0 {
             if r == program {
                 *status = Some(st);
@@ -194,7 +194,7 @@ unsafe fn kill_tree(program: libc::pid_t, status: &mut Option<libc::c_int>) {
                 tv_sec: 0,
                 tv_nsec: 2_000_000,
             };
-            libc::nanosleep(&pause, std::ptr::null_mut());
+            libc::nanosleep(&raw const pause, std::ptr::null_mut());
         }
     }
 }
@@ -254,7 +254,7 @@ fn parse_pid(name: &[u8]) -> Option<libc::pid_t> {
             b'0'..=b'9' => {
                 pid = pid
                     .checked_mul(10)?
-                    .checked_add((b - b'0') as libc::pid_t)?;
+                    .checked_add(libc::pid_t::from(b - b'0'))?;
                 digits += 1;
             }
             _ => return None,
@@ -318,7 +318,7 @@ unsafe fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
     for &b in rest.get(2..)? {
         match b {
             b'0'..=b'9' => {
-                ppid = ppid * 10 + (b - b'0') as libc::pid_t;
+                ppid = ppid * 10 + libc::pid_t::from(b - b'0');
                 seen = true;
             }
             _ => break,
@@ -335,7 +335,7 @@ unsafe fn close_from(first: libc::c_uint) {
             return;
         }
         let mut limit: libc::rlimit = std::mem::zeroed();
-        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut limit) == 0 {
             limit.rlim_cur.min(65_536) as libc::c_int
         } else {
             4096
@@ -372,14 +372,14 @@ unsafe fn exit_as(status: Option<libc::c_int>) -> ! {
                     rlim_cur: 0,
                     rlim_max: 0,
                 };
-                libc::setrlimit(libc::RLIMIT_CORE, &none);
+                libc::setrlimit(libc::RLIMIT_CORE, &raw const none);
                 let mut sa: libc::sigaction = std::mem::zeroed();
                 sa.sa_sigaction = libc::SIG_DFL;
-                libc::sigaction(sig, &sa, std::ptr::null_mut());
+                libc::sigaction(sig, &raw const sa, std::ptr::null_mut());
                 let mut set: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut set);
-                libc::sigaddset(&mut set, sig);
-                libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+                libc::sigemptyset(&raw mut set);
+                libc::sigaddset(&raw mut set, sig);
+                libc::sigprocmask(libc::SIG_UNBLOCK, &raw const set, std::ptr::null_mut());
                 libc::kill(libc::getpid(), sig);
                 libc::_exit(128 + sig)
             }

@@ -174,8 +174,7 @@ pub fn with_command_lines(stats: &[Stat]) -> Vec<ProcessLine> {
 /// exactly. A process whose environment cannot be read does not.
 pub fn environ_contains(pid: u32, entry: &str) -> bool {
     std::fs::read(format!("/proc/{pid}/environ"))
-        .map(|raw| raw.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
-        .unwrap_or(false)
+        .is_ok_and(|raw| raw.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
 }
 
 /// Every live process whose environment holds `NAME=value`: a test puts a

@@ -499,18 +499,17 @@ impl ChildProcess {
     /// finish within [`KEEPER_GRACE`], kill the program's group and the
     /// keeper ourselves.
     async fn finish(&mut self) -> Option<ExitStatus> {
-        match tokio::time::timeout(KEEPER_GRACE, self.child.wait()).await {
-            Ok(Ok(status)) => Some(status),
-            _ => {
-                tracing::warn!(
-                    pid = self.pid,
-                    keeper = self.keeper,
-                    "the keeper did not finish; killing the group"
-                );
-                let _ = self.signal_group(Signal::Kill);
-                let _ = self.child.kill().await;
-                self.child.try_wait().ok().flatten()
-            }
+        if let Ok(Ok(status)) = tokio::time::timeout(KEEPER_GRACE, self.child.wait()).await {
+            Some(status)
+        } else {
+            tracing::warn!(
+                pid = self.pid,
+                keeper = self.keeper,
+                "the keeper did not finish; killing the group"
+            );
+            let _ = self.signal_group(Signal::Kill);
+            let _ = self.child.kill().await;
+            self.child.try_wait().ok().flatten()
         }
     }
 
@@ -548,12 +547,11 @@ impl ChildProcess {
         if self.program_running() {
             let _ = self.signal_group(Signal::Terminate);
         }
-        let status = match tokio::time::timeout(grace, self.child.wait()).await {
-            Ok(Ok(status)) => Some(status),
-            _ => {
-                self.end_tree_now();
-                self.finish().await
-            }
+        let status = if let Ok(Ok(status)) = tokio::time::timeout(grace, self.child.wait()).await {
+            Some(status)
+        } else {
+            self.end_tree_now();
+            self.finish().await
         };
         self.link = None;
         self.account(&before, status)

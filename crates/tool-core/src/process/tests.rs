@@ -230,7 +230,7 @@ fn host_helper() {
     rt.block_on(async {
         let (_child, pids) = escapees().await;
         println!("ready {}", pids.len());
-        tokio::time::sleep(Duration::from_secs(600)).await;
+        tokio::time::sleep(Duration::from_mins(10)).await;
     });
 }
 

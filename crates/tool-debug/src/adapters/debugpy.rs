@@ -123,7 +123,7 @@ fn probe_gdb_injection() -> Result<(), String> {
                 match gdb.try_wait() {
                     Ok(Some(_)) => break,
                     Ok(None) if Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(50))
+                        std::thread::sleep(Duration::from_millis(50));
                     }
                     _ => {
                         let _ = gdb.kill();

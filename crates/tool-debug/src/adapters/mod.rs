@@ -101,7 +101,7 @@ impl Catalog {
         let marker = find_marker(&spec.markers, start, root);
         let binary = self.resolve_command(
             spec,
-            marker.as_ref().map(|(d, _)| d.as_path()).unwrap_or(start),
+            marker.as_ref().map_or(start, |(d, _)| d.as_path()),
             root,
         );
         let (project_dir, marker) = match (marker, &binary) {

@@ -117,7 +117,7 @@ fn exception_words(body: &Value) -> Option<String> {
     let description = field("description");
     let uncaught = matches!(
         body.get("breakMode").and_then(Value::as_str),
-        Some("unhandled") | Some("userUnhandled")
+        Some("unhandled" | "userUnhandled")
     );
     let name = match id {
         Some(id) if uncaught && id != "panic" && !id.starts_with("fatal") => {

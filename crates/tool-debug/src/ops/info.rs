@@ -110,7 +110,7 @@ pub(super) fn breakpoint_line(
         message: b.message.clone(),
         source: match past_end {
             Some(_) => None,
-            None => format::source_line(moved_file.unwrap_or(file), at as u64),
+            None => format::source_line(moved_file.unwrap_or(file), u64::from(at)),
         },
     }
 }
@@ -274,7 +274,7 @@ impl OpContext<'_> {
             None => done(BreakpointsKept {
                 sources: lines
                     .iter()
-                    .map(|l| format::source_line(&path, l.line as u64))
+                    .map(|l| format::source_line(&path, u64::from(l.line)))
                     .collect(),
                 file: rel,
                 lines,

@@ -104,8 +104,7 @@ impl OpContext<'_> {
             .await?;
         let total = st
             .total_frames
-            .map(|t| t as usize)
-            .unwrap_or(st.stack_frames.len())
+            .map_or(st.stack_frames.len(), |t| t as usize)
             .max(st.stack_frames.len());
         let frames = st
             .stack_frames
@@ -271,15 +270,12 @@ impl OpContext<'_> {
         stop: &StopInfo,
         frame_id: Option<u64>,
     ) -> Result<(u64, Option<u64>, String), ToolError> {
-        match frame_id {
-            Some(id) => {
-                let r = s.resolve_handle(id, HandleKind::Frame)?;
-                Ok((r.dap_id, r.thread_id, format!("frame {id}")))
-            }
-            None => {
-                let (top, thread, label) = self.stopped_top(s, stop).await?;
-                Ok((top, Some(thread), format!("top frame, {label}")))
-            }
+        if let Some(id) = frame_id {
+            let r = s.resolve_handle(id, HandleKind::Frame)?;
+            Ok((r.dap_id, r.thread_id, format!("frame {id}")))
+        } else {
+            let (top, thread, label) = self.stopped_top(s, stop).await?;
+            Ok((top, Some(thread), format!("top frame, {label}")))
         }
     }
 
@@ -329,20 +325,17 @@ impl OpContext<'_> {
         };
         let (s, stop) = self.stopped(Op::SetVariable)?;
         s.require("supportsSetVariable", "setting variables")?;
-        let (container, thread, place) = match args.reference {
-            Some(r) => {
-                let h = s.resolve_handle(r, HandleKind::Variables)?;
-                (h.dap_id, h.thread_id, format!("reference {r}"))
-            }
-            None => {
-                let (top, thread, label) = self.stopped_top(&s, &stop).await?;
-                let scope = self.locals_scope(&s, top).await?.ok_or_else(|| {
-                    ToolError::failed(
-                        "the top frame has no local variables; pass `reference` from scopes",
-                    )
-                })?;
-                (scope, Some(thread), format!("the locals of {label}"))
-            }
+        let (container, thread, place) = if let Some(r) = args.reference {
+            let h = s.resolve_handle(r, HandleKind::Variables)?;
+            (h.dap_id, h.thread_id, format!("reference {r}"))
+        } else {
+            let (top, thread, label) = self.stopped_top(&s, &stop).await?;
+            let scope = self.locals_scope(&s, top).await?.ok_or_else(|| {
+                ToolError::failed(
+                    "the top frame has no local variables; pass `reference` from scopes",
+                )
+            })?;
+            (scope, Some(thread), format!("the locals of {label}"))
         };
         // An unknown name is refused before anything is sent.
         let present = s

@@ -45,8 +45,7 @@ impl OpContext<'_> {
         let total = body
             .get("totalModules")
             .and_then(Value::as_u64)
-            .map(|t| t as usize)
-            .unwrap_or(all.len())
+            .map_or(all.len(), |t| t as usize)
             .max(all.len());
         let text = |m: &Value, k: &str| m.get(k).and_then(Value::as_str).map(String::from);
         done(ModulesResult {

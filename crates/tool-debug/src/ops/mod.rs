@@ -62,7 +62,7 @@ fn relative_to(text: &str, root: &Path) -> String {
 }
 
 impl OpContext<'_> {
-    pub async fn dispatch(mut self, args: DebugArgs) -> Result<ToolOutput, ToolError> {
+    pub(crate) async fn dispatch(mut self, args: DebugArgs) -> Result<ToolOutput, ToolError> {
         let op = args.op;
         let result = match op {
             Op::Adapters => self.adapters().await,

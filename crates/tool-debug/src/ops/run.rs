@@ -476,7 +476,7 @@ impl OpContext<'_> {
                 let (place, at) = frame
                     .as_ref()
                     .map(|f| format::frame_place(self.workspace, f))
-                    .map(|(mut p, at)| {
+                    .map_or((None, None), |(mut p, at)| {
                         if outside > 0 {
                             p.push_str(&format!(
                                 " (below {}; stack shows all)",
@@ -488,8 +488,7 @@ impl OpContext<'_> {
                             ));
                         }
                         (Some(p), at)
-                    })
-                    .unwrap_or((None, None));
+                    });
                 let locals = match &frame {
                     Some(f) => self
                         .frame_locals(s, f.id)
@@ -693,7 +692,9 @@ impl OpContext<'_> {
             // Its answer does not matter: a stop that raced it, or the
             // adapter's end, is what the wait below reports.
             let _ = s.request("pause", json!({ "threadId": thread })).await;
-            settled = s.wait_settled(snap.generation, wait - first).await;
+            settled = s
+                .wait_settled(snap.generation, wait.checked_sub(first).unwrap())
+                .await;
         }
         done(self.run_result(head, self.outcome(&s, settled, wait, true).await))
     }

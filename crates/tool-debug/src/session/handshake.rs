@@ -63,7 +63,10 @@ impl Session {
         io: OutputBuffers,
         conn: connect::Connection,
     ) -> Session {
-        let adapter_pid = conn.child.as_ref().map(|c| c.pid());
+        let adapter_pid = conn
+            .child
+            .as_ref()
+            .map(tool_core::process::ChildProcess::pid);
         let ttl = limits.ttl;
         let (initialized, _) = watch::channel(false);
         let inner = Arc::new(Inner {
@@ -182,7 +185,7 @@ impl Session {
                 changed = init_rx.changed() => {
                     if changed.is_err() { break; }
                 }
-                _ = tokio::time::sleep_until(deadline) => {
+                () = tokio::time::sleep_until(deadline) => {
                     return Err(ToolError::timed_out(format!(
                         "the adapter did not become ready (no `initialized` event) within {} ms; gave up, and nothing of this session is left running; adapter log: {}",
                         limits.handshake.as_millis(),
@@ -218,9 +221,8 @@ impl Session {
                     other => other,
                 })?;
         }
-        match &plan.exception_filters {
-            Some(filters) => self
-                .set_exception_filters(filters)
+        if let Some(filters) = &plan.exception_filters {
+            self.set_exception_filters(filters)
                 .await
                 .map_err(|e| match e {
                     ToolError::Refused(why) | ToolError::BadArgs(why) => {
@@ -230,20 +232,19 @@ impl Session {
                         ))
                     }
                     other => other,
-                })?,
-            None => {
-                // What an IDE does: the filters the adapter enables by
-                // default (debugpy: stop on uncaught exceptions).
-                let defaults = super::catch::default_filters(&caps);
-                if caps.get("exceptionBreakpointFilters").is_some() {
-                    let _ = client
-                        .request(
-                            "setExceptionBreakpoints",
-                            json!({ "filters": defaults }),
-                            limits.request,
-                        )
-                        .await;
-                }
+                })?;
+        } else {
+            // What an IDE does: the filters the adapter enables by
+            // default (debugpy: stop on uncaught exceptions).
+            let defaults = super::catch::default_filters(&caps);
+            if caps.get("exceptionBreakpointFilters").is_some() {
+                let _ = client
+                    .request(
+                        "setExceptionBreakpoints",
+                        json!({ "filters": defaults }),
+                        limits.request,
+                    )
+                    .await;
             }
         }
         if caps

@@ -265,7 +265,7 @@ impl Session {
                     lines
                         .iter()
                         .map(|b| dap_types::SourceBreakpoint {
-                            line: b.line as u64,
+                            line: u64::from(b.line),
                             column: None,
                             condition: b.kind.condition.clone(),
                             hit_condition: b.kind.hit_condition.clone(),
@@ -286,7 +286,7 @@ impl Session {
                 BreakpointStatus {
                     asked: asked.clone(),
                     id: b.and_then(|b| b.id),
-                    verified: b.map(|b| b.verified).unwrap_or(false),
+                    verified: b.is_some_and(|b| b.verified),
                     line: b.and_then(|b| b.line).map(|l| l as u32),
                     file: b
                         .and_then(|b| b.source.as_ref())

@@ -60,7 +60,7 @@ pub(super) async fn pump_events(
                 tokio::spawn(async move { s.shutdown(Ending::Exited { code: exit_code }).await });
             }
             AdapterEvent::Output(o) => match o.category {
-                Some(OutputEventCategory::Stdout) | Some(OutputEventCategory::Stderr) => {
+                Some(OutputEventCategory::Stdout | OutputEventCategory::Stderr) => {
                     let text = o.output.replace("\r\n", "\n");
                     inner.io.push_output(text.as_bytes());
                 }
@@ -142,7 +142,7 @@ pub(super) async fn watch_adapter(session: Weak<Inner>) {
 
 /// How long a closed stream waits for the adapter's exit status, so the
 /// answer can say how it ended (its process tree is reaped first).
-const EXIT_STATUS_GRACE: Duration = Duration::from_millis(1000);
+const EXIT_STATUS_GRACE: Duration = Duration::from_secs(1);
 
 /// End a session whose adapter is gone, unless something ended it first.
 async fn adapter_died(inner: Arc<Inner>) {

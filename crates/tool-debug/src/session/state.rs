@@ -120,7 +120,7 @@ impl RunStateCell {
                 s.state = state;
                 s.generation += 1;
             }
-        })
+        });
     }
 
     /// Change the state when `change` says so (it returns the new state).

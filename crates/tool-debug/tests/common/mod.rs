@@ -10,17 +10,17 @@ use std::time::Duration;
 use tool_core::{CallContext, Tool, ToolError, ToolOutput, Workspace};
 use tool_debug::{DebugConfig, DebugSupervisor, DebugTool};
 
-pub fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     test_support::project::fixture("debug", name)
 }
 
 /// A temporary copy of `tests/fixtures/debug/<name>`.
-pub fn copy_fixture(name: &str) -> tempfile::TempDir {
+pub(crate) fn copy_fixture(name: &str) -> tempfile::TempDir {
     test_support::project::copy_fixture("debug", name)
 }
 
 /// The config every test uses: the fixtures on PATH, Go offline.
-pub fn config() -> DebugConfig {
+pub(crate) fn config() -> DebugConfig {
     DebugConfig {
         search_path: Some(test_support::fixtures::path_env()),
         env: vec![
@@ -33,7 +33,7 @@ pub fn config() -> DebugConfig {
     }
 }
 
-pub struct Bench {
+pub(crate) struct Bench {
     /// The workspace root, shown as `<root>` in snapshots.
     pub root: PathBuf,
     pub supervisor: Arc<DebugSupervisor>,
@@ -41,7 +41,7 @@ pub struct Bench {
     pub conversation: String,
 }
 
-pub fn bench(root: &Path, cfg: DebugConfig) -> Bench {
+pub(crate) fn bench(root: &Path, cfg: DebugConfig) -> Bench {
     let supervisor = DebugSupervisor::new(cfg);
     let conversation = "conversation-1".to_string();
     let tool = supervisor.tool(Workspace::new(root).unwrap(), &conversation);
@@ -54,7 +54,7 @@ pub fn bench(root: &Path, cfg: DebugConfig) -> Bench {
 }
 
 impl Bench {
-    pub async fn try_call(&self, args: Value) -> Result<ToolOutput, ToolError> {
+    pub(crate) async fn try_call(&self, args: Value) -> Result<ToolOutput, ToolError> {
         let r = tokio::time::timeout(
             Duration::from_secs(150),
             self.tool.call(&CallContext::new(), args.clone()),
@@ -68,7 +68,7 @@ impl Bench {
         r
     }
 
-    pub async fn call(&self, args: Value) -> (String, Value) {
+    pub(crate) async fn call(&self, args: Value) -> (String, Value) {
         let out = self
             .try_call(args.clone())
             .await
@@ -76,7 +76,7 @@ impl Bench {
         (out.joined_text(), out.structured.unwrap_or(Value::Null))
     }
 
-    pub async fn err(&self, args: Value) -> ToolError {
+    pub(crate) async fn err(&self, args: Value) -> ToolError {
         match self.try_call(args.clone()).await {
             Ok(out) => panic!("{args} should fail, got:\n{}", out.joined_text()),
             Err(e) => e,
@@ -84,14 +84,14 @@ impl Bench {
     }
 
     /// Every process of the session, recorded before it ends.
-    pub async fn processes(&self) -> Vec<u32> {
+    pub(crate) async fn processes(&self) -> Vec<u32> {
         self.supervisor.live_processes(&self.conversation).await
     }
 }
 
 /// `text` with the workspace root (and its canonical form) as `<root>`, so a
 /// snapshot does not depend on where the temporary copy was made.
-pub fn normalized(b: &Bench, text: &str) -> String {
+pub(crate) fn normalized(b: &Bench, text: &str) -> String {
     let mut out = text.to_string();
     let canonical = b.root.canonicalize().unwrap_or_else(|_| b.root.clone());
     for root in [canonical, b.root.clone()] {
@@ -101,12 +101,12 @@ pub fn normalized(b: &Bench, text: &str) -> String {
 }
 
 /// Check model-facing text against its snapshot, the root normalized.
-pub fn check(b: &Bench, text: &str, expected: expect_test::Expect) {
+pub(crate) fn check(b: &Bench, text: &str, expected: expect_test::Expect) {
     expected.assert_eq(&normalized(b, text));
 }
 
 /// Wait (bounded) until none of `pids` is alive; false if one survived.
-pub async fn all_gone(pids: &[u32]) -> bool {
+pub(crate) async fn all_gone(pids: &[u32]) -> bool {
     for _ in 0..150 {
         if pids.iter().all(|p| !tool_core::process::pid_alive(*p)) {
             return true;
@@ -123,7 +123,7 @@ pub async fn all_gone(pids: &[u32]) -> bool {
 }
 
 /// Assert the session's adapter group and recorded processes are all dead.
-pub async fn assert_no_orphans(b: &Bench, recorded: &[u32]) {
+pub(crate) async fn assert_no_orphans(b: &Bench, recorded: &[u32]) {
     assert!(all_gone(recorded).await, "a debug process survived");
     if let Some(pid) = b.supervisor.adapter_pid(&b.conversation).await {
         assert!(
@@ -138,6 +138,6 @@ pub async fn assert_no_orphans(b: &Bench, recorded: &[u32]) {
 }
 
 /// The `frame_id` of the first frame of a structured stack answer.
-pub fn first_frame(stack: &Value) -> u64 {
+pub(crate) fn first_frame(stack: &Value) -> u64 {
     stack["frames"][0]["frame_id"].as_u64().expect("a frame id")
 }

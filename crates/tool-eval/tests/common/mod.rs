@@ -13,7 +13,7 @@ use tool_core::{
 use tool_eval::{EvalConfig, EvalTool, KernelFactory};
 
 /// The fixture venv's python (pandas, matplotlib), or `None` to skip locally.
-pub fn fixture_python() -> Option<PathBuf> {
+pub(crate) fn fixture_python() -> Option<PathBuf> {
     let p = test_support::fixtures::dir().join("venv/bin/python");
     if p.is_file() {
         return Some(p);
@@ -22,13 +22,13 @@ pub fn fixture_python() -> Option<PathBuf> {
     None
 }
 
-pub fn node() -> Option<PathBuf> {
+pub(crate) fn node() -> Option<PathBuf> {
     test_support::fixtures::require(&["node"])
 }
 
 /// A read-tier tool that really reads a file of the workspace (the bridge's
 /// test partner: tool-eval must not depend on other tool crates).
-pub struct ReadFile {
+pub(crate) struct ReadFile {
     pub root: PathBuf,
 }
 
@@ -63,7 +63,7 @@ impl Tool for ReadFile {
 }
 
 /// A write-tier tool, for surface checks.
-pub struct Touch;
+pub(crate) struct Touch;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct NoArgs {}
@@ -84,19 +84,19 @@ impl Tool for Touch {
 }
 
 /// One run: a workspace, a registry with eval and read_file, and the eval tool.
-pub struct Run {
+pub(crate) struct Run {
     pub dir: tempfile::TempDir,
     pub registry: Registry,
     pub eval: Arc<EvalTool>,
 }
 
 impl Run {
-    pub fn new(config: EvalConfig) -> Run {
+    pub(crate) fn new(config: EvalConfig) -> Run {
         let dir = tempfile::tempdir().expect("tempdir");
         Self::in_dir(dir, config)
     }
 
-    pub fn in_dir(dir: tempfile::TempDir, config: EvalConfig) -> Run {
+    pub(crate) fn in_dir(dir: tempfile::TempDir, config: EvalConfig) -> Run {
         let root = dir.path().canonicalize().unwrap();
         let eval = Arc::new(EvalTool::new(Arc::new(KernelFactory::new(
             &root, config, None,
@@ -116,7 +116,7 @@ impl Run {
     }
 
     /// A run on the fixture interpreters.
-    pub fn fixtures() -> Option<Run> {
+    pub(crate) fn fixtures() -> Option<Run> {
         let python = fixture_python()?;
         let node = node()?;
         Some(Run::new(EvalConfig {
@@ -126,17 +126,21 @@ impl Run {
         }))
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.dir.path()
     }
 
-    pub async fn call(&self, args: Value) -> Result<ToolOutput, ToolError> {
+    pub(crate) async fn call(&self, args: Value) -> Result<ToolOutput, ToolError> {
         self.call_on(Surface::FULL, args).await
     }
 
-    pub async fn call_on(&self, surface: Surface, args: Value) -> Result<ToolOutput, ToolError> {
+    pub(crate) async fn call_on(
+        &self,
+        surface: Surface,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
         tokio::time::timeout(
-            std::time::Duration::from_secs(120),
+            std::time::Duration::from_mins(2),
             self.registry
                 .call(surface, "eval", args, CallContext::new()),
         )
@@ -144,18 +148,18 @@ impl Run {
         .expect("an eval call hung for 120 s")
     }
 
-    pub async fn py(&self, code: &str) -> Result<ToolOutput, ToolError> {
+    pub(crate) async fn py(&self, code: &str) -> Result<ToolOutput, ToolError> {
         self.call(json!({"code": code, "description": "a test cell in python here"}))
             .await
     }
 
-    pub async fn js(&self, code: &str) -> Result<ToolOutput, ToolError> {
+    pub(crate) async fn js(&self, code: &str) -> Result<ToolOutput, ToolError> {
         self.call(json!({"code": code, "language": "javascript", "description": "a test cell in javascript here"}))
             .await
     }
 
     /// Drop everything and check that no kernel process survives.
-    pub async fn finish(self) {
+    pub(crate) async fn finish(self) {
         let pids: Vec<u32> = self
             .eval
             .kernel_pids()
@@ -170,7 +174,7 @@ impl Run {
 }
 
 /// Every pid and its process group must be gone (within a second).
-pub async fn assert_no_survivors(pids: &[u32]) {
+pub(crate) async fn assert_no_survivors(pids: &[u32]) {
     for _ in 0..50 {
         if pids
             .iter()
@@ -191,17 +195,17 @@ pub async fn assert_no_survivors(pids: &[u32]) {
 }
 
 /// The text of a result.
-pub fn text(out: &ToolOutput) -> String {
+pub(crate) fn text(out: &ToolOutput) -> String {
     out.joined_text()
 }
 
 /// The message of an error.
-pub fn err_text(e: &ToolError) -> String {
+pub(crate) fn err_text(e: &ToolError) -> String {
     e.to_string()
 }
 
 /// The kernel pid a result names.
-pub fn kernel_pid(out: &ToolOutput) -> u32 {
+pub(crate) fn kernel_pid(out: &ToolOutput) -> u32 {
     out.structured.as_ref().unwrap()["kernel_pid"]
         .as_u64()
         .unwrap() as u32
@@ -211,7 +215,7 @@ pub fn kernel_pid(out: &ToolOutput) -> u32 {
 /// Python's version after its major, Node's version and path and its own
 /// stack frames, timings, `root` (the run's folder) and
 /// the fixtures' folder.
-pub fn masked(text: &str, root: &Path) -> String {
+pub(crate) fn masked(text: &str, root: &Path) -> String {
     use regex::Regex;
     use std::sync::LazyLock;
     static MASKS: LazyLock<Vec<(Regex, &str)>> = LazyLock::new(|| {

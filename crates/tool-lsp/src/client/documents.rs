@@ -2,7 +2,7 @@
 //! synced to the disk as new versions, saved and closed; and how a file is
 //! named to a server (its URI).
 
-use super::*;
+use super::{json, FsError, Instant, LspClient, OpenDoc, Path, PathBuf, Url, Value, Workspace};
 
 /// Documents larger than this are not sent to a server.
 pub const MAX_DOCUMENT_BYTES: u64 = 20 * 1024 * 1024;
@@ -28,8 +28,7 @@ pub fn read_document(ws: &Workspace, path: &Path) -> std::io::Result<String> {
 
 pub fn file_uri(path: &Path) -> String {
     Url::from_file_path(path)
-        .map(|u| u.to_string())
-        .unwrap_or_else(|_| format!("file://{}", path.display()))
+        .map_or_else(|()| format!("file://{}", path.display()), |u| u.to_string())
 }
 
 pub fn uri_path(uri: &str) -> Option<PathBuf> {

@@ -2,7 +2,10 @@
 //! own requests answered, its notifications (diagnostics, progress, logs)
 //! recorded, and why its stream ended.
 
-use super::*;
+use super::{
+    json, normalize_uri, signals, Arc, Duration, Instant, Ordering, ProgressRun, Published, Shared,
+    Signal, Value, PROGRESS_HISTORY,
+};
 use crate::jsonrpc::{Handler, JsonRpc, StreamEnd};
 
 /// Look up `section` (`a.b.c`) in the settings tree.

@@ -16,13 +16,13 @@ use tool_lsp::LspBinding;
 
 /// A copy of `tests/fixtures/lsp/<name>` in a fresh temporary folder
 /// (`*.in` files get `@DIR@` replaced by the copy's path).
-pub fn project(name: &str) -> tempfile::TempDir {
+pub(crate) fn project(name: &str) -> tempfile::TempDir {
     test_support::project::copy_fixture("lsp", name)
 }
 
 /// The harness's plain `write` tool, as the MCP host has it: `path` relative
 /// to the root, the whole new `content`. (Real writes, through tool-core.)
-pub struct PlainWriteTool {
+pub(crate) struct PlainWriteTool {
     pub ws: Workspace,
 }
 
@@ -51,7 +51,7 @@ impl Tool for PlainWriteTool {
 }
 
 /// One run: a workspace, its registry, the binding (for its supervisor).
-pub struct Run {
+pub(crate) struct Run {
     pub dir: tempfile::TempDir,
     pub root: PathBuf,
     pub registry: Registry,
@@ -72,11 +72,11 @@ impl Binding for SharedBinding {
 }
 
 impl Run {
-    pub fn new(dir: tempfile::TempDir) -> Run {
+    pub(crate) fn new(dir: tempfile::TempDir) -> Run {
         Self::with_binding(dir, LspBinding::new(Default::default()))
     }
 
-    pub fn with_binding(dir: tempfile::TempDir, binding: LspBinding) -> Run {
+    pub(crate) fn with_binding(dir: tempfile::TempDir, binding: LspBinding) -> Run {
         let ws = Workspace::new(dir.path()).unwrap();
         let run = RunContext {
             workspace: ws.clone(),
@@ -99,7 +99,7 @@ impl Run {
         }
     }
 
-    pub async fn call(&self, tool: &str, args: Value) -> Result<String, ToolError> {
+    pub(crate) async fn call(&self, tool: &str, args: Value) -> Result<String, ToolError> {
         let shown = args.to_string();
         let out = self
             .registry
@@ -117,23 +117,23 @@ impl Run {
     }
 
     /// `lsp` with these args; panics with the error text on failure.
-    pub async fn lsp(&self, args: Value) -> String {
+    pub(crate) async fn lsp(&self, args: Value) -> String {
         match self.call("lsp", args.clone()).await {
             Ok(t) => t,
             Err(e) => panic!("lsp {args} failed: {e}"),
         }
     }
 
-    pub fn read(&self, rel: &str) -> String {
+    pub(crate) fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.root.join(rel)).unwrap()
     }
 
-    pub async fn pids(&self) -> Vec<u32> {
+    pub(crate) async fn pids(&self) -> Vec<u32> {
         self.binding.supervisor().unwrap().pids().await
     }
 
     /// Stop every server and check that none of their processes survive.
-    pub async fn finish(self) {
+    pub(crate) async fn finish(self) {
         let pids = self.pids().await;
         self.binding.supervisor().unwrap().shutdown().await;
         assert_all_dead(&pids).await;
@@ -141,7 +141,7 @@ impl Run {
 }
 
 /// Every process of these groups is gone (within a second).
-pub async fn assert_all_dead(pgids: &[u32]) {
+pub(crate) async fn assert_all_dead(pgids: &[u32]) {
     for _ in 0..50 {
         if pgids.iter().all(|&p| {
             !tool_core::process::pid_alive(p) && tool_core::process::group_members(p).is_empty()
@@ -161,12 +161,12 @@ pub async fn assert_all_dead(pgids: &[u32]) {
 }
 
 /// A 1-based line and a symbol on it.
-pub type LineSymbol = (u32, &'static str);
+pub(crate) type LineSymbol = (u32, &'static str);
 /// A file and a 1-based line in it.
-pub type FileLine = (&'static str, u32);
+pub(crate) type FileLine = (&'static str, u32);
 
 /// What one language's fixture must answer.
-pub struct Scenario {
+pub(crate) struct Scenario {
     pub fixture: &'static str,
     /// The server binaries (any one).
     pub servers: &'static [&'static str],
@@ -202,16 +202,16 @@ pub struct Scenario {
     pub encoding: &'static str,
 }
 
-pub fn has(text: &str, needle: &str) {
+pub(crate) fn has(text: &str, needle: &str) {
     assert!(text.contains(needle), "expected {needle:?} in:\n{text}");
 }
 
 /// Every assertion of a scenario, on one server (started once).
-pub async fn run_scenario(s: &Scenario) {
-    run_scenario_with(s, LspBinding::new(Default::default())).await
+pub(crate) async fn run_scenario(s: &Scenario) {
+    run_scenario_with(s, LspBinding::new(Default::default())).await;
 }
 
-pub async fn run_scenario_with(s: &Scenario, binding: LspBinding) {
+pub(crate) async fn run_scenario_with(s: &Scenario, binding: LspBinding) {
     if test_support::fixtures::require(s.servers).is_none() {
         return;
     }

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use tool_core::{CallContext, Registry, Surface, ToolOutput};
 use tool_vibe::{CommandBackend, Roster};
 
-pub fn worker_script() -> PathBuf {
+pub(crate) fn worker_script() -> PathBuf {
     test_support::fixtures::workspace_root().join("tests/fixtures/vibe/worker.sh")
 }
 
-pub struct Run {
+pub(crate) struct Run {
     pub roster: Roster,
     pub registry: Registry,
     pub dir: tempfile::TempDir,
@@ -23,7 +23,7 @@ pub struct Run {
 
 impl Run {
     /// At most `max_workers` workers run at once.
-    pub fn capped(max_workers: usize) -> Run {
+    pub(crate) fn capped(max_workers: usize) -> Run {
         let dir = tempfile::tempdir().unwrap();
         let script = worker_script();
         assert!(script.is_file(), "{} is missing", script.display());
@@ -40,7 +40,7 @@ impl Run {
         }
     }
 
-    pub async fn ok(&self, tool: &str, args: Value) -> ToolOutput {
+    pub(crate) async fn ok(&self, tool: &str, args: Value) -> ToolOutput {
         match self
             .registry
             .call(Surface::READ_ONLY, tool, args.clone(), CallContext::new())
@@ -52,7 +52,7 @@ impl Run {
     }
 
     /// vibe_spawn's text.
-    pub async fn spawn(&self, label: &str, brief: &str) -> String {
+    pub(crate) async fn spawn(&self, label: &str, brief: &str) -> String {
         self.ok("vibe_spawn", json!({"brief": brief, "label": label}))
             .await
             .joined_text()
@@ -60,7 +60,7 @@ impl Run {
 }
 
 /// Wait up to 5 s for `file` to hold at least `n` pids.
-pub async fn read_pids(file: &Path, n: usize) -> Vec<u32> {
+pub(crate) async fn read_pids(file: &Path, n: usize) -> Vec<u32> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         if let Ok(text) = std::fs::read_to_string(file) {
@@ -85,7 +85,7 @@ pub async fn read_pids(file: &Path, n: usize) -> Vec<u32> {
 /// → `…s`, `after 0.3s` → `after …`), pids (`pid 123` → `pid …`), the
 /// checkout's path (→ `ROOT`), a temporary folder (→ `TMP`) and the ages
 /// of notices.
-pub fn masked(text: &str, tmp: &Path) -> String {
+pub(crate) fn masked(text: &str, tmp: &Path) -> String {
     let text = tool_core::notices::mask_ages(text)
         .replace(
             &test_support::fixtures::workspace_root()

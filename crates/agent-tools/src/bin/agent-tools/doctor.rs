@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-pub async fn run(root: PathBuf, config: Option<PathBuf>, trust_workspace: bool) -> u8 {
+pub(crate) async fn run(root: PathBuf, config: Option<PathBuf>, trust_workspace: bool) -> u8 {
     let (config, user_config) =
         match load_config(config.as_ref()).and_then(|c| RunConfig::load_user().map(|u| (c, u))) {
             Ok(c) => c,

@@ -32,7 +32,7 @@ const SKIPPED: &[&str] = &["node_modules", "target", "venv", "build", "dist", "v
 
 /// The languages whose files sit under `root`, in a bounded look (four
 /// levels, 20,000 entries, hidden and build folders left out), sorted.
-pub fn languages_under(root: &Path) -> Vec<String> {
+pub(crate) fn languages_under(root: &Path) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     let mut budget = 20_000usize;
     let mut stack = vec![(root.to_path_buf(), 0usize)];
@@ -69,7 +69,7 @@ pub fn languages_under(root: &Path) -> Vec<String> {
     found
 }
 
-pub fn run(targets: Vec<String>, root: PathBuf) -> u8 {
+pub(crate) fn run(targets: Vec<String>, root: PathBuf) -> u8 {
     let Some(data) = install::data_dir() else {
         eprintln!("agent-tools install: no data folder: set AGENT_TOOLS_DATA_DIR or HOME");
         return 2;
@@ -103,7 +103,7 @@ pub fn run(targets: Vec<String>, root: PathBuf) -> u8 {
             Ok(Outcome::Present) => println!("{what}: present"),
             Ok(Outcome::Installed(bins)) if bins.is_empty() => println!("{what}: installed"),
             Ok(Outcome::Installed(bins)) => {
-                println!("{what}: installed ({})", bins.join(", "))
+                println!("{what}: installed ({})", bins.join(", "));
             }
             Ok(Outcome::NeedsRoot(command)) => {
                 failed += 1;

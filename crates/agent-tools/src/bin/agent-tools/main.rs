@@ -164,7 +164,7 @@ fn main() -> ExitCode {
     // SAFETY: first thing in main: no tree-sitter object exists yet.
     #[cfg(feature = "astgrep")]
     unsafe {
-        tool_astgrep::parser_memory::use_mimalloc()
+        tool_astgrep::parser_memory::use_mimalloc();
     };
     let cli = Cli::parse();
     init_tracing();

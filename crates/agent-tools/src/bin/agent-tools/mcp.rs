@@ -20,7 +20,7 @@ use tool_core::{AllowAll, Approver, CancellationToken};
 
 const USAGE: u8 = 2;
 
-pub async fn serve(run: RunArgs) -> u8 {
+pub(crate) async fn serve(run: RunArgs) -> u8 {
     match serve_inner(run).await {
         Ok(()) => 0,
         Err(e) => {
@@ -92,7 +92,7 @@ async fn serve_inner(args: RunArgs) -> Result<(), String> {
             match agent_tools::mcp::ask::register_if_supported(link, registry, &run, expiry) {
                 Ok(true) => tracing::info!("ask_user registered: the client supports elicitation"),
                 Ok(false) => {
-                    tracing::info!("ask_user not registered: the client has no elicitation")
+                    tracing::info!("ask_user not registered: the client has no elicitation");
                 }
                 Err(e) => tracing::warn!(error = %e, "ask_user could not be registered"),
             }

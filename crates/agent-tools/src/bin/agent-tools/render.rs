@@ -8,7 +8,7 @@ use tool_core::{Content, ToolError, ToolOutput};
 
 /// Write `text` to stdout. A reader that went away (`| head -1`) is not an
 /// error of ours: the rest is dropped quietly, as other Unix tools do.
-pub fn write_stdout(text: &str) {
+pub(crate) fn write_stdout(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     match stdout
@@ -23,7 +23,7 @@ pub fn write_stdout(text: &str) {
 
 static IMAGE_COUNTER: AtomicUsize = AtomicUsize::new(0);
 
-pub fn default_images_dir() -> PathBuf {
+pub(crate) fn default_images_dir() -> PathBuf {
     std::env::temp_dir().join(format!("agent-tools-images-{}", std::process::id()))
 }
 
@@ -43,7 +43,7 @@ fn save_image(dir: &Path, mime: &str, data: &[u8]) -> std::io::Result<PathBuf> {
 }
 
 /// Text for a terminal: the text content, and a line per saved image.
-pub fn text(out: &ToolOutput, images_dir: &Path) -> String {
+pub(crate) fn text(out: &ToolOutput, images_dir: &Path) -> String {
     let mut s = String::new();
     for c in &out.content {
         if !s.is_empty() && !s.ends_with('\n') {
@@ -68,7 +68,7 @@ pub fn text(out: &ToolOutput, images_dir: &Path) -> String {
 }
 
 /// The `--json` and batch shape.
-pub fn json_result(result: &Result<ToolOutput, ToolError>, images_dir: &Path) -> Value {
+pub(crate) fn json_result(result: &Result<ToolOutput, ToolError>, images_dir: &Path) -> Value {
     match result {
         Ok(out) => {
             let content: Vec<Value> = out

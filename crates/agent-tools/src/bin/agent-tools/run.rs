@@ -13,11 +13,11 @@ use std::sync::Arc;
 use tool_core::{AllowAll, CallContext, Surface, Tier, ToolError};
 
 /// Exit codes.
-pub const OK: u8 = 0;
-pub const TOOL_ERROR: u8 = 1;
-pub const USAGE: u8 = 2;
+pub(crate) const OK: u8 = 0;
+pub(crate) const TOOL_ERROR: u8 = 1;
+pub(crate) const USAGE: u8 = 2;
 
-pub struct BoundRun {
+pub(crate) struct BoundRun {
     pub toolset: Toolset,
     pub surface: Surface,
     pub images_dir: PathBuf,
@@ -25,7 +25,7 @@ pub struct BoundRun {
     pub batch_wait: std::time::Duration,
 }
 
-pub fn load_config(path: Option<&PathBuf>) -> Result<RunConfig, String> {
+pub(crate) fn load_config(path: Option<&PathBuf>) -> Result<RunConfig, String> {
     match path {
         Some(p) => RunConfig::load(p),
         None => Ok(RunConfig::default()),
@@ -33,7 +33,7 @@ pub fn load_config(path: Option<&PathBuf>) -> Result<RunConfig, String> {
 }
 
 /// The surface: `--surface`, else the config file's `surface`, else exec.
-pub fn surface(args: &RunArgs, config: &RunConfig) -> Result<Surface, String> {
+pub(crate) fn surface(args: &RunArgs, config: &RunConfig) -> Result<Surface, String> {
     let tier: Tier = match (&args.surface, &config.surface) {
         (Some(s), _) => s.parse()?,
         (None, Some(s)) => s
@@ -47,7 +47,7 @@ pub fn surface(args: &RunArgs, config: &RunConfig) -> Result<Surface, String> {
 /// Refuse to start when a config section is wrong (its one-line messages,
 /// joined), unless `--lenient` asks to go on without the families they
 /// configure: each is then named on stderr.
-pub fn check_config(
+pub(crate) fn check_config(
     command: &str,
     errors: &[(&'static str, String)],
     lenient: bool,
@@ -73,7 +73,7 @@ pub fn check_config(
     Ok(())
 }
 
-pub fn bind(command: &str, args: &RunArgs) -> Result<BoundRun, String> {
+pub(crate) fn bind(command: &str, args: &RunArgs) -> Result<BoundRun, String> {
     let config = load_config(args.config.as_ref())?;
     let surface = surface(args, &config)?;
     // `[mcp]` configures only the MCP host, but a mistake there is named
@@ -130,7 +130,7 @@ fn exit_code(result: &Result<tool_core::ToolOutput, ToolError>) -> u8 {
     }
 }
 
-pub async fn call(tool: String, args: String, run: RunArgs, json: bool) -> u8 {
+pub(crate) async fn call(tool: String, args: String, run: RunArgs, json: bool) -> u8 {
     let args: Value = match serde_json::from_str(&args) {
         Ok(v @ Value::Object(_)) => v,
         Ok(_) => {
@@ -177,7 +177,7 @@ struct BatchCall {
     args: Value,
 }
 
-pub async fn batch(file: String, run: RunArgs, text: bool) -> u8 {
+pub(crate) async fn batch(file: String, run: RunArgs, text: bool) -> u8 {
     let mut signals = match StopSignals::install() {
         Ok(s) => s,
         Err(e) => {

@@ -5,14 +5,14 @@
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
 /// Listening for the signals that end a run.
-pub struct StopSignals {
+pub(crate) struct StopSignals {
     term: Signal,
     int: Signal,
     hup: Signal,
 }
 
 impl StopSignals {
-    pub fn install() -> Result<Self, String> {
+    pub(crate) fn install() -> Result<Self, String> {
         let listen = |kind: SignalKind| signal(kind).map_err(|e| e.to_string());
         Ok(StopSignals {
             term: listen(SignalKind::terminate())?,
@@ -22,7 +22,7 @@ impl StopSignals {
     }
 
     /// The next of them to arrive: its number and name.
-    pub async fn recv(&mut self) -> (i32, &'static str) {
+    pub(crate) async fn recv(&mut self) -> (i32, &'static str) {
         tokio::select! {
             _ = self.term.recv() => (SignalKind::terminate().as_raw_value(), "SIGTERM"),
             _ = self.int.recv() => (SignalKind::interrupt().as_raw_value(), "SIGINT"),

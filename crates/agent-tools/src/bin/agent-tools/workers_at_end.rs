@@ -18,7 +18,7 @@ use tool_core::{CallContext, ToolError, ToolOutput};
 const WAIT_STEP: u64 = 600;
 
 /// One call batch makes after the input ended, for the printer.
-pub struct EndCall {
+pub(crate) struct EndCall {
     pub tool: &'static str,
     pub args: Value,
     /// A transcript heading: `after the input ended: vibe_wait w1`.
@@ -28,7 +28,7 @@ pub struct EndCall {
 
 /// How waiting for the workers ended.
 #[derive(Debug, Default)]
-pub struct EndOfWorkers {
+pub(crate) struct EndOfWorkers {
     /// Workers killed at the bound, by id.
     pub killed: Vec<String>,
 }
@@ -54,7 +54,7 @@ fn unfinished(state: &str) -> bool {
 /// the rest. `emit` prints each call's result; it returns false when nobody
 /// reads the output any more, and then nothing more is waited for (the
 /// workers die with the process).
-pub async fn wait_for_workers(
+pub(crate) async fn wait_for_workers(
     bound: &BoundRun,
     limit: Duration,
     emit: &mut dyn FnMut(EndCall) -> bool,

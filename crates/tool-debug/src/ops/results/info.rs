@@ -183,7 +183,9 @@ impl Answer for StatusResult {
         match &s.detail {
             StatusDetail::Starting => out.push("starting".into()),
             StatusDetail::Running => {
-                out.push("running; call pause to stop it, or continue waiting with continue".into())
+                out.push(
+                    "running; call pause to stop it, or continue waiting with continue".into(),
+                );
             }
             StatusDetail::Stopped(stop) => {
                 out.push(stop_headline(stop, None));
@@ -233,10 +235,10 @@ impl Answer for BreakpointsKept {
             return out.join("\n");
         }
         for (l, src) in self.lines.iter().zip(&self.sources) {
-            let src = src
-                .as_ref()
-                .map(|t| format!("  | {}", t.trim()))
-                .unwrap_or_else(|| "  (past the end of the file)".into());
+            let src = src.as_ref().map_or_else(
+                || "  (past the end of the file)".into(),
+                |t| format!("  | {}", t.trim()),
+            );
             out.push(format!("{rel}:{} set{}{src}", l.line, l.kind.words()));
         }
         out.push("no session yet: they are sent to the adapter at launch".into());
