@@ -31,6 +31,12 @@
 //! published without the `ERROR` ones (biome publishes syntax only), then it
 //! logs `fault: configuration loaded` and publishes every open document
 //! again, complete.
+//!
+//! `--progress-stalls` makes it report progress as ccls does when its
+//! indexer finishes a moment after its main loop last looked: at the first
+//! `didOpen` it begins an "indexing" progress at "1/2", and ends it only
+//! when the next bytes arrive on stdin (ccls's main loop checks its counters
+//! only when a message or an index update wakes it).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -62,6 +68,10 @@ struct FaultServer {
     root: std::sync::Mutex<String>,
     /// Every `didRenameFiles` pair so far, relative to the root.
     renamed: std::sync::Mutex<Vec<String>>,
+    /// `--progress-stalls`: the count of reads from stdin, which a stalled
+    /// progress waits on; `None` without the flag.
+    stdin_reads: Option<tokio::sync::watch::Receiver<u64>>,
+    stalled_once: AtomicBool,
 }
 
 impl FaultServer {
@@ -178,6 +188,11 @@ impl LanguageServer for FaultServer {
             .await
             .insert(d.uri.clone(), (d.text.clone(), d.version));
         self.publish(d.uri, d.text, d.version).await;
+        if let Some(reads) = &self.stdin_reads {
+            if !self.stalled_once.swap(true, Ordering::SeqCst) {
+                tokio::spawn(stall_progress(self.client.clone(), reads.clone()));
+            }
+        }
     }
 
     async fn did_change(&self, p: DidChangeTextDocumentParams) {
@@ -283,6 +298,66 @@ impl LanguageServer for FaultServer {
     }
 }
 
+/// Begin an "indexing" progress at "1/2" and end it at the next read from
+/// stdin after that (see `--progress-stalls`).
+async fn stall_progress(client: Client, mut reads: tokio::sync::watch::Receiver<u64>) {
+    use tower_lsp::lsp_types::{
+        notification::Progress, request::WorkDoneProgressCreate, ProgressParams,
+        ProgressParamsValue, WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressCreateParams,
+        WorkDoneProgressEnd, WorkDoneProgressReport,
+    };
+    let token = NumberOrString::String("index".into());
+    let _ = client
+        .send_request::<WorkDoneProgressCreate>(WorkDoneProgressCreateParams {
+            token: token.clone(),
+        })
+        .await;
+    let progress = |value| ProgressParams {
+        token: token.clone(),
+        value: ProgressParamsValue::WorkDone(value),
+    };
+    client
+        .send_notification::<Progress>(progress(WorkDoneProgress::Begin(WorkDoneProgressBegin {
+            title: "indexing".into(),
+            ..Default::default()
+        })))
+        .await;
+    client
+        .send_notification::<Progress>(progress(WorkDoneProgress::Report(WorkDoneProgressReport {
+            message: Some("1/2".into()),
+            ..Default::default()
+        })))
+        .await;
+    reads.borrow_and_update();
+    let _ = reads.changed().await;
+    client
+        .send_notification::<Progress>(progress(WorkDoneProgress::End(WorkDoneProgressEnd {
+            message: None,
+        })))
+        .await;
+}
+
+/// Stdin, counting its reads for `--progress-stalls`.
+struct CountedStdin {
+    stdin: tokio::io::Stdin,
+    reads: tokio::sync::watch::Sender<u64>,
+}
+
+impl tokio::io::AsyncRead for CountedStdin {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.stdin).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.reads.send_modify(|n| *n += 1);
+        }
+        polled
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let configured_after = std::env::args()
@@ -291,6 +366,8 @@ async fn main() {
                 .and_then(|n| n.parse().ok())
         })
         .map(Duration::from_millis);
+    let (reads, stdin_reads) = tokio::sync::watch::channel(0);
+    let stalls = std::env::args().any(|a| a == "--progress-stalls");
     let (service, socket) = LspService::new(|client| FaultServer {
         client,
         docs: Arc::default(),
@@ -300,8 +377,14 @@ async fn main() {
         cold_hovers: AtomicUsize::new(0),
         root: Default::default(),
         renamed: Default::default(),
+        stdin_reads: stalls.then_some(stdin_reads.clone()),
+        stalled_once: AtomicBool::new(false),
     });
-    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+    let stdin = CountedStdin {
+        stdin: tokio::io::stdin(),
+        reads,
+    };
+    Server::new(stdin, tokio::io::stdout(), socket)
         .serve(service)
         .await;
 }

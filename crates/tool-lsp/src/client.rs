@@ -57,6 +57,10 @@ impl RequestError {
     }
 }
 
+/// How long a server may say it is busy with nothing changing before it is
+/// sent a message to wake it (see `LspClient::wake`).
+const WAKE_AFTER: Duration = Duration::from_secs(1);
+
 /// How many replaced publishes are remembered per document.
 pub const EARLIER_PUBLISHES: usize = 8;
 
@@ -407,18 +411,33 @@ impl LspClient {
             if self.gone().is_some() {
                 return Ok(()); // the request itself reports the exit
             }
-            match self.busy() {
-                None => return Ok(()),
-                Some(state) => {
-                    if tokio::time::timeout_at(deadline, seq.changed())
-                        .await
-                        .is_err()
-                    {
-                        return Err(state);
-                    }
-                }
+            if self.busy().is_none() {
+                return Ok(());
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return self.busy().map_or(Ok(()), Err);
+            }
+            let wake_at = (now + WAKE_AFTER).min(deadline);
+            if tokio::time::timeout_at(wake_at, seq.changed())
+                .await
+                .is_err()
+                && wake_at < deadline
+            {
+                self.wake();
             }
         }
+    }
+
+    /// Send the server a message that asks nothing, so that one which looks
+    /// at its own state only when a message arrives looks again. ccls does:
+    /// its main loop reports indexing progress only when woken by a message
+    /// or an index update, and an indexer job that ends just after the loop
+    /// last looked (or that had nothing to do) leaves "indexing (1/2)"
+    /// standing until something else arrives. A `$/cancelRequest` for an id
+    /// this client never uses is ignored by every server.
+    fn wake(&self) {
+        self.notify("$/cancelRequest", json!({"id": "agent-tools:wake"}));
     }
 
     /// Whether the server offers pull diagnostics (statically or registered).

@@ -406,3 +406,46 @@ async fn a_server_still_loading_its_configuration_is_not_read_before_it_says_it_
     .assert_eq(&out);
     run.finish().await;
 }
+
+/// A server whose progress ends only when something arrives on its stdin
+/// (ccls: its main loop looks at its index counters only when a message or
+/// an index update wakes it, so an indexer finishing a moment after the
+/// last look leaves "indexing (1/2)" standing): a query is answered, not
+/// refused as "still indexing" after the whole index wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_progress_that_ends_only_when_the_server_is_woken_does_not_hold_a_query() {
+    let config: CatalogConfig = serde_json::from_value(json!({
+        "servers": [{
+            "id": "faulty", "extensions": {"fault": "fault"},
+            "commands": [[fault_injecting_lsp(), "--progress-stalls"]],
+            "root_markers": ["fault.toml"], "startup_settle_ms": 0
+        }],
+        "index_wait_ms": 20_000
+    }))
+    .unwrap();
+    let run = Run::with_binding(project(), LspBinding::new(config));
+    // The first call opens the file; the progress begins after it.
+    run.lsp(json!({"op": "diagnostics", "file": "a.fault"}))
+        .await;
+    let began = Instant::now();
+    while !run
+        .lsp(json!({"op": "status"}))
+        .await
+        .contains("indexing (1/2")
+    {
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "no progress began"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let out = run
+        .call("lsp", hover(1, "fine"))
+        .await
+        .unwrap_or_else(|e| e.to_string());
+    expect_test::expect![[r#"
+        lsp hover  `fine` at a.fault:1
+        fault-injecting hover for line 1"#]]
+    .assert_eq(&out);
+    run.finish().await;
+}
