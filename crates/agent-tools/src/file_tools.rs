@@ -565,7 +565,7 @@ mod tests {
 
     #[tokio::test]
     async fn read_numbers_lines_and_pages() {
-        let (_d, r) = setup();
+        let (d, r) = setup();
         let out = call(&r, "read", json!({"path": "src/app.py"}))
             .await
             .unwrap();
@@ -593,11 +593,11 @@ mod tests {
         let err = call(&r, "read", json!({"path": "../etc/passwd"}))
             .await
             .unwrap_err();
-        assert!(err.to_string().contains("outside the workspace"), "{err}");
+        expect_test::expect!["bad arguments: `../etc/passwd` is outside the workspace; only paths inside <root> can be used (give them relative to it)"].assert_eq(&err.to_string().replace(d.path().to_str().unwrap(), "<root>"));
         let err = call(&r, "read", json!({"path": "src/app.py", "offset": 9}))
             .await
             .unwrap_err();
-        assert!(err.to_string().contains("past the end"), "{err}");
+        expect_test::expect!["bad arguments: `offset` 9 is past the end of src/app.py, which has 4 lines; pass an offset from 1 to 4"].assert_eq(&err.to_string());
     }
 
     #[tokio::test]
@@ -608,11 +608,14 @@ mod tests {
         let err = call(&r, "read", json!({"path": "b.bin"}))
             .await
             .unwrap_err();
-        assert!(err.to_string().contains("binary"), "{err}");
+        expect_test::expect![
+            "bad arguments: `b.bin` is a binary file; these tools read and edit text only"
+        ]
+        .assert_eq(&err.to_string());
         let err = call(&r, "read", json!({"path": "l.txt"}))
             .await
             .unwrap_err();
-        assert!(err.to_string().contains("not UTF-8"), "{err}");
+        expect_test::expect!["bad arguments: `l.txt` is not UTF-8 (invalid byte at offset 3); these tools read and edit UTF-8 text only"].assert_eq(&err.to_string());
     }
 
     #[tokio::test]
@@ -647,7 +650,7 @@ mod tests {
         let err = call(&r, "write", json!({"path": "/tmp/x", "content": ""}))
             .await
             .unwrap_err();
-        assert!(err.to_string().contains("outside the workspace"), "{err}");
+        expect_test::expect!["bad arguments: `/tmp/x` is outside the workspace; only paths inside <root> can be used (give them relative to it)"].assert_eq(&err.to_string().replace(d.path().to_str().unwrap(), "<root>"));
     }
 
     #[tokio::test]
@@ -672,7 +675,7 @@ mod tests {
         )
         .await
         .unwrap_err();
-        assert!(err.to_string().contains("was not found"), "{err}");
+        expect_test::expect!["bad arguments: `old_string` was not found in src/app.py; read the file again and copy the text exactly, whitespace included"].assert_eq(&err.to_string());
         let err = call(
             &r,
             "edit",
@@ -680,7 +683,7 @@ mod tests {
         )
         .await
         .unwrap_err();
-        assert!(err.to_string().contains("unknown field `colum`"), "{err}");
+        expect_test::expect!["bad arguments: argument `colum`: unknown field `colum`, expected one of `path`, `old_string`, `new_string`, `replace_all`; check the tool's input schema"].assert_eq(&err.to_string());
 
         let out = call(
             &r,

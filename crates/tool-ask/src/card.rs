@@ -329,13 +329,16 @@ mod tests {
         let msg = |d: QuestionDraft| d.validate().unwrap_err().to_string();
         let mut empty = draft(&["a"]);
         empty.question = "  ".into();
-        assert!(msg(empty).contains("`question` is empty"));
-        assert!(msg(draft(&["a", ""])).contains("`options[1].label` is empty"));
-        assert!(msg(draft(&["Yes", "yes"])).contains("appears more than once"));
+        expect_test::expect!["bad arguments: `question` is empty; write the question the operator should answer (or give `questions`)"].assert_eq(&msg(empty));
+        expect_test::expect![
+            "bad arguments: `options[1].label` is empty; give every option a short label"
+        ]
+        .assert_eq(&msg(draft(&["a", ""])));
+        expect_test::expect!["bad arguments: option label `yes` appears more than once; option labels must be unique"].assert_eq(&msg(draft(&["Yes", "yes"])));
         let mut multi = draft(&[]);
         multi.multi_select = true;
         multi.allow_free_text = true;
-        assert!(msg(multi).contains("`multi_select` needs `options`"));
-        assert!(msg(draft(&[])).contains("allow_free_text: true"));
+        expect_test::expect!["bad arguments: `multi_select` needs `options` to choose from; add options or drop multi_select"].assert_eq(&msg(multi));
+        expect_test::expect!["bad arguments: with no `options` the operator could only type an answer, but `allow_free_text` is false; add options or set allow_free_text: true"].assert_eq(&msg(draft(&[])));
     }
 }

@@ -849,8 +849,13 @@ mod tests {
             "{err}"
         );
         let err = compile(lang("rust"), "let = ;").unwrap_err().to_string();
-        assert!(err.contains("unparseable pattern for rust"), "{err}");
-        assert!(err.contains("line 1"), "{err}");
+        expect_test::expect![[r#"
+            unparseable pattern for rust: `let = ;` is not one complete piece of rust code in any context tried:
+              - as a statement: unexpected `let =` at line 1, column 1 of the pattern
+              - as an expression: a `identifier` is missing at line 1, column 6 of the pattern
+              - as a class member: unexpected `let =` at line 1, column 1 of the pattern
+              - as a declaration: unexpected `let =` at line 1, column 1 of the pattern
+            Write the pattern as rust code that parses on its own (a statement, an expression, a class member or a declaration), with metavariables only where a name or an expression can stand; or check `language`."#]].assert_eq(&err);
     }
 
     #[test]

@@ -76,14 +76,14 @@ mod tests {
     fn bad_values_name_the_field() {
         let err = parse_args::<Args>(json!({"file": "a.py", "line": "seven"})).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("argument `line`"), "{msg}");
-        assert!(msg.contains("expected u32"), "{msg}");
+        expect_test::expect![[r#"bad arguments: argument `line`: invalid type: string "seven", expected u32; check the tool's input schema"#]].assert_eq(&msg);
 
         let err = parse_args::<Args>(json!({"file": "a.py"})).unwrap_err();
-        assert!(err.to_string().contains("missing field `line`"), "{err}");
+        expect_test::expect!["bad arguments: missing field `line`; check the tool's input schema"]
+            .assert_eq(&err.to_string());
 
         let err = parse_args::<Args>(json!({"file": "a", "line": 1, "colum": 3})).unwrap_err();
-        assert!(err.to_string().contains("unknown field `colum`"), "{err}");
+        expect_test::expect!["bad arguments: argument `colum`: unknown field `colum`, expected one of `file`, `line`, `symbol`; check the tool's input schema"].assert_eq(&err.to_string());
 
         let ok = parse_args::<Args>(json!({"file": "a", "line": 2, "symbol": "x"})).unwrap();
         assert_eq!(

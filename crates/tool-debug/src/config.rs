@@ -264,6 +264,6 @@ mod tests {
             "[[adapters]]\nid = \"x\"\nkind = \"custom\"\ncomands = []\n",
         )
         .unwrap_err();
-        assert!(err.message().contains("unknown field `comands`"), "{err}");
+        expect_test::expect!["unknown field `comands`, expected one of `id`, `kind`, `commands`, `markers`, `extensions`, `connect`, `launch_template`, `evaluate_context`, `exception_filters`"].assert_eq(err.message());
     }
 }

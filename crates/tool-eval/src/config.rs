@@ -145,7 +145,10 @@ mod tests {
             idle_timeout_seconds: 10_000.0,
             ..EvalConfig::default()
         };
-        assert!(c.validate().unwrap_err().contains("must not exceed"));
+        expect_test::expect![
+            "[eval] idle_timeout_seconds = 10000: must not exceed max_idle_timeout_seconds (3600)"
+        ]
+        .assert_eq(&c.validate().unwrap_err());
         let c = EvalConfig {
             interrupt_grace_seconds: -1.0,
             ..EvalConfig::default()

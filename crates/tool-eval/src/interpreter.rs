@@ -153,7 +153,7 @@ mod tests {
             Some(empty.path().as_os_str()),
         )
         .unwrap_err();
-        assert!(err.contains("set [eval] python"), "{err}");
+        expect_test::expect!["no Python found: neither .venv/bin/python nor venv/bin/python exists in the project, and python3 is not on $PATH; create a virtualenv in the project or set [eval] python"].assert_eq(&err);
         let err = resolve(
             Language::Javascript,
             &cfg,
@@ -161,12 +161,15 @@ mod tests {
             Some(empty.path().as_os_str()),
         )
         .unwrap_err();
-        assert!(err.contains("`node` is not on $PATH"), "{err}");
+        expect_test::expect![
+            "no Node.js found: `node` is not on $PATH; install Node.js or set [eval] node"
+        ]
+        .assert_eq(&err);
         let cfg = EvalConfig {
             node: Some("/nonexistent/node".into()),
             ..EvalConfig::default()
         };
         let err = resolve(Language::Javascript, &cfg, root.path(), None).unwrap_err();
-        assert!(err.contains("[eval] node"), "{err}");
+        expect_test::expect!["the configured javascript interpreter `/nonexistent/node` is not an executable file; fix [eval] node in the config"].assert_eq(&err);
     }
 }

@@ -98,7 +98,7 @@ async fn write_tools_need_an_approver_and_its_yes() {
         .await
         .unwrap_err();
     assert!(matches!(err, ToolError::Refused(_)));
-    assert!(err.to_string().contains("no approver is attached"), "{err}");
+    expect_test::expect!["refused: `edit` is a write tool and needs approval, but no approver is attached to this run; ask the operator to attach one or use a read-tier tool"].assert_eq(&err.to_string());
 
     r.set_approver(Some(Arc::new(Deny)));
     let err = r

@@ -79,7 +79,14 @@ mod catalog_file_tests {
         assert_eq!(specs[2].connect, Connect::TcpListen);
         // A bad entry is named, not skipped.
         let err = parse_catalog("[[adapters]]\nid = \"x\"\nkind = \"gdb\"\n").unwrap_err();
-        assert!(err.contains("unknown variant `gdb`"), "{err}");
+        expect_test::expect![[r#"
+            TOML parse error at line 3, column 8
+              |
+            3 | kind = "gdb"
+              |        ^^^^^
+            unknown variant `gdb`, expected one of `debugpy`, `lldb`, `delve`, `dart`, `custom`
+        "#]]
+        .assert_eq(&err);
     }
 }
 
