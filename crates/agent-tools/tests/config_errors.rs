@@ -209,11 +209,10 @@ fn lenient_goes_on_without_the_broken_family_and_names_it() {
         ],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("agent-tools call eval: unknown tool `eval`"),
-        "{}",
-        stderr(&out)
-    );
+    expect_test::expect![[r#"
+        agent-tools call: --lenient: going on without the eval tools (eval): config agent-tools.toml: [eval] max_output_bytes = 100: must be at least 256
+        agent-tools call eval: unknown tool `eval`: no tool of that name is available here; available: ask_user, ast_edit, ast_grep, debug, edit, lsp, lsp_code_action, lsp_rename, read, resolve, write
+    "#]].assert_eq(&stderr(&out));
 }
 
 #[test]

@@ -68,19 +68,43 @@ fn stage_preview_accept(
         )),
         "{text}"
     );
-    assert!(
-        text.contains(&format!("--- a/{rel}")) && text.contains(&format!("+++ b/{rel}")),
+    // The preview is the diff of exactly this file: its removed lines are
+    // those of the file that the rewrite changes, its added lines their
+    // replacements, in order.
+    let heads: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("--- ") || l.starts_with("+++ "))
+        .collect();
+    assert_eq!(
+        heads,
+        [format!("--- a/{rel}"), format!("+++ b/{rel}")],
         "{text}"
     );
-    assert!(text.contains("\n-") && text.contains("\n+"), "{text}");
+    let marked = |mark: char| -> Vec<&str> {
+        text.lines()
+            .filter(|l| l.starts_with(mark) && !heads.contains(l))
+            .map(|l| &l[1..])
+            .collect()
+    };
+    let only_in = |a: &str, b: &str| -> Vec<String> {
+        let kept: Vec<&str> = b.lines().collect();
+        a.lines()
+            .filter(|l| !kept.contains(l))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(marked('-'), only_in(&before, expected), "{text}");
+    assert_eq!(marked('+'), only_in(expected, &before), "{text}");
     assert_eq!(run.read(&rel), before, "staging must not write");
     assert_eq!(edit_id(&out), "edit_1");
 
     let done = ops::resolve(&run.store, "edit_1", true).unwrap();
-    assert!(
-        done.joined_text().contains("accepted"),
-        "{}",
-        done.joined_text()
+    assert_eq!(
+        done.joined_text(),
+        format!(
+            "resolve edit_1: accepted — {} written to 1 file: {rel}",
+            tool_core::format::plural(replacements, "replacement", "replacements")
+        )
     );
     assert_eq!(run.read(&rel), expected, "{lang}: file after accept");
     // Other files of the folder are untouched.
@@ -92,7 +116,7 @@ fn stage_preview_accept(
         }
     }
     let again = ops::resolve(&run.store, "edit_1", true).unwrap_err();
-    assert!(again.to_string().contains("already accepted"), "{again}");
+    expect_test::expect!["refused: edit_1 was already accepted (1 file written); there is nothing left to resolve — call ast_edit again for a new change"].assert_eq(&again.to_string());
 }
 
 #[test]
@@ -260,16 +284,12 @@ fn drift_rejects_the_whole_change_and_names_the_files() {
     std::fs::write(run.root.join("b.py"), "foo(2)  # edited meanwhile\n").unwrap();
     let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
     assert!(matches!(err, ToolError::Refused(_)), "{err}");
-    let msg = err.to_string();
-    assert!(
-        msg.contains("1 file changed since staging: b.py") && msg.contains("nothing was written"),
-        "{msg}"
-    );
+    expect_test::expect!["refused: edit_1 rejected: 1 file changed since staging: b.py; nothing was written. Call ast_edit again to stage the change against the current content"].assert_eq(&err.to_string());
     assert_eq!(run.read("a.py"), "foo(1)\n");
     assert_eq!(run.read("b.py"), "foo(2)  # edited meanwhile\n");
     assert_eq!(run.read("c.py"), "foo(3)\n");
     let again = ops::resolve(&run.store, "edit_1", true).unwrap_err();
-    assert!(again.to_string().contains("was rejected"), "{again}");
+    expect_test::expect!["refused: edit_1 was rejected (1 file changed since staging: b.py); call ast_edit again to stage it against the current files"].assert_eq(&again.to_string());
     assert!(std::fs::read_dir(&run.journal).map_or(0, std::iter::Iterator::count) == 0);
 }
 
@@ -360,11 +380,14 @@ fn a_failed_write_in_the_middle_changes_no_file() {
     }
     let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
     assert!(matches!(err, ToolError::Failed(_)), "{err}");
-    let msg = err.to_string();
-    assert!(
-        msg.contains("b.py") && msg.contains("restored") && msg.contains("still staged"),
-        "{msg}"
-    );
+    // The cause is the system's words (or the injected fault's).
+    let msg = err
+        .to_string()
+        .replace(run.root.to_str().unwrap(), "<root>");
+    let (head, rest) = msg.split_once(" failed (").unwrap();
+    let (_cause, tail) = rest.split_once("); ").unwrap();
+    expect_test::expect!["failed: edit_1 not applied: writing <root>/b.py failed (<cause>); every file already written was restored, nothing changed; edit_1 is still staged — fix the cause (permissions, disk space) and call resolve again, or discard it"]
+        .assert_eq(&format!("{head} failed (<cause>); {tail}"));
     for (p, t) in originals {
         assert_eq!(run.read(p), t, "{p} must be unchanged");
     }

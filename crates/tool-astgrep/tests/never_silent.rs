@@ -81,12 +81,11 @@ fn python_block_headers_match_every_block_they_head() {
     expect![[r#"{"completed_with":"an any-body block `$$$`","context":"statement"}"#]]
         .assert_eq(&s["rungs"]["python"].to_string());
     let out = run.find("except $E:", Some("python")).unwrap();
-    assert!(
-        out.joined_text()
-            .contains("(pattern parsed as a clause of a try statement, completed with an any-body block `$$$`, in python)"),
-        "{}",
-        out.joined_text()
-    );
+    expect![[r#"
+        ast_grep  except $E:  [python] in . — 2 matches in 1 file (1 file searched)
+        (pattern parsed as a clause of a try statement, completed with an any-body block `$$$`, in python)
+        pkg/blocks.py:27:5  except OSError as e: …  E=OSError as e  in helper
+        pkg/blocks.py:29:5  except ValueError: …  E=ValueError  in helper"#]].assert_eq(&out.joined_text());
 }
 
 const C_BLOCKS: &str = "#include <stdlib.h>
@@ -151,10 +150,11 @@ fn a_typescript_catch_clause_over_a_directory_without_language() {
     let out = run.find("catch ($E) { $$$B }", None).unwrap();
     assert_eq!(hits(&out), vec![("web/load.ts".into(), 4)]);
     let text = out.joined_text();
-    assert!(
-        text.contains("(pattern parsed as a clause of a try statement in typescript)"),
-        "{text}"
-    );
+    expect![[r#"
+        ast_grep  catch ($E) { $$$B }  [python, typescript] in . — 1 match in 1 file (2 files searched)
+        (pattern parsed as a clause of a try statement in typescript)
+        searched: python (1 file), typescript (1 file)
+        web/load.ts:4:5  catch (err) { …  B=console.error(err); E=err  in load"#]].assert_eq(&text);
     let s = out.structured.unwrap();
     assert_eq!(
         s["rungs"]["typescript"]["context"],

@@ -261,20 +261,33 @@ fn skip_pages_in_a_fixed_order() {
         (hits(&out), out.joined_text())
     };
     let (first, text) = page(0);
-    assert!(
-        text.contains("… showing 3 of 8 matches in 3 files — narrow with path or a more specific pattern, or pass skip 3 for the next ones"),
-        "{text}"
-    );
+    expect_test::expect![[r#"
+        ast_grep  print($$$A)  [c, python] in . — 8 matches in 3 files (4 files searched)
+        (pattern parsed as a statement, completed with `;`, in c)
+        searched: c (1 file), python (3 files)
+        app/more.py:1:1  print(1)  A=1
+        app/more.py:2:1  print(2)  A=2
+        app/more.py:3:1  print(3)  A=3
+        … showing 3 of 8 matches in 3 files — narrow with path or a more specific pattern, or pass skip 3 for the next ones"#]].assert_eq(&text);
     let (second, text) = page(3);
-    assert!(
-        text.contains("… showing matches 4 to 6 of 8 — pass skip 6 for the next ones"),
-        "{text}"
-    );
+    expect_test::expect![[r#"
+        ast_grep  print($$$A)  [c, python] in . — 8 matches in 3 files (4 files searched)
+        (pattern parsed as a statement, completed with `;`, in c)
+        searched: c (1 file), python (3 files)
+        app/store.py:7:9  print(data)  A=data  in load
+        app/store.py:8:5  print(path)  A=path  in load
+        app/store.py:14:9  print(value)  A=value  in Store.save
+        … showing matches 4 to 6 of 8 — pass skip 6 for the next ones"#]]
+    .assert_eq(&text);
     let (third, text) = page(6);
-    assert!(
-        text.contains("… showing matches 7 to 8 of 8 (the last ones)"),
-        "{text}"
-    );
+    expect_test::expect![[r#"
+        ast_grep  print($$$A)  [c, python] in . — 8 matches in 3 files (4 files searched)
+        (pattern parsed as a statement, completed with `;`, in c)
+        searched: c (1 file), python (3 files)
+        app/store.py:15:9  print(value, file=self.log)  A=value, file=self.log  in Store.save
+        lib/util.py:1:1  print(4)  A=4
+        … showing matches 7 to 8 of 8 (the last ones)"#]]
+    .assert_eq(&text);
     let all: Vec<(String, u64)> = [first, second, third].concat();
     let (everything, ()) = {
         let out = find(
@@ -291,10 +304,12 @@ fn skip_pages_in_a_fixed_order() {
     assert_eq!(all.len(), 8);
     let (none, text) = page(20);
     assert!(none.is_empty());
-    assert!(
-        text.contains("… skip 20 passes every one of the 8 matches; give a smaller skip"),
-        "{text}"
-    );
+    expect_test::expect![[r#"
+        ast_grep  print($$$A)  [c, python] in . — 8 matches in 3 files (4 files searched)
+        (pattern parsed as a statement, completed with `;`, in c)
+        searched: c (1 file), python (3 files)
+        … skip 20 passes every one of the 8 matches; give a smaller skip"#]]
+    .assert_eq(&text);
 }
 
 #[test]

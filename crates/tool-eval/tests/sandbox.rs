@@ -18,6 +18,12 @@ async fn kernels_run_inside_the_configured_sandbox_prefix() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    let (node_shown, env_shown) = (node.display().to_string(), env.display().to_string());
+    let masked = |text: &str| {
+        masked(text, dir.path())
+            .replace(&node_shown, "NODE")
+            .replace(&env_shown, "ENV")
+    };
     let binding = EvalBinding::new(EvalConfig {
         python: Some(python),
         node: Some(node),
@@ -29,7 +35,11 @@ async fn kernels_run_inside_the_configured_sandbox_prefix() {
         conversation_id: None,
     };
     let doctor = binding.doctor(&run).join("\n");
-    assert!(doctor.contains("eval kernels run inside `"), "{doctor}");
+    expect_test::expect![[r#"
+        eval python: FIXTURES/venv/bin/python (from config), started on first use
+        eval javascript: NODE (from config), started on first use
+        eval kernels run inside `ENV INSIDE_SANDBOX=yes`"#]]
+    .assert_eq(&masked(&doctor));
     let registry = Registry::new();
     registry.set_approver(Some(Arc::new(AllowAll)));
     binding.register(&run, &registry).unwrap();
@@ -45,11 +55,11 @@ async fn kernels_run_inside_the_configured_sandbox_prefix() {
         .await
         .unwrap();
     let t = text(&out);
-    assert!(
-        t.contains("inside `"),
-        "the start note names the sandbox: {t}"
-    );
-    assert!(t.ends_with("'yes'"), "{t}");
+    // The start note names the sandbox.
+    expect_test::expect![[r#"
+        eval python  check where the kernel runs
+        (started a python kernel: Python 3.x from FIXTURES/venv/bin/python (config), inside `ENV INSIDE_SANDBOX=yes`)
+        'yes'"#]].assert_eq(&masked(&t));
     let out = call("process.env.INSIDE_SANDBOX", "javascript")
         .await
         .unwrap();
