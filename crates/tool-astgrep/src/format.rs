@@ -31,17 +31,7 @@ fn cap_line(line: &str, max: usize) -> String {
 
 const NARROW: &str = "narrow with path or a more specific pattern";
 
-/// `a, b, c` or `a, b, … (5 more)`.
-pub fn list_capped(items: &[String], max: usize) -> String {
-    if items.len() <= max {
-        return items.join(", ");
-    }
-    format!(
-        "{}, … ({} more)",
-        items[..max].join(", "),
-        items.len() - max
-    )
-}
+pub use tool_core::format::list_capped;
 
 /// The ids of the languages searched.
 pub fn language_ids(outcome: &SearchOutcome) -> Vec<&'static str> {

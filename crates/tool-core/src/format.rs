@@ -90,6 +90,18 @@ pub fn seconds(span: std::time::Duration) -> String {
     }
 }
 
+/// `a, b, c` or `a, b, … (5 more)`.
+pub fn list_capped(items: &[String], max: usize) -> String {
+    if items.len() <= max {
+        return items.join(", ");
+    }
+    format!(
+        "{}, … ({} more)",
+        items[..max].join(", "),
+        items.len() - max
+    )
+}
+
 /// `n thing` or `n things`.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     if n == 1 {

@@ -154,10 +154,20 @@ pub struct ServerEntry {
     /// [`crate::CatalogConfig::memory_ceiling_mb`]).
     #[serde(default)]
     pub memory_ceiling_mb: Option<u64>,
+    /// Whether a query for symbols across the workspace asks this server
+    /// (default true). vscode-markdown-language-server offers it but
+    /// answers it only through file-system requests of its own that this
+    /// client does not serve, so its entry says false.
+    #[serde(default = "answers_workspace_symbols")]
+    pub workspace_symbols: bool,
     /// Built-in entries say whether a test drives this server for real
     /// (`doctor` shows the untested ones); a user's entry need not.
     #[serde(default)]
     pub tested: Option<bool>,
+}
+
+fn answers_workspace_symbols() -> bool {
+    true
 }
 
 impl ServerEntry {

@@ -440,6 +440,18 @@ impl LspClient {
         self.notify("$/cancelRequest", json!({"id": "agent-tools:wake"}));
     }
 
+    /// Whether the server offers a request: in its capabilities under
+    /// `capability`, or registered later under `method`.
+    pub fn offers(&self, capability: &str, method: &str) -> bool {
+        self.has_capability(capability)
+            || self
+                .shared
+                .registrations
+                .lock()
+                .expect("registrations")
+                .contains(method)
+    }
+
     /// Whether the server offers pull diagnostics (statically or registered).
     pub fn pull_diagnostics(&self) -> bool {
         self.capabilities.pulls_diagnostics()

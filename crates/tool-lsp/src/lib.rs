@@ -53,6 +53,7 @@ pub mod ops;
 pub mod planned_edit;
 pub mod position;
 pub mod preview;
+pub mod query_servers;
 pub mod ready_probe;
 pub mod rename;
 pub mod request;

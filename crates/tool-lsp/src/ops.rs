@@ -401,67 +401,88 @@ async fn workspace_symbols(
     query: &str,
     file: Option<&str>,
 ) -> Result<ToolOutput, ToolError> {
-    let mut targets: Vec<std::sync::Arc<LspClient>> = Vec::new();
-    if let Some(f) = file {
+    let targets = if let Some(f) = file {
         let file = file_arg(sup, Some(f), "symbols")?;
         let (t, _) = synced(sup, &file).await?;
-        targets.push(t.client);
+        vec![(t.client, t.slot)]
     } else {
-        for slot in sup.slots() {
-            if let Ok(c) = sup.ensure_running(&slot).await {
-                targets.push(c);
-            }
-        }
-        if targets.is_empty() {
-            // Nothing running yet: start what the workspace root is a project for.
-            let root = sup.workspace().root().to_path_buf();
-            for entry in sup.catalog().entries().to_vec() {
-                if let Ok(crate::catalog::Resolution::Ready { .. }) = sup.resolve(&entry, &root) {
-                    let probe = root.join(format!(
-                        "probe.{}",
-                        entry.extensions.keys().next().map_or("", String::as_str)
-                    ));
-                    if let Ok(t) = sup.target_for(&probe).await {
-                        targets.push(t.client);
-                    }
-                }
-            }
-        }
-        if targets.is_empty() {
+        let servers = crate::query_servers::servers_for_query(sup).await;
+        if servers.is_empty() {
             return Err(ToolError::unavailable(
-                "no language server can start at the workspace root; pass `file` to search with the server for that file (op `status` says why)",
+                "no language server can start for the workspace's files; pass `file` to search with the server for that file (op `status` says why)",
             ));
         }
-    }
+        servers
+    };
+    // Servers that do not offer workspace symbols are not asked; one that
+    // fails or is not ready is named beside the others' answers, and its
+    // error is the answer when no server answered.
     let mut rows = Vec::new();
-    for client in &targets {
-        client.resync_open().await;
-        wait_ready(t, client).await?;
-        // A cold server's index may not hold the workspace's files yet
-        // (basedpyright answered nothing for a while on a loaded machine).
-        let ws = sup.workspace();
-        let v = request_probed(
-            t,
-            client,
-            "workspace/symbol",
-            json!({"query": query}),
-            |v: &Value| format::workspace_symbols(ws, v).is_empty(),
-        )
-        .await?;
-        rows.extend(format::workspace_symbols(ws, &v));
+    let mut not_searched = Vec::new();
+    let mut first_error = None;
+    let mut asked = Vec::new();
+    for (client, slot) in &targets {
+        if !slot.entry.workspace_symbols
+            || !client.offers("workspaceSymbolProvider", "workspace/symbol")
+        {
+            not_searched.push(format!(
+                "not searched — {}: it does not answer workspace symbols here",
+                client.name
+            ));
+            continue;
+        }
+        match symbols_of(sup, t, client, query).await {
+            Ok(found) => {
+                rows.extend(found);
+                asked.push(client.name.as_str());
+                // clangd without a compile database indexes open files only.
+                if slot.entry.id == "c" && !crate::mentions::has_compile_database(&slot.root) {
+                    let open: Vec<String> = client
+                        .open_paths()
+                        .await
+                        .iter()
+                        .map(|p| sup.rel(p))
+                        .collect();
+                    not_searched.push(format!(
+                        "{} has no compile database at {}, so it searched only the files open in it ({}); give the project a compile_commands.json to search all of it",
+                        client.name,
+                        sup.rel(&slot.root),
+                        tool_core::format::list_capped(&open, 10)
+                    ));
+                }
+            }
+            Err(e) => {
+                let why = e.to_string();
+                let why = why
+                    .split_once(&format!("{}: ", client.name))
+                    .map_or(why.as_str(), |(_, rest)| rest);
+                not_searched.push(format!("not searched — {}: {why}", client.name));
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if asked.is_empty() {
+        return Err(first_error.unwrap_or_else(|| {
+            ToolError::unavailable(format!(
+                "no server here offers workspace symbols ({}); pass `file` and use op `symbols` without `query` for the symbols of one file",
+                targets
+                    .iter()
+                    .map(|(c, _)| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }));
     }
     rows.sort();
     rows.dedup();
     let head = format!("lsp symbols  query `{query}`");
     if rows.is_empty() {
-        return Ok(ToolOutput::text(format!(
+        let mut out = vec![format!(
             "{head}\nno symbols match (searched with {})",
-            targets
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
+            asked.join(", ")
+        )];
+        out.extend(not_searched);
+        return Ok(ToolOutput::text(out.join("\n")));
     }
     let total = rows.len();
     let width = rows
@@ -486,5 +507,29 @@ async fn workspace_symbols(
             "narrow with a longer query",
         ));
     }
+    out.extend(not_searched);
     Ok(ToolOutput::text(out.join("\n")))
+}
+
+/// One server's answer to a workspace symbol query, as rows.
+async fn symbols_of(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    client: &LspClient,
+    query: &str,
+) -> Result<Vec<(String, u32, String)>, ToolError> {
+    client.resync_open().await;
+    wait_ready(t, client).await?;
+    // A cold server's index may not hold the workspace's files yet
+    // (basedpyright answered nothing for a while on a loaded machine).
+    let ws = sup.workspace();
+    let v = request_probed(
+        t,
+        client,
+        "workspace/symbol",
+        json!({"query": query}),
+        |v: &Value| format::workspace_symbols(ws, v).is_empty(),
+    )
+    .await?;
+    Ok(format::workspace_symbols(ws, &v))
 }

@@ -117,6 +117,19 @@ impl LspClient {
         }
     }
 
+    /// The files open in the server, in path order.
+    pub async fn open_paths(&self) -> Vec<std::path::PathBuf> {
+        let mut paths: Vec<_> = self
+            .docs
+            .lock()
+            .await
+            .keys()
+            .filter_map(|u| uri_path(u))
+            .collect();
+        paths.sort();
+        paths
+    }
+
     pub async fn close(&self, uri: &str) {
         if self.docs.lock().await.remove(uri).is_some() {
             self.notify(
