@@ -414,21 +414,18 @@ async fn workspace_symbols(
         }
         servers
     };
-    // Servers that do not offer workspace symbols are not asked; one that
-    // fails or is not ready is named beside the others' answers, and its
-    // error is the answer when no server answered.
+    // A server that fails or is not ready is named beside the others'
+    // answers, and its error is the answer when no server answered.
     let mut rows = Vec::new();
     let mut not_searched = Vec::new();
     let mut first_error = None;
     let mut asked = Vec::new();
     for (client, slot) in &targets {
+        // One that cannot answer at all is left out (the answer names the
+        // servers that searched when nothing matched).
         if !slot.entry.workspace_symbols
             || !client.offers("workspaceSymbolProvider", "workspace/symbol")
         {
-            not_searched.push(format!(
-                "not searched — {}: it does not answer workspace symbols here",
-                client.name
-            ));
             continue;
         }
         match symbols_of(sup, t, client, query).await {
@@ -473,7 +470,13 @@ async fn workspace_symbols(
             ))
         }));
     }
-    rows.sort();
+    // The workspace's own symbols first (a server may answer with its
+    // standard library's too: gopls's `New` has hundreds there), then the
+    // rest; each part by path and line.
+    rows.sort_by(|a, b| {
+        (std::path::Path::new(&a.0).is_absolute(), a)
+            .cmp(&(std::path::Path::new(&b.0).is_absolute(), b))
+    });
     rows.dedup();
     let head = format!("lsp symbols  query `{query}`");
     if rows.is_empty() {

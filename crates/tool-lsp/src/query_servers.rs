@@ -5,7 +5,7 @@
 //! C project would otherwise start the servers of bash, CSS, YAML, … whose
 //! entries need no project file).
 
-use crate::catalog::Role;
+use crate::catalog::{Resolution, Role, ServerEntry};
 use crate::client::LspClient;
 use crate::source_walk::source_walk;
 use crate::supervisor::{LspSupervisor, ServerSlot};
@@ -40,22 +40,45 @@ pub(crate) async fn servers_for_query(sup: &LspSupervisor) -> Vec<Asked> {
     if !servers.is_empty() {
         return servers;
     }
-    let first_files = first_file_per_name(sup.workspace().root());
-    for entry in sup.catalog().entries() {
-        if entry.role != Role::Server || !entry.workspace_symbols {
-            continue;
-        }
-        let file = entry
-            .extensions
-            .keys()
-            .map(|e| format!(".{e}"))
-            .chain(entry.file_names.keys().cloned())
-            .find_map(|key| first_files.get(&key));
-        if let Some(file) = file {
-            if let Ok(t) = sup.target_for(file).await {
+    let root = sup.workspace().root().to_path_buf();
+    let first_files = first_file_per_name(&root);
+    let with_files: Vec<(&ServerEntry, &PathBuf)> = sup
+        .catalog()
+        .entries()
+        .iter()
+        .filter(|e| e.role == Role::Server && e.workspace_symbols)
+        .filter_map(|e| {
+            let file = e
+                .extensions
+                .keys()
+                .map(|x| format!(".{x}"))
+                .chain(e.file_names.keys().cloned())
+                .find_map(|key| first_files.get(&key))?;
+            Some((e, file))
+        })
+        .collect();
+    // The servers of programming languages (their entries need a project
+    // file) first; the file-type servers that need none (HTML, CSS, YAML,
+    // …) only when none of those starts.
+    let (project, plain): (Vec<_>, Vec<_>) = with_files
+        .into_iter()
+        .partition(|(e, _)| !e.root_markers.is_empty());
+    for group in [project, plain] {
+        for (entry, file) in group {
+            // At the workspace root when it is a project root of the entry
+            // (a docs/ folder with a requirements.txt of its own must not
+            // win over the root's pyproject.toml), else for the file.
+            let at = match sup.resolve(entry, &root) {
+                Ok(Resolution::Ready { .. }) => root.join(file.file_name().unwrap_or_default()),
+                _ => file.clone(),
+            };
+            if let Ok(t) = sup.target_for(&at).await {
                 let _ = t.client.sync_file(file, &t.language_id).await;
                 add(&mut servers, (t.client, t.slot));
             }
+        }
+        if !servers.is_empty() {
+            break;
         }
     }
     servers
@@ -67,25 +90,28 @@ fn add(servers: &mut Vec<Asked>, server: Asked) {
     }
 }
 
-/// The first file (in path order) of each extension (as `.ext`) and each
-/// whole file name under `root`.
+/// The first file of each extension (as `.ext`) and each whole file name
+/// under `root`: the shallowest, then the first in path order.
 fn first_file_per_name(root: &Path) -> BTreeMap<String, PathBuf> {
-    let mut first = BTreeMap::new();
+    let mut first: BTreeMap<String, (usize, PathBuf)> = BTreeMap::new();
     let walk = source_walk(root).max_depth(Some(MAX_DEPTH)).build();
     for entry in walk.take(MAX_WALKED).flatten() {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
+        let (path, depth) = (entry.path(), entry.depth());
+        let mut keep = |key: String| {
+            let slot = first.entry(key).or_insert((depth, path.to_path_buf()));
+            if depth < slot.0 {
+                *slot = (depth, path.to_path_buf());
+            }
+        };
         if let Some(ext) = path.extension() {
-            first
-                .entry(format!(".{}", ext.to_string_lossy()))
-                .or_insert_with(|| path.to_path_buf());
+            keep(format!(".{}", ext.to_string_lossy()));
         }
-        first.entry(name).or_insert_with(|| path.to_path_buf());
+        keep(entry.file_name().to_string_lossy().into_owned());
     }
-    first
+    first.into_iter().map(|(k, (_, p))| (k, p)).collect()
 }
 
 #[cfg(test)]
@@ -93,9 +119,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_first_file_of_each_extension_and_name_in_path_order() {
+    fn the_shallowest_file_of_each_extension_and_name_then_path_order() {
         let d = tempfile::tempdir().unwrap();
-        for f in ["b/z.c", "a/y.c", "a/Makefile", "node_modules/x.ts", "s.sh"] {
+        for f in [
+            "b/z.c",
+            "a/y.c",
+            "a/Makefile",
+            "node_modules/x.ts",
+            "s.sh",
+            "a/b/t.sh",
+            "w.c",
+        ] {
             let p = d.path().join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "").unwrap();
@@ -108,10 +142,12 @@ mod tests {
         assert_eq!(
             shown,
             [
-                ".c a/y.c",
+                ".c w.c",
                 ".sh s.sh",
                 "Makefile a/Makefile",
                 "s.sh s.sh",
+                "t.sh a/b/t.sh",
+                "w.c w.c",
                 "y.c a/y.c",
                 "z.c b/z.c"
             ]
