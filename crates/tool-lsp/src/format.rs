@@ -3,7 +3,8 @@
 //! how many more there were.
 
 use crate::client::uri_path;
-use lsp_types::GotoDefinitionResponse;
+use crate::client::Answer;
+use lsp_types::{GotoDefinitionResponse, Hover, HoverContents, MarkedString};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -139,21 +140,54 @@ pub fn files_in(locs: &[Loc]) -> usize {
     locs.iter().map(|l| &l.path).collect::<BTreeSet<_>>().len()
 }
 
-/// Hover contents as plain text: code fences dropped, their code kept.
-pub fn hover_text(v: &Value) -> String {
-    fn piece(v: &Value) -> String {
-        match v {
-            Value::String(s) => s.clone(),
-            Value::Array(a) => a.iter().map(piece).collect::<Vec<_>>().join("\n\n"),
-            Value::Object(o) => o
-                .get("value")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            _ => String::new(),
+/// A hover answer as plain text: code fences dropped, their code kept.
+pub fn hover_text(answer: &Answer<Option<Hover>>) -> String {
+    let raw = match answer {
+        Answer::Typed(None) => String::new(),
+        Answer::Typed(Some(hover)) => hover_contents(&hover.contents),
+        Answer::Raw(v) => raw_hover_contents(v.get("contents").unwrap_or(v)),
+    };
+    plain_text(&raw)
+}
+
+/// Hover contents as sent: each piece's text, pieces apart by a blank line.
+fn hover_contents(contents: &HoverContents) -> String {
+    fn piece(m: &MarkedString) -> &str {
+        match m {
+            MarkedString::String(s) => s,
+            MarkedString::LanguageString(l) => &l.value,
         }
     }
-    let raw = piece(v.get("contents").unwrap_or(v));
+    match contents {
+        HoverContents::Scalar(m) => piece(m).to_string(),
+        HoverContents::Array(a) => a.iter().map(piece).collect::<Vec<_>>().join("\n\n"),
+        HoverContents::Markup(m) => m.value.clone(),
+    }
+}
+
+/// [`hover_contents`] read from JSON lsp-types does not decode (an object
+/// with a `value` but no `kind` or `language`, a list mixing shapes): the
+/// strings, and the `value` of each object.
+pub fn raw_hover_contents(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a
+            .iter()
+            .map(raw_hover_contents)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        Value::Object(o) => o
+            .get("value")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Markdown as plain text: code fences dropped (their code kept), rules as
+/// blank lines, runs of blank lines as one.
+pub fn plain_text(raw: &str) -> String {
     let mut out = Vec::new();
     for line in raw.lines() {
         let t = line.trim_end();
@@ -306,16 +340,73 @@ mod tests {
     use crate::client::file_uri;
     use serde_json::json;
 
+    fn hover(answer: Value) -> String {
+        hover_text(&Answer::decode("textDocument/hover", answer))
+    }
+
     #[test]
     fn hover_markdown_becomes_plain_text() {
         let v = json!({"contents": {"kind": "markdown",
             "value": "```python\ndef greet(name: str) -> str\n```\n---\nSay hello to \\_name\\_.\n\n\n\nMore."}});
         assert_eq!(
-            hover_text(&v),
+            hover(v),
             "def greet(name: str) -> str\n\nSay hello to _name_.\n\nMore."
         );
         let v = json!({"contents": [{"language": "c", "value": "int f(void)"}, "doc"]});
-        assert_eq!(hover_text(&v), "int f(void)\n\ndoc");
+        assert_eq!(hover(v), "int f(void)\n\ndoc");
+    }
+
+    #[test]
+    fn hover_contents_of_every_shape_read_as_before_they_were_typed() {
+        let shapes = [
+            // MarkedString: a string, a language string.
+            (json!({"contents": "plain"}), true, "plain"),
+            (
+                json!({"contents": {"language": "go", "value": "func F()"}}),
+                true,
+                "func F()",
+            ),
+            // A list of them; MarkupContent with a range.
+            (
+                json!({"contents": ["a", {"language": "rust", "value": "fn b()"}]}),
+                true,
+                "a\n\nfn b()",
+            ),
+            (
+                json!({"contents": {"kind": "plaintext", "value": "x: int"},
+                "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 1}}}),
+                true,
+                "x: int",
+            ),
+            (Value::Null, true, ""),
+            // Shapes lsp-types rejects, read raw: an object with only a
+            // value, no `contents` at all, an unknown markup kind.
+            (
+                json!({"contents": {"value": "only value"}}),
+                false,
+                "only value",
+            ),
+            (json!({"value": "no contents"}), false, "no contents"),
+            (
+                json!({"contents": {"kind": "html", "value": "<b>"}}),
+                false,
+                "<b>",
+            ),
+            (
+                json!({"contents": [{"value": "v"}, "s", 3]}),
+                false,
+                "v\n\ns",
+            ),
+        ];
+        for (answer, typed, text) in shapes {
+            let decoded: Answer<Option<Hover>> =
+                Answer::decode("textDocument/hover", answer.clone());
+            assert_eq!(matches!(decoded, Answer::Typed(_)), typed, "{answer}");
+            assert_eq!(hover_text(&decoded), text, "{answer}");
+            // The raw reader, which read every answer before, agrees.
+            let raw = raw_hover_contents(answer.get("contents").unwrap_or(&answer));
+            assert_eq!(plain_text(&raw), text, "{answer}");
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use crate::args::{
     LspArgs, Op, CODE_ACTIONS_CAP, DOCUMENT_SYMBOLS_CAP, REFERENCES_CAP, WORKSPACE_SYMBOLS_CAP,
 };
-use crate::client::{file_uri, LspClient};
+use crate::client::{file_uri, Answer, LspClient, RequestError};
 use crate::diagnostics;
 use crate::enclosing;
 use crate::format::{self, Loc};
@@ -18,8 +18,8 @@ use crate::request::{
     COLD_SERVER, PROBE_EVERY, PROBE_FOR,
 };
 use crate::supervisor::{LspSupervisor, Timeouts};
-use lsp_types::request::{References, Request};
-use lsp_types::GotoDefinitionResponse;
+use lsp_types::request::{HoverRequest, References, Request};
+use lsp_types::{GotoDefinitionResponse, HoverParams, WorkDoneProgressParams};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tool_core::{ToolError, ToolOutput};
@@ -37,12 +37,33 @@ async fn request_probed<T: DeserializeOwned>(
     params: Value,
     empty: impl Fn(&T) -> bool,
 ) -> Result<T, ToolError> {
-    let ask = || async {
-        client
-            .request_as::<T>(method, params.clone(), t.request)
-            .await
-            .map_err(|e| e.into_tool_error(&client.name))
-    };
+    let ask = || client.request_as::<T>(method, params.clone(), t.request);
+    probed(t, client, ask, empty).await
+}
+
+/// [`request_probed`] for a request typed by `R`, its answer read leniently
+/// (see [`Answer`]).
+async fn request_probed_lenient<R: Request>(
+    t: &Timeouts,
+    client: &LspClient,
+    params: &R::Params,
+    empty: impl Fn(&Answer<R::Result>) -> bool,
+) -> Result<Answer<R::Result>, ToolError>
+where
+    R::Params: Clone,
+{
+    let ask = || client.request_lenient::<R>(params.clone(), t.request);
+    probed(t, client, ask, empty).await
+}
+
+/// `ask`, asked again while its answer is `empty` and the server is cold.
+async fn probed<T, F: std::future::Future<Output = Result<T, RequestError>>>(
+    t: &Timeouts,
+    client: &LspClient,
+    ask: impl Fn() -> F,
+    empty: impl Fn(&T) -> bool,
+) -> Result<T, ToolError> {
+    let ask = || async { ask().await.map_err(|e| e.into_tool_error(&client.name)) };
     let mut v = ask().await?;
     let asked = std::time::Instant::now();
     while empty(&v)
@@ -224,19 +245,15 @@ async fn navigate(
             )))
         }
         Op::Hover => {
-            let v = request_probed(
-                t,
-                client,
-                "textDocument/hover",
-                json!({"textDocument": td, "position": p.position}),
-                |v: &Value| v.is_null() || format::hover_text(v).is_empty(),
-            )
-            .await?;
-            let text = if v.is_null() {
-                String::new()
-            } else {
-                format::hover_text(&v)
+            let params = HoverParams {
+                text_document_position_params: p.text_document_position(),
+                work_done_progress_params: WorkDoneProgressParams::default(),
             };
+            let answer = request_probed_lenient::<HoverRequest>(t, client, &params, |answer| {
+                format::hover_text(answer).is_empty()
+            })
+            .await?;
+            let text = format::hover_text(&answer);
             if text.is_empty() {
                 return Ok(ToolOutput::text(format!("{head}\nno hover information (the server is ready and has nothing for this symbol)")));
             }
