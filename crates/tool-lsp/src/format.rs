@@ -2,7 +2,6 @@
 //! source per location, sorted by path then position, capped lists that say
 //! how many more there were.
 
-use crate::client::uri_path;
 use crate::client::Answer;
 use lsp_types::{GotoDefinitionResponse, Hover, HoverContents, MarkedString};
 use serde_json::Value;
@@ -218,6 +217,17 @@ pub fn plain_text(raw: &str) -> String {
     text.trim_end().to_string()
 }
 
+/// The name of a typed symbol kind, as [`kind_name`] names its number.
+pub fn symbol_kind_name(kind: lsp_types::SymbolKind) -> &'static str {
+    kind_name(symbol_kind_number(kind))
+}
+
+/// A symbol kind's LSP number (lsp-types keeps it private; it serializes
+/// as the bare number).
+pub fn symbol_kind_number(kind: lsp_types::SymbolKind) -> Option<u64> {
+    serde_json::to_value(kind).ok()?.as_u64()
+}
+
 pub fn kind_name(kind: Option<u64>) -> &'static str {
     let Some(k) = kind else { return "symbol" };
     const NAMES: [&str; 26] = [
@@ -254,84 +264,6 @@ pub fn kind_name(kind: Option<u64>) -> &'static str {
         .and_then(|i| NAMES.get(i))
         .copied()
         .unwrap_or("symbol")
-}
-
-/// Document symbols (a `DocumentSymbol` tree or flat `SymbolInformation`),
-/// as indented `line: kind name` rows in source order.
-pub fn document_symbols(v: &Value) -> Vec<String> {
-    fn walk(items: &[Value], depth: usize, out: &mut Vec<(u32, usize, String)>) {
-        for it in items {
-            let name = it.get("name").and_then(Value::as_str).unwrap_or("?");
-            let kind = kind_name(it.get("kind").and_then(Value::as_u64));
-            let line = it
-                .pointer("/selectionRange/start/line")
-                .or_else(|| it.pointer("/range/start/line"))
-                .or_else(|| it.pointer("/location/range/start/line"))
-                .and_then(Value::as_u64)
-                .unwrap_or(0) as u32;
-            let detail = it
-                .get("detail")
-                .and_then(Value::as_str)
-                .filter(|d| !d.is_empty())
-                .map(|d| {
-                    format!(
-                        "  {}",
-                        tool_core::format::cap_chars(d.lines().next().unwrap_or(""), 100)
-                    )
-                })
-                .unwrap_or_default();
-            out.push((line, depth, format!("{kind} {name}{detail}")));
-            if let Some(children) = it.get("children").and_then(Value::as_array) {
-                walk(children, depth + 1, out);
-            }
-        }
-    }
-    let mut rows = Vec::new();
-    if let Some(items) = v.as_array() {
-        walk(items, 0, &mut rows);
-    }
-    // Flat SymbolInformation lists come unordered; a tree is kept in order.
-    let flat = rows.iter().all(|(_, d, _)| *d == 0);
-    if flat {
-        rows.sort_by_key(|(l, _, _)| *l);
-    }
-    rows.into_iter()
-        .map(|(line, depth, text)| format!("{}{}: {text}", "  ".repeat(depth), line + 1))
-        .collect()
-}
-
-/// Workspace symbols as `path:line  kind name (in container)`, sorted.
-pub fn workspace_symbols(ws: &Workspace, v: &Value) -> Vec<(String, u32, String)> {
-    let mut out = Vec::new();
-    for it in v.as_array().into_iter().flatten() {
-        let name = it.get("name").and_then(Value::as_str).unwrap_or("?");
-        let kind = kind_name(it.get("kind").and_then(Value::as_u64));
-        let Some(path) = it
-            .pointer("/location/uri")
-            .and_then(Value::as_str)
-            .and_then(uri_path)
-        else {
-            continue;
-        };
-        let line = it
-            .pointer("/location/range/start/line")
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as u32;
-        let container = it
-            .get("containerName")
-            .and_then(Value::as_str)
-            .filter(|c| !c.is_empty())
-            .map(|c| format!(" (in {c})"))
-            .unwrap_or_default();
-        out.push((
-            show_path(ws, &path),
-            line + 1,
-            format!("{kind} {name}{container}"),
-        ));
-    }
-    out.sort();
-    out.dedup();
-    out
 }
 
 #[cfg(test)]
@@ -445,15 +377,5 @@ mod tests {
             vec![a(2)]
         );
         assert_eq!(read(json!([])), vec![]);
-    }
-
-    #[test]
-    fn document_symbol_trees_are_indented() {
-        let v = json!([{"name": "A", "kind": 5, "range": {"start": {"line": 0}}, "selectionRange": {"start": {"line": 0}},
-            "children": [{"name": "m", "kind": 6, "detail": "(self)", "range": {"start": {"line": 1}}, "selectionRange": {"start": {"line": 1}}}]}]);
-        assert_eq!(
-            document_symbols(&v),
-            vec!["1: class A", "  2: method m  (self)"]
-        );
     }
 }

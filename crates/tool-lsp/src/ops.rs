@@ -8,7 +8,7 @@
 use crate::args::{
     LspArgs, Op, CODE_ACTIONS_CAP, DOCUMENT_SYMBOLS_CAP, REFERENCES_CAP, WORKSPACE_SYMBOLS_CAP,
 };
-use crate::client::{file_uri, Answer, LspClient, RequestError};
+use crate::client::{Answer, LspClient, RequestError};
 use crate::diagnostics;
 use crate::enclosing;
 use crate::format::{self, Loc};
@@ -18,8 +18,12 @@ use crate::request::{
     COLD_SERVER, PROBE_EVERY, PROBE_FOR,
 };
 use crate::supervisor::{LspSupervisor, Timeouts};
-use lsp_types::request::{HoverRequest, References, Request};
-use lsp_types::{GotoDefinitionResponse, HoverParams, WorkDoneProgressParams};
+use crate::symbols;
+use lsp_types::request::{HoverRequest, References, Request, WorkspaceSymbolRequest};
+use lsp_types::{
+    GotoDefinitionResponse, HoverParams, PartialResultParams, WorkDoneProgressParams,
+    WorkspaceSymbolParams,
+};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tool_core::{ToolError, ToolOutput};
@@ -384,14 +388,10 @@ async fn symbols(
     let (target, _doc) = synced(sup, &file).await?;
     let client = &target.client;
     wait_ready(t, client).await?;
-    let v = request(
-        t,
-        client,
-        "textDocument/documentSymbol",
-        json!({"textDocument": {"uri": file_uri(&file.path)}}),
-    )
-    .await?;
-    let rows = format::document_symbols(&v);
+    let answer = symbols::document_symbols_of(client, &file.path, t.request)
+        .await
+        .map_err(|e| e.into_tool_error(&client.name))?;
+    let rows = symbols::document_symbols(&answer);
     let head = format!("lsp symbols  {}", file.shown);
     if rows.is_empty() {
         return Ok(ToolOutput::text(format!("{head}\nno symbols in this file")));
@@ -457,15 +457,16 @@ async fn workspace_symbols(
         // A cold server's index may not hold the workspace's files yet
         // (basedpyright answered nothing for a while on a loaded machine).
         let ws = sup.workspace();
-        let v = request_probed(
-            t,
-            client,
-            "workspace/symbol",
-            json!({"query": query}),
-            |v: &Value| format::workspace_symbols(ws, v).is_empty(),
-        )
+        let params = WorkspaceSymbolParams {
+            query: query.to_string(),
+            work_done_progress_params: WorkDoneProgressParams::default(),
+            partial_result_params: PartialResultParams::default(),
+        };
+        let answer = request_probed_lenient::<WorkspaceSymbolRequest>(t, client, &params, |a| {
+            symbols::workspace_symbols(ws, a).is_empty()
+        })
         .await?;
-        rows.extend(format::workspace_symbols(ws, &v));
+        rows.extend(symbols::workspace_symbols(ws, &answer));
     }
     rows.sort();
     rows.dedup();
