@@ -19,10 +19,12 @@ use crate::request::{
 };
 use crate::supervisor::{LspSupervisor, Timeouts};
 use crate::symbols;
-use lsp_types::request::{HoverRequest, References, Request, WorkspaceSymbolRequest};
+use lsp_types::request::{
+    CodeActionRequest, HoverRequest, References, Request, WorkspaceSymbolRequest,
+};
 use lsp_types::{
-    GotoDefinitionResponse, HoverParams, PartialResultParams, WorkDoneProgressParams,
-    WorkspaceSymbolParams,
+    CodeActionContext, CodeActionParams, CodeActionTriggerKind, GotoDefinitionResponse,
+    HoverParams, PartialResultParams, WorkDoneProgressParams, WorkspaceSymbolParams,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -293,21 +295,74 @@ pub async fn offered_actions(
         .filter(|d| d.range.start.line <= p.spot.line && p.spot.line <= d.range.end.line)
         .collect();
     let line_text = position::lines(&p.text)[p.spot.line as usize];
-    let enc = client.encoding;
-    let range = json!({
-        "start": p.position,
-        "end": {"line": p.spot.line, "character": enc.column_of(line_text, p.spot.byte + p.spot.len)},
-    });
-    let v = request(t,
-        client,
-        "textDocument/codeAction",
-        json!({"textDocument": {"uri": p.uri}, "range": range, "context": {"diagnostics": on_line, "triggerKind": 1}}),
-    )
-    .await?;
+    let end = client
+        .encoding
+        .column_of(line_text, p.spot.byte + p.spot.len);
+    let range = lsp_types::Range::new(p.position, lsp_types::Position::new(p.spot.line, end));
+    let diagnostics = on_line.iter().map(|&d| d.clone()).collect();
+    let params = code_action_params(&p.file.path, range, diagnostics);
+    // The params are typed; each action offered is kept as the server sent
+    // it, not as lsp-types' `CodeActionOrCommand`: `codeAction/resolve`
+    // sends it back verbatim (with fields lsp-types does not know), and
+    // its `edit` is read by `planned_edit`, which accepts WorkspaceEdit
+    // shapes lsp-types rejects.
+    let params = serde_json::to_value(params).expect("code action params serialize");
+    let v = request(t, client, CodeActionRequest::METHOD, params).await?;
     Ok((
         v.as_array().cloned().unwrap_or_default(),
         !on_line.is_empty(),
     ))
+}
+
+/// The `textDocument/codeAction` params for `range` of the file at `path`,
+/// with the diagnostics on its line, asked as the user would (invoked).
+fn code_action_params(
+    path: &std::path::Path,
+    range: lsp_types::Range,
+    diagnostics: Vec<lsp_types::Diagnostic>,
+) -> CodeActionParams {
+    CodeActionParams {
+        text_document: crate::client::text_document(path),
+        range,
+        context: CodeActionContext {
+            diagnostics,
+            only: None,
+            trigger_kind: Some(CodeActionTriggerKind::INVOKED),
+        },
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+    }
+}
+
+/// One offered action (a `CodeAction`, or a bare `Command`) as listed:
+/// `title [kind] (preferred) — what applying it does`.
+fn offered_row(ws: &tool_core::Workspace, a: &Value) -> String {
+    let title = a.get("title").and_then(Value::as_str).unwrap_or("?");
+    let kind = a.get("kind").and_then(Value::as_str).unwrap_or("");
+    let mut row = if kind.is_empty() {
+        title.to_string()
+    } else {
+        format!("{title} [{kind}]")
+    };
+    if a.get("isPreferred").and_then(Value::as_bool) == Some(true) {
+        row.push_str(" (preferred)");
+    }
+    if let Some(edit) = a.get("edit") {
+        row.push_str(&format!(
+            " — {}",
+            crate::planned_edit::edit_summary(ws, edit)
+        ));
+    } else if a.get("command").is_some() || a.get("arguments").is_some() {
+        let cmd = a
+            .get("command")
+            .and_then(|c| c.get("command").or(Some(c)))
+            .and_then(Value::as_str)
+            .unwrap_or("a server command");
+        row.push_str(&format!(" — runs the server command `{cmd}`"));
+    } else if a.get("data").is_some() {
+        row.push_str(" — edit computed on resolve");
+    }
+    row
 }
 
 async fn code_actions(
@@ -318,35 +373,7 @@ async fn code_actions(
 ) -> Result<ToolOutput, ToolError> {
     let (actions, any_diagnostic) = offered_actions(t, p).await?;
     let ws = sup.workspace();
-    let mut rows = Vec::new();
-    for a in &actions {
-        let title = a.get("title").and_then(Value::as_str).unwrap_or("?");
-        let kind = a.get("kind").and_then(Value::as_str).unwrap_or("");
-        let mut row = if kind.is_empty() {
-            title.to_string()
-        } else {
-            format!("{title} [{kind}]")
-        };
-        if a.get("isPreferred").and_then(Value::as_bool) == Some(true) {
-            row.push_str(" (preferred)");
-        }
-        if let Some(edit) = a.get("edit") {
-            row.push_str(&format!(
-                " — {}",
-                crate::planned_edit::edit_summary(ws, edit)
-            ));
-        } else if a.get("command").is_some() || a.get("arguments").is_some() {
-            let cmd = a
-                .get("command")
-                .and_then(|c| c.get("command").or(Some(c)))
-                .and_then(Value::as_str)
-                .unwrap_or("a server command");
-            row.push_str(&format!(" — runs the server command `{cmd}`"));
-        } else if a.get("data").is_some() {
-            row.push_str(" — edit computed on resolve");
-        }
-        rows.push(row);
-    }
+    let rows: Vec<String> = actions.iter().map(|a| offered_row(ws, a)).collect();
     if rows.is_empty() {
         let why = if any_diagnostic {
             ""
@@ -506,3 +533,6 @@ async fn workspace_symbols(
     }
     Ok(ToolOutput::text(out.join("\n")))
 }
+
+#[cfg(test)]
+mod tests;
