@@ -256,9 +256,18 @@ impl LspClient {
             _own_dir: process.own_dir,
             ready_probe: spec.ready_probe.clone(),
         };
-        let params = initialize::initialize_params(&spec, &root_uri, &client.shared.root_name);
+        let params = initialize::initialize_params(
+            &spec.root,
+            &root_uri,
+            &client.shared.root_name,
+            spec.initialization_options.as_ref(),
+        );
         let result = client
-            .request("initialize", params, spec.init_timeout)
+            .request(
+                <lsp_types::request::Initialize as lsp_types::request::Request>::METHOD,
+                params,
+                spec.init_timeout,
+            )
             .await
             .map_err(|e| format!("`initialize` failed: {e}"))?;
         let capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
