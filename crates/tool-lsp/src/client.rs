@@ -28,6 +28,7 @@ use tool_core::Workspace;
 use url::Url;
 
 mod activity;
+mod answer;
 mod caps;
 mod documents;
 mod incoming;
@@ -37,8 +38,11 @@ mod server_process;
 pub use crate::jsonrpc::{Reply, RequestError};
 pub use activity::ProgressRun;
 use activity::{Activity, PROGRESS_HISTORY};
+pub use answer::Answer;
 pub use caps::ServerCaps;
-pub use documents::{file_uri, normalize_uri, read_document, uri_path, MAX_DOCUMENT_BYTES};
+pub use documents::{
+    file_uri, normalize_uri, read_document, text_document, uri_path, MAX_DOCUMENT_BYTES,
+};
 
 impl RequestError {
     pub fn into_tool_error(self, server: &str) -> tool_core::ToolError {
@@ -252,9 +256,18 @@ impl LspClient {
             _own_dir: process.own_dir,
             ready_probe: spec.ready_probe.clone(),
         };
-        let params = initialize::initialize_params(&spec, &root_uri, &client.shared.root_name);
+        let params = initialize::initialize_params(
+            &spec.root,
+            &root_uri,
+            &client.shared.root_name,
+            spec.initialization_options.as_ref(),
+        );
         let result = client
-            .request("initialize", params, spec.init_timeout)
+            .request(
+                <lsp_types::request::Initialize as lsp_types::request::Request>::METHOD,
+                params,
+                spec.init_timeout,
+            )
             .await
             .map_err(|e| format!("`initialize` failed: {e}"))?;
         let capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
@@ -364,6 +377,18 @@ impl LspClient {
         timeout: Duration,
     ) -> Result<R::Result, RequestError> {
         self.request_as(R::METHOD, params, timeout).await
+    }
+
+    /// A request with typed params whose answer is typed when it decodes
+    /// and kept raw when it does not (see [`Answer`]).
+    pub async fn request_lenient<R: lsp_types::request::Request>(
+        &self,
+        params: R::Params,
+        timeout: Duration,
+    ) -> Result<Answer<R::Result>, RequestError> {
+        let params = serde_json::to_value(params).expect("request params serialize");
+        let answer = self.request(R::METHOD, params, timeout).await?;
+        Ok(Answer::decode(R::METHOD, answer))
     }
 
     /// Wait until the server reports no indexing, at most `bound`. `Err` holds

@@ -18,6 +18,7 @@ use crate::planned_edit::{self, PlannedEdit};
 use crate::request;
 use crate::staged_edit;
 use crate::supervisor::LspSupervisor;
+use lsp_types::request::{CodeActionResolveRequest, Request};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -138,8 +139,9 @@ pub async fn run(
             let mut action = choose(&actions, &args.action)?.clone();
             let resolvable = client.capabilities.code_action_resolves();
             if action.get("edit").is_none() && action.get("data").is_some() && resolvable {
+                // Sent back as the server sent it (see `ops::offered_actions`).
                 action = client
-                    .request("codeAction/resolve", action.clone(), t.request)
+                    .request(CodeActionResolveRequest::METHOD, action.clone(), t.request)
                     .await
                     .map_err(|e| e.into_tool_error(&client.name))?;
             }

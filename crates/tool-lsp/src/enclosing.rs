@@ -15,11 +15,15 @@
 //! - Variables and fields are scopes only when they hold other symbols (a
 //!   `const handler = () => {…}`); a plain variable never names a location.
 
+use crate::client::Answer;
 use crate::client::{file_uri, LspClient};
+use crate::format::symbol_kind_number;
 use crate::format::Loc;
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
 pub use crate::symbol_cache::{Scope, SymbolCache, SYMBOL_CACHE_FILES};
-use serde_json::{json, Value};
+use crate::symbols::DocumentSymbols;
+use lsp_types::{DocumentSymbol, DocumentSymbolResponse, Position, Range};
+use serde_json::Value;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
@@ -35,58 +39,91 @@ fn is_leaf_kind(kind: u64) -> bool {
     )
 }
 
-fn point(v: Option<&Value>) -> Option<(u32, u32)> {
-    let v = v?;
-    Some((
-        v.get("line")?.as_u64()? as u32,
-        v.get("character")?.as_u64()? as u32,
-    ))
-}
-
 /// The scopes of a `textDocument/documentSymbol` answer: a `DocumentSymbol`
 /// tree (names joined with `/` down the tree) or flat `SymbolInformation`
 /// (joined to its `containerName`).
-pub fn scopes(v: &Value) -> Vec<Scope> {
-    fn walk(items: &[Value], prefix: &str, out: &mut Vec<Scope>) {
-        for it in items {
-            let Some(name) = it.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            let children = it
-                .get("children")
-                .and_then(Value::as_array)
-                .filter(|c| !c.is_empty());
-            let kind = it.get("kind").and_then(Value::as_u64).unwrap_or(0);
-            let flat_container = it
-                .get("containerName")
-                .and_then(Value::as_str)
-                .filter(|c| !c.is_empty() && prefix.is_empty());
-            let path = match (prefix, flat_container) {
-                ("", Some(c)) => format!("{c}/{name}"),
-                ("", None) => name.to_string(),
-                (p, _) => format!("{p}/{name}"),
-            };
-            let range = it.get("range").or_else(|| it.pointer("/location/range"));
-            let bounds = range.and_then(|r| Some((point(r.get("start"))?, point(r.get("end"))?)));
-            if let Some((start, end)) = bounds {
-                if children.is_some() || !is_leaf_kind(kind) {
-                    out.push(Scope {
-                        name: path.clone(),
-                        start,
-                        end,
-                    });
-                }
-            }
+pub fn scopes(answer: &DocumentSymbols) -> Vec<Scope> {
+    fn tree(symbols: &[DocumentSymbol], prefix: &str, out: &mut Vec<Scope>) {
+        for s in symbols {
+            let path = scope_path(prefix, None, &s.name);
+            let children = s.children.as_deref().filter(|c| !c.is_empty());
+            let kind = symbol_kind_number(s.kind).unwrap_or(0);
+            push_scope(out, &path, Some(s.range), children.is_some(), kind);
             if let Some(children) = children {
-                walk(children, &path, out);
+                tree(children, &path, out);
             }
         }
     }
     let mut out = Vec::new();
-    if let Some(items) = v.as_array() {
-        walk(items, "", &mut out);
+    match answer {
+        Answer::Typed(None) => {}
+        Answer::Typed(Some(DocumentSymbolResponse::Nested(symbols))) => tree(symbols, "", &mut out),
+        Answer::Typed(Some(DocumentSymbolResponse::Flat(infos))) => {
+            for s in infos {
+                let path = scope_path("", s.container_name.as_deref(), &s.name);
+                let kind = symbol_kind_number(s.kind).unwrap_or(0);
+                push_scope(&mut out, &path, Some(s.location.range), false, kind);
+            }
+        }
+        Answer::Raw(v) => raw_scopes(v.as_array().map_or(&[], Vec::as_slice), "", &mut out),
     }
     out
+}
+
+/// A symbol's path: under its parent's, else under its flat container.
+fn scope_path(prefix: &str, container: Option<&str>, name: &str) -> String {
+    match (prefix, container.filter(|c| !c.is_empty())) {
+        ("", Some(c)) => format!("{c}/{name}"),
+        ("", None) => name.to_string(),
+        (p, _) => format!("{p}/{name}"),
+    }
+}
+
+/// A symbol with a range is a scope unless it is of a leaf kind and holds
+/// nothing.
+fn push_scope(out: &mut Vec<Scope>, path: &str, range: Option<Range>, parent: bool, kind: u64) {
+    if let Some(r) = range {
+        if parent || !is_leaf_kind(kind) {
+            out.push(Scope {
+                name: path.to_string(),
+                start: (r.start.line, r.start.character),
+                end: (r.end.line, r.end.character),
+            });
+        }
+    }
+}
+
+/// [`scopes`] of an answer lsp-types does not decode, read by the JSON
+/// rules used before it was typed: items without a name are skipped, a
+/// range lacking a line or character makes no scope (its children still
+/// do), a missing kind counts as a scope kind.
+fn raw_scopes(items: &[Value], prefix: &str, out: &mut Vec<Scope>) {
+    let point = |v: Option<&Value>| {
+        let v = v?;
+        Some(Position::new(
+            v.get("line")?.as_u64()? as u32,
+            v.get("character")?.as_u64()? as u32,
+        ))
+    };
+    for it in items {
+        let Some(name) = it.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let children = it
+            .get("children")
+            .and_then(Value::as_array)
+            .filter(|c| !c.is_empty());
+        let kind = it.get("kind").and_then(Value::as_u64).unwrap_or(0);
+        let container = it.get("containerName").and_then(Value::as_str);
+        let path = scope_path(prefix, container, name);
+        let range = it.get("range").or_else(|| it.pointer("/location/range"));
+        let range =
+            range.and_then(|r| Some(Range::new(point(r.get("start"))?, point(r.get("end"))?)));
+        push_scope(out, &path, range, children.is_some(), kind);
+        if let Some(children) = children {
+            raw_scopes(children, &path, out);
+        }
+    }
 }
 
 /// The innermost scope holding the position (the one that starts last
@@ -124,15 +161,9 @@ async fn file_scopes(
     let scopes = if let Some(s) = cached {
         Some(s)
     } else {
-        let asked = client
-            .request(
-                "textDocument/documentSymbol",
-                json!({"textDocument": {"uri": uri}}),
-                t.request,
-            )
-            .await;
-        asked.ok().map(|v| {
-            let s = Arc::new(scopes(&v));
+        let asked = crate::symbols::document_symbols_of(client, path, t.request).await;
+        asked.ok().map(|answer| {
+            let s = Arc::new(scopes(&answer));
             sup.symbol_cache().put(key, s.clone());
             s
         })
@@ -192,6 +223,18 @@ pub async fn labels(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// The scopes of an answer, typed where it decodes; the raw reader,
+    /// which read every answer before, must agree.
+    fn read(answer: &Value, typed: bool) -> Vec<Scope> {
+        let decoded: DocumentSymbols =
+            Answer::decode("textDocument/documentSymbol", answer.clone());
+        assert_eq!(matches!(decoded, Answer::Typed(_)), typed, "{answer}");
+        let s = scopes(&decoded);
+        assert_eq!(scopes(&Answer::Raw(answer.clone())), s, "{answer}");
+        s
+    }
 
     fn sym(name: &str, kind: u64, (a, b): (u32, u32), children: Vec<Value>) -> Value {
         json!({"name": name, "kind": kind,
@@ -215,7 +258,7 @@ mod tests {
             sym("TIMEOUT", 14, (22, 22), vec![]),
             sym("_basic_auth_str", 12, (24, 30), vec![]),
         ]);
-        let s = scopes(&tree);
+        let s = read(&tree, true);
         let at = |l| innermost(&s, l, 5);
         assert_eq!(at(4), Some("Session/request"));
         assert_eq!(at(13), Some("Session/send"));
@@ -231,9 +274,29 @@ mod tests {
             {"name": "Greeter", "kind": 5, "location": {"uri": "file:///a.py", "range": {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}}},
             {"name": "say", "kind": 6, "containerName": "Greeter", "location": {"uri": "file:///a.py", "range": {"start": {"line": 6, "character": 4}, "end": {"line": 8, "character": 0}}}}
         ]);
-        let s = scopes(&flat);
+        let s = read(&flat, true);
         assert_eq!(innermost(&s, 7, 2), Some("Greeter/say"));
         assert_eq!(innermost(&s, 2, 2), Some("Greeter"));
+    }
+
+    #[test]
+    fn symbols_lsp_types_rejects_name_scopes_as_before() {
+        // A range without `character` is no scope (its children still
+        // are), an item without a name is skipped, a missing kind is a
+        // scope's, a tree item's `containerName` is its flat container.
+        let odd = json!([
+            {"name": "Outer", "kind": 5, "range": {"start": {"line": 0}, "end": {"line": 9}},
+             "children": [sym("inner", 6, (2, 4), vec![])]},
+            {"kind": 12, "range": {"start": {"line": 10, "character": 0}, "end": {"line": 12, "character": 0}}},
+            {"name": "run", "containerName": "Job", "range": {"start": {"line": 20, "character": 0}, "end": {"line": 22, "character": 0}}},
+        ]);
+        let s = read(&odd, false);
+        let names: Vec<&str> = s.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["Outer/inner", "Job/run"]);
+        assert_eq!(innermost(&s, 3, 1), Some("Outer/inner"));
+        assert_eq!(innermost(&s, 11, 1), None);
+        assert_eq!(innermost(&s, 21, 1), Some("Job/run"));
+        assert_eq!(read(&Value::Null, true), vec![]);
     }
 
     #[test]

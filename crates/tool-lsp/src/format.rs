@@ -2,8 +2,8 @@
 //! source per location, sorted by path then position, capped lists that say
 //! how many more there were.
 
-use crate::client::uri_path;
-use lsp_types::GotoDefinitionResponse;
+use crate::client::Answer;
+use lsp_types::{GotoDefinitionResponse, Hover, HoverContents, MarkedString};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -139,21 +139,54 @@ pub fn files_in(locs: &[Loc]) -> usize {
     locs.iter().map(|l| &l.path).collect::<BTreeSet<_>>().len()
 }
 
-/// Hover contents as plain text: code fences dropped, their code kept.
-pub fn hover_text(v: &Value) -> String {
-    fn piece(v: &Value) -> String {
-        match v {
-            Value::String(s) => s.clone(),
-            Value::Array(a) => a.iter().map(piece).collect::<Vec<_>>().join("\n\n"),
-            Value::Object(o) => o
-                .get("value")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            _ => String::new(),
+/// A hover answer as plain text: code fences dropped, their code kept.
+pub fn hover_text(answer: &Answer<Option<Hover>>) -> String {
+    let raw = match answer {
+        Answer::Typed(None) => String::new(),
+        Answer::Typed(Some(hover)) => hover_contents(&hover.contents),
+        Answer::Raw(v) => raw_hover_contents(v.get("contents").unwrap_or(v)),
+    };
+    plain_text(&raw)
+}
+
+/// Hover contents as sent: each piece's text, pieces apart by a blank line.
+fn hover_contents(contents: &HoverContents) -> String {
+    fn piece(m: &MarkedString) -> &str {
+        match m {
+            MarkedString::String(s) => s,
+            MarkedString::LanguageString(l) => &l.value,
         }
     }
-    let raw = piece(v.get("contents").unwrap_or(v));
+    match contents {
+        HoverContents::Scalar(m) => piece(m).to_string(),
+        HoverContents::Array(a) => a.iter().map(piece).collect::<Vec<_>>().join("\n\n"),
+        HoverContents::Markup(m) => m.value.clone(),
+    }
+}
+
+/// [`hover_contents`] read from JSON lsp-types does not decode (an object
+/// with a `value` but no `kind` or `language`, a list mixing shapes): the
+/// strings, and the `value` of each object.
+pub fn raw_hover_contents(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a
+            .iter()
+            .map(raw_hover_contents)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        Value::Object(o) => o
+            .get("value")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Markdown as plain text: code fences dropped (their code kept), rules as
+/// blank lines, runs of blank lines as one.
+pub fn plain_text(raw: &str) -> String {
     let mut out = Vec::new();
     for line in raw.lines() {
         let t = line.trim_end();
@@ -182,6 +215,17 @@ pub fn hover_text(v: &Value) -> String {
         text.push('\n');
     }
     text.trim_end().to_string()
+}
+
+/// The name of a typed symbol kind, as [`kind_name`] names its number.
+pub fn symbol_kind_name(kind: lsp_types::SymbolKind) -> &'static str {
+    kind_name(symbol_kind_number(kind))
+}
+
+/// A symbol kind's LSP number (lsp-types keeps it private; it serializes
+/// as the bare number).
+pub fn symbol_kind_number(kind: lsp_types::SymbolKind) -> Option<u64> {
+    serde_json::to_value(kind).ok()?.as_u64()
 }
 
 pub fn kind_name(kind: Option<u64>) -> &'static str {
@@ -222,100 +266,79 @@ pub fn kind_name(kind: Option<u64>) -> &'static str {
         .unwrap_or("symbol")
 }
 
-/// Document symbols (a `DocumentSymbol` tree or flat `SymbolInformation`),
-/// as indented `line: kind name` rows in source order.
-pub fn document_symbols(v: &Value) -> Vec<String> {
-    fn walk(items: &[Value], depth: usize, out: &mut Vec<(u32, usize, String)>) {
-        for it in items {
-            let name = it.get("name").and_then(Value::as_str).unwrap_or("?");
-            let kind = kind_name(it.get("kind").and_then(Value::as_u64));
-            let line = it
-                .pointer("/selectionRange/start/line")
-                .or_else(|| it.pointer("/range/start/line"))
-                .or_else(|| it.pointer("/location/range/start/line"))
-                .and_then(Value::as_u64)
-                .unwrap_or(0) as u32;
-            let detail = it
-                .get("detail")
-                .and_then(Value::as_str)
-                .filter(|d| !d.is_empty())
-                .map(|d| {
-                    format!(
-                        "  {}",
-                        tool_core::format::cap_chars(d.lines().next().unwrap_or(""), 100)
-                    )
-                })
-                .unwrap_or_default();
-            out.push((line, depth, format!("{kind} {name}{detail}")));
-            if let Some(children) = it.get("children").and_then(Value::as_array) {
-                walk(children, depth + 1, out);
-            }
-        }
-    }
-    let mut rows = Vec::new();
-    if let Some(items) = v.as_array() {
-        walk(items, 0, &mut rows);
-    }
-    // Flat SymbolInformation lists come unordered; a tree is kept in order.
-    let flat = rows.iter().all(|(_, d, _)| *d == 0);
-    if flat {
-        rows.sort_by_key(|(l, _, _)| *l);
-    }
-    rows.into_iter()
-        .map(|(line, depth, text)| format!("{}{}: {text}", "  ".repeat(depth), line + 1))
-        .collect()
-}
-
-/// Workspace symbols as `path:line  kind name (in container)`, sorted.
-pub fn workspace_symbols(ws: &Workspace, v: &Value) -> Vec<(String, u32, String)> {
-    let mut out = Vec::new();
-    for it in v.as_array().into_iter().flatten() {
-        let name = it.get("name").and_then(Value::as_str).unwrap_or("?");
-        let kind = kind_name(it.get("kind").and_then(Value::as_u64));
-        let Some(path) = it
-            .pointer("/location/uri")
-            .and_then(Value::as_str)
-            .and_then(uri_path)
-        else {
-            continue;
-        };
-        let line = it
-            .pointer("/location/range/start/line")
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as u32;
-        let container = it
-            .get("containerName")
-            .and_then(Value::as_str)
-            .filter(|c| !c.is_empty())
-            .map(|c| format!(" (in {c})"))
-            .unwrap_or_default();
-        out.push((
-            show_path(ws, &path),
-            line + 1,
-            format!("{kind} {name}{container}"),
-        ));
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::client::file_uri;
     use serde_json::json;
 
+    fn hover(answer: Value) -> String {
+        hover_text(&Answer::decode("textDocument/hover", answer))
+    }
+
     #[test]
     fn hover_markdown_becomes_plain_text() {
         let v = json!({"contents": {"kind": "markdown",
             "value": "```python\ndef greet(name: str) -> str\n```\n---\nSay hello to \\_name\\_.\n\n\n\nMore."}});
         assert_eq!(
-            hover_text(&v),
+            hover(v),
             "def greet(name: str) -> str\n\nSay hello to _name_.\n\nMore."
         );
         let v = json!({"contents": [{"language": "c", "value": "int f(void)"}, "doc"]});
-        assert_eq!(hover_text(&v), "int f(void)\n\ndoc");
+        assert_eq!(hover(v), "int f(void)\n\ndoc");
+    }
+
+    #[test]
+    fn hover_contents_of_every_shape_read_as_before_they_were_typed() {
+        let shapes = [
+            // MarkedString: a string, a language string.
+            (json!({"contents": "plain"}), true, "plain"),
+            (
+                json!({"contents": {"language": "go", "value": "func F()"}}),
+                true,
+                "func F()",
+            ),
+            // A list of them; MarkupContent with a range.
+            (
+                json!({"contents": ["a", {"language": "rust", "value": "fn b()"}]}),
+                true,
+                "a\n\nfn b()",
+            ),
+            (
+                json!({"contents": {"kind": "plaintext", "value": "x: int"},
+                "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 1}}}),
+                true,
+                "x: int",
+            ),
+            (Value::Null, true, ""),
+            // Shapes lsp-types rejects, read raw: an object with only a
+            // value, no `contents` at all, an unknown markup kind.
+            (
+                json!({"contents": {"value": "only value"}}),
+                false,
+                "only value",
+            ),
+            (json!({"value": "no contents"}), false, "no contents"),
+            (
+                json!({"contents": {"kind": "html", "value": "<b>"}}),
+                false,
+                "<b>",
+            ),
+            (
+                json!({"contents": [{"value": "v"}, "s", 3]}),
+                false,
+                "v\n\ns",
+            ),
+        ];
+        for (answer, typed, text) in shapes {
+            let decoded: Answer<Option<Hover>> =
+                Answer::decode("textDocument/hover", answer.clone());
+            assert_eq!(matches!(decoded, Answer::Typed(_)), typed, "{answer}");
+            assert_eq!(hover_text(&decoded), text, "{answer}");
+            // The raw reader, which read every answer before, agrees.
+            let raw = raw_hover_contents(answer.get("contents").unwrap_or(&answer));
+            assert_eq!(plain_text(&raw), text, "{answer}");
+        }
     }
 
     #[test]
@@ -354,15 +377,5 @@ mod tests {
             vec![a(2)]
         );
         assert_eq!(read(json!([])), vec![]);
-    }
-
-    #[test]
-    fn document_symbol_trees_are_indented() {
-        let v = json!([{"name": "A", "kind": 5, "range": {"start": {"line": 0}}, "selectionRange": {"start": {"line": 0}},
-            "children": [{"name": "m", "kind": 6, "detail": "(self)", "range": {"start": {"line": 1}}, "selectionRange": {"start": {"line": 1}}}]}]);
-        assert_eq!(
-            document_symbols(&v),
-            vec!["1: class A", "  2: method m  (self)"]
-        );
     }
 }

@@ -5,7 +5,8 @@
 //! Invariants: a server that does not advertise the hierarchy is refused by
 //! name before anything is asked; an empty answer says the server is ready
 //! and found none (never "no callers" for "not asked"); every list is capped
-//! with the rest counted.
+//! with the rest counted. The requests are typed, their answers read
+//! leniently ([`related`]).
 
 use crate::args::{LspArgs, Op, REFERENCES_CAP};
 use crate::client::RequestError;
@@ -18,58 +19,48 @@ use std::collections::BTreeMap;
 use tool_core::format::plural;
 use tool_core::{ToolError, ToolOutput};
 
-/// What each op asks: the capability, the prepare request, the follow-up.
+mod related;
+use related::{Item, Related};
+
+/// What each op needs and asks, as its messages name them: the
+/// capability, the follow-up request (the requests themselves are in
+/// [`related`]).
 struct Ask {
     capability: &'static str,
     what: &'static str,
-    prepare: &'static str,
     follow: &'static str,
     alternative: &'static str,
 }
 
 fn ask(op: Op) -> Ask {
-    let calls = |follow| Ask {
-        capability: "callHierarchyProvider",
-        what: "call hierarchy",
-        prepare: "textDocument/prepareCallHierarchy",
-        follow,
-        alternative: "op `references` lists every use instead",
-    };
-    let types = |follow| Ask {
-        capability: "typeHierarchyProvider",
-        what: "type hierarchy",
-        prepare: "textDocument/prepareTypeHierarchy",
-        follow,
-        alternative:
-            "op `implementation` (subtypes) or `hover` (the declaration) may answer instead",
-    };
-    match op {
-        Op::IncomingCalls => calls("callHierarchy/incomingCalls"),
-        Op::OutgoingCalls => calls("callHierarchy/outgoingCalls"),
-        Op::Supertypes => types("typeHierarchy/supertypes"),
-        _ => types("typeHierarchy/subtypes"),
+    let (follow, _) = related::follow_method(op);
+    if matches!(op, Op::IncomingCalls | Op::OutgoingCalls) {
+        Ask {
+            capability: "callHierarchyProvider",
+            what: "call hierarchy",
+            follow,
+            alternative: "op `references` lists every use instead",
+        }
+    } else {
+        Ask {
+            capability: "typeHierarchyProvider",
+            what: "type hierarchy",
+            follow,
+            alternative:
+                "op `implementation` (subtypes) or `hover` (the declaration) may answer instead",
+        }
     }
 }
 
-/// The start of an item's name (`selectionRange`) as a location.
-fn item_loc(sup: &LspSupervisor, item: &Value, range_key: &str) -> Option<Loc> {
-    let path = item
-        .get("uri")
-        .and_then(Value::as_str)
-        .and_then(crate::client::uri_path)?;
-    range_loc(
-        sup,
-        &path,
-        item.get(range_key).or_else(|| item.get("range"))?,
-    )
-}
-
-fn range_loc(sup: &LspSupervisor, path: &std::path::Path, range: &Value) -> Option<Loc> {
+/// The start of an item's name as a location in its file.
+fn item_loc(sup: &LspSupervisor, item: &Item) -> Option<Loc> {
+    let path = item.path.as_ref()?;
+    let start = item.start?;
     Some(Loc {
         shown: format::show_path(sup.workspace(), path),
-        path: path.to_path_buf(),
-        line: range.pointer("/start/line")?.as_u64()? as u32,
-        character: range.pointer("/start/character")?.as_u64()? as u32,
+        path: path.clone(),
+        line: start.line,
+        character: start.character,
     })
 }
 
@@ -96,7 +87,7 @@ async fn legacy_types(
     t: &Timeouts,
     p: &Positioned,
     op: Op,
-) -> Result<Option<Vec<Value>>, ToolError> {
+) -> Result<Option<Vec<Related>>, ToolError> {
     let client = &p.target.client;
     let (direction, key) = if op == Op::Supertypes {
         (1, "parents")
@@ -114,12 +105,10 @@ async fn legacy_types(
     if v.is_null() {
         return Ok(None);
     }
-    Ok(Some(
-        v.get(key)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default(),
-    ))
+    Ok(Some(related::raw_related(
+        v.get(key).unwrap_or(&Value::Null),
+        None,
+    )))
 }
 
 /// Run one of the four hierarchy ops.
@@ -139,13 +128,7 @@ pub async fn run(
         p.file.shown,
         p.spot.line + 1
     );
-    let prepared = client
-        .request(
-            ask.prepare,
-            json!({"textDocument": {"uri": p.uri}, "position": p.position}),
-            t.request,
-        )
-        .await;
+    let prepared = related::prepare(t, &p, args.op).await;
     let answers = match prepared {
         // clangd before 17 advertises its own, older type hierarchy.
         Err(RequestError::Rpc {
@@ -159,31 +142,22 @@ pub async fn run(
         }
         prepared => {
             let items = prepared.map_err(|e| e.into_tool_error(&client.name))?;
-            let items: Vec<Value> = items.as_array().cloned().unwrap_or_default();
             if items.is_empty() {
                 return Ok(ToolOutput::text(none_here(&head, &ask, &p)));
             }
-            let mut answers = Vec::new();
-            for item in &items {
-                let v = match client
-                    .request(ask.follow, json!({"item": item}), t.request)
-                    .await
-                {
-                    // clangd before 20 advertises call hierarchy with incoming calls only.
-                    Err(RequestError::Rpc {
-                        code: METHOD_NOT_FOUND,
-                        ..
-                    }) => {
-                        return Err(ToolError::unavailable(format!(
-                            "{} advertises {} but does not implement `{}` (method not found); {}",
-                            client.name, ask.what, ask.follow, ask.alternative
-                        )))
-                    }
-                    v => v.map_err(|e| e.into_tool_error(&client.name))?,
-                };
-                answers.extend(v.as_array().cloned().unwrap_or_default());
+            match related::follow(t, client, args.op, &items).await {
+                // clangd before 20 advertises call hierarchy with incoming calls only.
+                Err(RequestError::Rpc {
+                    code: METHOD_NOT_FOUND,
+                    ..
+                }) => {
+                    return Err(ToolError::unavailable(format!(
+                        "{} advertises {} but does not implement `{}` (method not found); {}",
+                        client.name, ask.what, ask.follow, ask.alternative
+                    )))
+                }
+                answers => answers.map_err(|e| e.into_tool_error(&client.name))?,
             }
-            answers
         }
     };
     match args.op {
@@ -199,32 +173,29 @@ async fn incoming(
     t: &Timeouts,
     p: &Positioned,
     head: &str,
-    calls: &[Value],
+    calls: &[Related],
 ) -> Result<ToolOutput, ToolError> {
     // Call sites by line: two calls on one line are one row, counted.
     let mut sites: BTreeMap<(String, u32), (Loc, String, usize)> = BTreeMap::new();
     for call in calls {
-        let Some(from) = call.get("from") else {
+        let caller = call.item.name.as_str();
+        let Some(path) = &call.item.path else {
             continue;
         };
-        let caller = from.get("name").and_then(Value::as_str).unwrap_or("?");
-        let Some(path) = from
-            .get("uri")
-            .and_then(Value::as_str)
-            .and_then(crate::client::uri_path)
-        else {
-            continue;
-        };
-        let ranges = call
-            .get("fromRanges")
-            .and_then(Value::as_array)
-            .filter(|r| !r.is_empty());
-        let found: Vec<Loc> = match ranges {
-            Some(ranges) => ranges
+        let found: Vec<Loc> = if call.from_ranges.is_empty() {
+            item_loc(sup, &call.item).into_iter().collect()
+        } else {
+            call.from_ranges
                 .iter()
-                .filter_map(|r| range_loc(sup, &path, r))
-                .collect(),
-            None => item_loc(sup, from, "selectionRange").into_iter().collect(),
+                .filter_map(|&(line, character)| {
+                    Some(Loc {
+                        shown: format::show_path(sup.workspace(), path),
+                        path: path.clone(),
+                        line: line?,
+                        character: character?,
+                    })
+                })
+                .collect()
         };
         for loc in found {
             let site = sites
@@ -276,27 +247,20 @@ async fn incoming(
 
 /// Callees: each function called, where it is declared, and where it is
 /// called from in the symbol's body.
-fn outgoing(sup: &LspSupervisor, p: &Positioned, head: &str, calls: &[Value]) -> ToolOutput {
+fn outgoing(sup: &LspSupervisor, p: &Positioned, head: &str, calls: &[Related]) -> ToolOutput {
     let mut callees: BTreeMap<Loc, (String, Vec<u32>)> = BTreeMap::new();
     for call in calls {
-        let Some(to) = call.get("to") else { continue };
-        let Some(loc) = item_loc(sup, to, "selectionRange") else {
+        let Some(loc) = item_loc(sup, &call.item) else {
             continue;
         };
-        let name = to.get("name").and_then(Value::as_str).unwrap_or("?");
         let entry = callees
             .entry(loc)
-            .or_insert_with(|| (name.to_string(), Vec::new()));
-        for r in call
-            .get("fromRanges")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(l) = r.pointer("/start/line").and_then(Value::as_u64) {
-                entry.1.push(l as u32 + 1);
-            }
-        }
+            .or_insert_with(|| (call.item.name.clone(), Vec::new()));
+        entry.1.extend(
+            call.from_ranges
+                .iter()
+                .filter_map(|&(line, _)| Some(line? + 1)),
+        );
     }
     if callees.is_empty() {
         return ToolOutput::text(format!(
@@ -331,15 +295,16 @@ fn outgoing(sup: &LspSupervisor, p: &Positioned, head: &str, calls: &[Value]) ->
 }
 
 /// Supertypes or subtypes: each type where it is declared, with its kind.
-fn types(sup: &LspSupervisor, op: Op, head: &str, items: &[Value]) -> ToolOutput {
+fn types(sup: &LspSupervisor, op: Op, head: &str, types: &[Related]) -> ToolOutput {
     let mut found: BTreeMap<Loc, String> = BTreeMap::new();
-    for item in items {
-        let Some(loc) = item_loc(sup, item, "selectionRange") else {
+    for Related { item, .. } in types {
+        let Some(loc) = item_loc(sup, item) else {
             continue;
         };
-        let name = item.get("name").and_then(Value::as_str).unwrap_or("?");
-        let kind = format::kind_name(item.get("kind").and_then(Value::as_u64));
-        found.insert(loc, format!("({kind} {name})"));
+        found.insert(
+            loc,
+            format!("({} {})", format::kind_name(item.kind), item.name),
+        );
     }
     if found.is_empty() {
         let what = if op == Op::Supertypes {

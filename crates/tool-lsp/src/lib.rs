@@ -19,7 +19,7 @@
 //! [`position`] (line + symbol ↔ LSP positions), [`ops`] (the
 //! operations, with [`enclosing`] naming the symbol around each location,
 //! [`hierarchy`] for calls and types, [`signature`] and
-//! [`capabilities`]), [`format`] (output), [`diagnostics`] (freshness and the
+//! [`capabilities`]), [`format`] (output, with [`symbols`] for symbol answers), [`diagnostics`] (freshness and the
 //! ledger), [`checker`] (project checkers), [`glob_diagnostics`] (a glob's files), [`rename`] (with
 //! [`identifier`], the new name's check, and
 //! [`mentions`], the files it must reach), [`file_move`] (moves of files
@@ -63,6 +63,7 @@ pub mod source_walk;
 pub mod staged_edit;
 pub mod supervisor;
 pub mod symbol_cache;
+pub mod symbols;
 pub mod tools;
 pub mod transport;
 pub mod warm_up;

@@ -8,7 +8,7 @@
 use crate::args::{
     LspArgs, Op, CODE_ACTIONS_CAP, DOCUMENT_SYMBOLS_CAP, REFERENCES_CAP, WORKSPACE_SYMBOLS_CAP,
 };
-use crate::client::{file_uri, LspClient};
+use crate::client::{Answer, LspClient, RequestError};
 use crate::diagnostics;
 use crate::enclosing;
 use crate::format::{self, Loc};
@@ -18,8 +18,14 @@ use crate::request::{
     COLD_SERVER, PROBE_EVERY, PROBE_FOR,
 };
 use crate::supervisor::{LspSupervisor, Timeouts};
-use lsp_types::request::{References, Request};
-use lsp_types::GotoDefinitionResponse;
+use crate::symbols;
+use lsp_types::request::{
+    CodeActionRequest, HoverRequest, References, Request, WorkspaceSymbolRequest,
+};
+use lsp_types::{
+    CodeActionContext, CodeActionParams, CodeActionTriggerKind, GotoDefinitionResponse,
+    HoverParams, PartialResultParams, WorkDoneProgressParams, WorkspaceSymbolParams,
+};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tool_core::{ToolError, ToolOutput};
@@ -37,12 +43,33 @@ async fn request_probed<T: DeserializeOwned>(
     params: Value,
     empty: impl Fn(&T) -> bool,
 ) -> Result<T, ToolError> {
-    let ask = || async {
-        client
-            .request_as::<T>(method, params.clone(), t.request)
-            .await
-            .map_err(|e| e.into_tool_error(&client.name))
-    };
+    let ask = || client.request_as::<T>(method, params.clone(), t.request);
+    probed(t, client, ask, empty).await
+}
+
+/// [`request_probed`] for a request typed by `R`, its answer read leniently
+/// (see [`Answer`]).
+async fn request_probed_lenient<R: Request>(
+    t: &Timeouts,
+    client: &LspClient,
+    params: &R::Params,
+    empty: impl Fn(&Answer<R::Result>) -> bool,
+) -> Result<Answer<R::Result>, ToolError>
+where
+    R::Params: Clone,
+{
+    let ask = || client.request_lenient::<R>(params.clone(), t.request);
+    probed(t, client, ask, empty).await
+}
+
+/// `ask`, asked again while its answer is `empty` and the server is cold.
+async fn probed<T, F: std::future::Future<Output = Result<T, RequestError>>>(
+    t: &Timeouts,
+    client: &LspClient,
+    ask: impl Fn() -> F,
+    empty: impl Fn(&T) -> bool,
+) -> Result<T, ToolError> {
+    let ask = || async { ask().await.map_err(|e| e.into_tool_error(&client.name)) };
     let mut v = ask().await?;
     let asked = std::time::Instant::now();
     while empty(&v)
@@ -224,19 +251,15 @@ async fn navigate(
             )))
         }
         Op::Hover => {
-            let v = request_probed(
-                t,
-                client,
-                "textDocument/hover",
-                json!({"textDocument": td, "position": p.position}),
-                |v: &Value| v.is_null() || format::hover_text(v).is_empty(),
-            )
-            .await?;
-            let text = if v.is_null() {
-                String::new()
-            } else {
-                format::hover_text(&v)
+            let params = HoverParams {
+                text_document_position_params: p.text_document_position(),
+                work_done_progress_params: WorkDoneProgressParams::default(),
             };
+            let answer = request_probed_lenient::<HoverRequest>(t, client, &params, |answer| {
+                format::hover_text(answer).is_empty()
+            })
+            .await?;
+            let text = format::hover_text(&answer);
             if text.is_empty() {
                 return Ok(ToolOutput::text(format!("{head}\nno hover information (the server is ready and has nothing for this symbol)")));
             }
@@ -272,21 +295,74 @@ pub async fn offered_actions(
         .filter(|d| d.range.start.line <= p.spot.line && p.spot.line <= d.range.end.line)
         .collect();
     let line_text = position::lines(&p.text)[p.spot.line as usize];
-    let enc = client.encoding;
-    let range = json!({
-        "start": p.position,
-        "end": {"line": p.spot.line, "character": enc.column_of(line_text, p.spot.byte + p.spot.len)},
-    });
-    let v = request(t,
-        client,
-        "textDocument/codeAction",
-        json!({"textDocument": {"uri": p.uri}, "range": range, "context": {"diagnostics": on_line, "triggerKind": 1}}),
-    )
-    .await?;
+    let end = client
+        .encoding
+        .column_of(line_text, p.spot.byte + p.spot.len);
+    let range = lsp_types::Range::new(p.position, lsp_types::Position::new(p.spot.line, end));
+    let diagnostics = on_line.iter().map(|&d| d.clone()).collect();
+    let params = code_action_params(&p.file.path, range, diagnostics);
+    // The params are typed; each action offered is kept as the server sent
+    // it, not as lsp-types' `CodeActionOrCommand`: `codeAction/resolve`
+    // sends it back verbatim (with fields lsp-types does not know), and
+    // its `edit` is read by `planned_edit`, which accepts WorkspaceEdit
+    // shapes lsp-types rejects.
+    let params = serde_json::to_value(params).expect("code action params serialize");
+    let v = request(t, client, CodeActionRequest::METHOD, params).await?;
     Ok((
         v.as_array().cloned().unwrap_or_default(),
         !on_line.is_empty(),
     ))
+}
+
+/// The `textDocument/codeAction` params for `range` of the file at `path`,
+/// with the diagnostics on its line, asked as the user would (invoked).
+fn code_action_params(
+    path: &std::path::Path,
+    range: lsp_types::Range,
+    diagnostics: Vec<lsp_types::Diagnostic>,
+) -> CodeActionParams {
+    CodeActionParams {
+        text_document: crate::client::text_document(path),
+        range,
+        context: CodeActionContext {
+            diagnostics,
+            only: None,
+            trigger_kind: Some(CodeActionTriggerKind::INVOKED),
+        },
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+    }
+}
+
+/// One offered action (a `CodeAction`, or a bare `Command`) as listed:
+/// `title [kind] (preferred) — what applying it does`.
+fn offered_row(ws: &tool_core::Workspace, a: &Value) -> String {
+    let title = a.get("title").and_then(Value::as_str).unwrap_or("?");
+    let kind = a.get("kind").and_then(Value::as_str).unwrap_or("");
+    let mut row = if kind.is_empty() {
+        title.to_string()
+    } else {
+        format!("{title} [{kind}]")
+    };
+    if a.get("isPreferred").and_then(Value::as_bool) == Some(true) {
+        row.push_str(" (preferred)");
+    }
+    if let Some(edit) = a.get("edit") {
+        row.push_str(&format!(
+            " — {}",
+            crate::planned_edit::edit_summary(ws, edit)
+        ));
+    } else if a.get("command").is_some() || a.get("arguments").is_some() {
+        let cmd = a
+            .get("command")
+            .and_then(|c| c.get("command").or(Some(c)))
+            .and_then(Value::as_str)
+            .unwrap_or("a server command");
+        row.push_str(&format!(" — runs the server command `{cmd}`"));
+    } else if a.get("data").is_some() {
+        row.push_str(" — edit computed on resolve");
+    }
+    row
 }
 
 async fn code_actions(
@@ -297,35 +373,7 @@ async fn code_actions(
 ) -> Result<ToolOutput, ToolError> {
     let (actions, any_diagnostic) = offered_actions(t, p).await?;
     let ws = sup.workspace();
-    let mut rows = Vec::new();
-    for a in &actions {
-        let title = a.get("title").and_then(Value::as_str).unwrap_or("?");
-        let kind = a.get("kind").and_then(Value::as_str).unwrap_or("");
-        let mut row = if kind.is_empty() {
-            title.to_string()
-        } else {
-            format!("{title} [{kind}]")
-        };
-        if a.get("isPreferred").and_then(Value::as_bool) == Some(true) {
-            row.push_str(" (preferred)");
-        }
-        if let Some(edit) = a.get("edit") {
-            row.push_str(&format!(
-                " — {}",
-                crate::planned_edit::edit_summary(ws, edit)
-            ));
-        } else if a.get("command").is_some() || a.get("arguments").is_some() {
-            let cmd = a
-                .get("command")
-                .and_then(|c| c.get("command").or(Some(c)))
-                .and_then(Value::as_str)
-                .unwrap_or("a server command");
-            row.push_str(&format!(" — runs the server command `{cmd}`"));
-        } else if a.get("data").is_some() {
-            row.push_str(" — edit computed on resolve");
-        }
-        rows.push(row);
-    }
+    let rows: Vec<String> = actions.iter().map(|a| offered_row(ws, a)).collect();
     if rows.is_empty() {
         let why = if any_diagnostic {
             ""
@@ -367,14 +415,10 @@ async fn symbols(
     let (target, _doc) = synced(sup, &file).await?;
     let client = &target.client;
     wait_ready(t, client).await?;
-    let v = request(
-        t,
-        client,
-        "textDocument/documentSymbol",
-        json!({"textDocument": {"uri": file_uri(&file.path)}}),
-    )
-    .await?;
-    let rows = format::document_symbols(&v);
+    let answer = symbols::document_symbols_of(client, &file.path, t.request)
+        .await
+        .map_err(|e| e.into_tool_error(&client.name))?;
+    let rows = symbols::document_symbols(&answer);
     let head = format!("lsp symbols  {}", file.shown);
     if rows.is_empty() {
         return Ok(ToolOutput::text(format!("{head}\nno symbols in this file")));
@@ -526,13 +570,17 @@ async fn symbols_of(
     // A cold server's index may not hold the workspace's files yet
     // (basedpyright answered nothing for a while on a loaded machine).
     let ws = sup.workspace();
-    let v = request_probed(
-        t,
-        client,
-        "workspace/symbol",
-        json!({"query": query}),
-        |v: &Value| format::workspace_symbols(ws, v).is_empty(),
-    )
+    let params = WorkspaceSymbolParams {
+        query: query.to_string(),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+    };
+    let answer = request_probed_lenient::<WorkspaceSymbolRequest>(t, client, &params, |a| {
+        symbols::workspace_symbols(ws, a).is_empty()
+    })
     .await?;
-    Ok(format::workspace_symbols(ws, &v))
+    Ok(symbols::workspace_symbols(ws, &answer))
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,7 +7,6 @@ use crate::client::{file_uri, LspClient};
 use crate::format;
 use crate::position::{self, SymbolSpot};
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
-use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tool_core::ToolError;
@@ -103,8 +102,18 @@ pub struct Positioned {
     pub uri: String,
     pub text: String,
     pub spot: SymbolSpot,
-    pub position: Value,
+    pub position: lsp_types::Position,
     pub symbol: String,
+}
+
+impl Positioned {
+    /// The document and position, as typed params hold them.
+    pub fn text_document_position(&self) -> lsp_types::TextDocumentPositionParams {
+        lsp_types::TextDocumentPositionParams::new(
+            crate::client::text_document(&self.file.path),
+            self.position,
+        )
+    }
 }
 
 /// The server for a file, its open documents re-synced from disk, the file
@@ -168,7 +177,7 @@ pub async fn position(
         file,
         text: doc.text,
         spot,
-        position: json!({"line": spot.line, "character": character}),
+        position: lsp_types::Position::new(spot.line, character),
         symbol,
         target,
     })

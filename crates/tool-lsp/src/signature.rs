@@ -42,7 +42,7 @@ fn param_range(label: &str, param: &Value) -> Option<(usize, usize)> {
 fn doc_text(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
-        Some(d) => crate::format::hover_text(&json!({ "contents": d })),
+        Some(d) => crate::format::plain_text(&crate::format::raw_hover_contents(d)),
     }
 }
 

@@ -31,6 +31,12 @@ pub fn file_uri(path: &Path) -> String {
         .map_or_else(|()| format!("file://{}", path.display()), |u| u.to_string())
 }
 
+/// The document at `path` as typed params name it (by [`file_uri`]).
+pub fn text_document(path: &Path) -> lsp_types::TextDocumentIdentifier {
+    let uri = Url::parse(&file_uri(path)).expect("a file URI parses");
+    lsp_types::TextDocumentIdentifier::new(uri)
+}
+
 pub fn uri_path(uri: &str) -> Option<PathBuf> {
     Url::parse(uri).ok()?.to_file_path().ok()
 }

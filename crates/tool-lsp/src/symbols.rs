@@ -1,0 +1,213 @@
+//! Op `symbols`' answers read for a model: a file's `textDocument/documentSymbol`
+//! as indented `line: kind name` rows, `workspace/symbol` as
+//! `path:line  kind name (in container)` rows.
+//!
+//! Both requests are typed; an answer lsp-types cannot decode (a range
+//! without `character`, a location without a range, a name left out) is
+//! read from its JSON by the rules used before they were typed, so every
+//! server's answer reads as it did (see [`Answer`]).
+
+use crate::client::{text_document, uri_path, Answer, LspClient, RequestError};
+use crate::format::{kind_name, show_path, symbol_kind_name};
+use lsp_types::request::DocumentSymbolRequest;
+use lsp_types::{
+    DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, OneOf, SymbolKind, Url,
+    WorkspaceSymbolResponse,
+};
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+use tool_core::Workspace;
+
+/// A document symbols answer, typed where it decodes.
+pub type DocumentSymbols = Answer<Option<DocumentSymbolResponse>>;
+
+/// Ask `client` for the symbols of the file at `path`.
+pub async fn document_symbols_of(
+    client: &LspClient,
+    path: &Path,
+    timeout: Duration,
+) -> Result<DocumentSymbols, RequestError> {
+    let params = DocumentSymbolParams {
+        text_document: text_document(path),
+        work_done_progress_params: lsp_types::WorkDoneProgressParams::default(),
+        partial_result_params: lsp_types::PartialResultParams::default(),
+    };
+    client
+        .request_lenient::<DocumentSymbolRequest>(params, timeout)
+        .await
+}
+
+/// One row: 0-based line, depth in the tree, `kind name  detail`.
+type Row = (u32, usize, String);
+
+fn row(line: u32, depth: usize, kind: &str, name: &str, detail: Option<&str>) -> Row {
+    let detail = detail
+        .filter(|d| !d.is_empty())
+        .map(|d| {
+            format!(
+                "  {}",
+                tool_core::format::cap_chars(d.lines().next().unwrap_or(""), 100)
+            )
+        })
+        .unwrap_or_default();
+    (line, depth, format!("{kind} {name}{detail}"))
+}
+
+/// Document symbols (a `DocumentSymbol` tree or flat `SymbolInformation`),
+/// as indented `line: kind name` rows in source order.
+pub fn document_symbols(answer: &DocumentSymbols) -> Vec<String> {
+    fn tree(symbols: &[DocumentSymbol], depth: usize, out: &mut Vec<Row>) {
+        for s in symbols {
+            let kind = symbol_kind_name(s.kind);
+            let line = s.selection_range.start.line;
+            out.push(row(line, depth, kind, &s.name, s.detail.as_deref()));
+            tree(s.children.as_deref().unwrap_or_default(), depth + 1, out);
+        }
+    }
+    let mut rows = Vec::new();
+    match answer {
+        Answer::Typed(None) => {}
+        Answer::Typed(Some(DocumentSymbolResponse::Nested(symbols))) => {
+            tree(symbols, 0, &mut rows);
+        }
+        Answer::Typed(Some(DocumentSymbolResponse::Flat(infos))) => {
+            for s in infos {
+                let kind = symbol_kind_name(s.kind);
+                rows.push(row(s.location.range.start.line, 0, kind, &s.name, None));
+            }
+        }
+        Answer::Raw(v) => raw_document_rows(v.as_array().map_or(&[], Vec::as_slice), 0, &mut rows),
+    }
+    // Flat SymbolInformation lists come unordered; a tree is kept in order.
+    let flat = rows.iter().all(|(_, d, _)| *d == 0);
+    if flat {
+        rows.sort_by_key(|(l, _, _)| *l);
+    }
+    rows.into_iter()
+        .map(|(line, depth, text)| format!("{}{}: {text}", "  ".repeat(depth), line + 1))
+        .collect()
+}
+
+/// The rows of document symbols lsp-types does not decode: each item's
+/// name (`?` when missing), kind, and the first start line among its
+/// `selectionRange`, `range` and `location.range` (0 when none has one).
+fn raw_document_rows(items: &[Value], depth: usize, out: &mut Vec<Row>) {
+    for it in items {
+        let name = it.get("name").and_then(Value::as_str).unwrap_or("?");
+        let kind = kind_name(it.get("kind").and_then(Value::as_u64));
+        let line = it
+            .pointer("/selectionRange/start/line")
+            .or_else(|| it.pointer("/range/start/line"))
+            .or_else(|| it.pointer("/location/range/start/line"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as u32;
+        let detail = it.get("detail").and_then(Value::as_str);
+        out.push(row(line, depth, kind, name, detail));
+        if let Some(children) = it.get("children").and_then(Value::as_array) {
+            raw_document_rows(children, depth + 1, out);
+        }
+    }
+}
+
+/// A workspace symbols answer, typed where it decodes.
+pub type WorkspaceSymbols = Answer<Option<WorkspaceSymbolResponse>>;
+
+/// Workspace symbols as `path:line  kind name (in container)`, sorted;
+/// symbols outside files left out.
+pub fn workspace_symbols(ws: &Workspace, answer: &WorkspaceSymbols) -> Vec<(String, u32, String)> {
+    let row = |path: Option<std::path::PathBuf>,
+               line: u32,
+               kind: &str,
+               name: &str,
+               container: Option<&str>| {
+        let container = container
+            .filter(|c| !c.is_empty())
+            .map(|c| format!(" (in {c})"))
+            .unwrap_or_default();
+        Some((
+            show_path(ws, &path?),
+            line + 1,
+            format!("{kind} {name}{container}"),
+        ))
+    };
+    let mut out: Vec<(String, u32, String)> = match answer {
+        Answer::Typed(response) => typed_workspace_symbols(response.as_ref())
+            .into_iter()
+            .filter_map(|(uri, line, kind, name, container)| {
+                let kind = symbol_kind_name(kind);
+                row(uri.to_file_path().ok(), line, kind, name, container)
+            })
+            .collect(),
+        Answer::Raw(v) => v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|it| {
+                let path = it
+                    .pointer("/location/uri")
+                    .and_then(Value::as_str)
+                    .and_then(uri_path);
+                let line = it
+                    .pointer("/location/range/start/line")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0) as u32;
+                let kind = kind_name(it.get("kind").and_then(Value::as_u64));
+                let name = it.get("name").and_then(Value::as_str).unwrap_or("?");
+                row(
+                    path,
+                    line,
+                    kind,
+                    name,
+                    it.get("containerName").and_then(Value::as_str),
+                )
+            })
+            .collect(),
+    };
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Each symbol of a typed `workspace/symbol` answer: its file's URI, its
+/// 0-based line (0 for a location without a range, a `WorkspaceLocation`),
+/// kind, name and container.
+fn typed_workspace_symbols(
+    response: Option<&WorkspaceSymbolResponse>,
+) -> Vec<(&Url, u32, SymbolKind, &str, Option<&str>)> {
+    match response {
+        None => Vec::new(),
+        Some(WorkspaceSymbolResponse::Flat(infos)) => infos
+            .iter()
+            .map(|s| {
+                let l = &s.location;
+                (
+                    &l.uri,
+                    l.range.start.line,
+                    s.kind,
+                    s.name.as_str(),
+                    s.container_name.as_deref(),
+                )
+            })
+            .collect(),
+        Some(WorkspaceSymbolResponse::Nested(symbols)) => symbols
+            .iter()
+            .map(|s| {
+                let (uri, line) = match &s.location {
+                    OneOf::Left(l) => (&l.uri, l.range.start.line),
+                    OneOf::Right(l) => (&l.uri, 0),
+                };
+                (
+                    uri,
+                    line,
+                    s.kind,
+                    s.name.as_str(),
+                    s.container_name.as_deref(),
+                )
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

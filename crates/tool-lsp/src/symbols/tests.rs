@@ -1,0 +1,130 @@
+//! Answers of each shape servers send, typed and raw, read to exact rows.
+
+use super::*;
+use crate::client::file_uri;
+use serde_json::json;
+
+fn range(start: u32, end: u32) -> Value {
+    json!({"start": {"line": start, "character": 4}, "end": {"line": end, "character": 9}})
+}
+
+fn doc_rows(answer: &Value) -> (bool, Vec<String>) {
+    let decoded: DocumentSymbols = Answer::decode("textDocument/documentSymbol", answer.clone());
+    let rows = document_symbols(&decoded);
+    // The raw reader, which read every answer before, agrees.
+    assert_eq!(
+        document_symbols(&Answer::Raw(answer.clone())),
+        rows,
+        "{answer}"
+    );
+    (matches!(decoded, Answer::Typed(_)), rows)
+}
+
+#[test]
+fn a_document_symbol_tree_is_indented_in_source_order() {
+    let tree = json!([
+        {"name": "B", "kind": 23, "range": range(10, 20), "selectionRange": range(10, 10)},
+        {"name": "A", "kind": 5, "detail": "class A(Base)\nmore", "range": range(0, 8), "selectionRange": range(0, 0),
+         "children": [
+            {"name": "m", "kind": 6, "detail": "(self)", "range": range(1, 3), "selectionRange": range(2, 2),
+             "children": []},
+            {"name": "x", "kind": 99, "range": range(4, 4), "selectionRange": range(4, 4)},
+         ]},
+    ]);
+    assert_eq!(
+        doc_rows(&tree),
+        (
+            true,
+            vec![
+                "11: struct B".to_string(),
+                "1: class A  class A(Base)".to_string(),
+                "  3: method m  (self)".to_string(),
+                "  5: symbol x".to_string(),
+            ]
+        )
+    );
+}
+
+#[test]
+fn flat_symbol_information_is_sorted_by_line() {
+    let flat = json!([
+        {"name": "say", "kind": 6, "containerName": "Greeter",
+         "location": {"uri": "file:///a.py", "range": range(6, 8)}},
+        {"name": "Greeter", "kind": 5, "location": {"uri": "file:///a.py", "range": range(0, 9)}},
+    ]);
+    assert_eq!(
+        doc_rows(&flat),
+        (
+            true,
+            vec!["1: class Greeter".to_string(), "7: method say".to_string()]
+        )
+    );
+}
+
+#[test]
+fn document_symbols_lsp_types_rejects_read_as_before() {
+    // Ranges without `character`, a symbol without a name or kind.
+    let odd = json!([{"name": "A", "kind": 5, "range": {"start": {"line": 0}}, "selectionRange": {"start": {"line": 0}},
+        "children": [{"name": "m", "kind": 6, "detail": "(self)", "range": {"start": {"line": 1}}, "selectionRange": {"start": {"line": 1}}},
+                     {"range": {"start": {"line": 4}}}]}]);
+    assert_eq!(
+        doc_rows(&odd),
+        (
+            false,
+            vec![
+                "1: class A".to_string(),
+                "  2: method m  (self)".to_string(),
+                "  5: symbol ?".to_string(),
+            ]
+        )
+    );
+    assert_eq!(doc_rows(&Value::Null), (true, vec![]));
+    assert_eq!(doc_rows(&json!([])), (true, vec![]));
+}
+
+#[test]
+fn workspace_symbols_of_every_shape_become_rows() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(d.path()).unwrap();
+    let uri = file_uri(&ws.root().join("pkg/a.py"));
+    let rows = |answer: Value| {
+        let decoded: WorkspaceSymbols = Answer::decode("workspace/symbol", answer.clone());
+        let rows = workspace_symbols(&ws, &decoded);
+        assert_eq!(
+            workspace_symbols(&ws, &Answer::Raw(answer.clone())),
+            rows,
+            "{answer}"
+        );
+        (matches!(decoded, Answer::Typed(_)), rows)
+    };
+    let at = |line: u32, text: &str| ("pkg/a.py".to_string(), line, text.to_string());
+    // SymbolInformation[], a repeat and a symbol outside files dropped.
+    assert_eq!(
+        rows(json!([
+            {"name": "say", "kind": 6, "containerName": "Greeter", "location": {"uri": uri, "range": range(6, 8)}},
+            {"name": "Greeter", "kind": 5, "containerName": "", "location": {"uri": uri, "range": range(0, 9)}},
+            {"name": "Greeter", "kind": 5, "location": {"uri": uri, "range": range(0, 9)}},
+            {"name": "lib", "kind": 2, "location": {"uri": "jdt://contents/lib", "range": range(0, 0)}},
+        ])),
+        (
+            true,
+            vec![at(1, "class Greeter"), at(7, "method say (in Greeter)")]
+        )
+    );
+    // WorkspaceSymbol[]: a location with a range, one without.
+    assert_eq!(
+        rows(json!([
+            {"name": "F", "kind": 12, "location": {"uri": uri, "range": range(3, 5)}},
+            {"name": "T", "kind": 23, "containerName": "pkg", "location": {"uri": uri}, "data": 7},
+        ])),
+        (true, vec![at(1, "struct T (in pkg)"), at(4, "function F")])
+    );
+    // A range without `character`, a symbol without a kind: read raw.
+    assert_eq!(
+        rows(json!([
+            {"name": "G", "location": {"uri": uri, "range": {"start": {"line": 2}}}},
+        ])),
+        (false, vec![at(3, "symbol G")])
+    );
+    assert_eq!(rows(Value::Null), (true, vec![]));
+}
