@@ -71,3 +71,45 @@ async fn no_server_that_answers_workspace_symbols_is_an_error_naming_those_runni
     expect!["not available here: no server here offers workspace symbols (faulty (FAULT_SERVER)); pass `file` and use op `symbols` without `query` for the symbols of one file"].assert_eq(&err.to_string().replace(test_support::fault_server::fault_injecting_lsp(), "FAULT_SERVER"));
     run.finish().await;
 }
+
+/// A project whose docs/ folder is a Python project of its own (its own
+/// requirements.txt, and the shallowest .py file, docs/conf.py): the query
+/// is answered by the server of the workspace root's project, which sees
+/// the package, not by one started in docs/.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_starts_at_the_root_project_not_at_a_nested_docs_project() {
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in [
+        ("pyproject.toml", "[project]\nname = \"pkg\"\n"),
+        ("docs/requirements.txt", "sphinx\n"),
+        ("docs/conf.py", "project = \"pkg\"\n"),
+        ("src/pkg/__init__.py", ""),
+        (
+            "src/pkg/adapters.py",
+            "class HTTPAdapter:\n    def send(self) -> None:\n        pass\n",
+        ),
+    ] {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let run = Run::new(dir);
+    let out = run
+        .lsp(json!({"op": "symbols", "query": "HTTPAdapter"}))
+        .await;
+    expect![[r#"
+        lsp symbols  query `HTTPAdapter` — 1 match
+        src/pkg/adapters.py:1    class HTTPAdapter"#]]
+    .assert_eq(&out);
+    let status = run.lsp(json!({"op": "status"})).await;
+    let running: Vec<&str> = status
+        .lines()
+        .filter(|l| l.contains(": running, pid"))
+        .map(|l| l.split_once(" (").map_or(l, |(head, _)| head))
+        .collect();
+    assert_eq!(running, ["python at ."], "{status}");
+    run.finish().await;
+}
