@@ -408,6 +408,6 @@ mod tests {
         let outside = json!({"changes": {"file:///etc/passwd": [
             {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "newText": "x"}]}});
         let err = PlannedEdit::play(&ws, &outside, PositionEncoding::Utf16).unwrap_err();
-        assert!(err.contains("outside the workspace"), "{err}");
+        expect_test::expect!["it edits /etc/passwd, outside the workspace"].assert_eq(&err);
     }
 }
