@@ -206,6 +206,71 @@ pub(crate) fn has(text: &str, needle: &str) {
     assert!(text.contains(needle), "expected {needle:?} in:\n{text}");
 }
 
+/// `text` with what changes from run to run masked, for a snapshot: the
+/// run's folder (`ROOT`), the fixtures' folder (`FIXTURES`), the fault
+/// server's path, pids (`pid PID`), measured times (`T s`; in ms only
+/// with a fraction, as bounds are said in whole ms), and spaces at the ends
+/// of lines.
+pub(crate) fn masked(text: &str, root: &std::path::Path) -> String {
+    let mut out = text.to_string();
+    for dir in [root.canonicalize().unwrap_or_default(), root.to_path_buf()] {
+        if !dir.as_os_str().is_empty() {
+            out = out.replace(&dir.display().to_string(), "ROOT");
+        }
+    }
+    out = out
+        .replace(
+            test_support::fault_server::fault_injecting_lsp(),
+            "<fault-injecting-lsp>",
+        )
+        .replace(
+            &test_support::fixtures::dir().display().to_string(),
+            "FIXTURES",
+        );
+    let out = mask_numbers(&out);
+    out.lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `pid 1234` → `pid PID`; `3 s`, `1.25 s` and `0.5 ms` → `T s`, `T ms`.
+fn mask_numbers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(|c: char| c.is_ascii_digit()) {
+        let (before, from) = rest.split_at(i);
+        let digits = from
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(from.len());
+        let mut end = digits;
+        if let Some(frac) = from[digits..].strip_prefix('.') {
+            let n = frac
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(frac.len());
+            if n > 0 {
+                end = digits + 1 + n;
+            }
+        }
+        let word_start = !before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '.');
+        let after = &from[end..];
+        let unit =
+            |u: &str| after.starts_with(u) && !after[u.len()..].starts_with(char::is_alphanumeric);
+        let time = word_start && (unit(" s") || (end > digits && unit(" ms")));
+        out.push_str(before);
+        if before.ends_with("pid ") && word_start {
+            out.push_str("PID");
+        } else if time {
+            out.push('T');
+        } else {
+            out.push_str(&from[..end]);
+        }
+        rest = &from[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Every assertion of a scenario, on one server (started once).
 pub(crate) async fn run_scenario(s: &Scenario) {
     run_scenario_with(s, LspBinding::new(Default::default())).await;
