@@ -50,7 +50,7 @@ fn call_of_an_unknown_tool_exits_2_with_one_line() {
     let err = String::from_utf8(out.stderr).unwrap();
     let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "{err}");
-    assert!(lines[0].contains("unknown tool `no_such_tool`"), "{err}");
+    expect_test::expect!["agent-tools call no_such_tool: unknown tool `no_such_tool`: no tool of that name is available here; available: ask_user, ast_edit, ast_grep, debug, edit, eval, lsp, lsp_code_action, lsp_rename, read, resolve, write"].assert_eq(lines[0]);
 }
 
 #[test]
@@ -60,7 +60,7 @@ fn bad_usage_exits_2() {
         .args(["call", "ast_grep", "{not json", "--root"])
         .arg(dir.path()));
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
+    expect_test::expect!["agent-tools call: the arguments are not valid JSON: key must be a string at line 1 column 2"].assert_eq(String::from_utf8_lossy(&out.stderr).trim_end());
 
     let out = run(bin()
         .args(["call", "ast_grep", "[1]", "--root"])
@@ -71,7 +71,8 @@ fn bad_usage_exits_2() {
         .args(["call", "ast_grep", "{}", "--surface", "admin", "--root"])
         .arg(dir.path()));
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("read, write or exec"));
+    expect_test::expect!["agent-tools call: unknown tier `admin`: expected read, write or exec"]
+        .assert_eq(String::from_utf8_lossy(&out.stderr).trim_end());
 }
 
 #[test]
