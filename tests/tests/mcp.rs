@@ -544,7 +544,7 @@ fn approval_can_be_asked_through_elicitation() {
     let denied = step(&r, 0);
     assert_eq!(denied["is_error"], true, "{denied}");
     expect!["refused: the operator denied `write`: the person declined it; do not retry the same call, change the plan or ask the operator"].assert_eq(&text(denied));
-    assert!(ok_text(step(&r, 1)).starts_with("wrote a.txt"));
+    expect!["wrote a.txt (1 line, 6 bytes; created)"].assert_eq(&ok_text(step(&r, 1)));
     assert_eq!(ok_text(step(&r, 2)), "     1\tsecond");
     let asked = r["elicitations"][0]["message"].as_str().unwrap();
     assert!(
