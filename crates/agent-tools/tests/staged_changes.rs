@@ -203,7 +203,10 @@ async fn an_ast_edit_that_breaks_types_shows_the_new_error_before_anything_is_wr
     let diags = p
         .text("lsp", json!({"op": "diagnostics", "file": "app.py"}))
         .await;
-    assert!(!diags.contains("reportCallIssue"), "{diags}");
+    expect_test::expect![[r#"
+        lsp diagnostics  app.py (python + ruff)
+        no errors or warnings"#]]
+    .assert_eq(&diags);
 
     let out = p
         .text("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
@@ -316,7 +319,10 @@ async fn a_typescript_file_move_updates_the_imports_in_other_files() {
             json!({"op": "definition", "file": "src/app.ts", "line": 3, "symbol": "greet"}),
         )
         .await;
-    assert!(def.contains("src/greeting.ts:1"), "{def}");
+    expect_test::expect![[r#"
+        lsp definition  `greet` at src/app.ts:3
+        src/greeting.ts:1    export function greet(name: string): string {  (in greet)"#]]
+    .assert_eq(&def);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -416,7 +422,12 @@ async fn a_typescript_add_missing_import_is_applied_and_staged_like_the_others()
         )
         .await
         .joined_text();
-    assert!(listed.contains("Add import from \"./util\""), "{listed}");
+    expect_test::expect![[r#"
+        lsp code_actions  `greet` at src/app.ts:1
+        1. Add import from "./util" [quickfix] — runs the server command `_typescript.applyWorkspaceEdit`
+        2. Add missing function declaration 'greet' [quickfix] — runs the server command `_typescript.applyWorkspaceEdit`
+        3. Move to a new file [refactor.move] — runs the server command `_typescript.applyRefactoring`
+        (listed only: nothing was applied; apply one with lsp_code_action and its number)"#]].assert_eq(&listed);
 
     // Staged first: nothing written, the preview says the error goes away.
     let before = p.disk();
