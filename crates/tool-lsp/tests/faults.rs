@@ -458,16 +458,14 @@ async fn a_progress_that_ends_only_when_the_server_is_woken_does_not_hold_a_quer
     // The first call opens the file; the progress begins after it.
     run.lsp(json!({"op": "diagnostics", "file": "a.fault"}))
         .await;
+    // Until the progress stands (a wake sent while the first call waited
+    // may already have ended it: then the hover below finds it idle).
     let began = Instant::now();
     while !server_line(&run.lsp(json!({"op": "status"})).await, &run.root)
         .split_once(", pid PID, ")
         .is_some_and(|(_, state)| state.starts_with("indexing (indexing (1/2)"))
+        && began.elapsed() < Duration::from_secs(3)
     {
-        assert!(
-            began.elapsed() < Duration::from_secs(10),
-            "no progress began: {}",
-            run.lsp(json!({"op": "status"})).await
-        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let out = run
