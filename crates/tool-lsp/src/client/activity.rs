@@ -8,8 +8,8 @@ use std::time::Instant;
 /// What indexing the server reports.
 #[derive(Debug, Default)]
 pub(super) struct Activity {
-    /// `$/progress` tokens begun and not ended, with their title.
-    pub(super) tokens: BTreeMap<String, String>,
+    /// `$/progress` tokens begun and not ended, with what they said.
+    pub(super) tokens: BTreeMap<String, Said>,
     /// rust-analyzer's `experimental/serverStatus`.
     pub(super) quiescent: Option<bool>,
     pub(super) status_message: Option<String>,
@@ -29,6 +29,32 @@ pub struct ProgressRun {
     pub ended: Option<Instant>,
 }
 
+/// What a progress run said: its title (at `begin`), its last message.
+#[derive(Debug, Default)]
+pub(super) struct Said {
+    pub(super) title: String,
+    pub(super) message: Option<String>,
+}
+
+impl Said {
+    /// `title (message)`, or whichever of the two is not empty
+    /// (basedpyright's title is empty: "1 file to analyze").
+    fn describe(&self) -> String {
+        let title = self.title.trim();
+        match self
+            .message
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+        {
+            Some(m) if title.is_empty() => m.to_string(),
+            Some(m) => format!("{title} ({m})"),
+            None if title.is_empty() => "working".to_string(),
+            None => title.to_string(),
+        }
+    }
+}
+
 /// How many finished progress runs are remembered.
 pub(super) const PROGRESS_HISTORY: usize = 64;
 
@@ -37,7 +63,7 @@ impl Activity {
         !self.tokens.is_empty() || self.quiescent == Some(false)
     }
     pub(super) fn describe(&self) -> String {
-        let mut parts: Vec<String> = self.tokens.values().cloned().collect();
+        let mut parts: Vec<String> = self.tokens.values().map(Said::describe).collect();
         if self.quiescent == Some(false) {
             parts.push(
                 self.status_message
@@ -46,5 +72,29 @@ impl Activity {
             );
         }
         parts.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Said;
+
+    #[test]
+    fn a_run_says_its_title_and_message_or_whichever_it_has() {
+        let said = |title: &str, message: Option<&str>| {
+            Said {
+                title: title.into(),
+                message: message.map(String::from),
+            }
+            .describe()
+        };
+        assert_eq!(said("indexing", Some("1/2")), "indexing (1/2)");
+        assert_eq!(said("", Some("1 file to analyze")), "1 file to analyze");
+        assert_eq!(
+            said("Loading (workspace)", Some("3/4")),
+            "Loading (workspace) (3/4)"
+        );
+        assert_eq!(said("indexing", None), "indexing");
+        assert_eq!(said(" ", Some(" ")), "working");
     }
 }

@@ -2,6 +2,7 @@
 //! own requests answered, its notifications (diagnostics, progress, logs)
 //! recorded, and why its stream ended.
 
+use super::activity::Said;
 use super::{
     json, normalize_uri, signals, Arc, Duration, Instant, Ordering, ProgressRun, Published, Shared,
     Signal, Value, PROGRESS_HISTORY,
@@ -214,15 +215,18 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                         begun: Instant::now(),
                         ended: None,
                     });
-                    a.tokens.insert(token, title);
+                    let message = value
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .map(String::from);
+                    a.tokens.insert(token, Said { title, message });
                 }
                 Some("report") => {
-                    if let (Some(t), Some(msg)) = (
+                    if let (Some(said), Some(msg)) = (
                         a.tokens.get_mut(&token),
                         value.get("message").and_then(Value::as_str),
                     ) {
-                        let title = t.split(" (").next().unwrap_or("").to_string();
-                        *t = format!("{title} ({msg})");
+                        said.message = Some(msg.to_string());
                     }
                 }
                 Some("end") => {
