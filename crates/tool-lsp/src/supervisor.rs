@@ -323,17 +323,17 @@ impl LspSupervisor {
                 || "files without an extension".into(),
                 |e| format!("`.{}` files", e.to_string_lossy()),
             );
-            let mut why = format!(
+            let no_server = format!(
                 "no language server in the catalog for {ext} ({}); the catalog covers {}; \
                  the harness can add a server in the `[lsp]` config",
                 self.rel(path),
                 self.catalog.known_extensions().join(" ")
             );
-            for notice in self.catalog.untrusted_for(path) {
-                why.push('\n');
-                why.push_str(&notice);
-            }
-            ToolError::unavailable(why)
+            // A project entry set aside for this file is the reason that
+            // matters: it comes first.
+            let mut why = self.catalog.untrusted_for(path);
+            why.push(no_server);
+            ToolError::unavailable(why.join("\n"))
         })
     }
 
