@@ -44,9 +44,16 @@ pub(crate) async fn run(root: PathBuf, config: Option<PathBuf>, trust_workspace:
         toolset.workspace().root().display()
     );
     let _ = writeln!(out);
+    // The name column fits the longest tool name (lsp_code_action).
+    let width = FAMILIES
+        .iter()
+        .flat_map(|f| f.tools.iter().map(|t| t.name.len()))
+        .max()
+        .unwrap_or(0)
+        .max(12);
     let _ = writeln!(
         out,
-        "{:<12} {:<6} {:<9} {:<11} why",
+        "{:<width$} {:<6} {:<9} {:<11} why",
         "tool", "tier", "compiled", "registered"
     );
     for fam in FAMILIES {
@@ -69,7 +76,7 @@ pub(crate) async fn run(root: PathBuf, config: Option<PathBuf>, trust_workspace:
             };
             let _ = writeln!(
                 out,
-                "{:<12} {:<6} {:<9} {:<11} {why}",
+                "{:<width$} {:<6} {:<9} {:<11} {why}",
                 name,
                 tier.as_str(),
                 compiled,
