@@ -160,7 +160,13 @@ async fn spawn_returns_at_once_and_wait_answers_running_then_the_result() {
     let again = Instant::now();
     let out = run.ok("vibe_wait", json!({"worker_id": "w1"})).await;
     assert!(again.elapsed() < Duration::from_millis(200));
-    assert!(out.joined_text().contains("all 4 tests pass"));
+    expect_test::expect![[r#"
+        w1 "fix tests" (fast, run 1) done after …s
+        result:
+        fast worker w1 run 1 (fix tests)
+        all 4 tests pass
+        finished"#]]
+    .assert_eq(&masked(&out.joined_text(), run.dir.path()));
 }
 
 #[tokio::test]
@@ -194,15 +200,7 @@ async fn send_to_a_running_worker_stops_it_and_reruns_with_the_appended_brief() 
             json!({"worker_id": "w1", "message": "say also update the docs"}),
         )
         .await;
-    let text = out.joined_text();
-    assert!(
-        text.starts_with("w1 was still running: stopped its current run (run 1, after "),
-        "{text}"
-    );
-    assert!(
-        text.contains("re-ran it with the message appended (run 2)"),
-        "{text}"
-    );
+    expect_test::expect!["w1 was still running: stopped its current run (run 1, after …s) and re-ran it with the message appended (run 2); vibe_wait w1 for the new result"].assert_eq(&masked(&out.joined_text(), run.dir.path()));
     assert_eq!(
         out.structured.as_ref().unwrap()["stopped_running_run"],
         true
@@ -215,16 +213,14 @@ async fn send_to_a_running_worker_stops_it_and_reruns_with_the_appended_brief() 
             json!({"worker_id": "w1", "timeout_seconds": 20}),
         )
         .await;
-    let text = out.joined_text();
-    assert!(
-        text.starts_with("w1 \"port\" (fast, run 2) done after"),
-        "{text}"
-    );
-    assert!(text.contains("fast worker w1 run 2 (port)"), "{text}");
-    assert!(
-        text.contains("porting the module\nalso update the docs"),
-        "{text}"
-    );
+    expect_test::expect![[r#"
+        w1 "port" (fast, run 2) done after …s
+        result:
+        fast worker w1 run 2 (port)
+        porting the module
+        also update the docs
+        finished"#]]
+    .assert_eq(&masked(&out.joined_text(), run.dir.path()));
     let s = out.structured.unwrap();
     assert_eq!(s["runs"], 2);
     assert_eq!(
@@ -239,14 +235,17 @@ async fn send_to_a_running_worker_stops_it_and_reruns_with_the_appended_brief() 
             json!({"worker_id": "w1", "message": "say one more thing"}),
         )
         .await;
-    assert!(
-        out.joined_text()
-            .starts_with("w1 was done: re-running it with the message appended (run 3)"),
-        "{}",
-        out.joined_text()
-    );
+    expect_test::expect!["w1 was done: re-running it with the message appended (run 3); vibe_wait w1 for the new result"].assert_eq(&masked(&out.joined_text(), run.dir.path()));
     let out = run.ok("vibe_wait", json!({"worker_id": "w1"})).await;
-    assert!(out.joined_text().contains("one more thing"));
+    expect_test::expect![[r#"
+        w1 "port" (fast, run 3) done after …s
+        result:
+        fast worker w1 run 3 (port)
+        porting the module
+        also update the docs
+        one more thing
+        finished"#]]
+    .assert_eq(&masked(&out.joined_text(), run.dir.path()));
 }
 
 #[tokio::test]
@@ -381,16 +380,12 @@ async fn list_shows_every_worker_with_state_tier_elapsed_and_first_line() {
 
     // The failed worker's wait answer carries its stderr tail and output.
     let out = run.ok("vibe_wait", json!({"worker_id": "w2"})).await;
-    let text = out.joined_text();
-    assert!(text.contains("failed after"), "{text}");
-    assert!(
-        text.contains("ended (exit status 3); stderr tail:\ncannot find src/lib.rs"),
-        "{text}"
-    );
-    assert!(
-        text.contains("output:\ngood worker w2 run 1 (broken)\ntrying"),
-        "{text}"
-    );
+    expect_test::expect![[r#"
+        w2 "broken" (good, run 1) failed after …s: the worker command ended (exit status 3); stderr tail:
+        cannot find src/lib.rs
+        output:
+        good worker w2 run 1 (broken)
+        trying"#]].assert_eq(&masked(&out.joined_text(), run.dir.path()));
     run.roster.shutdown().await;
     assert_eq!(
         run.roster.snapshot("w3").unwrap().state,
@@ -447,14 +442,13 @@ async fn done_failed_lost_and_killed_are_distinct_ends() {
         working"#]]
     .assert_eq(&text);
     let text = run.ok("vibe_list", json!({})).await.joined_text();
-    assert!(
-        text.lines().any(|l| l.starts_with("w4")
-            && l.contains(" lost ")
-            && l.ends_with(
-                "the worker command ended (exit status 4) without a word (nothing on stderr)"
-            )),
-        "{text}"
-    );
+    expect_test::expect![[r#"
+        vibe_list: 5 workers (0 running of at most 4)
+        w1  done    fast  done    …s  fast worker w1 run 1 (done)
+        w2  failed  fast  failed  …s  the worker command ended (exit status 3); stderr tail:
+        w3  died    fast  lost    …s  the worker command was killed by signal 9 (SIGKILL) (exit status 137); stderr tail:
+        w4  quiet   fast  lost    …s  the worker command ended (exit status 4) without a word (nothing on stderr)
+        w5  killed  fast  killed  …s  fast worker w5 run 1 (killed)"#]].assert_eq(&masked(&text, run.dir.path()));
     run.roster.shutdown().await;
 }
 
@@ -533,7 +527,10 @@ async fn dropping_the_roster_ends_its_workers() {
         .call(Surface::FULL, "vibe_list", json!({}), CallContext::new())
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("roster has ended"), "{err}");
+    expect_test::expect![
+        "not available here: this run's vibe roster has ended; there are no workers"
+    ]
+    .assert_eq(&err.to_string());
     drop(dir);
 }
 
@@ -552,9 +549,16 @@ async fn a_long_result_is_capped_to_its_end() {
         .unwrap()
         .to_string();
     assert!(result.len() < 17 * 1024, "{} bytes", result.len());
-    assert!(result.starts_with("… ("), "{}", &result[..80]);
-    assert!(result.contains("earlier bytes not kept"));
-    assert!(result.ends_with("the last words\nfinished\n"));
+    // Its first line says what was cut; the end is kept whole.
+    let lines: Vec<&str> = result.lines().collect();
+    let shown = [&lines[..1], &lines[lines.len() - 3..]].concat().join("\n");
+    assert!(result.ends_with('\n'), "{shown}");
+    expect_test::expect![[r#"
+        … (102560 earlier bytes not kept)
+        filler line 1999 of the burst, padded to be a little longer
+        the last words
+        finished"#]]
+    .assert_eq(&shown);
 }
 
 #[tokio::test]
