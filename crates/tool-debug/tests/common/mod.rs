@@ -192,3 +192,15 @@ pub(crate) fn masked(b: &Bench, text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// An adapter's lines in an `adapters` answer: its own and the indented
+/// ones under it (the other adapters' depend on what the machine has).
+pub(crate) fn adapter_lines(text: &str, adapter: &str) -> String {
+    let own = format!("{adapter} ");
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with(&own))
+        .take_while(|l| l.starts_with(&own) || l.starts_with(' '))
+        .collect();
+    lines.join("\n")
+}
