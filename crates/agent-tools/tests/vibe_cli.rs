@@ -57,6 +57,28 @@ fn masked(text: &str) -> String {
     tool_core::format::mask_elapsed(&tool_core::notices::mask_ages(text))
 }
 
+/// A process list's pids masked (`pid 4242  sleep 300` → `pid …  sleep
+/// 300`), and the checkout's path as `ROOT`.
+fn masked_pids(text: &str) -> String {
+    let root = test_support::fixtures::workspace_root();
+    let text = text.replace(&root.display().to_string(), "ROOT");
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let indent = &l[..l.len() - l.trim_start().len()];
+            match l
+                .trim_start()
+                .strip_prefix("pid ")
+                .and_then(|r| r.split_once("  "))
+            {
+                Some((_, command)) => format!("{indent}pid …  {command}"),
+                None => l.to_string(),
+            }
+        })
+        .collect();
+    lines.join("\n")
+}
+
 #[test]
 fn batch_spawns_waits_lists_and_no_worker_outlives_the_process() {
     let dir = tempfile::tempdir().unwrap();
@@ -79,15 +101,21 @@ fn batch_spawns_waits_lists_and_no_worker_outlives_the_process() {
         ],
     );
     assert_eq!(code, 1, "workers killed at the end: {results:#?}");
-    assert!(text(&results[0]).starts_with("spawned w1 \"port\" (fast, run 1)"));
-    assert!(text(&results[3]).contains("result:\nfast worker w1 run 1 (port)\nported 3 files"));
-    assert!(text(&results[4]).contains("good worker w2 run 1 (review)\nlooks fine"));
-    assert!(text(&results[5]).contains("still running after waiting 1 s"));
-    let list = text(&results[6]);
-    assert!(
-        list.starts_with("vibe_list: 3 workers (1 running of at most 4)"),
-        "{list}"
-    );
+    let shown: Vec<String> = results[..7]
+        .iter()
+        .map(|r| masked_pids(&masked(&text(r))))
+        .collect();
+    expect_test::expect![[r#"
+        [
+            "spawned w1 \"port\" (fast, run 1); it runs in the background — vibe_wait w1 for its result, vibe_send to steer it",
+            "spawned w2 \"review\" (good, run 1); it runs in the background — vibe_wait w2 for its result, vibe_send to steer it",
+            "spawned w3 \"forever\" (fast, run 1); it runs in the background — vibe_wait w3 for its result, vibe_send to steer it",
+            "w1 \"port\" (fast, run 1) done after …s\nresult:\nfast worker w1 run 1 (port)\nported 3 files\nfinished",
+            "w2 \"review\" (good, run 1) done after …s\nresult:\ngood worker w2 run 1 (review)\nlooks fine\nfinished",
+            "w3 \"forever\" (fast, run 1) still running after waiting 1 s (this run has run …s); vibe_wait again, vibe_send to steer it, or vibe_kill it\nits processes:\n  pid …  sh -c sh ROOT/tests/fixtures/vibe/worker.sh fast\n  pid …  sh ROOT/tests/fixtures/vibe/worker.sh fast\n  pid …  sleep 300\n  pid …  sh ROOT/tests/fixtures/vibe/worker.sh fast\n  pid …  sleep 300",
+            "vibe_list: 3 workers (1 running of at most 4)\nw1  port     fast  done     …s  fast worker w1 run 1 (port)\nw2  review   good  done     …s  good worker w2 run 1 (review)\nw3  forever  fast  running  …s  (no result yet)\n    pid …  sh -c sh ROOT/tests/fixtures/vibe/worker.sh fast\n    pid …  sh ROOT/tests/fixtures/vibe/worker.sh fast\n    pid …  sleep 300\n    pid …  sh ROOT/tests/fixtures/vibe/worker.sh fast\n    pid …  sleep 300",
+        ]
+    "#]].assert_debug_eq(&shown);
     assert_eq!(results.len(), 8, "{results:#?}");
     assert_eq!(
         results[7]["after_input"],
@@ -179,10 +207,10 @@ fn batch_waits_for_running_and_queued_workers_when_its_input_ends() {
         &[],
     );
     assert_eq!(code, 2);
-    assert!(
-        stderr.contains("[vibe] max_workers = 0: must be at least 1"),
-        "{stderr}"
-    );
+    expect_test::expect![[r#"
+        agent-tools batch: config TMP/agent-tools.toml: [vibe] max_workers = 0: must be at least 1
+    "#]]
+    .assert_eq(&stderr.replace(&dir.path().display().to_string(), "TMP"));
 }
 
 #[test]
@@ -200,12 +228,15 @@ fn the_config_file_turns_vibe_mode_on_and_without_it_the_tools_are_absent() {
         ],
     );
     assert_eq!(code, 1, "the last call fails");
-    assert!(text(&results[1]).contains("from the config"));
+    expect_test::expect![[r#"
+        w1 "cfg" (fast, run 1) done after …s
+        result:
+        fast worker w1 run 1 (cfg)
+        from the config
+        finished"#]]
+    .assert_eq(&masked(&text(&results[1])));
     assert_eq!(results[2]["error"]["kind"], "unavailable");
-    assert!(results[2]["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("no `good` worker command is configured in this run (configured: fast)"));
+    expect_test::expect!["not available here: no `good` worker command is configured in this run (configured: fast); use tier fast or ask the operator to start with --vibe-good"].assert_eq(results[2]["error"]["message"].as_str().unwrap());
 
     // No worker command: vibe mode is off and the tools do not exist.
     let out = bin()
@@ -220,5 +251,7 @@ fn the_config_file_turns_vibe_mode_on_and_without_it_the_tools_are_absent() {
         "an unknown tool is a usage error"
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unknown tool `vibe_list`"), "{err}");
+    expect_test::expect![[r#"
+        agent-tools call vibe_list: unknown tool `vibe_list`: no tool of that name is available here; available: ask_user, ast_edit, ast_grep, debug, edit, eval, lsp, lsp_code_action, lsp_rename, read, resolve, write
+    "#]].assert_eq(&err.replace(&dir.path().display().to_string(), "TMP"));
 }

@@ -141,3 +141,66 @@ pub(crate) async fn assert_no_orphans(b: &Bench, recorded: &[u32]) {
 pub(crate) fn first_frame(stack: &Value) -> u64 {
     stack["frames"][0]["frame_id"].as_u64().expect("a frame id")
 }
+
+/// `text` with the run of `part` characters after each `before` replaced
+/// by `with`.
+pub(crate) fn masked_after(text: &str, before: &str, with: &str, part: fn(char) -> bool) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(before) {
+        let (head, tail) = rest.split_at(at + before.len());
+        out.push_str(head);
+        let n = tail.chars().take_while(|c| part(*c)).count();
+        if n > 0 {
+            out.push_str(with);
+        }
+        rest = &tail[n..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` with the number after each `before` replaced by `with`
+/// (`thread 4242` → `thread N`): ids the OS or the adapter hand out.
+pub(crate) fn masked_numbers(text: &str, before: &str, with: &str) -> String {
+    masked_after(text, before, with, |c| c.is_ascii_digit())
+}
+
+/// Model-facing text as a snapshot shows it: the root as `<root>`, the
+/// fixtures' folder as `<fixtures>`, the checkout as `<checkout>`, thread
+/// ids as `N`, pids as `PID`, debugpy's version as `VERSION`, and lines
+/// without trailing spaces.
+pub(crate) fn masked(b: &Bench, text: &str) -> String {
+    let text = normalized(b, text)
+        .replace(
+            &test_support::fixtures::dir().display().to_string(),
+            "<fixtures>",
+        )
+        .replace(
+            &test_support::fixtures::workspace_root()
+                .display()
+                .to_string(),
+            "<checkout>",
+        );
+    let text = masked_numbers(&text, "thread ", "N");
+    let text = masked_numbers(&text, "pid ", "PID");
+    let text = masked_after(&text, "debugpy ", "VERSION", |c| {
+        c.is_ascii_digit() || c == '.'
+    });
+    text.lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// An adapter's lines in an `adapters` answer: its own and the indented
+/// ones under it (the other adapters' depend on what the machine has).
+pub(crate) fn adapter_lines(text: &str, adapter: &str) -> String {
+    let own = format!("{adapter} ");
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with(&own))
+        .take_while(|l| l.starts_with(&own) || l.starts_with(' '))
+        .collect();
+    lines.join("\n")
+}
