@@ -75,5 +75,5 @@ async fn an_adapter_that_dies_mid_session_is_reported_and_leaves_no_orphan() {
         .await;
     // Refused for what lldb makes of a Python file, not for a session
     // still running.
-    expect!["bad arguments: `avg.py` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog avg.py` or `cargo build`) and launch the executable"].assert_eq(&masked(&b, &err.to_string()));
+    expect!["bad arguments: `avg.py` is not a compiled program; lldb runs executables: a Python file runs under debugpy: launch it without `adapter`, or with `adapter: debugpy`"].assert_eq(&masked(&b, &err.to_string()));
 }

@@ -178,6 +178,9 @@ impl OpContext<'_> {
         let threads = self.thread_list(s).await?;
         match given {
             Some(t) if threads.iter().any(|th| th.id == t) => Ok(t),
+            Some(t) if threads.is_empty() => Err(ToolError::bad_args(format!(
+                "thread {t} does not exist; the adapter lists no threads at the moment (some list them only while the program is stopped: call pause, then threads)"
+            ))),
             Some(t) => Err(ToolError::bad_args(format!(
                 "thread {t} does not exist; threads are: {}",
                 threads

@@ -175,7 +175,8 @@ impl OpContext<'_> {
         };
         if spec.kind == AdapterKind::Lldb && !crate::catalog::is_native_executable(&path) {
             return Err(ToolError::bad_args(format!(
-                "`{program}` is not a compiled program; lldb runs executables: build it with debug info (e.g. `gcc -g -O0 -o prog {program}` or `cargo build`) and launch the executable"
+                "`{program}` is not a compiled program; lldb runs executables: {}",
+                build_hint(&path, program)
             )));
         }
         let go = match (spec.kind, args.mode, args.test.as_deref()) {
@@ -750,5 +751,23 @@ impl OpContext<'_> {
                 _ => None,
             },
         })
+    }
+}
+
+/// What to do with a source file handed to lldb, by its language.
+fn build_hint(path: &Path, program: &str) -> String {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "c" => format!("build it with debug info (`gcc -g -O0 -o prog {program}`) and launch `prog`"),
+        "cc" | "cpp" | "cxx" => {
+            format!("build it with debug info (`g++ -g -O0 -o prog {program}`) and launch `prog`")
+        }
+        "rs" => "build the crate (`cargo build`) and launch its executable under target/debug/".into(),
+        "py" => "a Python file runs under debugpy: launch it without `adapter`, or with `adapter: debugpy`".into(),
+        "go" => "a Go file runs under delve: launch it without `adapter`, or with `adapter: delve`".into(),
+        _ => "build it with debug info and launch the executable".into(),
     }
 }

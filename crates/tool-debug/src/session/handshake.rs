@@ -171,8 +171,8 @@ impl Session {
             }
             if let Some(why) = client.closed() {
                 return Err(ToolError::failed(format!(
-                    "the adapter ended the connection before it was ready ({why}); adapter log: {}",
-                    log().trim()
+                    "the adapter ended the connection before it was ready ({why}){}",
+                    super::log_suffix(&log())
                 )));
             }
             tokio::select! {
@@ -187,9 +187,9 @@ impl Session {
                 }
                 () = tokio::time::sleep_until(deadline) => {
                     return Err(ToolError::timed_out(format!(
-                        "the adapter did not become ready (no `initialized` event) within {} ms; gave up, and nothing of this session is left running; adapter log: {}",
+                        "the adapter did not become ready (no `initialized` event) within {} ms; gave up, and nothing of this session is left running{}",
                         limits.handshake.as_millis(),
-                        log().trim()
+                        super::log_suffix(&log())
                     )));
                 }
             }
@@ -305,8 +305,8 @@ fn with_adapter_log(e: ToolError, log: &str) -> ToolError {
         ToolError::TimedOut(m) | ToolError::BadArgs(m) | ToolError::Failed(m) => m.clone(),
         other => other.to_string(),
     };
-    if !log.trim().is_empty() && !msg.contains("adapter log") {
-        msg.push_str(&format!("; adapter log: {}", log.trim()));
+    if !msg.contains("adapter log") {
+        msg.push_str(&super::log_suffix(log));
     }
     match e {
         ToolError::TimedOut(_) => ToolError::TimedOut(msg),

@@ -210,13 +210,19 @@ impl std::fmt::Debug for Session {
     }
 }
 
-/// A DAP error in the model's words, with the adapter's log when it has one.
-fn dap_to_tool(e: DapError, log_tail: String) -> ToolError {
-    let tail = if log_tail.trim().is_empty() {
+/// `; adapter log: …` to end a message with, or nothing when the adapter
+/// wrote nothing.
+pub(crate) fn log_suffix(log: &str) -> String {
+    if log.trim().is_empty() {
         String::new()
     } else {
-        format!("; adapter log: {}", log_tail.trim())
-    };
+        format!("; adapter log: {}", log.trim())
+    }
+}
+
+/// A DAP error in the model's words, with the adapter's log when it has one.
+fn dap_to_tool(e: DapError, log_tail: String) -> ToolError {
+    let tail = log_suffix(&log_tail);
     match e {
         DapError::Refused { .. } => ToolError::failed(format!("{e}{tail}")),
         DapError::Timeout { .. } => ToolError::timed_out(format!(
