@@ -459,12 +459,37 @@ async fn run_one(
     Ok((command.join(" "), diags))
 }
 
-/// `diagnostics "*"`: every project whose root is the workspace root, plus
-/// the roots of servers already running.
+/// `diagnostics "*"`: every project whose root is the workspace root and
+/// whose language the workspace has files of (the first server entry of
+/// each language, not its alternatives or linters, nor file-type servers
+/// without a checker), plus the roots of servers already running.
 pub async fn run_all(sup: &LspSupervisor) -> Result<ToolOutput, ToolError> {
     let ws_root = sup.workspace().root().to_path_buf();
+    let present = {
+        let root = ws_root.clone();
+        tokio::task::spawn_blocking(move || crate::query_servers::first_file_per_name(&root))
+            .await
+            .unwrap_or_default()
+    };
+    let has_files = |e: &ServerEntry| {
+        e.extensions
+            .keys()
+            .any(|x| present.contains_key(&format!(".{x}")))
+            || e.file_names.keys().any(|n| present.contains_key(n))
+    };
     let mut projects: Vec<(ServerEntry, PathBuf)> = Vec::new();
     for entry in sup.catalog().entries() {
+        let covered = projects.iter().any(|(e, _)| {
+            e.extensions
+                .keys()
+                .any(|x| entry.extensions.contains_key(x))
+        });
+        // A file-type server with no checker (JSON, TOML, YAML, …) has
+        // nothing to say here.
+        let file_type_only = entry.checker.is_none() && entry.root_markers.is_empty();
+        if entry.role != catalog::Role::Server || covered || file_type_only || !has_files(entry) {
+            continue;
+        }
         if let Some(root) = catalog::find_root(entry, &ws_root, &ws_root) {
             projects.push((entry.clone(), root));
         }

@@ -92,7 +92,7 @@ fn add(servers: &mut Vec<Asked>, server: Asked) {
 
 /// The first file of each extension (as `.ext`) and each whole file name
 /// under `root`: the shallowest, then the first in path order.
-fn first_file_per_name(root: &Path) -> BTreeMap<String, PathBuf> {
+pub(crate) fn first_file_per_name(root: &Path) -> BTreeMap<String, PathBuf> {
     let mut first: BTreeMap<String, (usize, PathBuf)> = BTreeMap::new();
     let walk = source_walk(root).max_depth(Some(MAX_DEPTH)).build();
     for entry in walk.take(MAX_WALKED).flatten() {

@@ -3,23 +3,24 @@
 
 mod common;
 
-use common::{has, project, Run};
+use common::{masked, project, Run};
+use expect_test::{expect, Expect};
 use serde_json::json;
 use tool_lsp::{CatalogConfig, LspBinding};
 
-async fn check(fixture: &str, tools: &[&str], says: &[&str]) {
+async fn check(fixture: &str, tools: &[&str], says: Expect) {
     check_with(fixture, tools, says, LspBinding::new(Default::default())).await;
 }
 
-async fn check_with(fixture: &str, tools: &[&str], says: &[&str], binding: LspBinding) {
+/// `diagnostics "*"` on the fixture: the whole answer (the run's folder
+/// masked).
+async fn check_with(fixture: &str, tools: &[&str], says: Expect, binding: LspBinding) {
     if test_support::fixtures::require(tools).is_none() {
         return;
     }
     let run = Run::with_binding(project(fixture), binding);
     let out = run.lsp(json!({"op": "diagnostics", "file": "*"})).await;
-    for s in says {
-        has(&out, s);
-    }
+    says.assert_eq(&masked(&out, &run.root));
     // Checkers are one-shot processes: no server was started.
     assert!(run.pids().await.is_empty());
     run.finish().await;
@@ -30,10 +31,10 @@ async fn basedpyright_checks_the_python_project() {
     check(
         "python",
         &["basedpyright", "pyright"],
-        &[
-            "lsp diagnostics *  python at . (basedpyright --outputjson)",
-            "broken.py:2:12 error [reportReturnType]",
-        ],
+        expect![[r#"
+            lsp diagnostics *  python at . (basedpyright --outputjson) — 1 error, 1 other in 2 files
+            broken.py:2:12 error [reportReturnType] Type "Literal['not a number']" is not assignable to return type "int"
+            util.py:5:14 warning [reportUnannotatedClassAttribute] Type annotation for attribute `word` is required because this class is not decorated with `@final`"#]],
     )
     .await;
 }
@@ -43,10 +44,9 @@ async fn tsc_checks_the_typescript_project() {
     check(
         "typescript",
         &["tsc"],
-        &[
-            "typescript at . (tsc --noEmit --pretty false) — 1 error",
-            "src/broken.ts:2:3 error [TS2322] Type 'string' is not assignable to type 'number'.",
-        ],
+        expect![[r#"
+            lsp diagnostics *  typescript at . (tsc --noEmit --pretty false) — 1 error, 0 others in 1 file
+            src/broken.ts:2:3 error [TS2322] Type 'string' is not assignable to type 'number'."#]],
     )
     .await;
 }
@@ -67,10 +67,9 @@ async fn cargo_check_checks_the_rust_project() {
     check_with(
         "rust",
         &["cargo"],
-        &[
-            "rust at . (cargo check --message-format=json) — 1 error",
-            "src/broken.rs:2:5 error [E0308] mismatched types",
-        ],
+        expect![[r#"
+            lsp diagnostics *  rust at . (cargo check --message-format=json) — 1 error, 0 others in 1 file
+            src/broken.rs:2:5 error [E0308] mismatched types"#]],
         LspBinding::new(config),
     )
     .await;
@@ -81,7 +80,9 @@ async fn go_vet_checks_the_go_project() {
     check(
         "go",
         &["go"],
-        &["go at . (go vet ./...) — 1 error", "broken.go:4:9 error"],
+        expect![[r#"
+            lsp diagnostics *  go at . (go vet ./...) — 1 error, 0 others in 1 file
+            broken.go:4:9 error cannot use "not a number" (untyped string constant) as int value in return statement"#]],
     )
     .await;
 }
@@ -91,10 +92,9 @@ async fn clangd_checks_the_compile_database() {
     check(
         "c",
         &["clangd"],
-        &[
-            "c at . (clangd --check on 3 files of compile_commands.json)",
-            "broken.c:2:1 problem [undeclared_var_use] use of undeclared identifier 'missing_name'",
-        ],
+        expect![[r#"
+            lsp diagnostics *  c at . (clangd --check on 3 files of compile_commands.json) — 0 errors, 1 other in 1 file
+            broken.c:2:1 problem [undeclared_var_use] use of undeclared identifier 'missing_name'"#]],
     )
     .await;
 }
@@ -109,6 +109,6 @@ async fn c_without_a_compile_database_says_there_is_no_checker() {
     std::fs::write(dir.path().join("a.c"), "int main(void) { return 0; }\n").unwrap();
     let run = Run::new(dir);
     let out = run.lsp(json!({"op": "diagnostics", "file": "*"})).await;
-    has(&out, "there is no project checker for C/C++ without a compile database: no compile_commands.json in .");
+    expect!["lsp diagnostics *  c at .: there is no project checker for C/C++ without a compile database: no compile_commands.json in .; generate one (cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON, bear) or use op `diagnostics` on one file"].assert_eq(&masked(&out, &run.root));
     run.finish().await;
 }

@@ -202,10 +202,6 @@ pub(crate) struct Scenario {
     pub encoding: &'static str,
 }
 
-pub(crate) fn has(text: &str, needle: &str) {
-    assert!(text.contains(needle), "expected {needle:?} in:\n{text}");
-}
-
 /// `text` with what changes from run to run masked, for a snapshot: the
 /// run's folder (`ROOT`), the fixtures' folder (`FIXTURES`), the fault
 /// server's path, pids (`pid PID`), measured times (`T s`; in ms only
