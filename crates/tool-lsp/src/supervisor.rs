@@ -598,6 +598,16 @@ impl LspSupervisor {
         // and refusals already met.
         let refusals = self.refusals.lock().expect("refusals").clone();
         let (mut no_root, mut not_installed) = (Vec::new(), Vec::new());
+        let present = std::sync::OnceLock::new();
+        let has_files = |entry: &ServerEntry| {
+            let present = present
+                .get_or_init(|| crate::query_servers::first_file_per_name(self.workspace.root()));
+            entry
+                .extensions
+                .keys()
+                .any(|x| present.contains_key(&format!(".{x}")))
+                || entry.file_names.keys().any(|n| present.contains_key(n))
+        };
         for entry in self.catalog.entries() {
             if slots.iter().any(|s| s.entry.id == entry.id) {
                 continue;
@@ -620,13 +630,17 @@ impl LspSupervisor {
                 self.path_env.as_ref(),
             );
             // Of the many entries that cannot serve this checkout, only
-            // those with a project root here get a line of their own.
+            // those with a project root here and files to serve get a line
+            // of their own (package.json is a root for vue, astro, prisma
+            // and solidity too).
             match &r {
                 Resolution::NoMarker { .. } => {
                     no_root.push(entry.id.as_str());
                     continue;
                 }
-                Resolution::NoBinary { .. } if entry.root_rule == RootRule::Workspace => {
+                Resolution::NoBinary { .. }
+                    if entry.root_rule == RootRule::Workspace || !has_files(entry) =>
+                {
                     not_installed.push(entry.id.as_str());
                     continue;
                 }

@@ -157,7 +157,7 @@ async fn status_and_refusals_name_the_missing_half() {
     assert!(run.pids().await.is_empty());
     let out = run.lsp(json!({"op": "diagnostics", "file": "*"})).await;
     expect_test::expect!["lsp diagnostics *  zig at .: the zig entry has no project checker"]
-    .assert_eq(&masked(&out, &run.root));
+        .assert_eq(&masked(&out, &run.root));
     run.finish().await;
 }
 
@@ -304,5 +304,39 @@ async fn a_timeout_outside_5_to_300_seconds_is_refused_before_any_server_starts(
         )
         .unwrap()
     );
+    run.finish().await;
+}
+
+/// `status` gives a line of its own to an entry that cannot start only
+/// where the workspace has files it would serve: package.json is a project
+/// root for many entries, and one whose language has no file here joins the
+/// one "not installed" line.
+#[tokio::test]
+async fn status_names_a_missing_server_on_its_own_line_only_where_it_has_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("package.json"), "{}\n").unwrap();
+    std::fs::write(dir.path().join("index.fakejs"), "x\n").unwrap();
+    let entry = |id: &str, ext: &str| {
+        json!({"id": id, "extensions": {ext: ext}, "commands": [[format!("definitely-not-installed-{id}")]],
+               "root_markers": ["package.json"]})
+    };
+    let config: CatalogConfig = serde_json::from_value(json!({
+        "servers": [entry("fake-js", "fakejs"), entry("fake-vue", "fakevue")]
+    }))
+    .unwrap();
+    let run = Run::with_binding(dir, LspBinding::new(config));
+    let status = run.lsp(json!({"op": "status"})).await;
+    let own: Vec<&str> = status.lines().filter(|l| l.starts_with("fake-")).collect();
+    expect_test::expect!["fake-js: cannot start (the fake-js project root is . but no server binary resolves: looked for definitely-not-installed-fake-js in .venv/bin, venv/bin, node_modules/.bin (of the root and up to the workspace root), among the programs `agent-tools install` put in its data folder, and on $PATH; install one of them)"]
+        .assert_eq(&own.join("\n"));
+    let not_installed: Vec<&str> = status
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("not installed (no server binary in the project or on $PATH): ")
+        })
+        .unwrap_or_default()
+        .split(", ")
+        .collect();
+    assert!(not_installed.contains(&"fake-vue"), "{status}");
     run.finish().await;
 }
