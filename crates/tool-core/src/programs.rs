@@ -41,7 +41,7 @@ pub fn find_program(
     local
         .iter()
         .cloned()
-        .chain(crate::install::bin_dir())
+        .chain(bin_dir())
         .chain(path.map(std::env::split_paths).into_iter().flatten())
         .filter(|d| !d.as_os_str().is_empty())
         .map(|d| d.join(name))
@@ -62,6 +62,25 @@ pub fn project_bin_dirs(start: &Path, workspace_root: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// The per-user data folder: `$AGENT_TOOLS_DATA_DIR`, else
+/// `$XDG_DATA_HOME/agent-tools`, else `~/.local/share/agent-tools`.
+pub fn data_dir() -> Option<PathBuf> {
+    let set = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    set("AGENT_TOOLS_DATA_DIR")
+        .or_else(|| set("XDG_DATA_HOME").map(|d| d.join("agent-tools")))
+        .or_else(|| set("HOME").map(|h| h.join(".local/share/agent-tools")))
+}
+
+/// The folder of links to installed executables, looked in after a
+/// project's own folders and before `PATH`.
+pub fn bin_dir() -> Option<PathBuf> {
+    data_dir().map(|d| d.join("bin"))
 }
 
 #[cfg(test)]

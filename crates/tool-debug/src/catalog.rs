@@ -10,7 +10,6 @@
 //! command line (`Catalog::new`, `Catalog::resolve`), are in
 //! [`crate::adapters`], which needs each adapter's knowledge to do it.
 
-use crate::config::UntrustedAdapter;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -449,6 +448,32 @@ pub(crate) fn rel(path: &Path, root: &Path) -> String {
         Ok(p) if p.as_os_str().is_empty() => ".".into(),
         Ok(p) => p.to_string_lossy().into_owned(),
         Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
+
+/// A project config's adapter entry that would start something new, set
+/// aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UntrustedAdapter {
+    pub spec: AdapterSpec,
+    /// The project config file, as shown to the model.
+    pub source: String,
+}
+
+impl UntrustedAdapter {
+    /// The notice `adapters`, `doctor` and a launch that would use it give.
+    pub fn notice(&self) -> String {
+        let commands: Vec<String> = self.spec.commands.iter().map(|c| c.join(" ")).collect();
+        let what = if commands.is_empty() {
+            format!("kind {:?}", self.spec.kind).to_lowercase()
+        } else {
+            commands.join("; ")
+        };
+        format!(
+            "{} adapter `{}` ({what}): not run: project config names a command; trust the workspace to use it \
+             (--trust-workspace)",
+            self.source, self.spec.id
+        )
     }
 }
 

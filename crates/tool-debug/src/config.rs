@@ -19,7 +19,7 @@
 //! trust rule are [`tool_core::layers`]'s; what "starts something new"
 //! means for an adapter is written here.
 
-use crate::catalog::AdapterSpec;
+use crate::catalog::{AdapterSpec, UntrustedAdapter};
 use serde::Deserialize;
 use tool_core::layers::{self, EntryLayer, LayerEntry};
 
@@ -38,32 +38,6 @@ pub struct AdapterConfig {
     /// the workspace is not trusted.
     #[serde(skip)]
     pub untrusted: Vec<UntrustedAdapter>,
-}
-
-/// A project config's adapter entry that would start something new, set
-/// aside.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UntrustedAdapter {
-    pub spec: AdapterSpec,
-    /// The project config file, as shown to the model.
-    pub source: String,
-}
-
-impl UntrustedAdapter {
-    /// The notice `adapters`, `doctor` and a launch that would use it give.
-    pub fn notice(&self) -> String {
-        let commands: Vec<String> = self.spec.commands.iter().map(|c| c.join(" ")).collect();
-        let what = if commands.is_empty() {
-            format!("kind {:?}", self.spec.kind).to_lowercase()
-        } else {
-            commands.join("; ")
-        };
-        format!(
-            "{} adapter `{}` ({what}): not run: project config names a command; trust the workspace to use it \
-             (--trust-workspace)",
-            self.source, self.spec.id
-        )
-    }
 }
 
 impl LayerEntry for AdapterSpec {

@@ -29,8 +29,9 @@ pub mod transport;
 pub mod waiting;
 
 pub use args::{DebugArgs, Op};
+pub use catalog::UntrustedAdapter;
 pub use catalog::{AdapterKind, AdapterSpec, Catalog, Connect, ExceptionFilter};
-pub use config::{AdapterConfig, UntrustedAdapter};
+pub use config::AdapterConfig;
 
 use serde_json::Value;
 use session::Session;

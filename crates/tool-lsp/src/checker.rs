@@ -467,7 +467,7 @@ pub async fn run_all(sup: &LspSupervisor) -> Result<ToolOutput, ToolError> {
     let ws_root = sup.workspace().root().to_path_buf();
     let present = {
         let root = ws_root.clone();
-        tokio::task::spawn_blocking(move || crate::query_servers::first_file_per_name(&root))
+        tokio::task::spawn_blocking(move || crate::source_walk::first_file_per_name(&root))
             .await
             .unwrap_or_default()
     };

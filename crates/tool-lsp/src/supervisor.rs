@@ -601,7 +601,7 @@ impl LspSupervisor {
         let present = std::sync::OnceLock::new();
         let has_files = |entry: &ServerEntry| {
             let present = present
-                .get_or_init(|| crate::query_servers::first_file_per_name(self.workspace.root()));
+                .get_or_init(|| crate::source_walk::first_file_per_name(self.workspace.root()));
             entry
                 .extensions
                 .keys()

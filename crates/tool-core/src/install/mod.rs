@@ -141,24 +141,7 @@ pub fn recipes() -> &'static [Recipe] {
     PARSED.get_or_init(|| parse_recipes(RECIPES).expect("the built-in recipes.toml is valid"))
 }
 
-/// The per-user data folder: `$AGENT_TOOLS_DATA_DIR`, else
-/// `$XDG_DATA_HOME/agent-tools`, else `~/.local/share/agent-tools`.
-pub fn data_dir() -> Option<PathBuf> {
-    let set = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    set("AGENT_TOOLS_DATA_DIR")
-        .or_else(|| set("XDG_DATA_HOME").map(|d| d.join("agent-tools")))
-        .or_else(|| set("HOME").map(|h| h.join(".local/share/agent-tools")))
-}
-
-/// The folder of links to installed executables, looked in after a
-/// project's own folders and before `PATH`.
-pub fn bin_dir() -> Option<PathBuf> {
-    data_dir().map(|d| d.join("bin"))
-}
+pub use crate::programs::{bin_dir, data_dir};
 
 /// The recipe that provides executable `program`, if one does.
 pub fn recipe_for(program: &str) -> Option<&'static Recipe> {
