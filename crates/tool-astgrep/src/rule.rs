@@ -135,14 +135,19 @@ pub fn read(rule: &Value) -> Result<RuleSpec, String> {
 
 /// The message of an error and of every error under it.
 fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
+    // Each link is a sentence of its own ("… is not configured correctly.");
+    // joined by ": ", their full stops go.
+    let mut links = vec![e.to_string()];
     let mut cur = e.source();
     while let Some(s) = cur {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
+        links.push(s.to_string());
         cur = s.source();
     }
-    out
+    links
+        .iter()
+        .map(|l| l.trim().trim_end_matches('.'))
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// `$NAME` and `$$$NAME` metavariables spelled in a rule's text.
@@ -225,11 +230,7 @@ mod tests {
         );
         let spec = read(&Value::String("kind: no_such_kind".into())).unwrap();
         let err = spec.compile(Lang::from_id("python").unwrap()).unwrap_err();
-        assert!(
-            err.starts_with("the rule does not compile for python"),
-            "{err}"
-        );
-        assert!(err.contains("no_such_kind"), "{err}");
+        expect_test::expect!["the rule does not compile for python: `rule` is not configured correctly: Rule contains invalid kind matcher: Invalid Kind: Kind `no_such_kind` is invalid; nothing was searched"].assert_eq(&err);
     }
 
     #[test]

@@ -84,6 +84,9 @@ mod tests {
         }))
         .unwrap_err();
         assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-        assert!(e.message.contains("unknown tool `nope`"));
+        expect_test::expect![
+            "unknown tool `nope`: no tool of that name is available here; available: read"
+        ]
+        .assert_eq(&e.message);
     }
 }
