@@ -232,7 +232,7 @@ fn doctor_shows_the_whole_table_with_the_reason() {
         .expect("an eval row");
     assert_eq!(
         eval_row,
-        "eval         exec   yes       no          needs kernel factory: config agent-tools.toml: \
+        "eval            exec   yes       no          needs kernel factory: config agent-tools.toml: \
          [eval] max_output_bytes = 100: must be at least 256"
     );
     assert!(stdout.lines().any(|l| l.starts_with("ast_grep ")));

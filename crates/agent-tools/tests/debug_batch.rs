@@ -199,7 +199,7 @@ fn a_session_left_stopped_is_killed_when_batch_ends() {
         .lines()
         .find(|l| l.split_whitespace().next() == Some("debug"))
         .unwrap_or_else(|| panic!("no debug row: {doctor}"));
-    expect!["debug        exec   yes       no          needs debug-session supervisor + working directory + conversation id: config <root>/agent-tools.toml: [debug] ttl = 5: unknown field `ttl`, expected one of `ttl_seconds`, `wait_seconds`, `handshake_seconds`, `adapters`, `disable`"].assert_eq(&masked(row, dir.path()));
+    expect!["debug           exec   yes       no          needs debug-session supervisor + working directory + conversation id: config <root>/agent-tools.toml: [debug] ttl = 5: unknown field `ttl`, expected one of `ttl_seconds`, `wait_seconds`, `handshake_seconds`, `adapters`, `disable`"].assert_eq(&masked(row, dir.path()));
 }
 
 #[test]

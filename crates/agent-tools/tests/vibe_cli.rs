@@ -153,7 +153,7 @@ fn batch_waits_for_running_and_queued_workers_when_its_input_ends() {
         &flags,
         dir.path(),
         &[
-            json!({"tool": "vibe_spawn", "args": {"brief": "sleep 1\nsay one done", "label": "one"}}),
+            json!({"tool": "vibe_spawn", "args": {"brief": "sleep 2\nsay one done", "label": "one"}}),
             json!({"tool": "vibe_spawn", "args": {"brief": "say two done", "label": "two"}}),
         ],
     );
@@ -176,9 +176,9 @@ fn batch_waits_for_running_and_queued_workers_when_its_input_ends() {
     "#]]
     .assert_eq(&stderr);
 
-    // The transcript (--text) shows the calls batch made on its own as such.
-    let spawn =
-        json!({"tool": "vibe_spawn", "args": {"brief": "sleep 0.5\nsay hi", "label": "hi"}});
+    // The transcript (--text) shows the calls batch made on its own as such
+    // (the worker outlives the input by far, even on a loaded machine).
+    let spawn = json!({"tool": "vibe_spawn", "args": {"brief": "sleep 2\nsay hi", "label": "hi"}});
     let out = test_support::cli::batch(
         bin()
             .arg("batch")
