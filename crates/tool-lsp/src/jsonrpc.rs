@@ -278,6 +278,9 @@ async fn read_loop<R: AsyncRead + Unpin, H: Handler>(conn: JsonRpc, reader: R, h
                 conn.dispatch(&handler, msg);
             }
             Ok(None) => break StreamEnd::Closed,
+            // A server that exits while writing ends its stream inside a
+            // frame: it went away, it did not break the protocol.
+            Err(FrameError::Truncated(_)) => break StreamEnd::Closed,
             Err(FrameError::BadBody { error, excerpt }) => {
                 tracing::warn!(server = %conn.inner.name, %error, %excerpt, "skipped a frame that is not JSON");
             }

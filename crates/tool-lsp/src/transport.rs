@@ -15,6 +15,9 @@ pub enum FrameError {
     #[error("malformed frame header: {0}")]
     Malformed(String),
     /// Framed correctly, but the body is not JSON; the stream is still usable.
+    /// The stream ended inside a frame: the server went away mid-write.
+    #[error("the stream ended inside {0}")]
+    Truncated(String),
     #[error("frame body is not JSON ({error}): {excerpt}")]
     BadBody { error: String, excerpt: String },
     #[error("reading from the server failed: {0}")]
@@ -28,6 +31,7 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> Result<Option<Val
         Ok(Some(body)) => body,
         Ok(None) => return Ok(None),
         Err(FramingError::Malformed(why)) => return Err(FrameError::Malformed(why)),
+        Err(FramingError::Truncated(what)) => return Err(FrameError::Truncated(what)),
         Err(FramingError::Io(e)) => return Err(FrameError::Io(e)),
     };
     match serde_json::from_slice(&body) {

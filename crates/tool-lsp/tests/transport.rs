@@ -188,6 +188,27 @@ async fn the_end_of_the_stream_is_reported_to_pending_requests() {
     assert_eq!(*recorder.ends.lock().unwrap(), vec![StreamEnd::Closed]);
 }
 
+/// A peer that goes away in the middle of writing a frame (a server that
+/// exits while a message is half out) closed its stream; it did not break
+/// the protocol (and its exit status, not a framing error, is the reason a
+/// real server's client gives).
+#[tokio::test]
+async fn a_stream_that_ends_inside_a_frame_is_a_close_not_a_break() {
+    let (conn, recorder, mut peer) = connect();
+    let ask = tokio::spawn({
+        let conn = conn.clone();
+        async move { conn.request("a/one", Value::Null, LONG).await }
+    });
+    peer.next().await;
+    peer.to_client
+        .write_all(b"Content-Length: 139\r\n\r\n{\"jsonrpc\":")
+        .await
+        .unwrap();
+    drop(peer);
+    assert_eq!(ask.await.unwrap(), Err(RequestError::Gone("closed".into())));
+    assert_eq!(*recorder.ends.lock().unwrap(), vec![StreamEnd::Closed]);
+}
+
 #[tokio::test]
 async fn a_timeout_leaves_no_pending_entry_and_cancels_the_request() {
     let (conn, _, mut peer) = connect();
