@@ -27,10 +27,14 @@ use ast_grep_core::Node;
 
 /// The deepest bracket nesting a pattern may have. A pattern is a fragment
 /// someone types to find code: real ones nest a handful of levels, and code
-/// itself rarely passes 30. 256 is far beyond any useful pattern, and keeps
+/// itself rarely passes 30. 128 is far beyond any useful pattern, and keeps
 /// the compiler and the matcher (one frame per pattern level) small on any
-/// thread, including a 2 MiB one.
-pub const MAX_PATTERN_BRACKETS: usize = 256;
+/// thread, including a 2 MiB one. Measured with `tests/pattern_props.rs` in
+/// the debug build (the tests' build, whose frames are the largest): at 256
+/// (a tree depth of 576) compiling the deepest patterns needed between 1 and
+/// 1.5 MiB of stack, and once overflowed a 2 MiB test thread in CI (a
+/// SIGSEGV); at 128 (320) they pass on a 1 MiB stack.
+pub const MAX_PATTERN_BRACKETS: usize = 128;
 
 /// The deepest syntax tree a pattern's parse may have, skeleton included.
 /// Nesting without brackets (`a + a + … + a`, `not not … x`, `a.b.c…`) is

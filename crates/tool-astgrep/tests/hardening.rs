@@ -54,11 +54,11 @@ fn a_pattern_5000_brackets_deep_is_refused_before_compiling() {
     let run = run_with(&[("a.py", "foo(1)\n".into())]);
     let pattern = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
     let err = run.find(&pattern, None).unwrap_err();
-    expect![[r#"bad arguments: pattern nested too deeply: 5,000 levels of brackets; the limit is 256 — match an inner piece with fewer levels, using `$_` for what it contains"#]]
+    expect![[r#"bad arguments: pattern nested too deeply: 5,000 levels of brackets; the limit is 128 — match an inner piece with fewer levels, using `$_` for what it contains"#]]
         .assert_eq(&err.to_string());
     // Deep, but within the limit: compiles and matches.
-    let pattern = format!("{}1{}", "[".repeat(200), "]".repeat(200));
-    let run = run_with(&[("a.py", nested_python(200))]);
+    let pattern = format!("{}1{}", "[".repeat(120), "]".repeat(120));
+    let run = run_with(&[("a.py", nested_python(120))]);
     let out = run.find(&pattern, Some("python")).unwrap();
     assert_eq!(out.structured.unwrap()["total"], 1);
 }
@@ -69,7 +69,7 @@ fn a_pattern_nested_without_brackets_is_refused_with_its_depth() {
     // `a + a + … + a` nests to the left: one tree level per `+`.
     let pattern = vec!["a"; 3000].join(" + ");
     let err = run.find(&pattern, Some("python")).unwrap_err();
-    expect!["bad arguments: pattern nested too deeply: its syntax tree for python is 3,002 levels deep; the limit is 576 — match a smaller piece of the code"].assert_eq(&err.to_string());
+    expect!["bad arguments: pattern nested too deeply: its syntax tree for python is 3,002 levels deep; the limit is 320 — match a smaller piece of the code"].assert_eq(&err.to_string());
     // Without a language every grammar refuses it the same way: the first
     // one tried says so.
     let err = run.find(&pattern, None).unwrap_err();
