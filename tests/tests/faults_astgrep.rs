@@ -144,7 +144,7 @@ fn a_pattern_nested_5000_deep_is_refused_and_the_host_serves_on() {
         assert_eq!(v["ok"], false, "{answer:.300}");
         assert_eq!(
             v["error"]["message"],
-            "bad arguments: pattern nested too deeply: 5,000 levels of brackets; the limit is 256 — match an inner piece with fewer levels, using `$_` for what it contains"
+            "bad arguments: pattern nested too deeply: 5,000 levels of brackets; the limit is 128 — match an inner piece with fewer levels, using `$_` for what it contains"
         );
         assert!(took < Duration::from_secs(1), "{took:?}");
         host.assert_serving();
@@ -157,7 +157,7 @@ fn a_pattern_nested_5000_deep_is_refused_and_the_host_serves_on() {
     let v = parse(&answer);
     assert_eq!(
         v["error"]["message"],
-        "bad arguments: pattern nested too deeply: its syntax tree for python is 5,002 levels deep; the limit is 576 — match a smaller piece of the code"
+        "bad arguments: pattern nested too deeply: its syntax tree for python is 5,002 levels deep; the limit is 320 — match a smaller piece of the code"
     );
     host.assert_serving();
     host.finish();
