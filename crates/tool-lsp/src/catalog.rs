@@ -171,6 +171,15 @@ fn answers_workspace_symbols() -> bool {
 }
 
 impl ServerEntry {
+    /// Its first file among `files` (as [`crate::source_walk::first_file_per_name`]
+    /// keys them: `.ext` and whole names), if the workspace has one.
+    pub fn first_file_in<'a>(&self, files: &'a BTreeMap<String, PathBuf>) -> Option<&'a PathBuf> {
+        self.extensions
+            .keys()
+            .find_map(|x| files.get(&format!(".{x}")))
+            .or_else(|| self.file_names.keys().find_map(|n| files.get(n)))
+    }
+
     /// The LSP language id of `path` for this entry, when it serves it (by
     /// whole file name, else by extension, case-insensitively).
     pub fn language_of(&self, path: &Path) -> Option<String> {

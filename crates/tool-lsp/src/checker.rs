@@ -471,12 +471,7 @@ pub async fn run_all(sup: &LspSupervisor) -> Result<ToolOutput, ToolError> {
             .await
             .unwrap_or_default()
     };
-    let has_files = |e: &ServerEntry| {
-        e.extensions
-            .keys()
-            .any(|x| present.contains_key(&format!(".{x}")))
-            || e.file_names.keys().any(|n| present.contains_key(n))
-    };
+    let has_files = |e: &ServerEntry| e.first_file_in(&present).is_some();
     let mut projects: Vec<(ServerEntry, PathBuf)> = Vec::new();
     for entry in sup.catalog().entries() {
         let covered = projects.iter().any(|(e, _)| {

@@ -40,15 +40,7 @@ pub(crate) async fn servers_for_query(sup: &LspSupervisor) -> Vec<Asked> {
         .entries()
         .iter()
         .filter(|e| e.role == Role::Server && e.workspace_symbols)
-        .filter_map(|e| {
-            let file = e
-                .extensions
-                .keys()
-                .map(|x| format!(".{x}"))
-                .chain(e.file_names.keys().cloned())
-                .find_map(|key| first_files.get(&key))?;
-            Some((e, file))
-        })
+        .filter_map(|e| Some((e, e.first_file_in(&first_files)?)))
         .collect();
     // The servers of programming languages (their entries need a project
     // file) first; the file-type servers that need none (HTML, CSS, YAML,

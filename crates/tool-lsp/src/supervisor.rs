@@ -602,11 +602,7 @@ impl LspSupervisor {
         let has_files = |entry: &ServerEntry| {
             let present = present
                 .get_or_init(|| crate::source_walk::first_file_per_name(self.workspace.root()));
-            entry
-                .extensions
-                .keys()
-                .any(|x| present.contains_key(&format!(".{x}")))
-                || entry.file_names.keys().any(|n| present.contains_key(n))
+            entry.first_file_in(present).is_some()
         };
         for entry in self.catalog.entries() {
             if slots.iter().any(|s| s.entry.id == entry.id) {
