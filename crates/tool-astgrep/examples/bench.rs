@@ -9,7 +9,8 @@
 //! cache. The machine may be shared, so each case runs `BENCH_REPS` rounds
 //! (default 5), ours and the CLI's interleaved within a round, and the
 //! median of each side is reported. `BENCH_CASE=selective` (a case's name)
-//! runs that case alone.
+//! runs that case alone; `BENCH_PATTERN='print($$$A)'` (with
+//! `BENCH_REWRITE=…` for a rewrite) runs a pattern of one's own instead.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -84,6 +85,9 @@ struct Ours {
     matches: MatchSet,
     /// file → new content, for the rewrite.
     rewritten: BTreeMap<String, String>,
+    /// Files with matches, and how many of them were parsed only in part.
+    files: usize,
+    in_parts: usize,
 }
 
 fn run_ours(corpus: &Path, case: &Case) -> Ours {
@@ -120,6 +124,8 @@ fn run_ours(corpus: &Path, case: &Case) -> Ours {
         cpu,
         matches,
         rewritten,
+        files: outcome.files.len(),
+        in_parts: outcome.files.iter().filter(|f| f.parsed_in_parts).count(),
     }
 }
 
@@ -238,10 +244,21 @@ fn main() {
         .unwrap_or(5)
         .max(1);
     let only = std::env::var("BENCH_CASE").ok();
-    let cases: Vec<&Case> = CASES
+    let mut cases: Vec<&Case> = CASES
         .iter()
         .filter(|c| only.as_deref().is_none_or(|n| n == c.name))
         .collect();
+    // `BENCH_PATTERN=…` (and `BENCH_REWRITE=…`): that pattern alone, to
+    // compare match sets on any pattern.
+    if let Ok(pattern) = std::env::var("BENCH_PATTERN") {
+        let rewrite = std::env::var("BENCH_REWRITE").ok();
+        cases = vec![Box::leak(Box::new(Case {
+            name: "custom",
+            pattern: Box::leak(pattern.into_boxed_str()),
+            rewrite: rewrite.map(|r| &*Box::leak(r.into_boxed_str())),
+            target: None,
+        }))];
+    }
     let (files, bytes) = warm(&corpus);
     // `BENCH_OURS_ONLY=1`: time only this crate's side, for a profiler.
     if std::env::var_os("BENCH_OURS_ONLY").is_some() {
@@ -282,6 +299,7 @@ fn main() {
     );
     let mut all_ok = true;
     let mut summary = Vec::new();
+    let mut parts = Vec::new();
     for case in cases {
         let mut ours_times = Vec::new();
         let mut cli_times = Vec::new();
@@ -312,6 +330,7 @@ fn main() {
                 case.name
             ));
         }
+        parts.push(format!("{} {} of {}", case.name, ours.in_parts, ours.files));
         let mut identical = ours.matches == cli_run.matches;
         if case.rewrite.is_some() {
             identical &= ours.rewritten == cli_run.rewritten;
@@ -351,6 +370,10 @@ fn main() {
             }
         }
     }
+    println!(
+        "files with matches parsed only in part (the top-level statements holding the literal): {}",
+        parts.join(", ")
+    );
     println!("ratios: {}", summary.join(", "));
     if !all_ok {
         println!("(a target was missed or a match set differs; see above)");

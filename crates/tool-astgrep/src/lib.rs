@@ -12,13 +12,18 @@
 //! circle (check with `grep -n "crate::" src/*.rs`):
 //!
 //! 1. [`grammars`] (the extra tree-sitter grammars), [`excerpt`], [`journal`],
-//!    [`nesting`], [`parser_memory`] — no crate imports; [`catalog`] — grammars;
-//!    [`embedded`] (macro bodies searched on their own) — catalog;
+//!    [`nesting`], [`parser_memory`], `top_level` (where a Python file's
+//!    top-level statements begin) — no crate imports; [`catalog`] — grammars;
+//!    [`embedded`] (macro bodies searched on their own), `enclosing` (the
+//!    scope a match sits in) — catalog, excerpt;
 //! 2. [`skeleton`] — catalog;
 //! 3. [`pattern`] — catalog, excerpt, nesting, skeleton;
 //! 4. [`rewrite`] — pattern; [`rule`] (ast-grep rules) — catalog, pattern,
 //!    rewrite, skeleton;
-//! 5. [`search`] — catalog, embedded, excerpt, nesting, pattern, rewrite;
+//! 5. `matching` (one source: its tree, or a Python module's statements
+//!    holding the literal) — catalog, embedded, enclosing, excerpt, nesting,
+//!    pattern, rewrite, top_level; [`search`] (the walk) — catalog, matching,
+//!    nesting, pattern, rewrite;
 //! 6. [`store`] — journal;
 //! 7. [`format`] — embedded, excerpt, nesting, rewrite, search, store;
 //! 8. [`ops`] — catalog, excerpt, format, pattern, rewrite, search, store;
@@ -31,10 +36,12 @@
 pub mod binding;
 pub mod catalog;
 pub mod embedded;
+mod enclosing;
 pub mod excerpt;
 pub mod format;
 pub mod grammars;
 pub mod journal;
+mod matching;
 pub mod nesting;
 pub mod ops;
 pub mod parser_memory;
@@ -45,6 +52,7 @@ pub mod search;
 pub mod skeleton;
 pub mod store;
 pub mod tools;
+mod top_level;
 
 pub use binding::{recover_interrupted, AstGrepBinding};
 pub use catalog::Lang;

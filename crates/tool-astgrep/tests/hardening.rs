@@ -16,6 +16,15 @@ fn nested_python(depth: usize) -> String {
     format!("x = {}1{}\n", "[".repeat(depth), "]".repeat(depth))
 }
 
+/// A module whose second statement is 10,000 lists deep around a call of
+/// `foo`, so a search for `foo` must parse it.
+fn deep_python_holding_foo() -> String {
+    format!(
+        "foo(0)\n{}",
+        nested_python(10_000).replace("[1]", "[foo(9)]")
+    )
+}
+
 #[test]
 fn a_10_mb_pattern_is_refused_before_it_is_parsed() {
     let run = run_with(&[("a.py", "foo(1)\n".into())]);
@@ -83,7 +92,7 @@ fn a_pattern_nested_without_brackets_is_refused_with_its_depth() {
 #[test]
 fn a_file_10000_deep_is_skipped_and_named_while_the_rest_is_searched() {
     let run = run_with(&[
-        ("deep.py", format!("foo(0)\n{}", nested_python(10_000))),
+        ("deep.py", deep_python_holding_foo()),
         (
             "deep.js",
             format!(
@@ -104,18 +113,36 @@ fn a_file_10000_deep_is_skipped_and_named_while_the_rest_is_searched() {
         ok.py:2:1  foo(2)  X=2
         (2 files skipped: 2 too deeply nested)
         skipped deep.js: too deeply nested: 10,004 levels, limit 5,000
-        skipped deep.py: too deeply nested: 10,004 levels, limit 5,000"#]]
+        skipped deep.py: too deeply nested: 10,006 levels, limit 5,000"#]]
     .assert_eq(&out.joined_text());
     let s = out.structured.unwrap();
     assert_eq!(s["total"], 3);
-    expect![[r#"[{"depth":10004,"path":"deep.js"},{"depth":10004,"path":"deep.py"}]"#]]
+    expect![[r#"[{"depth":10004,"path":"deep.js"},{"depth":10006,"path":"deep.py"}]"#]]
         .assert_eq(&s["skipped"]["too_deep"].to_string());
+}
+
+/// A Python module is parsed only in the top-level statements that hold
+/// the pattern's literal: a statement nested too deeply that does not hold
+/// it is never parsed, and the rest of its file is searched.
+#[test]
+fn a_deep_statement_without_the_literal_does_not_stop_the_search_of_its_file() {
+    let run = run_with(&[(
+        "deep.py",
+        format!("foo(0)\n{}foo(1)\n", nested_python(10_000)),
+    )]);
+    let out = run.find("foo($X)", None).unwrap();
+    expect![[r#"
+        ast_grep  foo($X)  [python] in . — 2 matches in 1 file (1 file searched)
+        searched: python (1 file)
+        deep.py:1:1  foo(0)  X=0
+        deep.py:3:1  foo(1)  X=1"#]]
+    .assert_eq(&out.joined_text());
 }
 
 #[test]
 fn ast_edit_skips_a_deep_file_and_stages_the_rest() {
     let run = run_with(&[
-        ("deep.py", format!("foo(0)\n{}", nested_python(10_000))),
+        ("deep.py", deep_python_holding_foo()),
         ("ok.py", "foo(1)\n".into()),
     ]);
     let out = run.stage("foo($X)", "bar($X)", None).unwrap();
@@ -124,7 +151,7 @@ fn ast_edit_skips_a_deep_file_and_stages_the_rest() {
         ast_edit  foo($X)  →  bar($X)  [python] in .; nothing is written until accepted
         searched: python (1 file)
         (1 file skipped: 1 too deeply nested)
-        skipped deep.py: too deeply nested: 10,004 levels, limit 5,000
+        skipped deep.py: too deeply nested: 10,006 levels, limit 5,000
         --- a/ok.py
         +++ b/ok.py
         @@ -1 +1 @@

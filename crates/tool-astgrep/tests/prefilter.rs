@@ -19,6 +19,11 @@ use tool_core::{CancellationToken, Workspace};
 type Found = BTreeSet<(String, usize, usize, usize, usize)>;
 
 fn searched(dir: &Path, pattern: &str, lang: &str, prefilter: bool) -> Found {
+    searched_with_parts(dir, pattern, lang, prefilter).0
+}
+
+/// The matches, and how many files with matches were parsed only in part.
+fn searched_with_parts(dir: &Path, pattern: &str, lang: &str, prefilter: bool) -> (Found, usize) {
     let ws = Workspace::new(dir).unwrap();
     let mut scope = ops::scope(&ws, pattern, None, Some(lang)).unwrap();
     if !prefilter {
@@ -40,7 +45,8 @@ fn searched(dir: &Path, pattern: &str, lang: &str, prefilter: bool) -> Found {
             found.insert((f.rel.clone(), m.start, m.end, m.line, m.column));
         }
     }
-    found
+    let in_parts = out.files.iter().filter(|f| f.parsed_in_parts).count();
+    (found, in_parts)
 }
 
 /// ast-grep's `find_all` over every file of `lang` under `dir`, lines and
@@ -145,6 +151,14 @@ const PIECES: &[&str] = &[
     "y = None\n",
     "\n",
     "pass\n",
+    // Statements the top-level scan must not cut (see `top_level`).
+    "@decorator(isinstance)\ndef g():\n    return isinstance(a, b)\n",
+    "s = '''\nisinstance(a, b)\ndef h(): pass\n'''\n",
+    "t = f\"{isinstance(a, b)} {d['k']:>{w}}\" f'{{a == a}}'\n",
+    "if a:\n    pass\nelse:\n    isinstance(a, b)\n",
+    "x = 1 + \\\n    isinstance(a, b)\n",
+    "try:\n    pass\nexcept E:\n    a == a\nfinally:\n    pass\n",
+    "class K(\n    Base,\n):\n    v = isinstance(a, b) == None\n",
 ];
 
 const PATTERNS: &[&str] = &[
@@ -180,4 +194,110 @@ proptest! {
             prop_assert_eq!(&with, &oracle(&root, pattern, "python"), "{}", pattern);
         }
     }
+}
+
+/// A module of many statements is parsed only where the literal is, and
+/// the matches are ast-grep's on the whole file: with the literal in a
+/// decorated function, a class, an f-string field and an `else` clause,
+/// between statements that hide it in strings and comments; and with a
+/// syntax error in a statement that is not parsed. Where a parsed part does
+/// not parse cleanly, the whole file is parsed instead.
+#[test]
+fn a_module_is_parsed_only_where_the_literal_is_with_the_same_matches() {
+    // Every tenth one holds the literal in its docstring.
+    let filler: String = (0..30)
+        .map(|i| {
+            let doc = if i % 10 == 0 {
+                "isinstance\n(no call)"
+            } else {
+                "a filler"
+            };
+            format!("def filler_{i}(x):\n    \"\"\"{doc}\"\"\"\n    return x + {i}\n\n")
+        })
+        .collect();
+    let holding = "@decorator(isinstance)\ndef g():\n    return isinstance(a, b)\n\n\
+                   class K(\n    Base,\n):\n    v = isinstance(a, b) == None\n\n\
+                   t = f\"{isinstance(c, d)} {e['k']:>{w}}\"\n\
+                   if a:\n    pass\nelse:\n    isinstance(f, g)\n";
+    let dir = tempfile::tempdir().unwrap();
+    let clean = format!("{filler}{holding}{filler}");
+    std::fs::write(dir.path().join("clean.py"), &clean).unwrap();
+    // A broken statement far from the literal, and one next to it.
+    std::fs::write(
+        dir.path().join("broken_elsewhere.py"),
+        format!("x = = 1\n{clean}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("broken_beside.py"),
+        format!("{filler}def h(:\n    isinstance(p, q)\n{filler}"),
+    )
+    .unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (found, in_parts) = searched_with_parts(&root, "isinstance($X, $Y)", "python", true);
+    assert_eq!(found, oracle(&root, "isinstance($X, $Y)", "python"));
+    let per_file: Vec<(String, usize)> = ["broken_beside.py", "broken_elsewhere.py", "clean.py"]
+        .iter()
+        .map(|f| (f.to_string(), found.iter().filter(|m| m.0 == *f).count()))
+        .collect();
+    let expect = |f: &str, n: usize| (f.to_string(), n);
+    assert_eq!(
+        per_file,
+        vec![
+            expect("broken_beside.py", 1),
+            expect("broken_elsewhere.py", 4),
+            expect("clean.py", 4)
+        ]
+    );
+    // clean.py and broken_elsewhere.py in part; broken_beside.py whole.
+    assert_eq!(in_parts, 2);
+}
+
+/// Parsed in parts or whole, a module's matches are the same records:
+/// positions, text, captures and the function or class each sits in. The
+/// whole parse is forced by a trailing comment that repeats the literal, so
+/// the statement holding it would be most of the file.
+#[test]
+fn parsed_in_parts_or_whole_the_records_are_the_same() {
+    let source = "import os\n\n\
+                  class Outer:\n    class Inner:\n        def run(self, v):\n            return isinstance(v, (int, str))\n\n\
+                  def plain(x):\n    return x\n\n\
+                  @wrap(isinstance(a, b))\nasync def later(y):\n    if isinstance(y, bytes):\n        pass\n\n\
+                  z = [isinstance(q, r) for q in range(3)]\n\n\
+                  def tail():\n    return None\n";
+    // Statements without the literal, so the ones holding it are a part.
+    let filler: String = (0..20)
+        .map(|i| format!("def filler_{i}(x):\n    return x * {i}\n\n"))
+        .collect();
+    let source = format!("{source}\n{filler}");
+    let padded = format!("{source}# {}\n", "isinstance ".repeat(500));
+    let lang = Lang::from_id("python").unwrap();
+    let compiled = tool_astgrep::compile(lang, "isinstance($X, $Y)").unwrap();
+    let parts = search::match_source(&compiled, None, &source)
+        .unwrap()
+        .unwrap();
+    let whole = search::match_source(&compiled, None, &padded)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (parts.parsed_in_parts, whole.parsed_in_parts),
+        (true, false)
+    );
+    assert_eq!(parts.records, whole.records);
+    let shown: Vec<String> = parts
+        .records
+        .iter()
+        .map(|r| {
+            format!(
+                "{}:{} {} {:?} in {:?}",
+                r.line, r.column, r.text, r.captures, r.enclosing
+            )
+        })
+        .collect();
+    expect_test::expect![[r#"
+        6:20 isinstance(v, (int, str)) [("X", "v"), ("Y", "(int, str)")] in Some("Outer.Inner.run")
+        11:7 isinstance(a, b) [("X", "a"), ("Y", "b")] in None
+        13:8 isinstance(y, bytes) [("X", "y"), ("Y", "bytes")] in Some("later")
+        16:6 isinstance(q, r) [("X", "q"), ("Y", "r")] in None"#]]
+    .assert_eq(&shown.join("\n"));
 }

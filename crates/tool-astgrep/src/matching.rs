@@ -1,0 +1,568 @@
+//! Matching one source text: its tree (or, for a Python module, only the
+//! top-level statements holding the pattern's literal), the matching walk
+//! that enters only subtrees holding that literal, macro bodies parsed on
+//! their own, and the records and rewrite edits gathered, in file order.
+
+use crate::catalog::Lang;
+use crate::embedded::{self, Region, RegionKind};
+use crate::enclosing::enclosing_name;
+use crate::excerpt::one_line;
+use crate::nesting::{depth_beyond, yaml_block_depth, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH};
+use crate::pattern::{CompiledPattern, Query, BODY_VAR};
+use crate::rewrite::{apply_edits, check_rewritten, check_rewritten_text, FileRewrite, Rewriter};
+use crate::top_level;
+use ast_grep_core::matcher::MatcherExt;
+use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::{AstGrep, Language, Matcher, Node, NodeMatch};
+use ast_grep_language::SupportLang;
+use memchr::memmem::Finder;
+
+type Doc = StrDoc<Lang>;
+
+/// One match, positions 1-based.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchRecord {
+    /// Byte range in the file.
+    pub start: usize,
+    pub end: usize,
+    pub line: usize,
+    pub column: usize,
+    /// The first line of the matched text, capped.
+    pub text: String,
+    /// Metavariable name → captured text (first line, capped), by name.
+    pub captures: Vec<(String, String)>,
+    /// The function and class it sits in, outermost first (`Child.run`).
+    pub enclosing: Option<String>,
+}
+
+/// What matched in one source, its rewrite when rewriting, and where the
+/// pattern's literal sits in code that could not be searched structurally.
+#[derive(Debug, Clone, Default)]
+pub struct FileMatches {
+    pub records: Vec<MatchRecord>,
+    pub rewrite: Option<FileRewrite>,
+    pub unsearched: Vec<Candidate>,
+    /// Whether only the top-level statements holding the pattern's literal
+    /// were parsed (see [`crate::top_level`]), not the whole file.
+    pub parsed_in_parts: bool,
+}
+
+/// A place in unstructured code (a macro body the grammar leaves as
+/// tokens) where the pattern's literal occurs: it may be a match that no
+/// structural search can confirm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub kind: RegionKind,
+    /// 1-based.
+    pub line: usize,
+}
+
+/// A source whose tree is deeper than [`MAX_FILE_TREE_DEPTH`], or YAML
+/// whose blocks nest deeper than [`MAX_YAML_BLOCK_DEPTH`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooDeep {
+    pub depth: usize,
+    pub limit: usize,
+}
+
+/// Where the text being matched sits in the file: `base` is added to every
+/// offset past `skip` bytes of wrapper.
+#[derive(Clone, Copy)]
+struct Placement<'s> {
+    /// The file's text.
+    file: &'s str,
+    skip: usize,
+    base: usize,
+}
+
+impl Placement<'_> {
+    fn file_offset(self, offset: usize) -> usize {
+        offset - self.skip + self.base
+    }
+
+    /// 1-based line and column (in characters) of a file offset.
+    fn line_column(self, offset: usize) -> (usize, usize) {
+        let before = &self.file[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        (line, before[line_start..].chars().count() + 1)
+    }
+}
+
+/// 1-based lines and columns (in characters) of ascending offsets, counting
+/// each newline once however many matches a file has.
+#[derive(Default)]
+struct LineCounter {
+    /// Where the count stands: an offset, its line, and where that starts.
+    offset: usize,
+    line: usize,
+    line_start: usize,
+}
+
+impl LineCounter {
+    fn advance(&mut self, text: &str, offset: usize) -> (usize, usize) {
+        debug_assert!(offset >= self.offset, "offsets must ascend");
+        let between = &text.as_bytes()[self.offset..offset];
+        for i in memchr::memchr_iter(b'\n', between) {
+            self.line += 1;
+            self.line_start = self.offset + i + 1;
+        }
+        self.offset = offset;
+        let column = text[self.line_start..offset].chars().count();
+        (self.line + 1, column + 1)
+    }
+}
+
+/// Matches and rewrite edits gathered from a file's trees, in file offsets.
+struct Collector<'p> {
+    pattern: &'p CompiledPattern,
+    rewriter: Option<&'p Rewriter>,
+    records: Vec<MatchRecord>,
+    edits: Vec<(usize, usize, String)>,
+}
+
+impl Collector<'_> {
+    /// Match the pattern in one tree (the file's, or a region's inside its
+    /// wrapper), whose depth was checked. Only matches inside `within`
+    /// (offsets in the tree's text) count.
+    fn collect(&mut self, tree: &AstGrep<Doc>, within: std::ops::Range<usize>, at: Placement<'_>) {
+        match &self.pattern.pattern {
+            Query::Pattern(p) => self.collect_with(p, tree, within, at),
+            Query::Rule(r) => self.collect_with(r.as_ref(), tree, within, at),
+        }
+    }
+
+    fn collect_with<M: Matcher>(
+        &mut self,
+        matcher: &M,
+        tree: &AstGrep<Doc>,
+        within: std::ops::Range<usize>,
+        at: Placement<'_>,
+    ) {
+        // `Node::find_all`: every node in pre-order, except subtrees that
+        // cannot hold a match. A match contains the pattern's literal token
+        // (see `CompiledPattern::required_literal`), so its node's range
+        // holds an occurrence of the literal: a node whose range holds none
+        // is skipped with all it contains. Only the paths down to the
+        // literal's occurrences are walked.
+        let literal = LiteralSites::new(tree.source(), self.pattern.required_literal.as_deref());
+        let kinds = matcher.potential_kinds();
+        let top = tree.root();
+        let mut cursor = top.get_inner_node().walk();
+        loop {
+            let inner = cursor.node();
+            if literal.within(inner.start_byte(), inner.end_byte()) {
+                let wanted = kinds
+                    .as_ref()
+                    .is_none_or(|k| k.contains(inner.kind_id().into()));
+                if wanted {
+                    if let Some(m) = matcher.match_node(tree.adopt(inner)) {
+                        self.record(matcher, &m, tree.source(), &within, at);
+                    }
+                }
+                if cursor.goto_first_child() {
+                    continue;
+                }
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn record<M: Matcher>(
+        &mut self,
+        matcher: &M,
+        m: &NodeMatch<'_, Doc>,
+        tree_text: &str,
+        within: &std::ops::Range<usize>,
+        at: Placement<'_>,
+    ) {
+        let (pattern, rewriter) = (self.pattern, self.rewriter);
+        let node = m.get_node();
+        let range = node.range();
+        if range.start < within.start || range.end > within.end {
+            return;
+        }
+        let env = m.get_env();
+        let mut captures = Vec::new();
+        for v in &pattern.single_vars {
+            if let Some(n) = env.get_match(v) {
+                captures.push((v.clone(), one_line(&n.text(), 60)));
+            }
+        }
+        // A rule binds only the metavariables of the branch that matched.
+        for v in &pattern.multi_vars {
+            let nodes = env.get_multiple_matches(v);
+            let text = match (nodes.first(), nodes.last()) {
+                (Some(a), Some(b)) => &tree_text[a.range().start..b.range().end],
+                _ => "",
+            };
+            captures.push((v.clone(), one_line(text, 60)));
+        }
+        captures.sort();
+        if let Some(rw) = rewriter {
+            let len = matcher.get_match_len(node.clone()).unwrap_or(range.len());
+            let end = if pattern.body_glue {
+                header_end(m).unwrap_or(range.start + len)
+            } else {
+                range.start + len
+            };
+            self.edits.push((
+                at.file_offset(range.start),
+                at.file_offset(end),
+                rw.replacement(m),
+            ));
+        }
+        self.records.push(MatchRecord {
+            start: at.file_offset(range.start),
+            end: at.file_offset(range.end),
+            // Set once the records are sorted, in one pass.
+            line: 0,
+            column: 0,
+            text: one_line(&node.text(), 120),
+            captures,
+            enclosing: None,
+        });
+    }
+}
+
+/// Where a literal occurs in a text, to tell whether a range holds it.
+struct LiteralSites {
+    /// Every start, ascending, overlapping ones included; `None` when there
+    /// is no literal, and every range may hold a match.
+    starts: Option<Vec<usize>>,
+    len: usize,
+}
+
+impl LiteralSites {
+    fn new(text: &str, literal: Option<&str>) -> Self {
+        let starts = literal.filter(|l| !l.is_empty()).map(|l| {
+            let finder = Finder::new(l.as_bytes());
+            let mut starts = Vec::new();
+            let mut from = 0;
+            while let Some(i) = finder.find(&text.as_bytes()[from..]) {
+                starts.push(from + i);
+                from += i + 1;
+            }
+            starts
+        });
+        Self {
+            starts,
+            len: literal.map_or(0, str::len),
+        }
+    }
+
+    /// Whether the literal occurs whole inside `start..end`.
+    fn within(&self, start: usize, end: usize) -> bool {
+        let Some(starts) = &self.starts else {
+            return true;
+        };
+        let first = starts.partition_point(|&s| s < start);
+        starts.get(first).is_some_and(|&s| s + self.len <= end)
+    }
+}
+
+/// Match one source text; `Ok(None)` when nothing matched (or it does not
+/// parse), `Err` when its tree is too deep to match safely.
+pub fn match_source(
+    pattern: &CompiledPattern,
+    rewriter: Option<&Rewriter>,
+    source: &str,
+) -> Result<Option<FileMatches>, TooDeep> {
+    if pattern.lang.is(SupportLang::Yaml) {
+        // The YAML grammar aborts on deep blocks: never parse them.
+        let depth = yaml_block_depth(source);
+        if depth > MAX_YAML_BLOCK_DEPTH {
+            return Err(TooDeep {
+                depth,
+                limit: MAX_YAML_BLOCK_DEPTH,
+            });
+        }
+    }
+    if let Some(found) = match_in_parts(pattern, rewriter, source) {
+        return found;
+    }
+    let Ok(root) = AstGrep::<Doc>::try_new(source, pattern.lang) else {
+        return Ok(None);
+    };
+    let top = root.root();
+    // Comparing two captures recurses over them: measure before matching.
+    // The probe is cheap (see `depth_beyond`), so every pattern's file is
+    // measured the same way and the matching walk is the only full walk.
+    if let Some(depth) = depth_beyond(&top, MAX_FILE_TREE_DEPTH) {
+        return Err(TooDeep {
+            depth,
+            limit: MAX_FILE_TREE_DEPTH,
+        });
+    }
+    let mut found = Collector {
+        pattern,
+        rewriter,
+        records: Vec::new(),
+        edits: Vec::new(),
+    };
+    let whole = Placement {
+        file: source,
+        skip: 0,
+        base: 0,
+    };
+    found.collect(&root, 0..source.len(), whole);
+    let unsearched = if embedded::has_regions(pattern.lang) {
+        match_regions(&mut found, source, &top)
+    } else {
+        Vec::new()
+    };
+    let Collector {
+        mut records, edits, ..
+    } = found;
+    if records.is_empty() && unsearched.is_empty() {
+        return Ok(None);
+    }
+    in_file_order(&mut records, source);
+    for r in &mut records {
+        r.enclosing = enclosing_name(&top, r.start, r.end);
+    }
+    let rewrite = rewriter.filter(|_| !edits.is_empty()).map(|_| {
+        let mut rw = apply_edits(source, edits);
+        if rw.new != rw.old {
+            rw.introduced_error = check_rewritten(&root, &rw.new);
+        }
+        rw
+    });
+    Ok(Some(FileMatches {
+        records,
+        rewrite,
+        unsearched,
+        parsed_in_parts: false,
+    }))
+}
+
+/// Sort records by position (an outer match before the ones inside it),
+/// drop duplicates, and set their lines and columns.
+fn in_file_order(records: &mut Vec<MatchRecord>, source: &str) {
+    records.sort_by(|a, b| {
+        (a.start, std::cmp::Reverse(a.end)).cmp(&(b.start, std::cmp::Reverse(b.end)))
+    });
+    records.dedup_by(|a, b| a.start == b.start && a.end == b.end);
+    let mut lines = LineCounter::default();
+    for r in records {
+        (r.line, r.column) = lines.advance(source, r.start);
+    }
+}
+
+/// Match a Python source by parsing only the runs of top-level statements
+/// that hold the pattern's literal (see [`crate::top_level`]); `None` when
+/// the whole file should be parsed instead: a rule (its relations may reach
+/// across statements), a pattern that can match the module itself or has no
+/// literal, runs that would cover most of the file, or a run that does not
+/// parse cleanly on its own. A file that is rewritten is checked whole, old
+/// and new, as [`match_source`] checks it.
+fn match_in_parts(
+    pattern: &CompiledPattern,
+    rewriter: Option<&Rewriter>,
+    source: &str,
+) -> Option<Result<Option<FileMatches>, TooDeep>> {
+    if !pattern.lang.is(SupportLang::Python) {
+        return None;
+    }
+    let Query::Pattern(matcher) = &pattern.pattern else {
+        return None;
+    };
+    let kinds = matcher.potential_kinds()?;
+    if kinds.contains(pattern.lang.kind_to_id("module").into()) {
+        return None;
+    }
+    let literal = pattern.required_literal.as_deref()?;
+    let sites = LiteralSites::new(source, Some(literal)).starts?;
+    let starts = top_level::statement_starts(source)?;
+    let runs = top_level::runs_holding(&starts, source.len(), &sites, literal.len());
+    let parsed: usize = runs.iter().map(ExactSizeIterator::len).sum();
+    if parsed > source.len() / 4 * 3 {
+        return None;
+    }
+    let mut found = Collector {
+        pattern,
+        rewriter,
+        records: Vec::new(),
+        edits: Vec::new(),
+    };
+    for run in runs {
+        let part = AstGrep::<Doc>::try_new(&source[run.clone()], pattern.lang).ok()?;
+        let top = part.root();
+        if top.get_inner_node().has_error() {
+            return None;
+        }
+        // Deeper here is deeper in the whole file too.
+        if let Some(depth) = depth_beyond(&top, MAX_FILE_TREE_DEPTH) {
+            return Some(Err(TooDeep {
+                depth,
+                limit: MAX_FILE_TREE_DEPTH,
+            }));
+        }
+        let before = found.records.len();
+        let at = Placement {
+            file: source,
+            skip: 0,
+            base: run.start,
+        };
+        found.collect(&part, 0..run.len(), at);
+        for r in &mut found.records[before..] {
+            r.enclosing = enclosing_name(&top, r.start - run.start, r.end - run.start);
+        }
+    }
+    let Collector {
+        mut records, edits, ..
+    } = found;
+    if records.is_empty() {
+        return Some(Ok(None));
+    }
+    in_file_order(&mut records, source);
+    let rewrite = rewriter.filter(|_| !edits.is_empty()).map(|_| {
+        let mut rw = apply_edits(source, edits);
+        if rw.new != rw.old {
+            rw.introduced_error = check_rewritten_text(pattern.lang, source, &rw.new);
+        }
+        rw
+    });
+    Some(Ok(Some(FileMatches {
+        records,
+        rewrite,
+        unsearched: Vec::new(),
+        parsed_in_parts: true,
+    })))
+}
+
+/// Search the macro bodies of a file (see [`crate::embedded`]): those that
+/// parse on their own are matched like the file, the others give textual
+/// candidates where the pattern's literal occurs in them.
+fn match_regions(found: &mut Collector<'_>, source: &str, top: &Node<'_, Doc>) -> Vec<Candidate> {
+    let pattern = found.pattern;
+    let literal = pattern.required_literal.as_deref();
+    let mut candidates = Vec::new();
+    // (region, depth); regions found inside a parsed region are queued with
+    // their file offsets.
+    let mut queue: Vec<(Region, usize)> = embedded::regions(pattern.lang, top)
+        .into_iter()
+        .map(|r| (r, 0))
+        .collect();
+    while let Some((region, depth)) = queue.pop() {
+        if literal.is_some_and(|l| !region.text.contains(l)) {
+            continue;
+        }
+        let parsed = embedded::parse(pattern.lang, &region)
+            .filter(|p| depth_beyond(&p.root.root(), MAX_FILE_TREE_DEPTH).is_none());
+        let Some(parsed) = parsed else {
+            if let Some(l) = literal {
+                let at = Placement {
+                    file: source,
+                    skip: 0,
+                    base: region.start,
+                };
+                for (i, _) in region.text.match_indices(l) {
+                    let (line, _) = at.line_column(at.file_offset(i));
+                    candidates.push(Candidate {
+                        kind: region.kind,
+                        line,
+                    });
+                }
+            }
+            continue;
+        };
+        let at = Placement {
+            file: source,
+            skip: parsed.prefix_len,
+            base: region.start,
+        };
+        let sub = parsed.root.root();
+        let within = parsed.prefix_len..parsed.prefix_len + parsed.len;
+        found.collect(&parsed.root, within.clone(), at);
+        if depth + 1 < embedded::MAX_REGION_DEPTH {
+            for inner in embedded::regions(pattern.lang, &sub) {
+                if inner.start >= within.start && inner.start + inner.text.len() <= within.end {
+                    let start = at.file_offset(inner.start);
+                    queue.push((Region { start, ..inner }, depth + 1));
+                }
+            }
+        }
+    }
+    candidates.sort_by_key(|c| c.line);
+    candidates.dedup();
+    candidates
+}
+
+/// Where the header of a match of a pattern completed with an any-body
+/// block ends: the end of what comes before the body, so a rewrite replaces
+/// the header the user typed and keeps the body it never saw.
+fn header_end(m: &ast_grep_core::NodeMatch<'_, Doc>) -> Option<usize> {
+    let env = m.get_env();
+    let body = env.get_multiple_matches(BODY_VAR);
+    let node = m.get_node();
+    // The body is a block the metavariable stands for, or the statements
+    // inside one; an empty brace body captures nothing.
+    let body_start = match body.first() {
+        Some(first)
+            if first
+                .parent()
+                .is_some_and(|p| p.node_id() == node.node_id()) =>
+        {
+            first.range().start
+        }
+        Some(first) => first.parent()?.range().start,
+        None => {
+            node.children()
+                .find(|c| c.text().starts_with('{'))?
+                .range()
+                .start
+        }
+    };
+    node.children()
+        .map(|c| c.range().end)
+        .filter(|&end| end <= body_start)
+        .max()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::compile;
+    use crate::rewrite::check_template;
+
+    fn rewrite(lang: &str, pattern: &str, template: &str, source: &str) -> FileRewrite {
+        let p = compile(Lang::from_id(lang).unwrap(), pattern).unwrap();
+        check_template(template, &p).unwrap();
+        let rw = Rewriter::new(template, &p);
+        match_source(&p, Some(&rw), source)
+            .unwrap()
+            .unwrap()
+            .rewrite
+            .unwrap()
+    }
+
+    #[test]
+    fn multi_line_replacements_keep_indentation() {
+        let src = "def f():\n    if x:\n        old(a, b)\n";
+        let out = rewrite("python", "old($A, $B)", "new(\n    $A,\n    $B,\n)", src);
+        assert_eq!(
+            out.new,
+            "def f():\n    if x:\n        new(\n            a,\n            b,\n        )\n"
+        );
+    }
+
+    #[test]
+    fn sequences_and_nesting() {
+        let out = rewrite(
+            "python",
+            "foo($$$A)",
+            "bar($$$A)",
+            "foo(foo(1), 2)\nfoo()\n",
+        );
+        assert_eq!(out.new, "bar(foo(1), 2)\nbar()\n");
+        assert_eq!((out.replacements, out.nested), (2, 1));
+    }
+}

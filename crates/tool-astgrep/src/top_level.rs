@@ -1,0 +1,304 @@
+//! Where a Python file's top-level statements begin, found by a lexical scan
+//! with no parse, so that a search parses only the statements holding the
+//! pattern's literal.
+//!
+//! Parsing is most of a search's time, and in a large module the literal
+//! usually sits in a few of its top-level classes and functions. A run of
+//! whole top-level statements, cut at the start of a line, parses on its own
+//! into the same nodes it has in the file: Python's top level is a list of
+//! statements, and nothing in one changes how the next is read.
+//!
+//! A line begins a top-level statement when it is not indented, not inside a
+//! string, bracket or backslash continuation, not blank or a comment, not a
+//! clause that continues the statement before it (`else`, `elif`, `except`,
+//! `finally`), and not the decorated line after a decorator. The scan knows
+//! every string form (prefixes, triple quotes, escapes, and f-strings whose
+//! replacement fields hold strings of their own); where it is unsure (a lone
+//! carriage return, a string or bracket still open at the end of the file) it
+//! gives up and the whole file is parsed. The search also parses the whole
+//! file when a part does not parse cleanly, so a cut in the wrong place can
+//! cost time but never a match.
+
+use std::ops::Range;
+
+/// Offsets of the lines that begin a top-level statement, ascending, the
+/// first always 0 (comments and blank lines before a statement go with it);
+/// `None` when the scan cannot tell.
+pub(crate) fn statement_starts(source: &str) -> Option<Vec<usize>> {
+    let b = source.as_bytes();
+    if memchr::memchr_iter(b'\r', b).any(|i| b.get(i + 1) != Some(&b'\n')) {
+        return None;
+    }
+    let mut starts = vec![0];
+    // What the scan is inside: the innermost last. Empty at the top level.
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut brackets = 0usize;
+    let mut continued = false;
+    let mut after_decorator = false;
+    let mut i = 0;
+    while i < b.len() {
+        // At the start of a line.
+        if stack.is_empty() && brackets == 0 && !continued {
+            match b[i] {
+                b' ' | b'\t' | b'\x0c' | b'\r' | b'\n' | b'#' => {}
+                c if !is_clause(&b[i..]) => {
+                    if !after_decorator && i > 0 {
+                        starts.push(i);
+                    }
+                    after_decorator = c == b'@';
+                }
+                _ => {}
+            }
+        }
+        continued = false;
+        // The rest of the line, and any lines a string or bracket spans.
+        while i < b.len() {
+            let c = b[i];
+            match stack.last_mut() {
+                Some(Frame::Str(s)) => {
+                    let s = *s;
+                    if c == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if c == s.quote && (!s.triple || b[i..].starts_with(&[c, c, c])) {
+                        stack.pop();
+                        i += if s.triple { 3 } else { 1 };
+                        continue;
+                    }
+                    if c == b'\n' && !s.triple {
+                        // An unterminated one-line string: Python refuses it.
+                        return None;
+                    }
+                    if s.fstring && c == b'{' {
+                        if b.get(i + 1) == Some(&b'{') {
+                            i += 2;
+                            continue;
+                        }
+                        stack.push(Frame::Field { brackets: 0 });
+                    }
+                    i += 1;
+                }
+                Some(Frame::Field { brackets: depth }) => {
+                    match c {
+                        b'(' | b'[' | b'{' => *depth += 1,
+                        b')' | b']' => *depth = depth.checked_sub(1)?,
+                        b'}' if *depth == 0 => {
+                            stack.pop();
+                        }
+                        b'}' => *depth -= 1,
+                        // A format spec: text, with fields of its own.
+                        b':' if *depth == 0 => {
+                            let last = stack.len() - 1;
+                            stack[last] = Frame::Spec;
+                        }
+                        b'#' => return None,
+                        b'\'' | b'"' => {
+                            i = open_string(b, i, &mut stack);
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                Some(Frame::Spec) => {
+                    match c {
+                        b'{' => stack.push(Frame::Field { brackets: 0 }),
+                        b'}' => {
+                            stack.pop();
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                None => match c {
+                    b'\n' => {
+                        i += 1;
+                        break;
+                    }
+                    b'#' => {
+                        i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
+                    }
+                    b'\\' if b.get(i + 1) == Some(&b'\n') => {
+                        continued = true;
+                        i += 2;
+                        break;
+                    }
+                    b'\\' if b[i + 1..].starts_with(b"\r\n") => {
+                        continued = true;
+                        i += 3;
+                        break;
+                    }
+                    b'(' | b'[' | b'{' => {
+                        brackets += 1;
+                        i += 1;
+                    }
+                    b')' | b']' | b'}' => {
+                        brackets = brackets.checked_sub(1)?;
+                        i += 1;
+                    }
+                    b'\'' | b'"' => i = open_string(b, i, &mut stack),
+                    _ => i += 1,
+                },
+            }
+        }
+    }
+    (stack.is_empty() && brackets == 0 && !continued).then_some(starts)
+}
+
+/// The runs of whole statements to parse so that every occurrence of a
+/// literal (`sites`: ascending start offsets, `len` bytes long) lies inside
+/// one, adjacent runs joined.
+pub(crate) fn runs_holding(
+    starts: &[usize],
+    end: usize,
+    sites: &[usize],
+    len: usize,
+) -> Vec<Range<usize>> {
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    for &site in sites {
+        // The statement the literal begins in, and the one it ends in.
+        let first = starts.partition_point(|&s| s <= site) - 1;
+        let last = starts.partition_point(|&s| s < site + len).max(first + 1);
+        let run = starts[first]..starts.get(last).copied().unwrap_or(end);
+        match runs.last_mut() {
+            Some(prev) if run.start <= prev.end => prev.end = prev.end.max(run.end),
+            _ => runs.push(run),
+        }
+    }
+    runs
+}
+
+#[derive(Clone, Copy)]
+enum Frame {
+    Str(StringKind),
+    /// An f-string's replacement field, with its open brackets.
+    Field {
+        brackets: usize,
+    },
+    /// The format spec after a field's `:`.
+    Spec,
+}
+
+#[derive(Clone, Copy)]
+struct StringKind {
+    /// `'` or `"`.
+    quote: u8,
+    triple: bool,
+    fstring: bool,
+}
+
+/// Open the string whose quote is at `i`; returns where its text begins.
+fn open_string(b: &[u8], i: usize, stack: &mut Vec<Frame>) -> usize {
+    let c = b[i];
+    let triple = b[i..].starts_with(&[c, c, c]);
+    // The prefix letters right before the quote (`rb`, `f`, `Rf`, …).
+    let prefix_start = b[..i]
+        .iter()
+        .rposition(|x| !x.is_ascii_alphabetic())
+        .map_or(0, |p| p + 1);
+    let prefix = &b[prefix_start..i];
+    let fstring = prefix.len() <= 2 && prefix.iter().any(|x| x.eq_ignore_ascii_case(&b'f'));
+    stack.push(Frame::Str(StringKind {
+        quote: c,
+        triple,
+        fstring,
+    }));
+    i + if triple { 3 } else { 1 }
+}
+
+/// Whether a line begins with a clause that continues the statement above.
+fn is_clause(line: &[u8]) -> bool {
+    ["else", "elif", "except", "finally"].iter().any(|k| {
+        line.starts_with(k.as_bytes())
+            && line
+                .get(k.len())
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 1-based lines where statements begin, as the scan sees them.
+    fn lines(source: &str) -> Option<Vec<usize>> {
+        let starts = statement_starts(source)?;
+        Some(
+            starts
+                .iter()
+                .map(|&s| source[..s].matches('\n').count() + 1)
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn statements_begin_where_python_would_say() {
+        let cases: &[(&str, &str, Option<&[usize]>)] = &[
+            ("plain", "a = 1\nb = 2\n\nc = 3\n", Some(&[1, 2, 4])),
+            (
+                "indented bodies and comments",
+                "# head\ndef f():\n    return 1\n# note\n\nclass C:\n    x = 1\n",
+                Some(&[1, 2, 6]),
+            ),
+            (
+                "clauses go with their statement",
+                "if a:\n    pass\nelif b:\n    pass\nelse:\n    pass\ntry:\n    x\nexcept E:\n    y\nfinally:\n    z\nelsewhere = 1\n",
+                Some(&[1, 7, 13]),
+            ),
+            (
+                "decorators go with what they decorate",
+                "@a\n@b(\nc)\ndef f(): pass\n@d\nclass C: pass\nx = 1\n",
+                Some(&[1, 5, 7]),
+            ),
+            (
+                "brackets and continuations",
+                "x = (\n1,\n)\ny = 1 + \\\n2\nz = [\n# ]\n]\nw = 1\n",
+                Some(&[1, 4, 6, 9]),
+            ),
+            (
+                "triple-quoted text holding code",
+                "s = \"\"\"\ndef g():\n    isinstance(a, b)\n\"\"\"\nt = '''it''s\nclass D: pass'''\nu = 1\n",
+                Some(&[1, 5, 7]),
+            ),
+            (
+                "escapes and prefixes",
+                "a = 'x\\'y'\nb = r\"\\\"\"\nc = rb'''\n'''\nd = 1\n",
+                Some(&[1, 2, 3, 5]),
+            ),
+            (
+                "f-strings with strings, brackets and specs in their fields",
+                "a = f\"{x[\"k\"]} {{\"\nb = f'{y:{w}}' f'''\n{ {1: 2}[1] }'''\nc = F\"{z!r:>{n}}\"\nd = 1\n",
+                Some(&[1, 2, 4, 5]),
+            ),
+            ("a name that only starts like a clause", "elsewhere()\nexcepted = 1\n", Some(&[1, 2])),
+            ("CRLF", "a = 1\r\nb = (\r\n1)\r\nc = 2\r\n", Some(&[1, 2, 4])),
+            ("a lone carriage return", "a = 1\rb = 2\n", None),
+            ("an unterminated string", "a = 'x\nb = 1\n", None),
+            ("an unterminated triple string", "a = '''x\nb = 1\n", None),
+            ("an unclosed bracket", "a = (1,\nb = 1\n", None),
+            ("a closing bracket too many", "a = 1)\nb = 1\n", None),
+        ];
+        let mut wrong = Vec::new();
+        for (name, source, want) in cases {
+            let got = lines(source);
+            if got.as_deref() != *want {
+                wrong.push(format!("{name}: got {got:?}, want {want:?}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn runs_cover_each_occurrence_and_join_when_adjacent() {
+        // Statements at 0, 10, 20, 30; the file ends at 40.
+        let starts = [0, 10, 20, 30];
+        let runs = |sites: &[usize], len| runs_holding(&starts, 40, sites, len);
+        assert_eq!(runs(&[12], 3), vec![10..20]);
+        assert_eq!(runs(&[12, 15, 33], 3), vec![10..20, 30..40]);
+        assert_eq!(runs(&[12, 22], 3), vec![10..30]);
+        // An occurrence across a start takes both statements.
+        assert_eq!(runs(&[8], 4), vec![0..20]);
+        assert_eq!(runs(&[0], 1), vec![0..10]);
+    }
+}
