@@ -1,7 +1,9 @@
 //! The files of a server's root that mention an identifier, for
-//! `lsp_rename`: found before the rename, so that files the server's project
-//! model does not cover can be opened in it first, and checked after it, so
-//! that every mention the rename did not touch is listed rather than left
+//! `lsp_rename` and `lsp references`: found before the request, so that
+//! files the server's project model does not cover can be opened in it
+//! first (a cold basedpyright also answers references from the files it has
+//! seen so far), and checked after it, so that every mention the rename did
+//! not touch, or the references do not include, is listed rather than left
 //! behind in silence.
 //!
 //! Invariants:
@@ -119,6 +121,9 @@ pub fn scan(ws: &Workspace, root: &Path, extensions: &[String], ident: &str) -> 
 pub const MAX_OPENED: usize = 200;
 /// At most this many files are listed as not renamed.
 pub const MAX_LISTED: usize = 30;
+/// At most this many files are named as mentioning a symbol beyond its
+/// references.
+pub const MAX_BEYOND_SHOWN: usize = 10;
 
 /// Whether `root` has what clangd needs to see every file of the project.
 pub fn has_compile_database(root: &Path) -> bool {
@@ -203,8 +208,9 @@ async fn headers_as_c(sup: &LspSupervisor, t: &Timeouts, target: &Target, scan: 
     }
 }
 
-/// What a rename has to reach: the mentioning files found before it.
-pub struct RenameReach {
+/// What a rename or a reference search has to reach: the mentioning files
+/// found before it.
+pub struct Reach {
     pub symbol: String,
     pub scan: Scan,
     /// clangd without a compile database: a rename that leaves mentions is
@@ -212,7 +218,7 @@ pub struct RenameReach {
     pub strict: bool,
 }
 
-impl RenameReach {
+impl Reach {
     /// Scan the target's root for `symbol`, open the mentioning files the
     /// server may not see, and wait (within `t.diagnostics` in all) until it
     /// has analysed them, then until it is idle.
@@ -221,7 +227,7 @@ impl RenameReach {
         t: &Timeouts,
         target: &Target,
         symbol: &str,
-    ) -> Result<RenameReach, ToolError> {
+    ) -> Result<Reach, ToolError> {
         let entry = &target.slot.entry;
         let root = target.slot.root.clone();
         let extensions: Vec<String> = entry.extensions.keys().cloned().collect();
@@ -231,7 +237,7 @@ impl RenameReach {
             .await
             .map_err(|e| ToolError::failed(format!("the search for mentions failed: {e}")))?;
         let root = &target.slot.root;
-        let reach = RenameReach {
+        let reach = Reach {
             symbol: symbol.to_string(),
             strict: entry.id == "c" && !has_compile_database(root),
             scan,
@@ -287,6 +293,51 @@ impl RenameReach {
                 (count > 0).then_some(Mentioning { path, count })
             })
             .collect()
+    }
+
+    /// The mentioning files with more mentions than `references` (one path
+    /// per reference) has in them, with how many more.
+    pub fn beyond(&self, references: &[&Path]) -> Vec<Mentioning> {
+        self.scan
+            .files
+            .iter()
+            .filter_map(|m| {
+                let found = references.iter().filter(|r| **r == m.path).count();
+                (m.count > found).then(|| Mentioning {
+                    path: m.path.clone(),
+                    count: m.count - found,
+                })
+            })
+            .collect()
+    }
+
+    /// One line for the references' answer: the files with mentions that
+    /// are not among the references (at most [`MAX_BEYOND_SHOWN`] named),
+    /// and where the scan stopped; nothing when every mention is a reference.
+    pub fn report_beyond(&self, ws: &Workspace, beyond: &[Mentioning]) -> Vec<String> {
+        let mut rows = Vec::new();
+        if !beyond.is_empty() {
+            let shown: Vec<String> = beyond
+                .iter()
+                .take(MAX_BEYOND_SHOWN)
+                .map(|m| format!("{} ({})", ws.relative(&m.path), m.count))
+                .collect();
+            let more = beyond.len().saturating_sub(MAX_BEYOND_SHOWN);
+            let tail = if more > 0 {
+                format!(
+                    " and {}",
+                    tool_core::format::plural(more, "more file", "more files")
+                )
+            } else {
+                String::new()
+            };
+            rows.push(format!(
+                "also mentioned, not among the references (other symbols of the same name, comments and strings, or uses the server cannot resolve): {}{tail}",
+                shown.join(", ")
+            ));
+        }
+        rows.extend(self.scan.stopped.clone());
+        rows
     }
 
     /// "not renamed — tests/t.py: 3 mentions of `foo` (may be other

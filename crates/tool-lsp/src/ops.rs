@@ -161,11 +161,15 @@ async fn navigate(
     let client = &p.target.client;
     let td = json!({"uri": p.uri});
     let head = format!(
-        "lsp {}  `{}` at {}:{}",
+        "lsp {}  `{}` at {}:{}{}",
         args.op.name(),
         p.symbol,
         p.file.shown,
-        p.spot.line + 1
+        p.spot.line + 1,
+        p.widened_from
+            .as_ref()
+            .map(|given| format!(" (`{given}` occurs there only inside it)"))
+            .unwrap_or_default()
     );
     let ws = sup.workspace();
     match args.op {
@@ -218,6 +222,9 @@ async fn navigate(
             Ok(ToolOutput::text(format!("{head}\n{}", lines.join("\n"))))
         }
         Op::References => {
+            // Files the server's project model may not cover (or a cold
+            // server has not read yet) are opened first.
+            let reach = crate::mentions::Reach::prepare(sup, t, &p.target, &p.identifier).await?;
             let references =
                 |v: &Option<Vec<lsp_types::Location>>| v.clone().map(GotoDefinitionResponse::Array);
             let v = request_probed(t,
@@ -228,10 +235,17 @@ async fn navigate(
             )
             .await?;
             let locs: Vec<Loc> = format::locations(ws, references(&v).as_ref());
+            let paths: Vec<&std::path::Path> = locs.iter().map(|l| l.path.as_path()).collect();
+            let beyond = reach.report_beyond(ws, &reach.beyond(&paths));
             if locs.is_empty() {
-                return Ok(ToolOutput::text(format!(
+                let mut out = format!(
                     "{head}\nno references found (the server is ready and answered with none)"
-                )));
+                );
+                for line in beyond {
+                    out.push('\n');
+                    out.push_str(&line);
+                }
+                return Ok(ToolOutput::text(out));
             }
             let summary = format!(
                 "{} in {}",
@@ -247,7 +261,12 @@ async fn navigate(
             );
             Ok(ToolOutput::text(format!(
                 "{head} — {summary}\n{}",
-                lines.join("\n")
+                lines
+                    .iter()
+                    .chain(&beyond)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n")
             )))
         }
         Op::Hover => {

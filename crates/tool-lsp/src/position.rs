@@ -122,6 +122,22 @@ pub fn occurrences(line: &str, symbol: &str) -> Vec<usize> {
     }
 }
 
+/// The identifier that holds byte `at` of `line` (the run of identifier
+/// characters around it), as a byte range.
+pub fn identifier_at(line: &str, at: usize) -> std::ops::Range<usize> {
+    let start = line[..at]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| is_ident(*c))
+        .last()
+        .map_or(at, |(i, _)| i);
+    let end = line[at..]
+        .char_indices()
+        .find(|(_, c)| !is_ident(*c))
+        .map_or(line.len(), |(i, _)| at + i);
+    start..end
+}
+
 /// The line with `[symbol]` marked at byte `at`, cut to a window around it.
 fn marked(line: &str, at: usize, len: usize) -> String {
     let before: String = {
@@ -308,6 +324,9 @@ mod tests {
         assert_eq!(occurrences("a.b", ".b"), vec![1]);
         let spot = locate("x\nobj.method()\n", "f.py", 2, ".method", None).unwrap();
         assert_eq!((spot.line, spot.byte, spot.len), (1, 4, 6));
+        assert_eq!(identifier_at("obj.method()", 4), 4..10);
+        assert_eq!(identifier_at("def sign_value(x):", 4), 4..14);
+        assert_eq!(identifier_at("x = 🙂(ab_c)", 11), 9..13);
     }
 
     #[test]

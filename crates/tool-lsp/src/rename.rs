@@ -8,7 +8,7 @@
 
 use crate::args::{LspArgs, Op, RenameArgs, SymbolRename};
 use crate::client::RequestError;
-use crate::mentions::{Mentioning, RenameReach};
+use crate::mentions::{Mentioning, Reach};
 use crate::planned_edit::{announce, PlannedEdit};
 use crate::request;
 use crate::staged_edit::staged_output;
@@ -48,7 +48,7 @@ fn check_new_name(sup: &LspSupervisor, args: &SymbolRename) -> Result<(), ToolEr
 struct Prepared {
     p: request::Positioned,
     plan: PlannedEdit,
-    reach: RenameReach,
+    reach: Reach,
     unrenamed: Vec<Mentioning>,
 }
 
@@ -208,7 +208,7 @@ async fn prepare(
     }
     // Files the server's project model may not cover are opened first, so
     // that its rename sees them.
-    let reach = RenameReach::prepare(sup, t, &p.target, &p.symbol).await?;
+    let reach = Reach::prepare(sup, t, &p.target, &p.identifier).await?;
     let edit = client
         .request(
             "textDocument/rename",

@@ -103,7 +103,14 @@ pub struct Positioned {
     pub text: String,
     pub spot: SymbolSpot,
     pub position: lsp_types::Position,
+    /// The symbol as the answer names it: what the call gave, or, when that
+    /// only occurs inside a longer identifier there, that identifier.
     pub symbol: String,
+    /// What the call gave, when it matched only inside [`Self::symbol`].
+    pub widened_from: Option<String>,
+    /// The whole identifier at the position (`method` for `.method`): what
+    /// a search for its other mentions looks for.
+    pub identifier: String,
 }
 
 impl Positioned {
@@ -172,6 +179,20 @@ pub async fn position(
     wait_ready(t, &target.client).await?;
     let line_text = position::lines(&doc.text)[spot.line as usize];
     let character = target.client.encoding.column_of(line_text, spot.byte);
+    let run = position::identifier_at(line_text, spot.byte);
+    let identifier = line_text[run.clone()].to_string();
+    // `sign` given where the line has only `sign_value`: the answer is about
+    // `sign_value`, and says so.
+    let ends_in_ident = symbol
+        .chars()
+        .next_back()
+        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    let widened = run.start < spot.byte || (ends_in_ident && run.end > spot.byte + spot.len);
+    let (symbol, widened_from) = if widened {
+        (identifier.clone(), Some(symbol))
+    } else {
+        (symbol, None)
+    };
     Ok(Positioned {
         uri: file_uri(&file.path),
         file,
@@ -179,6 +200,8 @@ pub async fn position(
         spot,
         position: lsp_types::Position::new(spot.line, character),
         symbol,
+        widened_from,
+        identifier,
         target,
     })
 }

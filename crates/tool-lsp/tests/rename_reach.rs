@@ -1,7 +1,8 @@
-//! Renames that are complete or say where they are not, against the real
-//! servers on projects whose configuration leaves files out of the server's
-//! own project model: C without a compile database, Python and TypeScript
-//! with a tests/ folder outside pyrightconfig's and tsconfig's `include`.
+//! Renames and reference searches that are complete or say where they are
+//! not, against the real servers on projects whose configuration leaves
+//! files out of the server's own project model: C without a compile
+//! database, Python and TypeScript with a tests/ folder outside
+//! pyrightconfig's and tsconfig's `include`.
 
 mod common;
 
@@ -142,5 +143,64 @@ async fn typescript_a_tests_folder_outside_tsconfig_include_is_renamed_or_listed
         ]
     "#]]
     .assert_debug_eq(&changed_files(&run, "rename_typescript"));
+    run.finish().await;
+}
+
+/// A mention no server can resolve: in a comment, and in a string.
+fn with_textual_greet(run: &Run, file: &str, comment: &str) {
+    std::fs::write(
+        run.root.join(file),
+        format!("{comment} greet is said here\nNAME = \"greet\"\n"),
+    )
+    .unwrap();
+}
+
+/// The first call of a run, on a cold server: references reach the files
+/// outside `include` (and, for basedpyright, the included ones it had not
+/// read yet), and the mentions that are not references are named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_references_reach_a_tests_folder_outside_pyrightconfig_include() {
+    let run = Run::new(project("rename_python"));
+    with_textual_greet(&run, "tests/notes.py", "#");
+    let out = run
+        .lsp(json!({"op": "references", "file": "pkg/core.py", "line": 1, "symbol": "greet"}))
+        .await;
+    expect_test::expect![[r#"
+        lsp references  `greet` at pkg/core.py:1 — 7 references in 3 files
+        pkg/app.py:1            from pkg.core import greet
+        pkg/app.py:3            print(greet("app"))
+        pkg/core.py:1           def greet(name: str) -> str:  (in greet)
+        tests/test_core.py:1    from pkg.core import greet
+        tests/test_core.py:5    assert greet("x") == "hello x"  (in test_greet)
+        tests/test_core.py:9    assert greet(greet("x")) != ""  (in test_greet_twice)
+        tests/test_core.py:9    assert greet(greet("x")) != ""  (in test_greet_twice)
+        also mentioned, not among the references (other symbols of the same name, comments and strings, or uses the server cannot resolve): tests/notes.py (2)"#]]
+    .assert_eq(&out);
+    // Only inside a longer identifier: the answer names the one it is about.
+    let out = run
+        .lsp(json!({"op": "references", "file": "pkg/core.py", "line": 1, "symbol": "gree"}))
+        .await;
+    expect_test::expect!["lsp references  `greet` at pkg/core.py:1 (`gree` occurs there only inside it) — 7 references in 3 files"]
+    .assert_eq(out.lines().next().unwrap());
+    run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_references_reach_a_tests_folder_outside_tsconfig_include() {
+    let run = Run::new(project("rename_typescript"));
+    with_textual_greet(&run, "tests/notes.ts", "//");
+    let out = run
+        .lsp(json!({"op": "references", "file": "src/util.ts", "line": 1, "symbol": "greet"}))
+        .await;
+    expect_test::expect![[r#"
+        lsp references  `greet` at src/util.ts:1 — 6 references in 3 files
+        src/app.ts:1            import { greet } from "./util";
+        src/app.ts:3            console.log(greet("app"));
+        src/util.ts:1           export function greet(name: string): string {  (in greet)
+        tests/util.test.ts:1    import { greet } from "../src/util";
+        tests/util.test.ts:3    if (greet("x") !== "hello x") {
+        tests/util.test.ts:4    throw new Error(greet("y"));
+        also mentioned, not among the references (other symbols of the same name, comments and strings, or uses the server cannot resolve): tests/notes.ts (2)"#]]
+    .assert_eq(&out);
     run.finish().await;
 }
