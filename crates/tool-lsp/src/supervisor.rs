@@ -597,12 +597,39 @@ impl LspSupervisor {
         // Entries that have no slot: what would happen at the workspace root,
         // and refusals already met.
         let refusals = self.refusals.lock().expect("refusals").clone();
-        let (mut no_root, mut not_installed) = (Vec::new(), Vec::new());
+        let (mut no_root, mut not_installed, mut no_files) = (Vec::new(), Vec::new(), Vec::new());
         let present = std::sync::OnceLock::new();
         let has_files = |entry: &ServerEntry| {
             let present = present
                 .get_or_init(|| crate::source_walk::first_file_per_name(self.workspace.root()));
             entry.first_file_in(present).is_some()
+        };
+        let root = self.workspace.root();
+        let ready_here = |e: &ServerEntry| {
+            slots.iter().any(|s| s.entry.id == e.id)
+                || matches!(
+                    catalog::resolve(e, root, root, self.path_env.as_ref()),
+                    Resolution::Ready { .. }
+                )
+        };
+        // The earlier server entry that takes this one's files here: of
+        // several servers for a file, the first that resolves serves it.
+        let served_by = |entry: &ServerEntry| {
+            if entry.role != catalog::Role::Server {
+                return None;
+            }
+            self.catalog
+                .entries()
+                .iter()
+                .take_while(|e| e.id != entry.id)
+                .filter(|e| e.role == catalog::Role::Server)
+                .filter(|e| {
+                    e.extensions
+                        .keys()
+                        .any(|x| entry.extensions.contains_key(x))
+                })
+                .find(|e| ready_here(e))
+                .map(|e| e.id.clone())
         };
         for entry in self.catalog.entries() {
             if slots.iter().any(|s| s.entry.id == entry.id) {
@@ -640,7 +667,20 @@ impl LspSupervisor {
                     not_installed.push(entry.id.as_str());
                     continue;
                 }
+                Resolution::Ready { .. } if !has_files(entry) => {
+                    no_files.push(entry.id.as_str());
+                    continue;
+                }
                 _ => {}
+            }
+            if let (Resolution::Ready { root, command, .. }, Some(first)) = (&r, served_by(entry)) {
+                lines.push(format!(
+                    "{} at {} ({}): not used while {first} serves its files (an alternative, used where {first} cannot start)",
+                    entry.id,
+                    self.rel(root),
+                    command.join(" "),
+                ));
+                continue;
             }
             lines.push(match (&r, r.why_not(entry, &|p| self.rel(p))) {
                 (
@@ -660,6 +700,12 @@ impl LspSupervisor {
                 (_, Some(why)) => format!("{}: cannot start ({why})", entry.id),
                 (_, None) => unreachable!("only Ready has no reason"),
             });
+        }
+        if !no_files.is_empty() {
+            lines.push(format!(
+                "installed, no files of theirs here (each starts on the first call for one of its files): {}",
+                no_files.join(", ")
+            ));
         }
         if !no_root.is_empty() {
             lines.push(format!(

@@ -257,6 +257,9 @@ async fn status_and_doctor_name_a_project_local_server_binary() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("pyproject.toml"), "").unwrap();
+    // A file for it to serve: without one, status groups it with the
+    // servers that have no files here.
+    std::fs::write(dir.path().join("app.py"), "x = 1\n").unwrap();
     let bin = dir.path().join(".venv/bin");
     std::fs::create_dir_all(&bin).unwrap();
     let server = bin.join("basedpyright-langserver");
@@ -338,5 +341,45 @@ async fn status_names_a_missing_server_on_its_own_line_only_where_it_has_files()
         .split(", ")
         .collect();
     assert!(not_installed.contains(&"fake-vue"), "{status}");
+    run.finish().await;
+}
+
+/// `status` names what would serve the workspace's files, says which
+/// alternatives are not used while an earlier server takes their files,
+/// and puts the installed servers that have no files here on one line.
+#[tokio::test]
+async fn status_names_alternatives_and_groups_servers_without_files() {
+    if test_support::fixtures::require(&[
+        "basedpyright-langserver",
+        "jedi-language-server",
+        "pylsp",
+        "bash-language-server",
+    ])
+    .is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "").unwrap();
+    std::fs::write(dir.path().join("app.py"), "x = 1\n").unwrap();
+    let run = Run::new(dir);
+    let status = run.lsp(json!({"op": "status"})).await;
+    let python: Vec<&str> = status.lines().filter(|l| l.starts_with("python")).collect();
+    expect_test::expect![[r#"
+        python at . (basedpyright-langserver --stdio): not started (starts on the first call for one of its files)
+        python-jedi at . (jedi-language-server): not used while python serves its files (an alternative, used where python cannot start)
+        python-pylsp at . (pylsp): not used while python serves its files (an alternative, used where python cannot start)"#]]
+    .assert_eq(&python.join("\n"));
+    let grouped: Vec<&str> = status
+        .lines()
+        .find_map(|l| l.strip_prefix("installed, no files of theirs here (each starts on the first call for one of its files): "))
+        .expect("a line for the servers without files")
+        .split(", ")
+        .collect();
+    assert!(grouped.contains(&"bash"), "{status}");
+    assert!(
+        !grouped.iter().any(|id| id.starts_with("python")),
+        "{status}"
+    );
     run.finish().await;
 }
