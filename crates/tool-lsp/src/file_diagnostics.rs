@@ -3,6 +3,7 @@
 
 use crate::args::{LspArgs, CHECKER_CAP};
 use crate::client::file_uri;
+use crate::dependencies::missing_packages_note;
 use crate::diagnostics::{self, DiagLine, NotReady};
 use crate::request::{file_arg, synced, wait_ready, FileArg};
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
@@ -69,7 +70,8 @@ pub(crate) async fn file_diagnostics(
         let (lines, hidden) = diagnostics_of(t, &target, &file).await?;
         let sourced = lines.into_iter().map(|d| (d, String::new())).collect();
         let head = format!("lsp diagnostics  {} ({})", file.shown, target.slot.entry.id);
-        return Ok(render_diagnostics(head, sourced, hidden, &[]));
+        let setup = missing_packages_note(sup.workspace(), &file.path);
+        return Ok(render_diagnostics(head, sourced, hidden, &[], setup));
     }
     let mut slots = Vec::new();
     let mut failed = Vec::new();
@@ -110,16 +112,20 @@ pub(crate) async fn file_diagnostics(
     }
     let sourced = diagnostics::merge_labelled(sourced);
     let head = format!("lsp diagnostics  {} ({})", file.shown, answered.join(" + "));
-    Ok(render_diagnostics(head, sourced, hidden, &failed))
+    let setup = missing_packages_note(sup.workspace(), &file.path);
+    Ok(render_diagnostics(head, sourced, hidden, &failed, setup))
 }
 
-/// The diagnostics answer: the head with the counts, one line per problem
-/// (labelled `(source)` when the source is given), the failed servers.
+/// The diagnostics answer: the head with the counts, a note on the
+/// project's setup when there are problems it may explain (see
+/// [`crate::dependencies`]), one line per problem (labelled `(source)` when
+/// the source is given), the failed servers.
 fn render_diagnostics(
     mut head: String,
     lines: Vec<(DiagLine, String)>,
     hidden: usize,
     failed: &[String],
+    setup: Option<String>,
 ) -> ToolOutput {
     let mut out = Vec::new();
     if lines.is_empty() {
@@ -135,6 +141,7 @@ fn render_diagnostics(
             tool_core::format::plural(errors, "error", "errors"),
             tool_core::format::plural(lines.len() - errors, "warning", "warnings")
         ));
+        out.extend(setup);
         let rendered: Vec<String> = lines
             .iter()
             .map(|(d, src)| diagnostics::render_labelled(d, src))

@@ -20,7 +20,8 @@
 //! operations, with [`enclosing`] naming the symbol around each location,
 //! [`hierarchy`] for calls and types, [`signature`] and
 //! [`capabilities`]), [`format`] (output, with [`symbols`] for symbol answers), [`diagnostics`] (freshness and the
-//! ledger), [`checker`] (project checkers), [`glob_diagnostics`] (a glob's files), [`rename`] (with
+//! ledger, with [`dependencies`], a note when a project's packages are not
+//! installed), [`checker`] (project checkers), [`glob_diagnostics`] (a glob's files), [`rename`] (with
 //! [`identifier`], the new name's check, and
 //! [`mentions`], the files it must reach), [`file_move`] (moves of files
 //! and folders), [`on_write`] (with [`save_check`], the save-time check's
@@ -36,6 +37,7 @@ pub mod checker;
 pub mod client;
 pub mod code_action;
 pub mod config;
+pub mod dependencies;
 pub mod diagnostics;
 pub mod enclosing;
 pub mod file_diagnostics;

@@ -297,3 +297,42 @@ async fn diagnostics_on_a_glob_are_capped_and_allowed_on_the_read_surface() {
     expect![[r#"Err(BadArgs("no file in the workspace matches `src/**/*.rs` (ignored and hidden files are left out; a pattern without `/` matches a file name at any depth)"))"#]].assert_eq(&format!("{none:?}"));
     run.finish().await;
 }
+
+/// A fresh checkout of a package whose packages are not installed: its
+/// errors may come from that, and the diagnostics answer says so (the
+/// import of a package that is not there is one of them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_diagnostics_say_when_the_packages_are_not_installed() {
+    if test_support::fixtures::require(&["typescript-language-server"]).is_none() {
+        return;
+    }
+    let run = Run::new(project("typescript"));
+    std::fs::write(
+        run.root.join("package.json"),
+        r#"{"name": "fixture", "dependencies": {"left-pad": "^1.3.0"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        run.root.join("src/pad.ts"),
+        "import leftPad from \"left-pad\";\n\nexport const padded: string = leftPad(\"x\", 3);\n",
+    )
+    .unwrap();
+    let out = run
+        .lsp(json!({"op": "diagnostics", "file": "src/pad.ts"}))
+        .await;
+    expect![[r#"
+        lsp diagnostics  src/pad.ts (typescript) — 1 error, 0 warnings
+        note: package.json declares 1 package and none is installed (no node_modules beside it or above it): errors about imports, types and compiler settings (a tsconfig that extends a package) may come from that; install the packages (npm install) to see the project as its authors do
+        src/pad.ts:1:21 error [2307] Cannot find module 'left-pad' or its corresponding type declarations."#]]
+    .assert_eq(&out);
+    // With a node_modules (empty here), nothing is said of the packages.
+    std::fs::create_dir_all(run.root.join("node_modules/left-pad")).unwrap();
+    let out = run
+        .lsp(json!({"op": "diagnostics", "file": "src/pad.ts"}))
+        .await;
+    expect![[r#"
+        lsp diagnostics  src/pad.ts (typescript) — 1 error, 0 warnings
+        src/pad.ts:1:21 error [2307] Cannot find module 'left-pad' or its corresponding type declarations."#]]
+    .assert_eq(&out);
+    run.finish().await;
+}
