@@ -414,6 +414,8 @@ async fn cold_queries() {
         ("references", "textDocument/references"),
     ] {
         let (mut tool, mut bare) = (Vec::new(), Vec::new());
+        // For references: how many locations each side answered with.
+        let (mut tool_found, mut bare_found) = (Vec::new(), Vec::new());
         for _ in 0..3 {
             let s = setup("python", CatalogConfig::default());
             let t = Instant::now();
@@ -425,16 +427,25 @@ async fn cold_queries() {
             .await;
             tool.push(t.elapsed());
             assert!(!out.contains("no result"), "{out}");
+            tool_found.push(out.lines().skip(1).filter(|l| l.contains(".py:")).count());
             s.binding.supervisor().unwrap().shutdown().await;
 
             let dir = copy_fixture("python");
             let t = Instant::now();
-            bare_cold(&program, dir.path(), method, file, line, symbol).await;
+            let answer = bare_cold(&program, dir.path(), method, file, line, symbol).await;
             bare.push(t.elapsed());
+            bare_found.push(answer.as_array().map_or(0, Vec::len));
         }
         let (tool, bare) = (median(tool), median(bare));
+        let found = if op == "references" {
+            format!(
+                "; locations answered: tool {tool_found:?}, bare client {bare_found:?} (a cold server answers from the files it has read so far)"
+            )
+        } else {
+            String::new()
+        };
         println!(
-            "cold {op} (python, fresh process each): tool {:.0} ms, bare client {:.0} ms, ratio {:.3}",
+            "cold {op} (python, fresh process each): tool {:.0} ms, bare client {:.0} ms, ratio {:.3}{found}",
             ms(tool),
             ms(bare),
             tool.as_secs_f64() / bare.as_secs_f64()
@@ -444,7 +455,14 @@ async fn cold_queries() {
 
 /// A bare client's cold query: start the server, initialize, open the
 /// file, ask until the answer is not empty.
-async fn bare_cold(program: &Path, root: &Path, method: &str, file: &str, line: u32, symbol: &str) {
+async fn bare_cold(
+    program: &Path,
+    root: &Path,
+    method: &str,
+    file: &str,
+    line: u32,
+    symbol: &str,
+) -> Value {
     let ws = Workspace::new(root).unwrap();
     let client = tool_lsp::client::LspClient::start(tool_lsp::client::StartSpec {
         name: "bare".into(),
@@ -475,18 +493,19 @@ async fn bare_cold(program: &Path, root: &Path, method: &str, file: &str, line: 
         params["context"] = json!({"includeDeclaration": true});
     }
     let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    let answer = loop {
         let answer = client
             .request(method, params.clone(), Duration::from_secs(20))
             .await
             .unwrap();
         let empty = answer.is_null() || answer.as_array().is_some_and(std::vec::Vec::is_empty);
         if !empty || Instant::now() > deadline {
-            break;
+            break answer;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    };
     client.stop().await;
+    answer
 }
 
 /// The first write of a fresh run, cold and warmed up (medians of 3).

@@ -220,13 +220,17 @@ pub struct Reach {
 
 impl Reach {
     /// Scan the target's root for `symbol`, open the mentioning files the
-    /// server may not see, and wait (within `t.diagnostics` in all) until it
-    /// has analysed them, then until it is idle.
+    /// server may not see, and, with `wait_analysed` (a rename, which must
+    /// not miss one), wait (within `t.diagnostics` in all) until it has
+    /// analysed them, then until it is idle. A reference search does not
+    /// wait: a server reads its notifications in order, so the files are
+    /// open in it before the request, and it reads them as it searches.
     pub async fn prepare(
         sup: &LspSupervisor,
         t: &Timeouts,
         target: &Target,
         symbol: &str,
+        wait_analysed: bool,
     ) -> Result<Reach, ToolError> {
         let entry = &target.slot.entry;
         let root = target.slot.root.clone();
@@ -263,6 +267,9 @@ impl Reach {
                 opened.push((uri, doc));
             }
         }
+        if !wait_analysed {
+            return Ok(reach);
+        }
         // The server has analysed a file when it has published (or answers
         // a pull) for it; one that does not in time is still checked after.
         let deadline = std::time::Instant::now() + t.diagnostics;
@@ -295,25 +302,22 @@ impl Reach {
             .collect()
     }
 
-    /// The mentioning files with more mentions than `references` (one path
-    /// per reference) has in them, with how many more.
+    /// The mentioning files that hold none of `references` (one path per
+    /// reference): files the server may not have seen, or whose mentions
+    /// are other symbols or text. A mention beside a reference (a doc
+    /// comment naming its function) is not worth a line.
     pub fn beyond(&self, references: &[&Path]) -> Vec<Mentioning> {
         self.scan
             .files
             .iter()
-            .filter_map(|m| {
-                let found = references.iter().filter(|r| **r == m.path).count();
-                (m.count > found).then(|| Mentioning {
-                    path: m.path.clone(),
-                    count: m.count - found,
-                })
-            })
+            .filter(|m| !references.contains(&m.path.as_path()))
+            .cloned()
             .collect()
     }
 
-    /// One line for the references' answer: the files with mentions that
-    /// are not among the references (at most [`MAX_BEYOND_SHOWN`] named),
-    /// and where the scan stopped; nothing when every mention is a reference.
+    /// One line for the references' answer: the files that mention the
+    /// symbol and hold none of its references (at most [`MAX_BEYOND_SHOWN`]
+    /// named), and where the scan stopped.
     pub fn report_beyond(&self, ws: &Workspace, beyond: &[Mentioning]) -> Vec<String> {
         let mut rows = Vec::new();
         if !beyond.is_empty() {
@@ -332,7 +336,7 @@ impl Reach {
                 String::new()
             };
             rows.push(format!(
-                "also mentioned, not among the references (other symbols of the same name, comments and strings, or uses the server cannot resolve): {}{tail}",
+                "also mentioned in files without a reference (other symbols of the same name, comments and strings, or uses the server cannot resolve): {}{tail}",
                 shown.join(", ")
             ));
         }

@@ -224,7 +224,8 @@ async fn navigate(
         Op::References => {
             // Files the server's project model may not cover (or a cold
             // server has not read yet) are opened first.
-            let reach = crate::mentions::Reach::prepare(sup, t, &p.target, &p.identifier).await?;
+            let reach =
+                crate::mentions::Reach::prepare(sup, t, &p.target, &p.identifier, false).await?;
             let references =
                 |v: &Option<Vec<lsp_types::Location>>| v.clone().map(GotoDefinitionResponse::Array);
             let v = request_probed(t,

@@ -208,7 +208,7 @@ async fn prepare(
     }
     // Files the server's project model may not cover are opened first, so
     // that its rename sees them.
-    let reach = Reach::prepare(sup, t, &p.target, &p.identifier).await?;
+    let reach = Reach::prepare(sup, t, &p.target, &p.identifier, true).await?;
     let edit = client
         .request(
             "textDocument/rename",

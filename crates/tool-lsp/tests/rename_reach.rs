@@ -174,7 +174,7 @@ async fn python_references_reach_a_tests_folder_outside_pyrightconfig_include() 
         tests/test_core.py:5    assert greet("x") == "hello x"  (in test_greet)
         tests/test_core.py:9    assert greet(greet("x")) != ""  (in test_greet_twice)
         tests/test_core.py:9    assert greet(greet("x")) != ""  (in test_greet_twice)
-        also mentioned, not among the references (other symbols of the same name, comments and strings, or uses the server cannot resolve): tests/notes.py (2)"#]]
+        also mentioned in files without a reference (other symbols of the same name, comments and strings, or uses the server cannot resolve): tests/notes.py (2)"#]]
     .assert_eq(&out);
     // Only inside a longer identifier: the answer names the one it is about.
     let out = run
@@ -200,7 +200,7 @@ async fn typescript_references_reach_a_tests_folder_outside_tsconfig_include() {
         tests/util.test.ts:1    import { greet } from "../src/util";
         tests/util.test.ts:3    if (greet("x") !== "hello x") {
         tests/util.test.ts:4    throw new Error(greet("y"));
-        also mentioned, not among the references (other symbols of the same name, comments and strings, or uses the server cannot resolve): tests/notes.ts (2)"#]]
+        also mentioned in files without a reference (other symbols of the same name, comments and strings, or uses the server cannot resolve): tests/notes.ts (2)"#]]
     .assert_eq(&out);
     run.finish().await;
 }
