@@ -198,7 +198,11 @@ fn open_string(b: &[u8], i: usize, stack: &mut Vec<Frame>) -> usize {
         .rposition(|x| !x.is_ascii_alphabetic())
         .map_or(0, |p| p + 1);
     let prefix = &b[prefix_start..i];
-    let fstring = prefix.len() <= 2 && prefix.iter().any(|x| x.eq_ignore_ascii_case(&b'f'));
+    // Only r, b, u and f make a prefix: `if"{"` is the keyword and a plain
+    // string.
+    let fstring = prefix.len() <= 2
+        && prefix.iter().all(|x| b"rRbBuUfF".contains(x))
+        && prefix.iter().any(|x| x.eq_ignore_ascii_case(&b'f'));
     stack.push(Frame::Str(StringKind {
         quote: c,
         triple,
@@ -272,6 +276,11 @@ mod tests {
                 Some(&[1, 2, 4, 5]),
             ),
             ("a name that only starts like a clause", "elsewhere()\nexcepted = 1\n", Some(&[1, 2])),
+            (
+                "a keyword right before a string is no prefix",
+                "if\"{\" in s: pass\nx = 1\n",
+                Some(&[1, 2]),
+            ),
             ("CRLF", "a = 1\r\nb = (\r\n1)\r\nc = 2\r\n", Some(&[1, 2, 4])),
             ("a lone carriage return", "a = 1\rb = 2\n", None),
             ("an unterminated string", "a = 'x\nb = 1\n", None),
