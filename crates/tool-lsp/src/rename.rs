@@ -156,6 +156,13 @@ async fn prepare(
             ToolError::BadArgs(m) => ToolError::BadArgs(m.replace("op `definition`", "lsp_rename")),
             other => other,
         })?;
+    // A rename writes: it is never about an identifier the call did not name.
+    if let Some(given) = &p.widened_from {
+        return Err(ToolError::bad_args(format!(
+            "`{given}` occurs on {}:{} only inside `{}`; pass `{}` as the symbol to rename it; nothing was written",
+            p.file.shown, args.line, p.symbol, p.symbol
+        )));
+    }
     let client = &p.target.client;
     let td = json!({"uri": p.uri});
     let prepare = client.capabilities.rename_prepares();

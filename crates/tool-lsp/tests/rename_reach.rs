@@ -119,6 +119,17 @@ async fn python_a_tests_folder_outside_pyrightconfig_include_is_renamed_or_liste
         ]
     "#]]
     .assert_debug_eq(&changed_files(&run, "rename_python"));
+    // A symbol that occurs only inside a longer identifier is not renamed.
+    let files = ["pkg/app.py", "pkg/core.py", "tests/test_core.py"];
+    let before: Vec<String> = files.iter().map(|f| run.read(f)).collect();
+    let err = run
+        .call("lsp_rename", rename("pkg/core.py", 1, "salu", "hail"))
+        .await
+        .unwrap_err();
+    expect_test::expect!["bad arguments: `salu` occurs on pkg/core.py:1 only inside `salute`; pass `salute` as the symbol to rename it; nothing was written"]
+    .assert_eq(&err.to_string());
+    let after: Vec<String> = files.iter().map(|f| run.read(f)).collect();
+    assert_eq!(before, after);
     run.finish().await;
 }
 
