@@ -235,6 +235,7 @@ impl DiagnosticsOnWrite {
         path: &Path,
         check_missing_before: bool,
         prior: Option<Option<String>>,
+        call_started: Instant,
     ) -> Result<Checked, Unchecked> {
         let target = checker.target(&self.sup).await?;
         let client = &target.client;
@@ -255,7 +256,7 @@ impl DiagnosticsOnWrite {
         client.did_save(&uri, &doc.text);
         let check = entry.save_check_progress.clone();
         let bound = self.sup.timeouts.diagnostics;
-        let since = save_check::counts_since(path, saved);
+        let since = save_check::counts_since(path, call_started, saved);
         let nudge = entry.save_check_nudge.as_deref();
         let checked_by = check.as_deref().map(|prefix| (prefix, nudge));
         match settled(client, &uri, &doc, checked_by, (since, saved), bound).await {
@@ -397,6 +398,7 @@ impl DiagnosticsOnWrite {
         no_baseline: &HashSet<String>,
         check_missing: &HashSet<String>,
         server_before: Option<&(String, Option<String>)>,
+        call_started: Instant,
     ) -> (Option<String>, Vec<Labelled>) {
         let shown = self.sup.rel(path);
         if !path.exists() {
@@ -411,7 +413,13 @@ impl DiagnosticsOnWrite {
             let prior = server_before
                 .filter(|(id, _)| *id == checker.id)
                 .map(|(_, before)| before.clone());
-            self.after_write(checker, path, check_missing.contains(&checker.id), prior)
+            self.after_write(
+                checker,
+                path,
+                check_missing.contains(&checker.id),
+                prior,
+                call_started,
+            )
         }))
         .await;
         let several = checkers.len() > 1;
@@ -671,6 +679,7 @@ impl Tool for DiagnosticsOnWrite {
                     &no_baseline[i],
                     &check_missing[i],
                     server_before,
+                    call_started,
                 )
                 .await;
             if let Some(t) = text {

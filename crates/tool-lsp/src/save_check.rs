@@ -86,9 +86,16 @@ pub fn baseline_with_check_before(
 /// When a save-time check run counts as the write's: one begun once the
 /// written file was on disk, whether the save started it or not
 /// (rust-analyzer may run one between the write and the save and start none
-/// on the save).
-pub fn counts_since(path: &Path, saved: Instant) -> Instant {
-    written_at(path).map_or(saved, |w| w.min(saved))
+/// on the save). Never before the write call began (`call_started`): the
+/// file's modification time comes from the kernel's coarse clock and can
+/// read milliseconds before the write, and a run begun that early (a first
+/// check seen running just before the call) may have read the file as it
+/// was, so it is not counted; the save's run, or the one a nudge asks for,
+/// is waited for instead.
+pub fn counts_since(path: &Path, call_started: Instant, saved: Instant) -> Instant {
+    written_at(path)
+        .map_or(saved, |w| w.min(saved))
+        .max(call_started)
 }
 
 /// Fresh diagnostics of `doc`, and after a save with a save-time check
