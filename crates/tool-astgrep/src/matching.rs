@@ -328,19 +328,29 @@ pub fn match_source(
     for r in &mut records {
         r.enclosing = enclosing_name(&top, r.start, r.end);
     }
-    let rewrite = rewriter.filter(|_| !edits.is_empty()).map(|_| {
-        let mut rw = apply_edits(source, edits);
-        if rw.new != rw.old {
-            rw.introduced_error = check_rewritten(&root, &rw.new);
-        }
-        rw
-    });
+    let rewrite = rewriter
+        .filter(|_| !edits.is_empty())
+        .map(|_| rewritten(source, edits, |new| check_rewritten(&root, new)));
     Ok(Some(FileMatches {
         records,
         rewrite,
         unsearched,
         parsed_in_parts: false,
     }))
+}
+
+/// A file's rewrite from its edits, with the syntax errors it introduces
+/// (`check`, given the new text) when it changes anything.
+fn rewritten(
+    source: &str,
+    edits: Vec<(usize, usize, String)>,
+    check: impl FnOnce(&str) -> Option<crate::rewrite::SyntaxBreak>,
+) -> FileRewrite {
+    let mut rw = apply_edits(source, edits);
+    if rw.new != rw.old {
+        rw.introduced_error = check(&rw.new);
+    }
+    rw
 }
 
 /// Sort records by position (an outer match before the ones inside it),
@@ -423,12 +433,11 @@ fn match_in_parts(
         return Some(Ok(None));
     }
     in_file_order(&mut records, source);
+    // Checked whole, old and new, as `match_source` checks it.
     let rewrite = rewriter.filter(|_| !edits.is_empty()).map(|_| {
-        let mut rw = apply_edits(source, edits);
-        if rw.new != rw.old {
-            rw.introduced_error = check_rewritten_text(pattern.lang, source, &rw.new);
-        }
-        rw
+        rewritten(source, edits, |new| {
+            check_rewritten_text(pattern.lang, source, new)
+        })
     });
     Some(Ok(Some(FileMatches {
         records,

@@ -138,6 +138,14 @@ pub fn identifier_at(line: &str, at: usize) -> std::ops::Range<usize> {
     start..end
 }
 
+/// Whether `symbol`, found at `spot` on `line`, is only a piece of a longer
+/// identifier there (`sign` where the line has `sign_value`).
+pub fn inside_longer_identifier(line: &str, spot: SymbolSpot, symbol: &str) -> bool {
+    let run = identifier_at(line, spot.byte);
+    let ends_in_ident = symbol.chars().next_back().is_some_and(is_ident);
+    run.start < spot.byte || (ends_in_ident && run.end > spot.byte + spot.len)
+}
+
 /// The line with `[symbol]` marked at byte `at`, cut to a window around it.
 fn marked(line: &str, at: usize, len: usize) -> String {
     let before: String = {

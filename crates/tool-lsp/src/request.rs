@@ -180,14 +180,10 @@ pub async fn position(
     let line_text = position::lines(&doc.text)[spot.line as usize];
     let character = target.client.encoding.column_of(line_text, spot.byte);
     let run = position::identifier_at(line_text, spot.byte);
-    let identifier = line_text[run.clone()].to_string();
+    let identifier = line_text[run].to_string();
     // `sign` given where the line has only `sign_value`: the answer is about
     // `sign_value`, and says so.
-    let ends_in_ident = symbol
-        .chars()
-        .next_back()
-        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
-    let widened = run.start < spot.byte || (ends_in_ident && run.end > spot.byte + spot.len);
+    let widened = position::inside_longer_identifier(line_text, spot, &symbol);
     let (symbol, widened_from) = if widened {
         (identifier.clone(), Some(symbol))
     } else {
