@@ -48,13 +48,15 @@ pub(crate) fn python_packages() -> Vec<String> {
 
 /// npm packages: the recipes', then these the tests alone need (eslint:
 /// the library vscode-eslint-language-server loads from a project's
-/// node_modules).
+/// node_modules; Microsoft's pyright, which the diagnostics matrix drives
+/// beside basedpyright).
 pub(crate) fn npm_packages() -> Vec<String> {
     let mut list = from_recipes(|s| match s {
         Source::Npm(p) => Some(p),
         _ => None,
     });
     list.push("eslint@10.15.0".into());
+    list.push("pyright@1.1.414".into());
     list
 }
 

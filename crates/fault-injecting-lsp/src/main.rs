@@ -32,6 +32,11 @@
 //! logs `fault: configuration loaded` and publishes every open document
 //! again, complete.
 //!
+//! `--pull-registrations=reg:a,reg:b,unreg:a` makes it serve diagnostics by
+//! pull only, as pyright does: after `initialized` it registers
+//! `textDocument/diagnostic` and withdraws registrations by id in the order
+//! given, answers pulls with the `ERROR` markers, and never publishes.
+//!
 //! `--progress-stalls` makes it report progress as ccls does when its
 //! indexer finishes a moment after its main loop last looked: at the first
 //! `didOpen` it begins an "indexing" progress at "1/2", and ends it only
@@ -46,10 +51,12 @@ use tower_lsp::jsonrpc::Result;
 use tower_lsp::lsp_types::{
     CodeActionOrCommand, CodeActionParams, CodeActionProviderCapability, CodeActionResponse,
     Command, Diagnostic, DiagnosticSeverity, DidChangeTextDocumentParams,
-    DidOpenTextDocumentParams, ExecuteCommandOptions, ExecuteCommandParams, FileOperationFilter,
-    FileOperationPattern, FileOperationRegistrationOptions, Hover, HoverContents, HoverParams,
-    HoverProviderCapability, InitializeParams, InitializeResult, InitializedParams, MarkupContent,
-    MarkupKind, MessageType, NumberOrString, OneOf, Position, Range, RenameFilesParams,
+    DidOpenTextDocumentParams, DocumentDiagnosticParams, DocumentDiagnosticReport,
+    DocumentDiagnosticReportResult, ExecuteCommandOptions, ExecuteCommandParams,
+    FileOperationFilter, FileOperationPattern, FileOperationRegistrationOptions,
+    FullDocumentDiagnosticReport, Hover, HoverContents, HoverParams, HoverProviderCapability,
+    InitializeParams, InitializeResult, InitializedParams, MarkupContent, MarkupKind, MessageType,
+    NumberOrString, OneOf, Position, Range, RelatedFullDocumentDiagnosticReport, RenameFilesParams,
     RenameParams, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
     Url, WorkspaceEdit, WorkspaceFileOperationsServerCapabilities, WorkspaceServerCapabilities,
 };
@@ -72,22 +79,22 @@ struct FaultServer {
     /// progress waits on; `None` without the flag.
     stdin_reads: Option<tokio::sync::watch::Receiver<u64>>,
     stalled_once: AtomicBool,
+    /// `--pull-registrations`: each step, `true` to register under the id,
+    /// `false` to withdraw it; `None` without the flag (it publishes).
+    pull_script: Option<Vec<(bool, String)>>,
 }
 
 impl FaultServer {
     async fn publish(&self, uri: Url, text: String, version: i32) {
-        publish(&self.client, &self.configured, uri, text, version).await;
+        if self.pull_script.is_none() {
+            publish(&self.client, &self.configured, uri, text, version).await;
+        }
     }
 }
 
-async fn publish(client: &Client, configured: &AtomicBool, uri: Url, text: String, version: i32) {
-    let delay = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("delay_ms="))
-        .and_then(|n| n.trim().parse::<u64>().ok())
-        .unwrap_or(0);
-    let diags: Vec<Diagnostic> = text
-        .lines()
+/// An error on every line holding `ERROR` (none until configured).
+fn error_markers(text: &str, configured: &AtomicBool) -> Vec<Diagnostic> {
+    text.lines()
         .enumerate()
         .filter(|(_, l)| l.contains("ERROR") && configured.load(Ordering::SeqCst))
         .map(|(i, l)| Diagnostic {
@@ -101,7 +108,45 @@ async fn publish(client: &Client, configured: &AtomicBool, uri: Url, text: Strin
             message: "fault: ERROR marker".into(),
             ..Default::default()
         })
-        .collect();
+        .collect()
+}
+
+/// Register and withdraw `textDocument/diagnostic` as the script says.
+async fn run_pull_script(client: &Client, script: &[(bool, String)]) {
+    use tower_lsp::lsp_types::{Registration, Unregistration};
+    for (register, id) in script {
+        let method = "textDocument/diagnostic".to_string();
+        if *register {
+            let options = serde_json::json!({
+                "documentSelector": null,
+                "interFileDependencies": false,
+                "workspaceDiagnostics": false,
+            });
+            let _ = client
+                .register_capability(vec![Registration {
+                    id: id.clone(),
+                    method,
+                    register_options: Some(options),
+                }])
+                .await;
+        } else {
+            let _ = client
+                .unregister_capability(vec![Unregistration {
+                    id: id.clone(),
+                    method,
+                }])
+                .await;
+        }
+    }
+}
+
+async fn publish(client: &Client, configured: &AtomicBool, uri: Url, text: String, version: i32) {
+    let delay = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("delay_ms="))
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    let diags = error_markers(&text, configured);
     let client = client.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(delay)).await;
@@ -156,6 +201,10 @@ impl LanguageServer for FaultServer {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        if let Some(script) = self.pull_script.clone() {
+            let client = self.client.clone();
+            tokio::spawn(async move { run_pull_script(&client, &script).await });
+        }
         let Some(after) = self.configured_after else {
             return;
         };
@@ -204,6 +253,28 @@ impl LanguageServer for FaultServer {
                 .insert(uri.clone(), (c.text.clone(), p.text_document.version));
             self.publish(uri, c.text, p.text_document.version).await;
         }
+    }
+
+    async fn diagnostic(
+        &self,
+        p: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        let text = self
+            .docs
+            .lock()
+            .await
+            .get(&p.text_document.uri)
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default();
+        Ok(DocumentDiagnosticReportResult::Report(
+            DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                related_documents: None,
+                full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                    result_id: None,
+                    items: error_markers(&text, &self.configured),
+                },
+            }),
+        ))
     }
 
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
@@ -368,6 +439,18 @@ async fn main() {
         .map(Duration::from_millis);
     let (reads, stdin_reads) = tokio::sync::watch::channel(0);
     let stalls = std::env::args().any(|a| a == "--progress-stalls");
+    let pull_script = std::env::args().find_map(|a| {
+        a.strip_prefix("--pull-registrations=").map(|steps| {
+            steps
+                .split(',')
+                .filter_map(|step| match step.split_once(':') {
+                    Some(("reg", id)) => Some((true, id.to_string())),
+                    Some(("unreg", id)) => Some((false, id.to_string())),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+    });
     let (service, socket) = LspService::new(|client| FaultServer {
         client,
         docs: Arc::default(),
@@ -379,6 +462,7 @@ async fn main() {
         renamed: Default::default(),
         stdin_reads: stalls.then_some(stdin_reads.clone()),
         stalled_once: AtomicBool::new(false),
+        pull_script,
     });
     let stdin = CountedStdin {
         stdin: tokio::io::stdin(),

@@ -14,7 +14,7 @@
 use crate::jsonrpc::JsonRpc;
 use crate::position::PositionEncoding;
 use serde_json::{json, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,6 +33,7 @@ mod caps;
 mod documents;
 mod incoming;
 mod initialize;
+mod registrations;
 mod server_process;
 
 pub use crate::jsonrpc::{Reply, RequestError};
@@ -65,6 +66,11 @@ impl RequestError {
 /// sent a message to wake it (see `LspClient::wake`).
 const WAKE_AFTER: Duration = Duration::from_secs(1);
 
+/// How many documents a `workspace/diagnostic/refresh` pulls again.
+const REPULL_AT_MOST: usize = 16;
+/// How long each of those pulls may take.
+const REPULL_BOUND: Duration = Duration::from_secs(10);
+
 /// How many replaced publishes are remembered per document.
 pub const EARLIER_PUBLISHES: usize = 8;
 
@@ -96,12 +102,15 @@ struct Shared {
     /// most [`EARLIER_PUBLISHES`] per document).
     earlier: Mutex<HashMap<String, std::collections::VecDeque<Published>>>,
     diag_seq: watch::Sender<u64>,
-    registrations: Mutex<HashSet<String>>,
+    registrations: Mutex<registrations::Registrations>,
     publishes_versions: AtomicBool,
     settings: Option<Value>,
     root_uri: String,
     root_name: String,
     stderr: SharedOutput,
+    /// Counts the server's `workspace/diagnostic/refresh` requests: each
+    /// has the documents pulled before pulled again.
+    refreshes: watch::Sender<u64>,
     /// Set before a deliberate stop, so the exit is not counted as a crash.
     stopping: AtomicBool,
     /// The start of the log message that says the server finished starting.
@@ -215,6 +224,7 @@ impl LspClient {
                 .file_name()
                 .map_or_else(|| "root".into(), |n| n.to_string_lossy().into_owned()),
             stderr: process.stderr.clone(),
+            refreshes: watch::channel(0).0,
             stopping: AtomicBool::new(false),
             started_message: spec.started_message.clone(),
             started: watch::channel(false).0,
@@ -291,7 +301,9 @@ impl LspClient {
         client.capabilities = ServerCaps::new(capabilities);
         client.encoding = encoding;
         tracing::info!(server = %client.name, pid = pgid, encoding = encoding.name(), "language server ready");
-        Ok(Arc::new(client))
+        let client = Arc::new(client);
+        client.repull_on_refresh();
+        Ok(client)
     }
 
     pub fn pid(&self) -> u32 {
@@ -474,7 +486,7 @@ impl LspClient {
                 .registrations
                 .lock()
                 .expect("registrations")
-                .contains(method)
+                .offers(method)
     }
 
     /// Whether the server offers pull diagnostics (statically or registered).
@@ -485,7 +497,7 @@ impl LspClient {
                 .registrations
                 .lock()
                 .expect("registrations")
-                .contains("textDocument/diagnostic")
+                .offers("textDocument/diagnostic")
     }
 
     /// Progress runs whose token starts with `prefix`, oldest first.
@@ -545,6 +557,63 @@ impl LspClient {
 
     pub fn subscribe_diagnostics(&self) -> watch::Receiver<u64> {
         self.shared.diag_seq.subscribe()
+    }
+
+    /// Pull `uri`'s diagnostics (`textDocument/diagnostic`), remember the
+    /// answer and return it.
+    pub async fn pull_diagnostics_of(
+        &self,
+        uri: &str,
+        bound: Duration,
+    ) -> Result<Vec<lsp_types::Diagnostic>, RequestError> {
+        let report = self
+            .request(
+                "textDocument/diagnostic",
+                json!({"textDocument": {"uri": uri}}),
+                bound,
+            )
+            .await?;
+        let items: Vec<lsp_types::Diagnostic> = match report.get("kind").and_then(Value::as_str) {
+            Some("unchanged") => self.last_pulled(uri).unwrap_or_default(),
+            _ => report
+                .get("items")
+                .cloned()
+                .and_then(|i| serde_json::from_value(i).ok())
+                .unwrap_or_default(),
+        };
+        self.remember_pulled(uri, items.clone());
+        Ok(items)
+    }
+
+    /// On each `workspace/diagnostic/refresh`, pull again the documents
+    /// pulled before (the newest [`REPULL_AT_MOST`]), so what is
+    /// remembered of them is the server's latest; waiters on diagnostics
+    /// are woken after. Ends with the client.
+    fn repull_on_refresh(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        let mut refreshes = self.shared.refreshes.subscribe();
+        tokio::spawn(async move {
+            while refreshes.changed().await.is_ok() {
+                let Some(client) = weak.upgrade() else { return };
+                if client.gone().is_some() {
+                    return;
+                }
+                let mut uris: Vec<(String, Instant)> = client
+                    .pulled
+                    .lock()
+                    .expect("pulled")
+                    .iter()
+                    .map(|(uri, (_, at))| (uri.clone(), *at))
+                    .collect();
+                uris.sort_by_key(|(_, at)| std::cmp::Reverse(*at));
+                for (uri, _) in uris.into_iter().take(REPULL_AT_MOST) {
+                    if client.doc(&uri).await.is_some() {
+                        let _ = client.pull_diagnostics_of(&uri, REPULL_BOUND).await;
+                    }
+                }
+                client.shared.diag_seq.send_modify(|s| *s += 1);
+            }
+        });
     }
 
     pub fn remember_pulled(&self, uri: &str, diags: Vec<lsp_types::Diagnostic>) {

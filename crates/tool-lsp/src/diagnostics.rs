@@ -155,23 +155,7 @@ async fn pull(
     uri: &str,
     bound: Duration,
 ) -> Result<Vec<Diagnostic>, RequestError> {
-    let report = client
-        .request(
-            "textDocument/diagnostic",
-            json!({"textDocument": {"uri": uri}}),
-            bound,
-        )
-        .await?;
-    let items: Vec<Diagnostic> = match report.get("kind").and_then(Value::as_str) {
-        Some("unchanged") => client.last_pulled(uri).unwrap_or_default(),
-        _ => report
-            .get("items")
-            .cloned()
-            .and_then(|i| serde_json::from_value(i).ok())
-            .unwrap_or_default(),
-    };
-    client.remember_pulled(uri, items.clone());
-    Ok(items)
+    client.pull_diagnostics_of(uri, bound).await
 }
 
 /// tsserver's syntactic and semantic diagnostics of `path`, asked

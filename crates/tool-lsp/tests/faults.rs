@@ -478,3 +478,68 @@ async fn a_progress_that_ends_only_when_the_server_is_woken_does_not_hold_a_quer
     .assert_eq(&out);
     run.finish().await;
 }
+
+/// A server that serves diagnostics by pull alone and registers it as
+/// pyright does (a second registration, then the first withdrawn), in each
+/// order that leaves one standing: a write's new error is pulled, and so is
+/// the `diagnostics` op's answer. Kept by method, the withdrawal dropped
+/// pull, and the write waited for a publish that never came.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pull_diagnostics_stand_while_any_registration_of_them_does() {
+    let mut got = String::new();
+    for script in [
+        "reg:a,reg:b,unreg:a",
+        "reg:a,unreg:a,reg:b",
+        "reg:a,reg:b,unreg:b",
+    ] {
+        let config: CatalogConfig = serde_json::from_value(json!({
+            "servers": [{
+                "id": "faulty", "extensions": {"fault": "fault"},
+                "commands": [[fault_injecting_lsp(), format!("--pull-registrations={script}")]],
+                "root_markers": ["fault.toml"],
+                "startup_settle_ms": 0
+            }],
+            "diagnostics_wait_ms": 5_000,
+            "index_wait_ms": 2000
+        }))
+        .unwrap();
+        let run = Run::with_binding(project(), LspBinding::new(config));
+        // The server registers while the run starts; the first call comes
+        // once it has.
+        run.lsp(json!({"op": "diagnostics", "file": "a.fault"}))
+            .await;
+        let written = run
+            .call(
+                "write",
+                json!({"path": "a.fault", "content": "fine\nan ERROR here\n"}),
+            )
+            .await
+            .unwrap();
+        let asked = run
+            .lsp(json!({"op": "diagnostics", "file": "a.fault"}))
+            .await;
+        got.push_str(&format!("{script}:\n{written}\n{asked}\n"));
+        run.finish().await;
+    }
+    expect_test::expect![[r#"
+        reg:a,reg:b,unreg:a:
+        wrote a.fault
+        lsp: 1 new problem in a.fault after this write:
+        a.fault:2:4 error [F001] fault: ERROR marker
+        lsp diagnostics  a.fault (faulty) — 1 error, 0 warnings
+        a.fault:2:4 error [F001] fault: ERROR marker
+        reg:a,unreg:a,reg:b:
+        wrote a.fault
+        lsp: 1 new problem in a.fault after this write:
+        a.fault:2:4 error [F001] fault: ERROR marker
+        lsp diagnostics  a.fault (faulty) — 1 error, 0 warnings
+        a.fault:2:4 error [F001] fault: ERROR marker
+        reg:a,reg:b,unreg:b:
+        wrote a.fault
+        lsp: 1 new problem in a.fault after this write:
+        a.fault:2:4 error [F001] fault: ERROR marker
+        lsp diagnostics  a.fault (faulty) — 1 error, 0 warnings
+        a.fault:2:4 error [F001] fault: ERROR marker
+    "#]]
+    .assert_eq(&got);
+}

@@ -91,34 +91,21 @@ fn answer_server_request(
         }
         "window/workDoneProgress/create" => Ok(Value::Null),
         "client/registerCapability" => {
-            let mut regs = shared.registrations.lock().expect("registrations");
-            for r in params
-                .get("registrations")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(m) = r.get("method").and_then(Value::as_str) {
-                    regs.insert(m.to_string());
-                }
-            }
-            drop(regs);
+            shared
+                .registrations
+                .lock()
+                .expect("registrations")
+                .register(params);
             // A diagnostics wait re-checks: pull may be offered now.
             shared.diag_seq.send_modify(|s| *s += 1);
             Ok(Value::Null)
         }
         "client/unregisterCapability" => {
-            let mut regs = shared.registrations.lock().expect("registrations");
-            for r in params
-                .get("unregisterations")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(m) = r.get("method").and_then(Value::as_str) {
-                    regs.remove(m);
-                }
-            }
+            shared
+                .registrations
+                .lock()
+                .expect("registrations")
+                .unregister(params);
             Ok(Value::Null)
         }
         // Edits reach the disk only through the write-tier tools (approved,
@@ -138,6 +125,10 @@ fn answer_server_request(
             Ok(json!([{"uri": shared.root_uri, "name": shared.root_name}]))
         }
         "window/showMessageRequest" | "window/showDocument" => Ok(Value::Null),
+        "workspace/diagnostic/refresh" => {
+            shared.refreshes.send_modify(|s| *s += 1);
+            Ok(Value::Null)
+        }
         m if m.ends_with("/refresh") => Ok(Value::Null),
         _ => Err((
             -32601,
