@@ -160,6 +160,21 @@ pub struct ServerEntry {
     /// client does not serve, so its entry says false.
     #[serde(default = "answers_workspace_symbols")]
     pub workspace_symbols: bool,
+    /// The server reads a document from the disk when it is opened,
+    /// ignoring the text sent, and checks only on open and save (fortls):
+    /// a write's baseline is then taken before the write reaches the disk.
+    #[serde(default)]
+    pub open_reads_disk: bool,
+    /// What the server's diagnostics cover, when less than its language's
+    /// full check: `"syntax"` (jedi-language-server reports syntax errors
+    /// only). A clean answer from it then says what was not checked, never
+    /// a bare "no new errors".
+    #[serde(default)]
+    pub covers: Option<String>,
+    /// The entry whose server checks more (names, types), suggested beside
+    /// such an answer and by `doctor`.
+    #[serde(default)]
+    pub fuller: Option<String>,
     /// Built-in entries say whether a test drives this server for real
     /// (`doctor` shows the untested ones); a user's entry need not.
     #[serde(default)]
@@ -178,6 +193,27 @@ impl ServerEntry {
             .keys()
             .find_map(|x| files.get(&format!(".{x}")))
             .or_else(|| self.file_names.keys().find_map(|n| files.get(n)))
+    }
+
+    /// What a clean answer of this server did not check, when its
+    /// diagnostics cover less than a full check (see [`Self::covers`]):
+    /// `(covered, note)`, as `("syntax", "python-jedi checks syntax only
+    /// …")`.
+    pub fn partial_cover(&self) -> Option<(&str, String)> {
+        let covers = self.covers.as_deref()?;
+        let fuller = match &self.fuller {
+            Some(f) => {
+                format!("; `agent-tools install {f}` adds a server that checks names and types")
+            }
+            None => String::new(),
+        };
+        Some((
+            covers,
+            format!(
+                "{} checks {covers} only, not names or types{fuller}",
+                self.id
+            ),
+        ))
     }
 
     /// The LSP language id of `path` for this entry, when it serves it (by
@@ -563,7 +599,7 @@ mod tests {
               |
             6 | port = 1
               | ^^^^
-            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `tested`
+            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `open_reads_disk`, `covers`, `fuller`, `tested`
         "#]].assert_eq(&err);
     }
 

@@ -66,6 +66,9 @@ impl RequestError {
 /// sent a message to wake it (see `LspClient::wake`).
 const WAKE_AFTER: Duration = Duration::from_secs(1);
 
+/// How many error-level log messages are remembered.
+const ERRORS_LOGGED: usize = 8;
+
 /// How many documents a `workspace/diagnostic/refresh` pulls again.
 const REPULL_AT_MOST: usize = 16;
 /// How long each of those pulls may take.
@@ -92,6 +95,8 @@ pub struct OpenDoc {
     pub language_id: String,
     /// The publish sequence number when this version was sent.
     pub sent_at_seq: u64,
+    /// When this version was sent.
+    pub sent_at: Instant,
 }
 
 struct Shared {
@@ -108,6 +113,11 @@ struct Shared {
     root_uri: String,
     root_name: String,
     stderr: SharedOutput,
+    /// The error-level log messages (`window/logMessage` and
+    /// `window/showMessage` of type Error), newest last, at most
+    /// [`ERRORS_LOGGED`]: a server that fails inside a check says so there
+    /// and may answer with an empty list.
+    errors_logged: Mutex<std::collections::VecDeque<(Instant, String)>>,
     /// Counts the server's `workspace/diagnostic/refresh` requests: each
     /// has the documents pulled before pulled again.
     refreshes: watch::Sender<u64>,
@@ -225,6 +235,7 @@ impl LspClient {
                 .map_or_else(|| "root".into(), |n| n.to_string_lossy().into_owned()),
             stderr: process.stderr.clone(),
             refreshes: watch::channel(0).0,
+            errors_logged: Mutex::default(),
             stopping: AtomicBool::new(false),
             started_message: spec.started_message.clone(),
             started: watch::channel(false).0,
@@ -614,6 +625,16 @@ impl LspClient {
                 client.shared.diag_seq.send_modify(|s| *s += 1);
             }
         });
+    }
+
+    /// The last error the server logged since `t`, if any.
+    pub fn error_logged_since(&self, t: Instant) -> Option<String> {
+        let logged = self.shared.errors_logged.lock().expect("errors_logged");
+        logged
+            .iter()
+            .rev()
+            .find(|(at, _)| *at >= t)
+            .map(|(_, m)| m.clone())
     }
 
     pub fn remember_pulled(&self, uri: &str, diags: Vec<lsp_types::Diagnostic>) {

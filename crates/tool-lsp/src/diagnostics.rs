@@ -35,6 +35,32 @@ pub enum NotReady {
     Timeout(Duration),
     #[error("{0}")]
     Request(#[from] RequestError),
+    /// The server logged an error while checking and answered with no
+    /// diagnostics: not a clean result.
+    #[error("not checked: the server reported an error while checking ({0})")]
+    ServerFailed(String),
+}
+
+/// Cut a server's error message to one short line.
+fn first_line(message: &str) -> String {
+    let line = message.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    tool_core::format::cap_chars(line.trim(), 200).into_owned()
+}
+
+/// An empty answer after the server logged an error since `doc` was sent
+/// is no answer (vscode-html-language-server's CSS check throws on a
+/// missing setting, logs it, and answers `[]`).
+fn checked(
+    client: &LspClient,
+    doc: &OpenDoc,
+    fresh: FreshDiagnostics,
+) -> Result<FreshDiagnostics, NotReady> {
+    if fresh.diagnostics.is_empty() {
+        if let Some(error) = client.error_logged_since(doc.sent_at) {
+            return Err(NotReady::ServerFailed(first_line(&error)));
+        }
+    }
+    Ok(fresh)
 }
 
 /// How long an unversioned server must stay silent after its first publish
@@ -55,6 +81,16 @@ pub const TSSERVER_REQUEST: &str = "typescript.tsserverRequest";
 /// carrying the version sent; else the first publish after the change and a
 /// quiet window.
 pub async fn fresh(
+    client: &LspClient,
+    uri: &str,
+    doc: &OpenDoc,
+    bound: Duration,
+) -> Result<FreshDiagnostics, NotReady> {
+    let fresh = fresh_unchecked(client, uri, doc, bound).await?;
+    checked(client, doc, fresh)
+}
+
+async fn fresh_unchecked(
     client: &LspClient,
     uri: &str,
     doc: &OpenDoc,
@@ -83,7 +119,7 @@ pub async fn fresh(
             match pull(client, uri, left).await {
                 Ok(items) => {
                     return Ok(FreshDiagnostics {
-                        diagnostics: items,
+                        diagnostics: with_published(client, uri, doc, items),
                         how: Freshness::Pulled,
                         waited: start.elapsed(),
                     })
@@ -142,6 +178,35 @@ pub async fn fresh(
             return Err(NotReady::Timeout(bound));
         }
     }
+}
+
+/// A pull's answer with what the server published for the same version:
+/// a server may serve its diagnostics by both (rust-analyzer: its own
+/// analysis by pull, `cargo check`'s results by publish), and the file's
+/// one view holds both. A publish counts when it carries this version or
+/// a later one, or, unversioned, came after this version was sent; what
+/// the pull already holds is not repeated.
+fn with_published(
+    client: &LspClient,
+    uri: &str,
+    doc: &OpenDoc,
+    mut pulled: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let Some(p) = client.published(uri) else {
+        return pulled;
+    };
+    let current = match p.version {
+        Some(v) => v >= doc.version,
+        None => p.seq > doc.sent_at_seq,
+    };
+    if current {
+        for d in p.diagnostics {
+            if !pulled.contains(&d) {
+                pulled.push(d);
+            }
+        }
+    }
+    pulled
 }
 
 /// Error codes of a pull the server asks to be retried: ContentModified

@@ -34,6 +34,9 @@ async fn diagnostics_of(
                 client.name
             )),
             NotReady::Request(r) => r.into_tool_error(&client.name),
+            e @ NotReady::ServerFailed(_) => {
+                ToolError::failed(format!("{} {e}", file.shown))
+            }
         })?;
     let mut lines: Vec<DiagLine> = fresh
         .diagnostics
@@ -71,7 +74,16 @@ pub(crate) async fn file_diagnostics(
         let sourced = lines.into_iter().map(|d| (d, String::new())).collect();
         let head = format!("lsp diagnostics  {} ({})", file.shown, target.slot.entry.id);
         let setup = missing_packages_note(sup.workspace(), &file.path);
-        return Ok(render_diagnostics(head, sourced, hidden, &[], setup));
+        // A server that checks less says what its clean answer covers.
+        let covers = target.slot.entry.partial_cover();
+        return Ok(render_diagnostics(
+            head,
+            sourced,
+            hidden,
+            &[],
+            setup,
+            covers,
+        ));
     }
     let mut slots = Vec::new();
     let mut failed = Vec::new();
@@ -113,23 +125,29 @@ pub(crate) async fn file_diagnostics(
     let sourced = diagnostics::merge_labelled(sourced);
     let head = format!("lsp diagnostics  {} ({})", file.shown, answered.join(" + "));
     let setup = missing_packages_note(sup.workspace(), &file.path);
-    Ok(render_diagnostics(head, sourced, hidden, &failed, setup))
+    Ok(render_diagnostics(
+        head, sourced, hidden, &failed, setup, None,
+    ))
 }
 
 /// The diagnostics answer: the head with the counts, a note on the
 /// project's setup when there are problems it may explain (see
 /// [`crate::dependencies`]), one line per problem (labelled `(source)` when
-/// the source is given), the failed servers.
+/// the source is given), the failed servers. `covers`: what the one
+/// server checks when less than a full check, and the note saying so.
 fn render_diagnostics(
     mut head: String,
     lines: Vec<(DiagLine, String)>,
     hidden: usize,
     failed: &[String],
     setup: Option<String>,
+    covers: Option<(&str, String)>,
 ) -> ToolOutput {
     let mut out = Vec::new();
     if lines.is_empty() {
-        if failed.is_empty() {
+        if let Some((covers, note)) = covers {
+            out.push(format!("no {covers} errors ({note})"));
+        } else if failed.is_empty() {
             out.push("no errors or warnings".to_string());
         } else {
             out.push("no errors or warnings from the servers that answered".to_string());

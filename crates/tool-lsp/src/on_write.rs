@@ -221,6 +221,10 @@ impl DiagnosticsOnWrite {
             }
             Err(NotReady::Timeout(after)) => Err(self.still_pending(path, &target, after)),
             Err(NotReady::Request(r)) => Err(Unchecked::Failed(r.to_string())),
+            Err(NotReady::ServerFailed(why)) => Err(Unchecked::Failed(format!(
+                "{} reported an error while checking it ({why})",
+                target.slot.entry.id
+            ))),
         }
     }
 
@@ -289,6 +293,10 @@ impl DiagnosticsOnWrite {
                 Err(self.still_pending(path, &target, after))
             }
             Err(NotReady::Request(r)) => Err(Unchecked::Failed(r.to_string())),
+            Err(NotReady::ServerFailed(why)) => Err(Unchecked::Failed(format!(
+                "{} reported an error while checking it ({why})",
+                target.slot.entry.id
+            ))),
         }
     }
 
@@ -506,7 +514,25 @@ impl DiagnosticsOnWrite {
             } else {
                 String::new()
             };
-            lines.push(format!("lsp: no new errors or warnings in {shown}{from}"));
+            // Every answer from a server that checks less than a full
+            // check (jedi: syntax only) says what it covered.
+            let partial: Vec<(String, String)> = checkers
+                .iter()
+                .filter(|c| answered.contains(&c.id))
+                .map(Checker::partial_cover)
+                .collect::<Option<_>>()
+                .unwrap_or_default();
+            match partial.first() {
+                Some((covers, _)) => lines.push(format!(
+                    "lsp: no new {covers} errors in {shown}{from} ({})",
+                    partial
+                        .iter()
+                        .map(|(_, n)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )),
+                None => lines.push(format!("lsp: no new errors or warnings in {shown}{from}")),
+            }
         }
         lines.extend(notes);
         if lines.is_empty() {
@@ -618,55 +644,37 @@ impl Tool for DiagnosticsOnWrite {
                 }
             }
         }
-        // The inner tool first: a refused call returns before any server is
-        // started or waited for.
+        let mut no_baseline: Vec<HashSet<String>> = vec![HashSet::new(); files.len()];
+        let mut check_missing = no_baseline.clone();
+        // A server that reads a document from the disk when it is opened
+        // (fortls) is asked for its baseline before the write reaches the
+        // disk: after it, the old text sent would not be what it checks.
+        for (i, before) in &unknown {
+            let (p, checkers) = &files[*i];
+            let readers: Vec<&Checker> =
+                checkers.iter().filter(|c| c.reads_disk_on_open()).collect();
+            if let (Some(text), false) = (before, readers.is_empty()) {
+                let missing = self
+                    .take_baselines(p, Some(text), readers, Instant::now())
+                    .await;
+                no_baseline[*i].extend(missing.0);
+                check_missing[*i].extend(missing.1);
+            }
+        }
+        // The inner tool first: a refused call returns before any other
+        // server is started or waited for.
         let call_started = Instant::now();
         let mut out = self.inner.call(cx, args).await?;
         for late in self.ledger.take_late() {
             out.push_text(late);
         }
-        let mut no_baseline: Vec<HashSet<String>> = vec![HashSet::new(); files.len()];
-        let mut check_missing = no_baseline.clone();
         for (i, before) in unknown {
             let (p, checkers) = &files[i];
-            let todo: Vec<&Checker> = {
-                let ledger = self.ledger.ledger.lock().expect("ledger");
-                checkers
-                    .iter()
-                    .filter(|c| !ledger.knows(p, &c.id))
-                    .collect()
-            };
-            let baselines = futures::future::join_all(todo.iter().map(|c| {
-                let before = before.clone();
-                async move {
-                    match before {
-                        None => Some((Vec::new(), false)),
-                        Some(text) => self
-                            .baseline(c, p, text, call_started)
-                            .await
-                            .ok()
-                            .map(|c| (c.diags, c.check_missing)),
-                    }
-                }
-            }))
-            .await;
-            for (c, baseline) in todo.into_iter().zip(baselines) {
-                match baseline {
-                    Some((b, missing)) => {
-                        if missing {
-                            check_missing[i].insert(c.id.clone());
-                        }
-                        self.ledger
-                            .ledger
-                            .lock()
-                            .expect("ledger")
-                            .baseline(p, &c.id, &b);
-                    }
-                    None => {
-                        no_baseline[i].insert(c.id.clone());
-                    }
-                }
-            }
+            let (no, missing) = self
+                .take_baselines(p, before.as_ref(), checkers.iter().collect(), call_started)
+                .await;
+            no_baseline[i].extend(no);
+            check_missing[i].extend(missing);
         }
         let formats = self.format_files(&files, &mut out).await;
         let mut all_new = Vec::new();
@@ -718,6 +726,55 @@ impl Tool for DiagnosticsOnWrite {
 }
 
 impl DiagnosticsOnWrite {
+    /// The baselines of `p` for those of `checkers` the ledger does not
+    /// know yet, each taken and put in the ledger: `before` is the file's
+    /// text before the write (`None`: it did not exist). Returns the ids
+    /// whose baseline could not be had, and those whose baseline lacks
+    /// their save-time check (see [`Checked::check_missing`]).
+    async fn take_baselines(
+        &self,
+        p: &Path,
+        before: Option<&String>,
+        checkers: Vec<&Checker>,
+        call_started: Instant,
+    ) -> (Vec<String>, Vec<String>) {
+        let todo: Vec<&Checker> = {
+            let ledger = self.ledger.ledger.lock().expect("ledger");
+            checkers
+                .into_iter()
+                .filter(|c| !ledger.knows(p, &c.id))
+                .collect()
+        };
+        let baselines = futures::future::join_all(todo.iter().map(|c| async move {
+            match before {
+                None => Some((Vec::new(), false)),
+                Some(text) => self
+                    .baseline(c, p, text.clone(), call_started)
+                    .await
+                    .ok()
+                    .map(|c| (c.diags, c.check_missing)),
+            }
+        }))
+        .await;
+        let (mut no_baseline, mut check_missing) = (Vec::new(), Vec::new());
+        for (c, baseline) in todo.into_iter().zip(baselines) {
+            match baseline {
+                Some((b, missing)) => {
+                    if missing {
+                        check_missing.push(c.id.clone());
+                    }
+                    self.ledger
+                        .ledger
+                        .lock()
+                        .expect("ledger")
+                        .baseline(p, &c.id, &b);
+                }
+                None => no_baseline.push(c.id.clone()),
+            }
+        }
+        (no_baseline, check_missing)
+    }
+
     /// Format each written file whose language has format on write, and
     /// say how it went in `out` (a file's line before its diagnostics).
     /// A standing reason (no formatter, a command not trusted) is said once

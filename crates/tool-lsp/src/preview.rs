@@ -72,6 +72,7 @@ impl ServerPreview {
                 self.sup.timeouts.diagnostics.as_millis()
             ),
             NotReady::Request(r) => format!("{} ({server}: {r})", o.file.rel),
+            e @ NotReady::ServerFailed(_) => format!("{} ({server}: {e})", o.file.rel),
         }
     }
 

@@ -61,6 +61,23 @@ impl Checker {
         out
     }
 
+    /// What its clean answer did not check, when its entry's diagnostics
+    /// cover less than a full check (see
+    /// [`crate::ServerEntry::partial_cover`]).
+    pub(crate) fn partial_cover(&self) -> Option<(String, String)> {
+        let (slot, _) = self.slot.as_ref().ok()?;
+        let (covers, note) = slot.entry.partial_cover()?;
+        Some((covers.to_string(), note))
+    }
+
+    /// Whether its server reads a document from the disk when it is opened
+    /// (see [`crate::ServerEntry::open_reads_disk`]).
+    pub(crate) fn reads_disk_on_open(&self) -> bool {
+        self.slot
+            .as_ref()
+            .is_ok_and(|(slot, _)| slot.entry.open_reads_disk)
+    }
+
     /// Its running server, started if need be.
     pub(crate) async fn target(&self, sup: &LspSupervisor) -> Result<Target, Unchecked> {
         let (slot, language_id) = self.slot.clone().map_err(Unchecked::Failed)?;

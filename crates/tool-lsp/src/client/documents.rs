@@ -84,6 +84,7 @@ impl LspClient {
                     text,
                     language_id: language_id.to_string(),
                     sent_at_seq: seq,
+                    sent_at: Instant::now(),
                 };
                 docs.insert(uri, doc.clone());
                 doc
@@ -92,6 +93,7 @@ impl LspClient {
                 doc.version += 1;
                 doc.text = text;
                 doc.sent_at_seq = seq;
+                doc.sent_at = Instant::now();
                 self.notify(
                     "textDocument/didChange",
                     json!({"textDocument": {"uri": uri, "version": doc.version},

@@ -236,8 +236,15 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
             drop(a);
             shared.activity_seq.send_modify(|s| *s += 1);
         }
-        "window/logMessage" => {
+        "window/logMessage" | "window/showMessage" => {
             let said = params.get("message").and_then(Value::as_str).unwrap_or("");
+            if params.get("type").and_then(Value::as_i64) == Some(1) {
+                let mut logged = shared.errors_logged.lock().expect("errors_logged");
+                if logged.len() >= super::ERRORS_LOGGED {
+                    logged.pop_front();
+                }
+                logged.push_back((Instant::now(), said.to_string()));
+            }
             if let Some(m) = &shared.started_message {
                 if said.starts_with(m.as_str()) {
                     shared.started.send_replace(true);
