@@ -48,13 +48,15 @@ pub(crate) fn python_packages() -> Vec<String> {
 
 /// npm packages: the recipes', then these the tests alone need (eslint:
 /// the library vscode-eslint-language-server loads from a project's
-/// node_modules).
+/// node_modules; the MCP Inspector's CLI, which brings the TypeScript SDK
+/// and Ajv: the Inspector 2.x package wants Node 22, Debian has Node 20).
 pub(crate) fn npm_packages() -> Vec<String> {
     let mut list = from_recipes(|s| match s {
         Source::Npm(p) => Some(p),
         _ => None,
     });
     list.push("eslint@10.15.0".into());
+    list.push("@modelcontextprotocol/inspector-cli@1.0.3".into());
     list
 }
 
