@@ -230,7 +230,7 @@ fn malformed_requests_get_their_own_id_back_and_the_host_keeps_serving() {
         {"jsonrpc":"2.0","id":16,"method":"no/such/method"}
             {"error":{"code":-32601,"message":"no/such/method"},"id":16,"jsonrpc":"2.0"}
         {"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt","limit":"one"}}}
-            {"id":17,"jsonrpc":"2.0","result":{"content":[{"text":"bad arguments: argument `limit`: expected an integer, got the string \"one\"; check the tool's input schema","type":"text"}],"isError":true,"structuredContent":{"error":{"kind":"bad_arguments","message":"bad arguments: argument `limit`: expected an integer, got the string \"one\"; check the tool's input schema"}}}}
+            {"id":17,"jsonrpc":"2.0","result":{"content":[{"text":"bad arguments: argument `limit`: invalid type: string \"one\", expected usize; check the tool's input schema","type":"text"}],"isError":true,"structuredContent":{"error":{"kind":"bad_arguments","message":"bad arguments: argument `limit`: invalid type: string \"one\", expected usize; check the tool's input schema"}}}}
     "#]]
     .assert_eq(&exchange(
         &mut host,

@@ -347,7 +347,7 @@ fn file_tools_read_write_edit_with_errors_as_results() {
         "     2\t2\n… lines 2-2 of 2 in notes/todo.txt"
     );
     assert_eq!(step(&r, 8)["is_error"], true);
-    expect!["bad arguments: argument `limit`: expected an integer, got the string \"one\"; check the tool's input schema"].assert_eq(&text(step(&r, 8)));
+    expect![[r#"bad arguments: argument `limit`: invalid type: string "one", expected usize; check the tool's input schema"#]].assert_eq(&text(step(&r, 8)));
 }
 
 #[test]

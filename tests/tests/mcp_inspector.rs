@@ -172,6 +172,6 @@ fn an_integer_sent_as_a_string_is_taken_and_another_string_refused() {
     .assert_eq(taken["content"][0]["text"].as_str().unwrap());
     let refused = call("\"one\"");
     assert_eq!(refused["isError"], true, "{refused}");
-    expect![[r#"bad arguments: argument `limit`: expected an integer, got the string "one"; check the tool's input schema"#]]
+    expect![[r#"bad arguments: argument `limit`: invalid type: string "one", expected usize; check the tool's input schema"#]]
         .assert_eq(refused["content"][0]["text"].as_str().unwrap());
 }

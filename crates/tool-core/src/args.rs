@@ -4,8 +4,9 @@
 //! Arguments as real clients send them: several MCP clients send every
 //! argument as a string (`"max_results": "1"`). [`coerce_to_schema`] takes a
 //! string that is exactly an integer, a number or a boolean as one where the
-//! schema wants that type and no string, and refuses any other string there,
-//! naming the expected type and the value received. The [`crate::Registry`]
+//! schema wants that type and no string; any other string there is refused
+//! by [`parse_args`], naming the argument, the expected type and the value
+//! received. The [`crate::Registry`]
 //! runs it on every call, before approval and before the tool reads its
 //! arguments; the schema says so ([`LOOSE_SCALARS`]).
 
@@ -121,19 +122,19 @@ fn item_schemas<'a>(schemas: &[&'a Value]) -> Vec<&'a Value> {
 }
 
 /// Take strings that are exactly an integer, a number or a boolean as one
-/// where `schema` wants that type and no string; refuse any other string
-/// there, naming the argument, the expected type and the value received.
-/// Values the schema does not describe are left for the args type to judge.
-pub fn coerce_to_schema(schema: &Value, args: &mut Value) -> Result<(), ToolError> {
-    coerce(&[schema], args, &mut Vec::new())
+/// where `schema` wants that type and no string. Any other value is left as
+/// it is, for the args type to refuse naming the argument, the type it wants
+/// and the value received ([`parse_args`]).
+pub fn coerce_to_schema(schema: &Value, args: &mut Value) {
+    coerce(&[schema], args);
 }
 
-fn coerce(schemas: &[&Value], value: &mut Value, path: &mut Vec<String>) -> Result<(), ToolError> {
+fn coerce(schemas: &[&Value], value: &mut Value) {
     match value {
         Value::String(s) => {
             let types: Vec<&str> = schemas.iter().flat_map(|s| types_of(s)).collect();
             if types.is_empty() || types.contains(&"string") {
-                return Ok(());
+                return;
             }
             // Exactly a JSON number: serde_json would skip surrounding space.
             let number = (s.trim() == s)
@@ -151,72 +152,30 @@ fn coerce(schemas: &[&Value], value: &mut Value, path: &mut Vec<String>) -> Resu
             } else {
                 None
             };
+            // Any other string is left for the args type, whose error names
+            // the argument, the type it wants and the string received.
             if let Some(v) = taken {
                 *value = v;
-                return Ok(());
             }
-            let expected: Vec<&str> = ["integer", "number", "boolean"]
-                .into_iter()
-                .filter(|t| types.contains(t))
-                .collect();
-            if expected.is_empty() {
-                return Ok(());
-            }
-            let what = expected
-                .iter()
-                .map(|t| {
-                    if *t == "integer" {
-                        "an integer"
-                    } else if *t == "number" {
-                        "a number"
-                    } else {
-                        "a boolean"
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(" or ");
-            let shown = Value::String(s.clone());
-            Err(ToolError::BadArgs(format!(
-                "argument `{}`: expected {what}, got the string {shown}; check the tool's input schema",
-                path_text(path)
-            )))
         }
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
                 let inner = property_schemas(schemas, key);
                 if !inner.is_empty() {
-                    path.push(key.clone());
-                    coerce(&inner, v, path)?;
-                    path.pop();
+                    coerce(&inner, v);
                 }
             }
-            Ok(())
         }
         Value::Array(list) => {
             let inner = item_schemas(schemas);
             if !inner.is_empty() {
-                for (i, v) in list.iter_mut().enumerate() {
-                    path.push(format!("[{i}]"));
-                    coerce(&inner, v, path)?;
-                    path.pop();
+                for v in list.iter_mut() {
+                    coerce(&inner, v);
                 }
             }
-            Ok(())
         }
-        _ => Ok(()),
+        _ => {}
     }
-}
-
-/// A path as serde_path_to_error writes one: `a.b[0].c`.
-fn path_text(path: &[String]) -> String {
-    let mut out = String::new();
-    for p in path {
-        if !out.is_empty() && !p.starts_with('[') {
-            out.push('.');
-        }
-        out.push_str(p);
-    }
-    out
 }
 
 /// Deserialize `args` into `T`; on failure the message names the field path
@@ -309,7 +268,7 @@ mod tests {
 
     fn loose(mut args: Value) -> Result<Value, String> {
         let schema = schema_for::<Loose>();
-        coerce_to_schema(&schema, &mut args).map_err(|e| e.to_string())?;
+        coerce_to_schema(&schema, &mut args);
         parse_args::<Loose>(args.clone()).map_err(|e| e.to_string())?;
         Ok(args)
     }
@@ -343,14 +302,14 @@ mod tests {
         ];
         let said: Vec<String> = refused.into_iter().map(|a| loose(a).unwrap_err()).collect();
         expect_test::expect![[r#"
-            bad arguments: argument `line`: expected an integer, got the string "seven"; check the tool's input schema
-            bad arguments: argument `line`: expected an integer, got the string " 7"; check the tool's input schema
-            bad arguments: argument `line`: expected an integer, got the string "7.5"; check the tool's input schema
-            bad arguments: argument `line`: expected an integer, got the string "+7"; check the tool's input schema
-            bad arguments: argument `strict`: expected a boolean, got the string "yes"; check the tool's input schema
-            bad arguments: argument `ratio`: expected a number, got the string "NaN"; check the tool's input schema
-            bad arguments: argument `lines[1]`: expected an integer, got the string "two"; check the tool's input schema
-            bad arguments: argument `inner.depth`: expected an integer, got the string ""; check the tool's input schema
+            bad arguments: argument `line`: invalid type: string "seven", expected u32; check the tool's input schema
+            bad arguments: argument `line`: invalid type: string " 7", expected u32; check the tool's input schema
+            bad arguments: argument `line`: invalid type: string "7.5", expected u32; check the tool's input schema
+            bad arguments: argument `line`: invalid type: string "+7", expected u32; check the tool's input schema
+            bad arguments: argument `strict`: invalid type: string "yes", expected a boolean; check the tool's input schema
+            bad arguments: argument `ratio`: invalid type: string "NaN", expected f64; check the tool's input schema
+            bad arguments: argument `lines[1]`: invalid type: string "two", expected i32; check the tool's input schema
+            bad arguments: argument `inner.depth`: invalid type: string "", expected u8; check the tool's input schema
             bad arguments: argument `line`: invalid value: integer `300000000000`, expected u32; check the tool's input schema
         "#]]
         .assert_eq(&(said.join("\n") + "\n"));
