@@ -35,3 +35,18 @@ pub fn built_agent_tools_bin() -> PathBuf {
     );
     b
 }
+
+/// The repository's root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Copy the MCP fixture project (`tests/fixtures/mcp/project`) into `into`,
+/// for a test that writes to it.
+pub fn copy_mcp_project(into: &std::path::Path) {
+    let src = repo_root().join("tests/fixtures/mcp/project");
+    for e in std::fs::read_dir(&src).expect("the MCP fixture project") {
+        let e = e.expect("a fixture file");
+        std::fs::copy(e.path(), into.join(e.file_name())).expect("copy a fixture file");
+    }
+}

@@ -3,6 +3,8 @@
 //! and a line over the 16 MiB limit each get an error reply, the host keeps
 //! serving, and an over-long line is discarded as it streams in instead of
 //! being held whole (its resident memory is watched while it arrives).
+//! A malformed request is answered with its own id, and a request before
+//! `initialize` is told to initialize first (issue 37).
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -21,7 +23,22 @@ struct Host {
 }
 
 impl Host {
+    /// The host, initialized.
     fn start() -> Host {
+        let mut host = Host::spawn();
+        host.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "faults", "version": "0"}}}),
+        );
+        let init = host.recv();
+        assert_eq!(init["id"], 1, "{init}");
+        host.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        host
+    }
+
+    /// The host, before any message.
+    fn spawn() -> Host {
         let bin = tests::built_agent_tools_bin();
         let root = tempfile::tempdir().unwrap();
         let mut child = Command::new(bin)
@@ -34,21 +51,12 @@ impl Host {
             .expect("start agent-tools mcp");
         let lines = stdout_lines(&mut child);
         let stdin = child.stdin.take();
-        let mut host = Host {
+        Host {
             child,
             stdin,
             lines,
             _root: root,
-        };
-        host.send(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "faults", "version": "0"}}}),
-        );
-        let init = host.recv();
-        assert_eq!(init["id"], 1, "{init}");
-        host.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        host
+        }
     }
 
     fn write(&mut self, bytes: &[u8]) {
@@ -149,5 +157,97 @@ fn a_slowly_fed_oversize_line_is_not_held_whole() {
         "the host grew by {grew_mib:.1} MiB while a 64 MiB line streamed in"
     );
     host.still_serves(3);
+    host.close();
+}
+
+/// Each line sent, and the one answer it got.
+fn exchange(host: &mut Host, lines: &[&str]) -> String {
+    let mut out = String::new();
+    for line in lines {
+        host.write(format!("{line}\n").as_bytes());
+        out.push_str(&format!("{line}\n    {}\n", host.recv()));
+    }
+    out
+}
+
+#[test]
+fn requests_before_initialize_are_told_to_initialize_first() {
+    let mut host = Host::spawn();
+    expect_test::expect![[r#"
+        {"jsonrpc":"2.0","id":1,"method":"tools/list"}
+            {"error":{"code":-32600,"message":"Invalid Request: initialize first: `tools/list` came before `initialize`; send `initialize`, then `notifications/initialized`, then other requests"},"id":1,"jsonrpc":"2.0"}
+        {"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"read","arguments":{"path":"x"}}}
+            {"error":{"code":-32600,"message":"Invalid Request: initialize first: `tools/call` came before `initialize`; send `initialize`, then `notifications/initialized`, then other requests"},"id":"c","jsonrpc":"2.0"}
+        {"jsonrpc":"2.0","id":2,"method":"ping"}
+            {"id":2,"jsonrpc":"2.0","result":{}}
+    "#]]
+    .assert_eq(&exchange(
+        &mut host,
+        &[
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"read","arguments":{"path":"x"}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        ],
+    ));
+    // A notification before initialize is dropped, not fatal: the handshake
+    // still works afterwards.
+    host.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    host.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "faults", "version": "0"}}}),
+    );
+    let init = host.recv();
+    assert_eq!(init["id"], 3, "{init}");
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    host.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    host.still_serves(4);
+    host.close();
+}
+
+#[test]
+fn malformed_requests_get_their_own_id_back_and_the_host_keeps_serving() {
+    let mut host = Host::start();
+    expect_test::expect![[r#"
+        {"id":9,"method":"ping"}
+            {"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""},"id":9,"jsonrpc":"2.0"}
+        {"jsonrpc":"1.0","id":"nine","method":"ping"}
+            {"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""},"id":"nine","jsonrpc":"2.0"}
+        {"jsonrpc":"2.0","id":10,"method":["ping"]}
+            {"error":{"code":-32600,"message":"Invalid Request: \"method\" must be a string"},"id":10,"jsonrpc":"2.0"}
+        {"jsonrpc":"2.0","id":11}
+            {"error":{"code":-32600,"message":"Invalid Request: no \"method\": neither a request nor a notification"},"id":11,"jsonrpc":"2.0"}
+        {"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":5}}
+            {"error":{"code":-32602,"message":"Invalid params for `tools/call`: invalid type: integer `5`, expected a string"},"id":12,"jsonrpc":"2.0"}
+        {"jsonrpc":"2.0","id":13,"method":"tools/call"}
+            {"error":{"code":-32602,"message":"Invalid params for `tools/call`: invalid type: null, expected struct CallToolRequestParams"},"id":13,"jsonrpc":"2.0"}
+        {"jsonrpc":"2.0","id":14,"method":"tools/list","params":[1]}
+            {"error":{"code":-32602,"message":"Invalid params for `tools/list`: params must be an object"},"id":14,"jsonrpc":"2.0"}
+        {"jsonrpc":"2.0","id":null,"method":"ping"}
+            {"error":{"code":-32600,"message":"Invalid Request: \"id\" must be a string or an integer"},"id":null,"jsonrpc":"2.0"}
+        [{"jsonrpc":"2.0","id":15,"method":"ping"}]
+            {"error":{"code":-32600,"message":"Invalid Request: a message is one JSON object; batches are not supported"},"id":null,"jsonrpc":"2.0"}
+        {"jsonrpc":"2.0","id":16,"method":"no/such/method"}
+            {"error":{"code":-32601,"message":"no/such/method"},"id":16,"jsonrpc":"2.0"}
+        {"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt","limit":"one"}}}
+            {"id":17,"jsonrpc":"2.0","result":{"content":[{"text":"bad arguments: argument `limit`: invalid type: string \"one\", expected usize; check the tool's input schema","type":"text"}],"isError":true,"structuredContent":{"error":{"kind":"bad_arguments","message":"bad arguments: argument `limit`: invalid type: string \"one\", expected usize; check the tool's input schema"}}}}
+    "#]]
+    .assert_eq(&exchange(
+        &mut host,
+        &[
+            r#"{"id":9,"method":"ping"}"#,
+            r#"{"jsonrpc":"1.0","id":"nine","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":10,"method":["ping"]}"#,
+            r#"{"jsonrpc":"2.0","id":11}"#,
+            r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":5}}"#,
+            r#"{"jsonrpc":"2.0","id":13,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"tools/list","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"[{"jsonrpc":"2.0","id":15,"method":"ping"}]"#,
+            r#"{"jsonrpc":"2.0","id":16,"method":"no/such/method"}"#,
+            r#"{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt","limit":"one"}}}"#,
+        ],
+    ));
+    host.still_serves(18);
     host.close();
 }

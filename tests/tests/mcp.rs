@@ -44,17 +44,13 @@ fn bin() -> PathBuf {
 }
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    tests::repo_root()
 }
 
 /// A fresh copy of the MCP fixture project (the tests write to it).
 fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let src = repo_root().join("tests/fixtures/mcp/project");
-    for e in std::fs::read_dir(&src).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
-    }
+    tests::copy_mcp_project(dir.path());
     dir
 }
 
@@ -307,6 +303,9 @@ fn file_tools_read_write_edit_with_errors_as_results() {
         {"op": "call", "tool": "read", "args": {"path": "../outside.txt"}},
         {"op": "call", "tool": "read", "args": {"path": "calc.py", "colum": 3}},
         {"op": "call", "tool": "no_such_tool", "args": {}},
+        // Integers as strings, as several clients send every argument.
+        {"op": "call", "tool": "read", "args": {"path": "notes/todo.txt", "offset": "2", "limit": "1"}},
+        {"op": "call", "tool": "read", "args": {"path": "notes/todo.txt", "limit": "one"}},
     ]);
     let r = run_session(&py, plan, Duration::from_secs(90));
     assert_eq!(
@@ -341,6 +340,14 @@ fn file_tools_read_write_edit_with_errors_as_results() {
     // An unknown tool is a protocol error.
     let e = step(&r, 6)["protocol_error"].as_str().unwrap();
     expect!["MCPError: unknown tool `no_such_tool`: no tool of that name is available here; available: ast_edit, ast_grep, debug, edit, eval, lsp, lsp_code_action, lsp_rename, read, resolve, write"].assert_eq(e);
+    // A string that is exactly an integer is taken as one; another string
+    // is refused, naming the type wanted and the value received.
+    assert_eq!(
+        ok_text(step(&r, 7)),
+        "     2\t2\n… lines 2-2 of 2 in notes/todo.txt"
+    );
+    assert_eq!(step(&r, 8)["is_error"], true);
+    expect![[r#"bad arguments: argument `limit`: invalid type: string "one", expected usize; check the tool's input schema"#]].assert_eq(&text(step(&r, 8)));
 }
 
 #[test]

@@ -49,7 +49,9 @@ pub(crate) fn python_packages() -> Vec<String> {
 /// npm packages: the recipes', then these the tests alone need (eslint:
 /// the library vscode-eslint-language-server loads from a project's
 /// node_modules; Microsoft's pyright, which the diagnostics matrix drives
-/// beside basedpyright).
+/// beside basedpyright; the MCP Inspector's CLI, which brings the
+/// TypeScript SDK and Ajv: the Inspector 2.x package wants Node 22, Debian
+/// has Node 20).
 pub(crate) fn npm_packages() -> Vec<String> {
     let mut list = from_recipes(|s| match s {
         Source::Npm(p) => Some(p),
@@ -57,6 +59,7 @@ pub(crate) fn npm_packages() -> Vec<String> {
     });
     list.push("eslint@10.15.0".into());
     list.push("pyright@1.1.414".into());
+    list.push("@modelcontextprotocol/inspector-cli@1.0.3".into());
     list
 }
 

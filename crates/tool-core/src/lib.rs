@@ -14,7 +14,7 @@
 //! the run's [`notices`] board, whose news rides on the next tool result, and
 //! the private [`scratch`] folders a run keeps non-workspace files in, and
 //! the fold of config [`layers`] over a built-in catalog, with its trust
-//! rule.
+//! rule, and input [`schema`]s any JSON Schema validator accepts.
 //!
 //! This crate must never depend on a `tool-*` crate, and never start a process
 //! or write a file other than through [`process`], [`fs`] and [`files`].
@@ -34,13 +34,14 @@ pub mod output;
 pub mod process;
 pub mod programs;
 pub mod registry;
+pub mod schema;
 pub mod scratch;
 pub mod staging;
 pub mod tier;
 pub mod tool;
 pub mod workspace;
 
-pub use args::{parse_args, schema_for};
+pub use args::{coerce_to_schema, parse_args, schema_for};
 pub use binding::{Binding, RunContext};
 pub use declaration::{FamilyDecl, McpHints, ToolDecl};
 pub use error::ToolError;

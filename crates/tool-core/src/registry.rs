@@ -7,6 +7,10 @@
 //! - a write or exec tool runs only after the [`Approver`] approved it, and no
 //!   approver attached means denied (fail closed);
 //! - calls to a tool that is not parallel-safe never overlap;
+//! - a call's arguments are read through the tool's schema first
+//!   ([`crate::coerce_to_schema`]): a string that is exactly the integer,
+//!   number or boolean the schema wants is taken as one (any other string
+//!   there is left for the tool's args type to refuse);
 //! - the result of an outermost call carries the run's pending notices
 //!   ([`NoticeBoard`]), once, after the tool's own content; a bridged call
 //!   (made from inside another call) never takes them.
@@ -226,7 +230,7 @@ impl Registry {
         }
     }
 
-    /// Run one call: surface check, approval, serialization, a tracing span.
+    /// Run one call: surface check, arguments read through the schema, approval, serialization, a tracing span.
     pub async fn call(
         &self,
         surface: Surface,
@@ -235,6 +239,8 @@ impl Registry {
         cx: CallContext,
     ) -> Result<ToolOutput, ToolError> {
         let (tool, spec, serial) = self.lookup(surface, name)?;
+        let mut args = args;
+        crate::args::coerce_to_schema(&spec.input_schema, &mut args);
         let span = tracing::info_span!("tool_call", tool = %name, tier = %spec.tier);
         let mut cx = cx;
         let outermost = cx.call_stack.is_empty();

@@ -17,6 +17,9 @@ pub struct ResultContext {
     /// Lines about the kernel (started, restarted after a loss, reset).
     pub notes: Vec<String>,
     pub kernel_pid: u32,
+    /// The kernel lost the variables of earlier cells before this one ran:
+    /// it replaced a killed or dead one, or was reset.
+    pub earlier_variables_lost: bool,
     /// The largest idle budget a call may ask for, in seconds.
     pub max_budget_secs: f64,
     /// Where a value or image over its cap is saved.
@@ -100,7 +103,10 @@ pub fn result(run: CellRun, cx: &ResultContext) -> Result<ToolOutput, ToolError>
         "images": rendered.images,
         "dropped_output_bytes": rendered.dropped_bytes,
         "dropped_images": rendered.dropped_images,
-        "variables_kept": matches!(run.end, CellEnd::Finished { .. } | CellEnd::Interrupted { .. }),
+        // What the text says: the earlier cells' variables are there, and
+        // this cell's end did not take them.
+        "variables_kept": !cx.earlier_variables_lost
+            && matches!(run.end, CellEnd::Finished { .. } | CellEnd::Interrupted { .. }),
     });
     if ok {
         if empty {

@@ -292,6 +292,7 @@ impl EvalTool {
                         description: label,
                         notes: vec![note],
                         kernel_pid,
+                        earlier_variables_lost: false,
                         max_budget_secs: self.factory.config().max_idle_timeout().as_secs_f64(),
                         scratch: self.scratch.clone(),
                     },
@@ -432,9 +433,11 @@ impl Tool for EvalTool {
         )?;
         let slot = kernels.slots.entry(language).or_default();
         let mut notes = Vec::new();
+        let mut earlier_variables_lost = false;
         if args.reset {
             if let Some(mut k) = slot.kernel.take() {
                 k.kill().await;
+                earlier_variables_lost = true;
                 notes.push(format!(
                     "(reset: the previous {language} kernel was stopped; this cell runs in a clean one)"
                 ));
@@ -470,6 +473,7 @@ impl Tool for EvalTool {
                 }
             );
             if let Some(why) = slot.lost.take() {
+                earlier_variables_lost = true;
                 line = format!(
                     "(new {language} kernel: the previous one {why}; variables from earlier cells are gone — run \
                      the cells that defined them again)\n{line}"
@@ -529,6 +533,7 @@ impl Tool for EvalTool {
                 description,
                 notes,
                 kernel_pid: pid,
+                earlier_variables_lost,
                 max_budget_secs: self.factory.config().max_idle_timeout().as_secs_f64(),
                 scratch: self.scratch.clone(),
             },

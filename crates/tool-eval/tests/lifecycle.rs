@@ -256,6 +256,48 @@ async fn dead_kernels_are_reported_and_replaced() {
     run.finish().await;
 }
 
+/// What a successful cell's structured result says of the variables, beside
+/// the text's note about the kernel.
+fn kept(out: &tool_core::ToolOutput) -> (bool, bool) {
+    let said_gone = text(out).contains("variables from earlier cells are gone")
+        || text(out).contains("this cell runs in a clean one");
+    let kept = out.structured.as_ref().expect("structured")["variables_kept"]
+        .as_bool()
+        .expect("variables_kept is a boolean");
+    (kept, said_gone)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_cell_of_a_replaced_or_reset_kernel_keeps_no_variables() {
+    let Some(run) = quick_run() else { return };
+    // (variables_kept, the text says they are gone), cell by cell.
+    let mut seen = vec![kept(&run.py("a = 1").await.unwrap())];
+    run.py("import os\nos._exit(1)").await.unwrap_err();
+    let first = run.py("2 + 2").await.unwrap();
+    expect![[r#"
+        eval python  a test cell in python here
+        (new python kernel: the previous one died (exit status 1); variables from earlier cells are gone — run the cells that defined them again)
+        (started a python kernel: Python 3.x from FIXTURES/venv/bin/python (config))
+        4"#]]
+    .assert_eq(&masked(&text(&first), run.root()));
+    seen.push(kept(&first));
+    seen.push(kept(&run.py("b = 2").await.unwrap()));
+    let reset = json!({"code": "c = 3", "reset": true, "description": "a reset cell"});
+    seen.push(kept(&run.call(reset).await.unwrap()));
+    seen.push(kept(&run.py("c").await.unwrap()));
+    assert_eq!(
+        seen,
+        vec![
+            (true, false),
+            (false, true),
+            (true, false),
+            (false, true),
+            (true, false)
+        ]
+    );
+    run.finish().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reset_cancel_and_no_survivors() {
     let Some(run) = quick_run() else { return };

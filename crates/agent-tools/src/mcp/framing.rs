@@ -3,13 +3,28 @@
 //! a blank line, or not JSON at all), so the host can answer what rmcp would
 //! drop in silence.
 //!
+//! Each JSON line is then routed by the [`Session`]: a message rmcp can read
+//! goes on to it, and the rest is answered here, so that every answer to a
+//! request carries the request's id (rmcp answers a message it cannot read
+//! without one), and a request before `initialize` is told to initialize
+//! first (rmcp would take it for the session-less protocol it is not
+//! serving).
+//!
 //! Invariants:
+//! - an answer made here to a message with a readable `id` (a string or a
+//!   number) carries that id; `null` only where none can be read;
+//! - before `initialize`, only `initialize` and `ping` reach rmcp;
 //! - [`LineSplitter`] never holds more than `cap` bytes of a line: a line
 //!   that grows past the cap is discarded as it streams in and reported once,
 //!   with its length, when it ends;
 //! - lines up to the cap come out exactly as a plain split on `\n` gives them
 //!   (the `\n` removed, nothing else);
 //! - the functions here are pure: no I/O, no panics on any input.
+
+use rmcp::model::{
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, InitializeRequestParams,
+};
+use serde_json::Value;
 
 /// The longest line the host reads, its end of line not counted: 16 MiB.
 /// Longer lines are discarded unread and answered with [`oversize_reply`].
@@ -19,6 +34,8 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 pub const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC's code for a message that cannot be a request.
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's code for a request whose params do not fit its method.
+pub const INVALID_PARAMS: i64 = -32602;
 
 /// One line framed out of the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,9 +159,13 @@ pub fn judge(line: &[u8]) -> Verdict<'_> {
 }
 
 fn error_reply(code: i64, message: String) -> Vec<u8> {
+    error_reply_to(&Value::Null, code, message)
+}
+
+fn error_reply_to(id: &Value, code: i64, message: String) -> Vec<u8> {
     let mut line = serde_json::to_vec(&serde_json::json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": {"code": code, "message": message},
     }))
     .expect("a JSON value serializes");
@@ -169,6 +190,136 @@ pub fn oversize_reply(len: u64) -> Vec<u8> {
              for one message; it was discarded unread"
         ),
     )
+}
+
+/// What becomes of one JSON message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// rmcp reads it and answers.
+    Forward,
+    /// Answered here (a whole line, `\n` included); rmcp never sees it.
+    Answer(Vec<u8>),
+    /// A notification or a response that nothing can use; why, for the log.
+    Drop(&'static str),
+}
+
+/// The session as the framing sees it: whether `initialize` went by yet.
+#[derive(Debug, Default)]
+pub struct Session {
+    initialize_sent: bool,
+}
+
+impl Session {
+    /// Route one message (a line [`judge`]d JSON).
+    pub fn route(&mut self, message: &[u8]) -> Route {
+        let Ok(parsed) = serde_json::from_slice::<ClientJsonRpcMessage>(message) else {
+            let value: Value = match serde_json::from_slice(message) {
+                Ok(v) => v,
+                Err(e) => return Route::Answer(parse_error_reply(&e.to_string())),
+            };
+            return match malformed(&value) {
+                Some((code, why)) => Route::Answer(error_reply_to(&readable_id(&value), code, why)),
+                None => Route::Drop("a notification rmcp cannot read"),
+            };
+        };
+        if let ClientJsonRpcMessage::Request(r) = &parsed {
+            if let Some(why) = misfit_params(&r.request) {
+                let id = serde_json::to_value(&r.id).unwrap_or(Value::Null);
+                return Route::Answer(error_reply_to(&id, INVALID_PARAMS, why));
+            }
+        }
+        if self.initialize_sent {
+            return Route::Forward;
+        }
+        match parsed {
+            ClientJsonRpcMessage::Request(r) => match r.request {
+                ClientRequest::InitializeRequest(_) => {
+                    self.initialize_sent = true;
+                    Route::Forward
+                }
+                ClientRequest::PingRequest(_) => Route::Forward,
+                other => Route::Answer(error_reply_to(
+                    &serde_json::to_value(&r.id).unwrap_or(Value::Null),
+                    INVALID_REQUEST,
+                    format!(
+                        "Invalid Request: initialize first: `{}` came before `initialize`; \
+                         send `initialize`, then `notifications/initialized`, then other requests",
+                        other.method()
+                    ),
+                )),
+            },
+            _ => Route::Drop("a notification or response before initialize"),
+        }
+    }
+}
+
+/// Why a request for `tools/call` or `initialize` whose params do not fit is
+/// refused (rmcp would take it for an unknown method and answer "method not
+/// found").
+fn misfit_params(request: &ClientRequest) -> Option<String> {
+    let ClientRequest::CustomRequest(r) = request else {
+        return None;
+    };
+    let params = r.params.clone().unwrap_or(Value::Null);
+    let why = match r.method.as_str() {
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err()?,
+        "initialize" => serde_json::from_value::<InitializeRequestParams>(params).err()?,
+        _ => return None,
+    };
+    Some(format!("Invalid params for `{}`: {why}", r.method))
+}
+
+/// The `id` of a message as it can be read: a string or a number, else null.
+fn readable_id(message: &Value) -> Value {
+    match message.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    }
+}
+
+/// Why rmcp cannot read `message`, as a JSON-RPC error code and message;
+/// `None` for a notification (it gets no answer).
+fn malformed(message: &Value) -> Option<(i64, String)> {
+    let invalid = |why: &str| Some((INVALID_REQUEST, format!("Invalid Request: {why}")));
+    let Value::Object(obj) = message else {
+        return invalid(match message {
+            Value::Array(_) => "a message is one JSON object; batches are not supported",
+            _ => "a message is one JSON object",
+        });
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return invalid("\"jsonrpc\" must be \"2.0\"");
+    }
+    let id = obj.get("id");
+    if id.is_some_and(|id| !(id.is_string() || id.is_i64() || id.is_u64())) {
+        return invalid("\"id\" must be a string or an integer");
+    }
+    match obj.get("method") {
+        Some(Value::String(method)) => {
+            id?;
+            let mut request = serde_json::Map::new();
+            request.insert("method".into(), Value::String(method.clone()));
+            if let Some(params) = obj.get("params") {
+                request.insert("params".into(), params.clone());
+            }
+            let why = match obj.get("params") {
+                Some(p) if !p.is_object() => "params must be an object".to_string(),
+                _ => match serde_json::from_value::<ClientRequest>(Value::Object(request)) {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "the message does not fit a request".to_string(),
+                },
+            };
+            Some((
+                INVALID_PARAMS,
+                format!("Invalid params for `{method}`: {why}"),
+            ))
+        }
+        Some(_) => invalid("\"method\" must be a string"),
+        None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => {
+            invalid("a malformed response")
+        }
+        None => invalid("no \"method\": neither a request nor a notification"),
+    }
 }
 
 #[cfg(test)]
@@ -245,6 +396,89 @@ mod tests {
             {"error":{"code":-32600,"message":"Invalid Request: a line of 20971520 bytes is over the limit of 16777216 bytes (16 MiB) for one message; it was discarded unread"},"id":null,"jsonrpc":"2.0"}
         "#]]
         .assert_eq(&String::from_utf8(oversize_reply(20 * 1024 * 1024)).unwrap());
+    }
+
+    /// Each message through one session, in order, and what became of it.
+    fn routes(messages: &[&str]) -> String {
+        let mut session = Session::default();
+        let mut out = String::new();
+        for m in messages {
+            let said = match session.route(m.as_bytes()) {
+                Route::Forward => "-> rmcp".to_string(),
+                Route::Drop(why) => format!("dropped: {why}"),
+                Route::Answer(line) => String::from_utf8(line).unwrap().trim_end().to_string(),
+            };
+            out.push_str(&format!("{m}\n    {said}\n"));
+        }
+        out
+    }
+
+    #[test]
+    fn every_answer_made_here_carries_the_id_and_requests_wait_for_initialize() {
+        expect_test::expect![[r#"
+            {"jsonrpc":"2.0","id":1,"method":"tools/list"}
+                {"error":{"code":-32600,"message":"Invalid Request: initialize first: `tools/list` came before `initialize`; send `initialize`, then `notifications/initialized`, then other requests"},"id":1,"jsonrpc":"2.0"}
+            {"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"read","arguments":{}}}
+                {"error":{"code":-32600,"message":"Invalid Request: initialize first: `tools/call` came before `initialize`; send `initialize`, then `notifications/initialized`, then other requests"},"id":"a","jsonrpc":"2.0"}
+            {"jsonrpc":"2.0","method":"notifications/initialized"}
+                dropped: a notification or response before initialize
+            {"jsonrpc":"2.0","id":2,"method":"ping"}
+                -> rmcp
+            {"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}
+                -> rmcp
+            {"jsonrpc":"2.0","method":"notifications/initialized"}
+                -> rmcp
+            {"jsonrpc":"2.0","id":4,"method":"tools/list"}
+                -> rmcp
+            {"id":9,"method":"ping"}
+                {"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""},"id":9,"jsonrpc":"2.0"}
+            {"jsonrpc":"1.0","id":"x","method":"ping"}
+                {"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""},"id":"x","jsonrpc":"2.0"}
+            {"jsonrpc":"2.0","id":10,"method":5}
+                {"error":{"code":-32600,"message":"Invalid Request: \"method\" must be a string"},"id":10,"jsonrpc":"2.0"}
+            {"jsonrpc":"2.0","id":11}
+                {"error":{"code":-32600,"message":"Invalid Request: no \"method\": neither a request nor a notification"},"id":11,"jsonrpc":"2.0"}
+            {"jsonrpc":"2.0","id":null,"method":"ping"}
+                {"error":{"code":-32600,"message":"Invalid Request: \"id\" must be a string or an integer"},"id":null,"jsonrpc":"2.0"}
+            {"jsonrpc":"2.0","id":{"a":1},"method":"ping"}
+                {"error":{"code":-32600,"message":"Invalid Request: \"id\" must be a string or an integer"},"id":null,"jsonrpc":"2.0"}
+            {"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":5}}
+                {"error":{"code":-32602,"message":"Invalid params for `tools/call`: invalid type: integer `5`, expected a string"},"id":12,"jsonrpc":"2.0"}
+            {"jsonrpc":"2.0","id":13,"method":"tools/call"}
+                {"error":{"code":-32602,"message":"Invalid params for `tools/call`: invalid type: null, expected struct CallToolRequestParams"},"id":13,"jsonrpc":"2.0"}
+            {"jsonrpc":"2.0","id":14,"result":5}
+                -> rmcp
+            [{"jsonrpc":"2.0","id":15,"method":"ping"}]
+                {"error":{"code":-32600,"message":"Invalid Request: a message is one JSON object; batches are not supported"},"id":null,"jsonrpc":"2.0"}
+            "hello"
+                {"error":{"code":-32600,"message":"Invalid Request: a message is one JSON object"},"id":null,"jsonrpc":"2.0"}
+            {"jsonrpc":"2.0","method":"notifications/cancelled","params":5}
+                dropped: a notification rmcp cannot read
+            {"jsonrpc":"2.0","id":16,"method":"some/custom"}
+                -> rmcp
+        "#]]
+        .assert_eq(&routes(&[
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"read","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#,
+            r#"{"id":9,"method":"ping"}"#,
+            r#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":10,"method":5}"#,
+            r#"{"jsonrpc":"2.0","id":11}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":5}}"#,
+            r#"{"jsonrpc":"2.0","id":13,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":14,"result":5}"#,
+            r#"[{"jsonrpc":"2.0","id":15,"method":"ping"}]"#,
+            r#""hello""#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":5}"#,
+            r#"{"jsonrpc":"2.0","id":16,"method":"some/custom"}"#,
+        ]));
     }
 
     /// A stream cut into chunks at arbitrary points.

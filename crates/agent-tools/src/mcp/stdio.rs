@@ -5,6 +5,8 @@
 //! and goes out, with our own answers, through one writer task.
 //!
 //! Invariants:
+//! - every message rmcp would answer without the request's id, and every
+//!   request before `initialize`, is answered here ([`super::framing::Session`]);
 //! - every line on stdout is whole: rmcp's messages and ours are queued as
 //!   complete lines to the single writer, so they never interleave;
 //! - no more than [`MAX_LINE`] bytes of one input line are ever held;
@@ -14,7 +16,8 @@
 //!   is bounded.
 
 use super::framing::{
-    judge, oversize_reply, parse_error_reply, Framed, LineSplitter, Verdict, MAX_LINE,
+    judge, oversize_reply, parse_error_reply, Framed, LineSplitter, Route, Session, Verdict,
+    MAX_LINE,
 };
 use super::shutdown::EofSignal;
 use rmcp::service::RoleServer;
@@ -88,6 +91,7 @@ where
     P: AsyncWrite + Unpin,
 {
     let mut splitter = LineSplitter::new(MAX_LINE);
+    let mut session = Session::default();
     let mut chunk = vec![0u8; READ_CHUNK];
     let mut framed = Vec::new();
     loop {
@@ -104,7 +108,7 @@ where
             splitter.push(&chunk[..n], &mut framed);
         }
         for line in framed.drain(..) {
-            if !handle(line, &mut to_rmcp, &answers).await {
+            if !handle(line, &mut session, &mut to_rmcp, &answers).await {
                 return;
             }
         }
@@ -118,6 +122,7 @@ where
 /// Deal with one framed line; false once nobody is listening any more.
 async fn handle<P: AsyncWrite + Unpin>(
     line: Framed,
+    session: &mut Session,
     to_rmcp: &mut P,
     answers: &mpsc::Sender<Vec<u8>>,
 ) -> bool {
@@ -128,14 +133,21 @@ async fn handle<P: AsyncWrite + Unpin>(
         }
         Framed::Line(bytes) => match judge(bytes) {
             Verdict::Blank => return true,
-            Verdict::Json(message) => {
-                let sent = async {
-                    to_rmcp.write_all(message).await?;
-                    to_rmcp.write_all(b"\n").await?;
-                    to_rmcp.flush().await
-                };
-                return sent.await.is_ok();
-            }
+            Verdict::Json(message) => match session.route(message) {
+                Route::Answer(answer) => answer,
+                Route::Drop(why) => {
+                    tracing::warn!(why, "an input message was dropped");
+                    return true;
+                }
+                Route::Forward => {
+                    let sent = async {
+                        to_rmcp.write_all(message).await?;
+                        to_rmcp.write_all(b"\n").await?;
+                        to_rmcp.flush().await
+                    };
+                    return sent.await.is_ok();
+                }
+            },
             Verdict::NotJson(why) => {
                 tracing::warn!(%why, "an input line is not JSON");
                 parse_error_reply(&why)
