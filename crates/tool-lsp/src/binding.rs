@@ -229,11 +229,14 @@ impl Binding for LspBinding {
                         },
                         _,
                     ) => format!(
-                        "lsp {name}: usable, starts at {} ({} → {}{}){untested}",
+                        "lsp {name}: usable, starts at {} ({} → {}{}){untested}{}",
                         run.workspace.relative(root),
                         command.join(" "),
                         program.display(),
-                        catalog::project_local_note(program, run.workspace.root())
+                        catalog::project_local_note(program, run.workspace.root()),
+                        e.partial_cover()
+                            .map(|(_, note)| format!("; {note}"))
+                            .unwrap_or_default()
                     ),
                     (_, Some(why)) => {
                         format!("lsp {name}: not usable at the workspace root: {why}{untested}")

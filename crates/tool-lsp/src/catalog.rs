@@ -203,17 +203,11 @@ impl ServerEntry {
         let covers = self.covers.as_deref()?;
         let fuller = match &self.fuller {
             Some(f) => {
-                format!("; `agent-tools install {f}` adds a server that checks names and types")
+                format!("; `agent-tools install {f}` adds one that checks names and types")
             }
             None => String::new(),
         };
-        Some((
-            covers,
-            format!(
-                "{} checks {covers} only, not names or types{fuller}",
-                self.id
-            ),
-        ))
+        Some((covers, format!("{} checks {covers} only{fuller}", self.id)))
     }
 
     /// The LSP language id of `path` for this entry, when it serves it (by
