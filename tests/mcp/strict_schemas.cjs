@@ -9,8 +9,11 @@
 
 const path = require("path");
 const modules = process.argv[2];
-const Ajv = require(path.join(modules, "ajv")).default;
-const addFormats = require(path.join(modules, "ajv-formats")).default;
+// Ajv as the SDK resolves it: the prefix's top-level ajv may be another
+// package's older major (eslint brings ajv 6).
+const sdk = { paths: [path.join(modules, "@modelcontextprotocol/sdk")] };
+const Ajv = require(require.resolve("ajv", sdk)).default;
+const addFormats = require(require.resolve("ajv-formats", sdk)).default;
 
 let input = "";
 process.stdin.on("data", (d) => (input += d));
