@@ -66,6 +66,10 @@ impl RequestError {
 /// sent a message to wake it (see `LspClient::wake`).
 const WAKE_AFTER: Duration = Duration::from_secs(1);
 
+/// How many diagnostics waits must run out, with nothing ever delivered,
+/// before a server is taken as one that does not deliver diagnostics.
+pub const SILENT_AFTER_WAITS: u32 = 2;
+
 /// How many error-level log messages are remembered.
 const ERRORS_LOGGED: usize = 8;
 
@@ -118,6 +122,11 @@ struct Shared {
     /// [`ERRORS_LOGGED`]: a server that fails inside a check says so there
     /// and may answer with an empty list.
     errors_logged: Mutex<std::collections::VecDeque<(Instant, String)>>,
+    /// Whether the server ever delivered diagnostics (a publish, or an
+    /// answer to a pull or to tsserver's check).
+    delivered: AtomicBool,
+    /// How many diagnostics waits ran out before it ever delivered any.
+    silent_waits: std::sync::atomic::AtomicU32,
     /// Counts the server's `workspace/diagnostic/refresh` requests: each
     /// has the documents pulled before pulled again.
     refreshes: watch::Sender<u64>,
@@ -235,6 +244,8 @@ impl LspClient {
                 .map_or_else(|| "root".into(), |n| n.to_string_lossy().into_owned()),
             stderr: process.stderr.clone(),
             refreshes: watch::channel(0).0,
+            delivered: AtomicBool::new(false),
+            silent_waits: std::sync::atomic::AtomicU32::new(0),
             errors_logged: Mutex::default(),
             stopping: AtomicBool::new(false),
             started_message: spec.started_message.clone(),
@@ -637,7 +648,26 @@ impl LspClient {
             .map(|(_, m)| m.clone())
     }
 
+    /// A diagnostics wait ran out: counted while the server has never
+    /// delivered any.
+    pub fn diagnostics_wait_ran_out(&self) {
+        if !self.shared.delivered.load(Ordering::Relaxed) {
+            self.shared.silent_waits.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// How many diagnostics waits ran out while the server has delivered
+    /// no diagnostics at all since it started, once there were
+    /// [`SILENT_AFTER_WAITS`]: a server that never publishes (seen:
+    /// cmake-language-server) is then not waited for again.
+    pub fn never_delivers(&self) -> Option<u32> {
+        let waits = self.shared.silent_waits.load(Ordering::Relaxed);
+        (!self.shared.delivered.load(Ordering::Relaxed) && waits >= SILENT_AFTER_WAITS)
+            .then_some(waits)
+    }
+
     pub fn remember_pulled(&self, uri: &str, diags: Vec<lsp_types::Diagnostic>) {
+        self.shared.delivered.store(true, Ordering::Relaxed);
         self.pulled
             .lock()
             .expect("pulled")

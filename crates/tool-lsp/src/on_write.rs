@@ -26,7 +26,7 @@ use crate::save_check::{self, check_only, not_known_whether_new, settled, Settle
 use crate::supervisor::{LspSupervisor, Target};
 use crate::write_checker::{Checker, Unchecked};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -103,9 +103,28 @@ impl RunLedger {
     }
 }
 
+/// The least a write's answer waits for the written text's diagnostics
+/// when its baseline spent the bound (`diagnostics_wait_ms`): a call waits
+/// at most the bound and this.
+pub const AFTER_BASELINE_AT_LEAST: Duration = Duration::from_millis(500);
+
 /// How long diagnostics still pending after a write's bound are waited for
 /// in the background.
 pub const LATE_BOUND: Duration = Duration::from_mins(2);
+
+/// What the baselines of one written file's checkers left to know, by
+/// checker id.
+#[derive(Debug, Clone, Default)]
+struct Baselines {
+    /// Whose state before the write could not be had.
+    missing: HashSet<String>,
+    /// Whose baseline lacks their save-time check's results (see
+    /// [`Checked::check_missing`]).
+    check_missing: HashSet<String>,
+    /// How long each baseline waited for its diagnostics: the write's
+    /// answer waits the rest of the one bound (`diagnostics_wait_ms`).
+    waited: HashMap<String, Duration>,
+}
 
 /// What a check of one written file found.
 struct Checked {
@@ -191,10 +210,15 @@ impl DiagnosticsOnWrite {
         path: &Path,
         text: String,
         call_started: Instant,
+        waited: &mut Duration,
     ) -> Result<Checked, Unchecked> {
         let target = checker.target(&self.sup).await?;
         let client = &target.client;
         let entry = &target.slot.entry;
+        if client.never_delivers().is_some() {
+            // Not waited for: the write's own check says why.
+            return Err(Unchecked::Pending(String::new()));
+        }
         // Not re-synced first: the file on disk is already the written one,
         // and sending it before the old text costs the server two versions.
         let uri = file_uri(path);
@@ -205,7 +229,9 @@ impl DiagnosticsOnWrite {
         let check_missing =
             save_check::baseline_lacks_check(client, entry, checked_before.as_ref(), call_started);
         let bound = self.sup.timeouts.diagnostics;
-        match settled(client, &uri, &doc, None, (saved, saved), bound).await {
+        let settling = settled(client, &uri, &doc, None, (saved, saved), bound).await;
+        *waited = saved.elapsed();
+        match settling {
             Ok(Settled { diags, .. }) => {
                 let diags = save_check::baseline_with_check_before(
                     diags,
@@ -219,7 +245,10 @@ impl DiagnosticsOnWrite {
                     changed: before.map(|b| changed_lines(&b, &doc.text)),
                 })
             }
-            Err(NotReady::Timeout(after)) => Err(self.still_pending(path, &target, after)),
+            Err(NotReady::Timeout(after)) => {
+                client.diagnostics_wait_ran_out();
+                Err(self.still_pending(path, &target, after))
+            }
             Err(NotReady::Request(r)) => Err(Unchecked::Failed(r.to_string())),
             Err(NotReady::ServerFailed(why)) => Err(Unchecked::Failed(format!(
                 "{} reported an error while checking it ({why})",
@@ -239,11 +268,17 @@ impl DiagnosticsOnWrite {
         path: &Path,
         check_missing_before: bool,
         prior: Option<Option<String>>,
-        call_started: Instant,
+        (call_started, bound, spent): (Instant, Duration, Duration),
     ) -> Result<Checked, Unchecked> {
         let target = checker.target(&self.sup).await?;
         let client = &target.client;
         let entry = &target.slot.entry;
+        if let Some(waits) = client.never_delivers() {
+            return Err(Unchecked::Silent(format!(
+                "{} has sent no diagnostics for any file since it started ({waits} waits ran out); its files are not waited for again — `lsp` op `status` shows it",
+                entry.id
+            )));
+        }
         let uri = file_uri(path);
         // The text the server had before this write (read before the
         // re-sync below sends it the written one).
@@ -259,7 +294,6 @@ impl DiagnosticsOnWrite {
         let saved = Instant::now();
         client.did_save(&uri, &doc.text);
         let check = entry.save_check_progress.clone();
-        let bound = self.sup.timeouts.diagnostics;
         let since = save_check::counts_since(path, call_started, saved);
         let nudge = entry.save_check_nudge.as_deref();
         let checked_by = check.as_deref().map(|prefix| (prefix, nudge));
@@ -280,6 +314,7 @@ impl DiagnosticsOnWrite {
                 changed: before.map(|b| changed_lines(&b, &doc.text)),
             }),
             Err(NotReady::Timeout(after)) => {
+                client.diagnostics_wait_ran_out();
                 let label = checker.label.clone();
                 self.wait_late(
                     &target,
@@ -290,7 +325,8 @@ impl DiagnosticsOnWrite {
                     saved,
                     before,
                 );
-                Err(self.still_pending(path, &target, after))
+                // Said as the whole wait of the call, baseline included.
+                Err(self.still_pending(path, &target, after + spent))
             }
             Err(NotReady::Request(r)) => Err(Unchecked::Failed(r.to_string())),
             Err(NotReady::ServerFailed(why)) => Err(Unchecked::Failed(format!(
@@ -395,19 +431,17 @@ impl DiagnosticsOnWrite {
 
     /// The report for one touched file, or `None` when there is nothing to
     /// say: each of its checkers (its server, then its linters) asked in
-    /// parallel, each judged against its own baseline. `no_baseline`: the
-    /// checkers whose state before the write could not be had;
-    /// `check_missing`: those whose baseline lacks their save-time check's
-    /// results (see [`Checked::check_missing`]).
+    /// parallel, each judged against its own baseline (`baselines`: what
+    /// they left to know, and the time they spent of the call's bound).
     async fn report(
         &self,
         path: &Path,
         checkers: &[Checker],
-        no_baseline: &HashSet<String>,
-        check_missing: &HashSet<String>,
+        baselines: &Baselines,
         server_before: Option<&(String, Option<String>)>,
         call_started: Instant,
     ) -> (Option<String>, Vec<Labelled>) {
+        let (no_baseline, check_missing) = (&baselines.missing, &baselines.check_missing);
         let shown = self.sup.rel(path);
         if !path.exists() {
             for checker in checkers {
@@ -421,12 +455,22 @@ impl DiagnosticsOnWrite {
             let prior = server_before
                 .filter(|(id, _)| *id == checker.id)
                 .map(|(_, before)| before.clone());
+            // One bound per call: what the baseline waited is spent; the
+            // written text's own answer is still given a moment.
+            let waited = baselines.waited.get(&checker.id).copied();
+            let bound = self
+                .sup
+                .timeouts
+                .diagnostics
+                .saturating_sub(waited.unwrap_or_default())
+                .max(AFTER_BASELINE_AT_LEAST);
+            let spent = waited.unwrap_or_default();
             self.after_write(
                 checker,
                 path,
                 check_missing.contains(&checker.id),
                 prior,
-                call_started,
+                (call_started, bound, spent),
             )
         }))
         .await;
@@ -479,6 +523,11 @@ impl DiagnosticsOnWrite {
                     }
                 }
                 Err(Unchecked::Pending(why)) => notes.push(format!("lsp: {why}")),
+                Err(Unchecked::Silent(why)) => {
+                    if self.ledger.first_time(&why) {
+                        notes.push(format!("lsp: {shown} not checked{by}: {why}"));
+                    }
+                }
                 Err(Unchecked::Failed(why)) => {
                     // Say a standing reason (no server here) once per run, a
                     // passing one every time.
@@ -644,8 +693,7 @@ impl Tool for DiagnosticsOnWrite {
                 }
             }
         }
-        let mut no_baseline: Vec<HashSet<String>> = vec![HashSet::new(); files.len()];
-        let mut check_missing = no_baseline.clone();
+        let mut baselines = vec![Baselines::default(); files.len()];
         // A server that reads a document from the disk when it is opened
         // (fortls) is asked for its baseline before the write reaches the
         // disk: after it, the old text sent would not be what it checks.
@@ -654,11 +702,8 @@ impl Tool for DiagnosticsOnWrite {
             let readers: Vec<&Checker> =
                 checkers.iter().filter(|c| c.reads_disk_on_open()).collect();
             if let (Some(text), false) = (before, readers.is_empty()) {
-                let missing = self
-                    .take_baselines(p, Some(text), readers, Instant::now())
+                self.take_baselines(p, Some(text), readers, Instant::now(), &mut baselines[*i])
                     .await;
-                no_baseline[*i].extend(missing.0);
-                check_missing[*i].extend(missing.1);
             }
         }
         // The inner tool first: a refused call returns before any other
@@ -670,25 +715,16 @@ impl Tool for DiagnosticsOnWrite {
         }
         for (i, before) in unknown {
             let (p, checkers) = &files[i];
-            let (no, missing) = self
-                .take_baselines(p, before.as_ref(), checkers.iter().collect(), call_started)
+            let all = checkers.iter().collect();
+            self.take_baselines(p, before.as_ref(), all, call_started, &mut baselines[i])
                 .await;
-            no_baseline[i].extend(no);
-            check_missing[i].extend(missing);
         }
         let formats = self.format_files(&files, &mut out).await;
         let mut all_new = Vec::new();
         for (i, (p, checkers)) in files.iter().enumerate() {
             let server_before = formats[i].as_ref().and_then(|f| f.server_before.as_ref());
             let (text, new) = self
-                .report(
-                    p,
-                    checkers,
-                    &no_baseline[i],
-                    &check_missing[i],
-                    server_before,
-                    call_started,
-                )
+                .report(p, checkers, &baselines[i], server_before, call_started)
                 .await;
             if let Some(t) = text {
                 out.push_text(t);
@@ -728,16 +764,16 @@ impl Tool for DiagnosticsOnWrite {
 impl DiagnosticsOnWrite {
     /// The baselines of `p` for those of `checkers` the ledger does not
     /// know yet, each taken and put in the ledger: `before` is the file's
-    /// text before the write (`None`: it did not exist). Returns the ids
-    /// whose baseline could not be had, and those whose baseline lacks
-    /// their save-time check (see [`Checked::check_missing`]).
+    /// text before the write (`None`: it did not exist). What is left to
+    /// know goes into `out`.
     async fn take_baselines(
         &self,
         p: &Path,
         before: Option<&String>,
         checkers: Vec<&Checker>,
         call_started: Instant,
-    ) -> (Vec<String>, Vec<String>) {
+        out: &mut Baselines,
+    ) {
         let todo: Vec<&Checker> = {
             let ledger = self.ledger.ledger.lock().expect("ledger");
             checkers
@@ -746,22 +782,24 @@ impl DiagnosticsOnWrite {
                 .collect()
         };
         let baselines = futures::future::join_all(todo.iter().map(|c| async move {
-            match before {
+            let mut waited = Duration::ZERO;
+            let baseline = match before {
                 None => Some((Vec::new(), false)),
                 Some(text) => self
-                    .baseline(c, p, text.clone(), call_started)
+                    .baseline(c, p, text.clone(), call_started, &mut waited)
                     .await
                     .ok()
                     .map(|c| (c.diags, c.check_missing)),
-            }
+            };
+            (baseline, waited)
         }))
         .await;
-        let (mut no_baseline, mut check_missing) = (Vec::new(), Vec::new());
-        for (c, baseline) in todo.into_iter().zip(baselines) {
+        for (c, (baseline, waited)) in todo.into_iter().zip(baselines) {
+            out.waited.insert(c.id.clone(), waited);
             match baseline {
                 Some((b, missing)) => {
                     if missing {
-                        check_missing.push(c.id.clone());
+                        out.check_missing.insert(c.id.clone());
                     }
                     self.ledger
                         .ledger
@@ -769,10 +807,11 @@ impl DiagnosticsOnWrite {
                         .expect("ledger")
                         .baseline(p, &c.id, &b);
                 }
-                None => no_baseline.push(c.id.clone()),
+                None => {
+                    out.missing.insert(c.id.clone());
+                }
             }
         }
-        (no_baseline, check_missing)
     }
 
     /// Format each written file whose language has format on write, and

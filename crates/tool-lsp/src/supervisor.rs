@@ -561,6 +561,11 @@ impl LspSupervisor {
                             c.encoding.name()
                         ),
                     };
+                    if let Some(waits) = c.never_delivers() {
+                        s.push_str(&format!(
+                            "; has sent no diagnostics since it started ({waits} waits ran out): writes are not waited for"
+                        ));
+                    }
                     if let Some(cr) = crashed {
                         s.push_str(&format!("; restarted after it {cr}"));
                     }

@@ -10,12 +10,14 @@ pub(crate) enum Unchecked {
     /// The bound ran out; the wait goes on in the background.
     Pending(String),
     Failed(String),
+    /// The server has never delivered diagnostics: said once per run.
+    Silent(String),
 }
 
 impl Unchecked {
     pub(crate) fn reason(&self) -> &str {
         match self {
-            Unchecked::Pending(why) | Unchecked::Failed(why) => why,
+            Unchecked::Pending(why) | Unchecked::Failed(why) | Unchecked::Silent(why) => why,
         }
     }
 }

@@ -543,3 +543,66 @@ async fn pull_diagnostics_stand_while_any_registration_of_them_does() {
     "#]]
     .assert_eq(&got);
 }
+
+/// A server that answers neither the text before a write nor the written
+/// one within the bound: the write waits one bound in all, baseline
+/// included, and the written text's answer a moment more (it waited the
+/// bound twice: 20 s for a silent server at the default 10 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_server_costs_a_write_one_bound_not_two() {
+    let dir = project();
+    std::fs::write(dir.path().join("e.fault"), "delay_ms=60000\nfine\n").unwrap();
+    let run = Run::with_binding(dir, binding(20_000, 2_000));
+    // The server is started first, so its start is not part of the wait.
+    run.lsp(json!({"op": "status"})).await;
+    run.call(
+        "lsp",
+        json!({"op": "hover", "file": "e.fault", "line": 2, "symbol": "fine"}),
+    )
+    .await
+    .unwrap();
+    let started = Instant::now();
+    let out = run
+        .call(
+            "write",
+            json!({"path": "e.fault", "content": "delay_ms=60000\nan ERROR\n"}),
+        )
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(3_500), "{took:?}\n{out}");
+    let digits_masked: String = out
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '9' } else { c })
+        .collect();
+    expect_test::expect![[r#"
+        wrote e.fault
+        lsp: diagnostics still pending for e.fault after 9999 ms (faulty is still working); they will come with a later result"#]].assert_eq(&digits_masked);
+    // Two waits ran out with nothing ever delivered: the server is said
+    // not to deliver, once, and not waited for again.
+    let mut later = Vec::new();
+    for content in [
+        "delay_ms=60000
+ok
+",
+        "delay_ms=60000
+ok again
+",
+    ] {
+        let started = Instant::now();
+        let out = run
+            .call("write", json!({"path": "e.fault", "content": content}))
+            .await
+            .unwrap();
+        assert!(started.elapsed() < Duration::from_millis(1_500), "{out}");
+        later.push(out);
+    }
+    let status = run.lsp(json!({"op": "status"})).await;
+    later.push(server_line(&status, &run.root));
+    expect_test::expect![[r#"
+        wrote e.fault
+        lsp: e.fault not checked: faulty has sent no diagnostics for any file since it started (2 waits ran out); its files are not waited for again — `lsp` op `status` shows it
+        wrote e.fault
+        faulty at . (<fault-injecting-lsp>): running, pid PID, ready (utf-16 positions); has sent no diagnostics since it started (2 waits ran out): writes are not waited for"#]].assert_eq(&later.join("\n"));
+    run.finish().await;
+}

@@ -150,6 +150,7 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
             if version.is_some() {
                 shared.publishes_versions.store(true, Ordering::Relaxed);
             }
+            shared.delivered.store(true, Ordering::Relaxed);
             let diagnostics: Vec<lsp_types::Diagnostic> = params
                 .get("diagnostics")
                 .cloned()
