@@ -71,7 +71,11 @@ pub(crate) async fn file_diagnostics(
         // The file's server alone: its error is the call's.
         let (target, _) = synced(sup, &file).await?;
         let (lines, hidden) = diagnostics_of(t, &target, &file).await?;
-        let sourced = lines.into_iter().map(|d| (d, String::new())).collect();
+        // The same problem said twice at one place (svelte: by its compiler
+        // and its TypeScript view, under two codes) is one line, as in a
+        // write's answer.
+        let sourced =
+            diagnostics::merge_labelled(lines.into_iter().map(|d| (d, String::new())).collect());
         let head = format!("lsp diagnostics  {} ({})", file.shown, target.slot.entry.id);
         let setup = missing_packages_note(sup.workspace(), &file.path);
         // A server that checks less says what its clean answer covers.

@@ -140,7 +140,7 @@ const ROWS: &[Row] = &[
         file: "App.svelte",
         status: "svelte at . (svelteserver --stdio): running, pid PID, ready (utf-16 positions)",
         symbols: "lsp symbols  App.svelte — 4 symbols\n1: field script\n  2: variable count\n  3: function inc\n5: field button",
-        broken: ("Broken.svelte", "lsp diagnostics  Broken.svelte (svelte) — 2 errors, 0 warnings\nBroken.svelte:5:1 error [-1] Block was left open\nBroken.svelte:5:1 error [unclosed-block] Block was left open"),
+        broken: ("Broken.svelte", "lsp diagnostics  Broken.svelte (svelte) — 1 error, 0 warnings\nBroken.svelte:5:1 error [-1] Block was left open"),
         hover: Some((5, "count", "lsp hover  `count` at App.svelte:5\nlet count: number")),
     },
     Row {

@@ -9,7 +9,10 @@
 //! 4. edit a file that existed before the run to add an error: that error;
 //! 5. `lsp diagnostics` on that file: the same error.
 //!
-//! `ROWS=a,b` runs only those rows; `ROWS_SHOW=1` prints each transcript.
+//! Every catalog entry marked `tested` has a row (pyright and basedpyright
+//! both for `python`; html also without its settings, the path where the
+//! server fails inside its check). `ROWS=a,b` runs only those rows;
+//! `ROWS_SHOW=1` prints each transcript.
 
 mod common;
 
@@ -28,6 +31,9 @@ struct Row {
     /// Whether the entry's settings are dropped (`workspace/configuration`
     /// then answers `null` for every section).
     no_settings: bool,
+    /// Whether the fixtures' npm packages are linked in as the project's
+    /// `node_modules` (eslint loads its library from there).
+    node_modules: bool,
     /// Files written before the run: (relative path, content).
     files: &'static [(&'static str, &'static str)],
     /// The new file: its path, a correct text, the text with one error.
@@ -61,6 +67,7 @@ const ROWS: &[Row] = &[
         entry: "python",
         command: Some(&["basedpyright-langserver", "--stdio"]),
         no_settings: false,
+        node_modules: false,
         files: PYTHON_FILES,
         new: PYTHON_NEW,
         old: PYTHON_OLD,
@@ -92,6 +99,7 @@ old.py:2:12 warning [reportUnknownVariableType] Return type is unknown"#,
         entry: "python",
         command: Some(&["pyright-langserver", "--stdio"]),
         no_settings: false,
+        node_modules: false,
         files: PYTHON_FILES,
         new: PYTHON_NEW,
         old: PYTHON_OLD,
@@ -118,6 +126,7 @@ old.py:2:12 error [reportUndefinedVariable] "undefined_other" is not defined"#,
         entry: "python-jedi",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: PYTHON_FILES,
         new: PYTHON_NEW,
         old: PYTHON_OLD,
@@ -142,6 +151,7 @@ no syntax errors (python-jedi checks syntax only; `agent-tools install python` a
         entry: "rust",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: &[
             ("Cargo.toml", "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\npath = \"src/lib.rs\"\n"),
             ("src/lib.rs", "pub mod n;\n\npub fn f(x: i32) -> i32 {\n    x\n}\n"),
@@ -179,6 +189,7 @@ src/lib.rs:4:5 error [E0425] cannot find value `undefined_thing` in this scope"#
         entry: "typescript",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: &[
             ("package.json", "{\"name\": \"m\", \"private\": true}\n"),
             ("tsconfig.json", "{\"compilerOptions\": {\"strict\": true, \"noEmit\": true}}\n"),
@@ -216,6 +227,7 @@ old.ts:2:10 error [2304] Cannot find name 'undefinedOther'."#,
         entry: "go",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: &[
             ("go.mod", "module m\n\ngo 1.21\n"),
             ("old.go", "package m\n\nfunc F(x int) int {\n\treturn x\n}\n"),
@@ -252,6 +264,7 @@ old.go:4:9 error [UndeclaredName] undefined: undefinedOther"#,
         entry: "c",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: &[
             ("compile_flags.txt", "-std=c11\n"),
             ("old.c", "int f(int x) {\n  return x;\n}\n"),
@@ -285,6 +298,7 @@ old.c:2:10 error [undeclared_var_use] Use of undeclared identifier 'undefined_ot
         entry: "html",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: &[("old.html", "<!DOCTYPE html>\n<html><body><p>x</p></body></html>\n")],
         new: (
             "n.html",
@@ -318,6 +332,7 @@ old.html:2:30 error [css-colonexpected] colon expected"#,
         entry: "html",
         command: None,
         no_settings: true,
+        node_modules: false,
         files: &[("old.html", "<!DOCTYPE html>\n<html><body><p>x</p></body></html>\n")],
         new: (
             "n.html",
@@ -348,6 +363,7 @@ error: failed: old.html not checked: the server reported an error while checking
         entry: "css",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: &[("old.css", "p {\n  color: red;\n}\n")],
         new: ("n.css", "p {\n  margin: 0;\n}\n", "p {\n  margin 0;\n}\n"),
         old: ("old.css", "p {\n  color red;\n}\n"),
@@ -374,6 +390,7 @@ old.css:2:9 error [css-colonexpected] colon expected"#,
         entry: "json",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: &[("old.json", "{\"a\": 1}\n")],
         new: ("n.json", "{\"b\": 2}\n", "{\"b\": 2,,}\n"),
         old: ("old.json", "{\"a\" 1}\n"),
@@ -400,6 +417,7 @@ old.json:1:6 error [515] Colon expected"#,
         entry: "yaml",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: &[("old.yaml", "a: 1\n")],
         new: ("n.yaml", "b: 2\n", "b: [2, 3\n"),
         old: ("old.yaml", "a: [1\n"),
@@ -426,6 +444,7 @@ old.yaml:2:1 error [0] Flow sequence in block collection must be sufficiently in
         entry: "bash",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: &[("old.sh", "#!/bin/bash\necho old\n")],
         new: (
             "n.sh",
@@ -465,6 +484,7 @@ old.sh:4:1 error [SC1072] Expected 'done'. Fix any mentioned problems and try ag
         entry: "php",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: &[
             ("composer.json", "{}\n"),
             ("old.php", "<?php\nfunction f($x) {\n    return $x;\n}\n"),
@@ -498,6 +518,7 @@ old.php:4:1 error [P1001] Unexpected '}'. Expected ';'."#,
         entry: "fortran",
         command: None,
         no_settings: false,
+        node_modules: false,
         files: &[
             ("fpm.toml", "name = \"m\"\n"),
             ("old.f90", "module old\n  integer :: a\nend module old\n"),
@@ -529,6 +550,334 @@ old.f90:3:14 error Variable "a" declared twice in scope
 lsp diagnostics  old.f90 (fortran) — 1 error, 0 warnings
 old.f90:3:14 error Variable "a" declared twice in scope"#,
     },
+    Row {
+        name: "python-pylsp",
+        entry: "python-pylsp",
+        command: None,
+        no_settings: false,
+        node_modules: false,
+        files: PYTHON_FILES,
+        new: PYTHON_NEW,
+        old: PYTHON_OLD,
+        expect: r#"## 1 new
+wrote n.py
+lsp: no new errors or warnings in n.py
+## 2 error
+wrote n.py
+lsp: 1 new problem in n.py after this write:
+n.py:2:12 error undefined name 'undefined_name'
+## 3 back
+wrote n.py
+lsp: no new errors or warnings in n.py
+## 4 old
+wrote old.py
+lsp: 1 new problem in old.py after this write:
+old.py:2:12 error undefined name 'undefined_other'
+## 5 op
+lsp diagnostics  old.py (python-pylsp) — 1 error, 0 warnings
+old.py:2:12 error undefined name 'undefined_other'"#,
+    },
+    Row {
+        name: "ruff",
+        entry: "ruff",
+        command: None,
+        no_settings: false,
+        node_modules: false,
+        files: PYTHON_FILES,
+        new: PYTHON_NEW,
+        old: PYTHON_OLD,
+        expect: r#"## 1 new
+wrote n.py
+lsp: no new errors or warnings in n.py
+## 2 error
+wrote n.py
+lsp: 1 new problem in n.py after this write:
+n.py:2:12 error [F821] Undefined name `undefined_name`
+## 3 back
+wrote n.py
+lsp: no new errors or warnings in n.py
+## 4 old
+wrote old.py
+lsp: 1 new problem in old.py after this write:
+old.py:2:12 error [F821] Undefined name `undefined_other`
+## 5 op
+lsp diagnostics  old.py (ruff) — 1 error, 0 warnings
+old.py:2:12 error [F821] Undefined name `undefined_other`"#,
+    },
+    Row {
+        name: "c-ccls",
+        entry: "c-ccls",
+        command: None,
+        no_settings: false,
+        node_modules: false,
+        files: &[
+            (".ccls", "clang\n-std=c11\n"),
+            ("old.c", "int f(int x) {\n  return x;\n}\n"),
+        ],
+        new: (
+            "n.c",
+            "int g(void) {\n  return 1;\n}\n",
+            "int g(void) {\n  return undefined_name;\n}\n",
+        ),
+        old: ("old.c", "int f(int x) {\n  return undefined_other;\n}\n"),
+        expect: r#"## 1 new
+wrote n.c
+lsp: no new errors or warnings in n.c
+## 2 error
+wrote n.c
+lsp: 1 new problem in n.c after this write:
+n.c:2:10 error [2] use of undeclared identifier 'undefined_name'
+## 3 back
+wrote n.c
+lsp: no new errors or warnings in n.c
+## 4 old
+wrote old.c
+lsp: 1 new problem in old.c after this write:
+old.c:2:10 error [2] use of undeclared identifier 'undefined_other'
+## 5 op
+lsp diagnostics  old.c (c-ccls) — 1 error, 0 warnings
+old.c:2:10 error [2] use of undeclared identifier 'undefined_other'"#,
+    },
+    Row {
+        name: "biome",
+        entry: "biome",
+        command: None,
+        no_settings: false,
+        node_modules: false,
+        files: &[
+            ("biome.json", "{}\n"),
+            ("old.ts", "export const f = (x: number): number => x;\n"),
+        ],
+        new: (
+            "n.ts",
+            "export const g = (): number => 1;\n",
+            "export const g = (): number => {\n  debugger;\n  return 1;\n};\n",
+        ),
+        old: (
+            "old.ts",
+            "export const f = (x: number): number => {\n  debugger;\n  return x;\n};\n",
+        ),
+        expect: r#"## 1 new
+wrote n.ts
+lsp: no new errors or warnings in n.ts
+## 2 error
+wrote n.ts
+lsp: 1 new problem in n.ts after this write:
+n.ts:2:3 error [lint/suspicious/noDebugger] This is an unexpected use of the debugger statement.
+## 3 back
+wrote n.ts
+lsp: no new errors or warnings in n.ts
+## 4 old
+wrote old.ts
+lsp: 1 new problem in old.ts after this write:
+old.ts:2:3 error [lint/suspicious/noDebugger] This is an unexpected use of the debugger statement.
+## 5 op
+lsp diagnostics  old.ts (biome) — 1 error, 0 warnings
+old.ts:2:3 error [lint/suspicious/noDebugger] This is an unexpected use of the debugger statement."#,
+    },
+    Row {
+        name: "dockerfile",
+        entry: "dockerfile",
+        command: None,
+        no_settings: false,
+        node_modules: false,
+        files: &[("old.dockerfile", "FROM debian:12\nEXPOSE 80\n")],
+        new: (
+            "n.dockerfile",
+            "FROM debian:12\nWORKDIR /app\n",
+            "FROM debian:12\nWORKDIR\n",
+        ),
+        old: ("old.dockerfile", "FROM debian:12\nEXPOSE notaport\n"),
+        expect: r#"## 1 new
+wrote n.dockerfile
+lsp: no new errors or warnings in n.dockerfile
+## 2 error
+wrote n.dockerfile
+lsp: 1 new problem in n.dockerfile after this write:
+n.dockerfile:2:1 error [2] Instruction has no arguments
+## 3 back
+wrote n.dockerfile
+lsp: no new errors or warnings in n.dockerfile
+## 4 old
+wrote old.dockerfile
+lsp: 1 new problem in old.dockerfile after this write:
+old.dockerfile:2:8 error [24] Invalid containerPort: notaport
+## 5 op
+lsp diagnostics  old.dockerfile (dockerfile) — 1 error, 0 warnings
+old.dockerfile:2:8 error [24] Invalid containerPort: notaport"#,
+    },
+    Row {
+        name: "svelte",
+        entry: "svelte",
+        command: None,
+        no_settings: false,
+        node_modules: false,
+        files: &[
+            ("package.json", "{\"name\": \"m\", \"private\": true}\n"),
+            ("Old.svelte", "<script>\n  let count = 0;\n</script>\n<p>{count}</p>\n"),
+        ],
+        new: (
+            "N.svelte",
+            "<script>\n  let n = 1;\n</script>\n<p>{n}</p>\n",
+            "<script>\n  let n = 1;\n</script>\n<p>{n}</p>\n{#if n}\n",
+        ),
+        old: (
+            "Old.svelte",
+            "<script>\n  let count = 0;\n</script>\n<p>{count}</p>\n{#if count}\n",
+        ),
+        expect: r#"## 1 new
+wrote N.svelte
+lsp: no new errors or warnings in N.svelte
+## 2 error
+wrote N.svelte
+lsp: 1 new problem in N.svelte after this write:
+N.svelte:5:1 error [-1] Block was left open
+## 3 back
+wrote N.svelte
+lsp: no new errors or warnings in N.svelte
+## 4 old
+wrote Old.svelte
+lsp: 1 new problem in Old.svelte after this write:
+Old.svelte:5:1 error [-1] Block was left open
+## 5 op
+lsp diagnostics  Old.svelte (svelte) — 1 error, 0 warnings
+Old.svelte:5:1 error [-1] Block was left open"#,
+    },
+    Row {
+        name: "graphql",
+        entry: "graphql",
+        command: None,
+        no_settings: false,
+        node_modules: false,
+        files: &[
+            (".graphqlrc.yml", "schema: schema.graphql\ndocuments: '*.graphql'\n"),
+            ("schema.graphql", "type Query {\n  user(id: ID!): User\n}\ntype User {\n  id: ID!\n  name: String\n}\n"),
+            ("old.graphql", "query O {\n  user(id: 1) {\n    id\n  }\n}\n"),
+        ],
+        new: (
+            "n.graphql",
+            "query N {\n  user(id: 2) {\n    name\n  }\n}\n",
+            "query N {\n  user(id: 2) {\n    nope\n  }\n}\n",
+        ),
+        old: ("old.graphql", "query O {\n  user(id: 1) {\n    gone\n  }\n}\n"),
+        expect: r#"## 1 new
+wrote n.graphql
+lsp: no new errors or warnings in n.graphql
+## 2 error
+wrote n.graphql
+lsp: 1 new problem in n.graphql after this write:
+n.graphql:3:5 error Cannot query field "nope" on type "User". Did you mean "name"?
+## 3 back
+wrote n.graphql
+lsp: no new errors or warnings in n.graphql
+## 4 old
+wrote old.graphql
+lsp: 1 new problem in old.graphql after this write:
+old.graphql:3:5 error Cannot query field "gone" on type "User".
+## 5 op
+lsp diagnostics  old.graphql (graphql) — 1 error, 0 warnings
+old.graphql:3:5 error Cannot query field "gone" on type "User"."#,
+    },
+    Row {
+        name: "sql",
+        entry: "sql",
+        command: None,
+        no_settings: false,
+        node_modules: false,
+        files: &[("old.sql", "SELECT\n  id\nFROM\n  users;\n")],
+        new: (
+            "n.sql",
+            "SELECT\n  name\nFROM\n  users;\n",
+            "SELEC\n  name\nFROM\n  users;\n",
+        ),
+        old: ("old.sql", "SELEC\n  id\nFROM\n  users;\n"),
+        expect: r#"## 1 new
+wrote n.sql
+lsp: no new errors or warnings in n.sql
+## 2 error
+wrote n.sql
+lsp: 1 new problem in n.sql after this write:
+n.sql:1:2 error Expected "$", "(", "--", "/*", "ALTER", "CREATE TABLE", "CREATE", "DELETE", "DROP TABLE", "DROP VIEW", "DROP", "INSERT", "REPLACE", "SELECT", "UPDATE", "WITH", "return", [ \t\n\r], or end of input but "S" found.
+## 3 back
+wrote n.sql
+lsp: no new errors or warnings in n.sql
+## 4 old
+wrote old.sql
+lsp: 1 new problem in old.sql after this write:
+old.sql:1:2 error Expected "$", "(", "--", "/*", "ALTER", "CREATE TABLE", "CREATE", "DELETE", "DROP TABLE", "DROP VIEW", "DROP", "INSERT", "REPLACE", "SELECT", "UPDATE", "WITH", "return", [ \t\n\r], or end of input but "S" found.
+## 5 op
+lsp diagnostics  old.sql (sql) — 1 error, 0 warnings
+old.sql:1:2 error Expected "$", "(", "--", "/*", "ALTER", "CREATE TABLE", "CREATE", "DELETE", "DROP TABLE", "DROP VIEW", "DROP", "INSERT", "REPLACE", "SELECT", "UPDATE", "WITH", "return", [ \t\n\r], or end of input but "S" found."#,
+    },
+    Row {
+        name: "vim",
+        entry: "vim",
+        command: None,
+        no_settings: false,
+        node_modules: false,
+        files: &[("old.vim", "function! Old() abort\n  echo 'old'\nendfunction\n")],
+        new: (
+            "n.vim",
+            "function! New() abort\n  echo 'new'\nendfunction\n",
+            "function! New(\n",
+        ),
+        old: ("old.vim", "function! Old(\n"),
+        expect: r#"## 1 new
+wrote n.vim
+lsp: no new errors or warnings in n.vim
+## 2 error
+wrote n.vim
+lsp: 1 new problem in n.vim after this write:
+n.vim:1:15 error unexpected token: <EOL>
+## 3 back
+wrote n.vim
+lsp: no new errors or warnings in n.vim
+## 4 old
+wrote old.vim
+lsp: 1 new problem in old.vim after this write:
+old.vim:1:15 error unexpected token: <EOL>
+## 5 op
+lsp diagnostics  old.vim (vim) — 1 error, 0 warnings
+old.vim:1:15 error unexpected token: <EOL>"#,
+    },
+    Row {
+        name: "eslint",
+        entry: "eslint",
+        command: None,
+        no_settings: false,
+        node_modules: true,
+        files: &[
+            ("package.json", "{\"name\": \"m\", \"type\": \"module\"}\n"),
+            ("eslint.config.js", "export default [{ rules: { \"no-debugger\": \"error\" } }];\n"),
+            ("old.js", "export const f = (x) => x;\n"),
+        ],
+        new: (
+            "n.js",
+            "export const g = () => 1;\n",
+            "export const g = () => {\n  debugger;\n  return 1;\n};\n",
+        ),
+        old: (
+            "old.js",
+            "export const f = (x) => {\n  debugger;\n  return x;\n};\n",
+        ),
+        expect: r#"## 1 new
+wrote n.js
+lsp: no new errors or warnings in n.js
+## 2 error
+wrote n.js
+lsp: 1 new problem in n.js after this write:
+n.js:2:3 error [no-debugger] Unexpected 'debugger' statement.
+## 3 back
+wrote n.js
+lsp: no new errors or warnings in n.js
+## 4 old
+wrote old.js
+lsp: 1 new problem in old.js after this write:
+old.js:2:3 error [no-debugger] Unexpected 'debugger' statement.
+## 5 op
+lsp diagnostics  old.js (eslint) — 1 error, 0 warnings
+old.js:2:3 error [no-debugger] Unexpected 'debugger' statement."#,
+    },
 ];
 
 /// A config whose catalog is the entry alone, its command replaced when
@@ -552,6 +901,9 @@ fn config(row: &Row) -> CatalogConfig {
         entry.commands = vec![command.iter().map(ToString::to_string).collect()];
     }
     config.servers.push(entry);
+    // The answers are what is checked here, not the bound: a cold server
+    // on a loaded machine (rust-analyzer's first cargo check) gets time.
+    config.diagnostics_wait_ms = Some(30_000);
     config
 }
 
@@ -562,6 +914,10 @@ async fn transcript(row: &Row) -> String {
         let path = dir.path().join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
+    }
+    if row.node_modules {
+        let modules = test_support::fixtures::dir().join("npm/node_modules");
+        std::os::unix::fs::symlink(modules, dir.path().join("node_modules")).unwrap();
     }
     let run = Run::with_binding(dir, LspBinding::new(config(row)));
     let (new, good, bad) = row.new;
