@@ -1,5 +1,6 @@
 //! No import circles inside a crate: each crate's top-level modules (the
-//! files and folders under its src/) form a graph by the `crate::module`
+//! files and folders under its src/, and under each src/bin/NAME/ for a
+//! binary of several files) form a graph by the `crate::module`
 //! paths their code names (comments and test modules left out), and that
 //! graph has no cycle. A circle means two modules are one concern split in
 //! two, or a type that lives in the wrong one.
@@ -133,13 +134,28 @@ fn no_crate_has_an_import_circle() {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(&crates).unwrap().flatten() {
         let src = entry.path().join("src");
-        if src.is_dir() {
-            for circle in circles(&module_graph(&src)) {
-                found.push(format!(
-                    "{}: {}",
+        if !src.is_dir() {
+            continue;
+        }
+        // The library, and each binary of several files (`src/bin/NAME/`,
+        // a crate of its own whose modules are that folder's).
+        let mut roots = vec![(
+            entry.file_name().to_string_lossy().into_owned(),
+            src.clone(),
+        )];
+        if let Ok(bins) = std::fs::read_dir(src.join("bin")) {
+            for bin in bins.flatten().filter(|b| b.path().is_dir()) {
+                let name = format!(
+                    "{} (bin {})",
                     entry.file_name().to_string_lossy(),
-                    circle.join(" ↔ ")
-                ));
+                    bin.file_name().to_string_lossy()
+                );
+                roots.push((name, bin.path()));
+            }
+        }
+        for (name, root) in roots {
+            for circle in circles(&module_graph(&root)) {
+                found.push(format!("{name}: {}", circle.join(" ↔ ")));
             }
         }
     }

@@ -3,6 +3,7 @@
 //! One process is one run: every resource it binds (language servers, the
 //! debug session, kernels, workers) belongs to it and dies with it.
 
+mod batch;
 mod doctor;
 mod install;
 #[cfg(feature = "mcp")]
@@ -191,7 +192,7 @@ fn main() -> ExitCode {
                 run,
                 json,
             } => run::call(tool, args, run, json).await,
-            Command::Batch { file, run, text } => run::batch(file, run, text).await,
+            Command::Batch { file, run, text } => batch::batch(file, run, text).await,
             Command::Install { targets, root } => install::run(targets, root),
             #[cfg(feature = "mcp")]
             Command::Mcp { run } => mcp::serve(run).await,
