@@ -524,81 +524,92 @@ impl LspSupervisor {
 
     /// One line per catalog entry for the roots seen so far.
     pub async fn status_lines(&self) -> Vec<String> {
-        let mut lines = Vec::new();
         let slots = self.slots();
-        for slot in &slots {
-            let head = format!(
-                "{} at {} ({}{})",
-                slot.entry.id,
-                self.rel(&slot.root),
-                slot.display(),
-                catalog::project_local_note(&slot.program, self.workspace.root())
-            );
-            let Ok(mut state) = slot.state.try_lock() else {
-                lines.push(format!("{head}: starting"));
-                continue;
-            };
-            state.observe();
-            let crashed = match (&state.last_crash, state.crashes) {
-                (Some((at, why)), n) if n > 0 => Some(format!(
-                    "crashed ×{n} (last {} s ago: {})",
-                    at.elapsed().as_secs(),
-                    tool_core::format::cap_chars(why, 200)
-                )),
-                _ => None,
-            };
-            let line = match (&state.client, crashed) {
-                (Some(c), crashed) => {
-                    let mut s = match c.busy() {
-                        Some((what, for_)) => format!(
-                            "{head}: running, pid {}, indexing ({what}, {} s so far)",
-                            c.pid(),
-                            for_.as_secs()
-                        ),
-                        None => format!(
-                            "{head}: running, pid {}, ready ({} positions)",
-                            c.pid(),
-                            c.encoding.name()
-                        ),
-                    };
-                    if let Some(waits) = c.never_delivers() {
-                        s.push_str(&format!(
-                            "; has sent no diagnostics since it started ({waits} waits ran out): writes are not waited for"
-                        ));
-                    }
-                    if let Some(cr) = crashed {
-                        s.push_str(&format!("; restarted after it {cr}"));
-                    }
-                    if let Some(over) = over_ceiling(&state) {
-                        s.push_str(&format!("; restarted after it {over}"));
-                    }
-                    s
-                }
-                (None, Some(cr)) if state.crashes > MAX_RESTARTS => {
-                    format!("{head}: {cr}; not restarted again — run `lsp` op `reload`")
-                }
-                (None, Some(cr)) => format!("{head}: {cr}; the next call restarts it"),
-                (None, None)
-                    if state.over_ceiling.is_some_and(|(at, _, _)| {
-                        state.stopped_idle.is_none_or(|idle| at > idle)
-                    }) =>
-                {
-                    format!(
-                        "{head}: stopped: it {}; the next call that needs it starts it again",
-                        over_ceiling(&state).unwrap_or_default()
-                    )
-                }
-                (None, None) => match state.stopped_idle {
-                    Some(at) => format!(
-                        "{head}: stopped (idle: unused for {} s, stopped {} s ago; the next call that needs it starts it again)",
-                        self.timeouts.idle.as_secs(),
-                        at.elapsed().as_secs()
+        let mut lines: Vec<String> = slots.iter().map(|slot| self.slot_line(slot)).collect();
+        lines.extend(self.lines_without_slot(&slots));
+        lines
+    }
+
+    /// The `status` line of a server with a slot: running, starting,
+    /// crashed, stopped.
+    fn slot_line(&self, slot: &ServerSlot) -> String {
+        let head = format!(
+            "{} at {} ({}{})",
+            slot.entry.id,
+            self.rel(&slot.root),
+            slot.display(),
+            catalog::project_local_note(&slot.program, self.workspace.root())
+        );
+        let Ok(mut state) = slot.state.try_lock() else {
+            return format!("{head}: starting");
+        };
+        state.observe();
+        let crashed = match (&state.last_crash, state.crashes) {
+            (Some((at, why)), n) if n > 0 => Some(format!(
+                "crashed ×{n} (last {} s ago: {})",
+                at.elapsed().as_secs(),
+                tool_core::format::cap_chars(why, 200)
+            )),
+            _ => None,
+        };
+        let line = match (&state.client, crashed) {
+            (Some(c), crashed) => {
+                let mut s = match c.busy() {
+                    Some((what, for_)) => format!(
+                        "{head}: running, pid {}, indexing ({what}, {} s so far)",
+                        c.pid(),
+                        for_.as_secs()
                     ),
-                    None => format!("{head}: not running (starts on the next call that needs it)"),
-                },
-            };
-            lines.push(line);
-        }
+                    None => format!(
+                        "{head}: running, pid {}, ready ({} positions)",
+                        c.pid(),
+                        c.encoding.name()
+                    ),
+                };
+                if let Some(waits) = c.never_delivers() {
+                    s.push_str(&format!(
+                        "; has sent no diagnostics since it started ({waits} waits ran out): writes are not waited for"
+                    ));
+                }
+                if let Some(cr) = crashed {
+                    s.push_str(&format!("; restarted after it {cr}"));
+                }
+                if let Some(over) = over_ceiling(&state) {
+                    s.push_str(&format!("; restarted after it {over}"));
+                }
+                s
+            }
+            (None, Some(cr)) if state.crashes > MAX_RESTARTS => {
+                format!("{head}: {cr}; not restarted again — run `lsp` op `reload`")
+            }
+            (None, Some(cr)) => format!("{head}: {cr}; the next call restarts it"),
+            (None, None)
+                if state.over_ceiling.is_some_and(|(at, _, _)| {
+                    state.stopped_idle.is_none_or(|idle| at > idle)
+                }) =>
+            {
+                format!(
+                    "{head}: stopped: it {}; the next call that needs it starts it again",
+                    over_ceiling(&state).unwrap_or_default()
+                )
+            }
+            (None, None) => match state.stopped_idle {
+                Some(at) => format!(
+                    "{head}: stopped (idle: unused for {} s, stopped {} s ago; the next call that needs it starts it again)",
+                    self.timeouts.idle.as_secs(),
+                    at.elapsed().as_secs()
+                ),
+                None => format!("{head}: not running (starts on the next call that needs it)"),
+            },
+        };
+        line
+    }
+
+    /// The `status` lines of the catalog entries without a slot: what
+    /// would happen at the workspace root, refusals already met, and the
+    /// many that cannot serve this checkout grouped by why.
+    fn lines_without_slot(&self, slots: &[Arc<ServerSlot>]) -> Vec<String> {
+        let mut lines = Vec::new();
         // Entries that have no slot: what would happen at the workspace root,
         // and refusals already met.
         let refusals = self.refusals.lock().expect("refusals").clone();
