@@ -17,7 +17,7 @@ pub struct Scope {
     pub end: (u32, u32),
 }
 
-pub(crate) type Key = (u32, String, u64);
+pub type Key = (u32, String, u64);
 
 /// Document symbols already asked for, by (server pid, uri, text hash).
 #[derive(Default)]
@@ -26,12 +26,12 @@ pub struct SymbolCache {
 }
 
 impl SymbolCache {
-    pub(crate) fn get(&self, key: &Key) -> Option<Arc<Vec<Scope>>> {
+    pub fn get(&self, key: &Key) -> Option<Arc<Vec<Scope>>> {
         let files = self.files.lock().expect("symbol cache");
         files.iter().find(|(k, _)| k == key).map(|(_, s)| s.clone())
     }
 
-    pub(crate) fn put(&self, key: Key, scopes: Arc<Vec<Scope>>) {
+    pub fn put(&self, key: Key, scopes: Arc<Vec<Scope>>) {
         let mut files = self.files.lock().expect("symbol cache");
         files.retain(|(k, _)| k != &key);
         if files.len() >= SYMBOL_CACHE_FILES {

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 /// Folders of dependencies and build output, never walked even when no
 /// ignore file names them.
-pub(crate) const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", "venv", "target"];
+pub const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", "venv", "target"];
 
 /// A walk of `root` (the caller may bound its depth).
-pub(crate) fn source_walk(root: &Path) -> ignore::WalkBuilder {
+pub fn source_walk(root: &Path) -> ignore::WalkBuilder {
     let mut walk = ignore::WalkBuilder::new(root);
     walk.require_git(false)
         .hidden(true)
@@ -32,7 +32,7 @@ const MAX_DEPTH: usize = 8;
 
 /// The first file of each extension (as `.ext`) and each whole file name
 /// under `root`: the shallowest, then the first in path order.
-pub(crate) fn first_file_per_name(root: &Path) -> BTreeMap<String, PathBuf> {
+pub fn first_file_per_name(root: &Path) -> BTreeMap<String, PathBuf> {
     let mut first: BTreeMap<String, (usize, PathBuf)> = BTreeMap::new();
     let walk = source_walk(root).max_depth(Some(MAX_DEPTH)).build();
     for entry in walk.take(MAX_WALKED).flatten() {

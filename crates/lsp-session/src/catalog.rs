@@ -268,7 +268,7 @@ impl Untrusted {
 }
 
 /// Every command line an entry would start: its servers' and its checker's.
-pub(crate) fn commands_of(entry: &ServerEntry) -> impl Iterator<Item = &Vec<String>> {
+pub fn commands_of(entry: &ServerEntry) -> impl Iterator<Item = &Vec<String>> {
     entry
         .commands
         .iter()
@@ -317,7 +317,7 @@ impl Catalog {
     }
 
     /// Entries in effect, and the project entries set aside.
-    pub(crate) fn with_untrusted(entries: Vec<ServerEntry>, untrusted: Vec<Untrusted>) -> Self {
+    pub fn with_untrusted(entries: Vec<ServerEntry>, untrusted: Vec<Untrusted>) -> Self {
         Catalog { entries, untrusted }
     }
 
