@@ -83,7 +83,8 @@ struct Row {
     source: Option<(&'static str, Expect)>,
     /// A program that spins forever after printing "spinning".
     spin: &'static str,
-    /// The answer of `pause` on it (the stop line).
+    /// The answer of `pause` on it: its head and the stop line.
+    pause_head: &'static str,
     pause_stop: Expect,
     /// A loop: the file, the line inside it, the program that runs it, and
     /// the loop variable's name (it counts 1, 2, 3, …).
@@ -372,6 +373,7 @@ fn debugpy_row() -> Row {
             the program exited with code 0
             output (tail; the output op returns all of it):
             hello Ada!"#]],
+        pause_head: "debug pause  thread N",
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {
             start: debugpy_server,
@@ -500,6 +502,7 @@ fn lldb_row() -> Row {
             output (tail; the output op returns all of it):
             hello Ada!"#]],
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of avg.c: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
+        pause_head: "debug pause  thread N",
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {
             start: lldb_server,
@@ -622,6 +625,7 @@ fn lldb_rust_row() -> Row {
             output (tail; the output op returns all of it):
             hello Ada!"#]],
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of src/bin/loop.rs: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
+        pause_head: "debug pause  thread N",
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {
             start: lldb_server_rust,
@@ -748,6 +752,7 @@ fn delve_row() -> Row {
             output (tail; the output op returns all of it):
             Building <root>/cmd/greet
             hello Ada!"#]],
+        pause_head: "debug pause  the whole program",
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {
             start: headless_dlv,
@@ -1665,6 +1670,12 @@ async fn scenario(row: Row) {
         (Some("stopped"), Some("pause")),
         "{text}"
     );
+    // Never delve's placeholder thread -1: a thread the model can name.
+    assert_eq!(
+        masked_numbers(text.lines().next().unwrap_or_default(), "thread ", "N"),
+        row.pause_head,
+        "{text}"
+    );
     let first = text.lines().nth(1).unwrap_or_default();
     let upto_in = first.split(" in ").next().unwrap_or_default();
     row.pause_stop.assert_eq(&stable(upto_in, None));
@@ -1672,9 +1683,11 @@ async fn scenario(row: Row) {
     let mut lines = text.lines();
     expect!["debug pause  already stopped; nothing to pause"]
         .assert_eq(lines.next().unwrap_or_default());
-    // What follows `paused` varies: delve sometimes names no thread here.
+    // It names the thread it stands on (delve's pause names none: the
+    // first real thread is named).
     let again = lines.next().unwrap_or_default();
-    assert_eq!(again.split(" — ").next(), Some("paused"), "{text}");
+    assert!(again.starts_with("paused — thread "), "{text}");
+    assert!(!again.contains("thread -"), "{text}");
     assert_eq!(s["already"], true, "{text}");
     let (text, s) = b.call(json!({"op": "threads"})).await;
     assert!(!s["threads"].as_array().unwrap().is_empty(), "{text}");

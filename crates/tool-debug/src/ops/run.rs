@@ -623,11 +623,7 @@ impl OpContext<'_> {
                 if stop.thread_id.is_none() {
                     // delve names no thread in a pause: the first real one
                     // is where the program is.
-                    stop.thread_id = self
-                        .thread_list(s)
-                        .await
-                        .ok()
-                        .and_then(|l| l.first().map(|t| t.id));
+                    stop.thread_id = self.first_thread(s).await;
                 }
                 let (frame, outside) = match stop.thread_id {
                     Some(t) if stop.reason == "exception" => {
@@ -701,6 +697,14 @@ impl OpContext<'_> {
                 output: s.output_tail(OUTPUT_IN_ANSWER * 2),
             },
         }
+    }
+
+    /// The first thread the adapter lists (placeholders left out).
+    async fn first_thread(&self, s: &Session) -> Option<u64> {
+        self.thread_list(s)
+            .await
+            .ok()
+            .and_then(|l| l.first().map(|t| t.id))
     }
 
     /// Where an exception, panic or signal hit the program's own code: the
@@ -832,16 +836,27 @@ impl OpContext<'_> {
         let s = self.live()?;
         let snap = s.snapshot();
         if let RunState::Stopped(stop) = &snap.state {
+            let mut stop = stop.clone();
+            if stop.thread_id.is_none() {
+                // delve names no thread in a pause: name the first real one.
+                stop.thread_id = self.first_thread(&s).await;
+            }
             return done(AlreadyStopped {
                 state: "stopped",
                 already: true,
                 thread_id: stop.thread_id,
-                place: self.stop_place(&s, stop).await,
-                info: stop.clone(),
+                place: self.stop_place(&s, &stop).await,
+                info: stop,
             });
         }
         let thread = self.pause_thread(&s, args.thread_id).await?;
-        let head = format!("pause  thread {thread}");
+        // delve's placeholder thread (-1) stands for the whole program: it
+        // is no thread the model could name, so the answer does not show it.
+        let head = if thread < 0 {
+            "pause  the whole program".to_string()
+        } else {
+            format!("pause  thread {thread}")
+        };
         let sent = s.request("pause", json!({ "threadId": thread })).await;
         if let Err(e) = sent {
             return self.died_during(&s, snap.generation, e, head).await;
