@@ -2091,7 +2091,7 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
     expect![[r#"
         [
             "bad arguments: argument `op`: unknown variant `frobnicate`, expected one of `adapters`, `status`, `breakpoints`, `function_breakpoints`, `exception_breakpoints`, `launch`, `restart`, `attach`, `continue`, `pause`, `step_over`, `step_in`, `step_out`, `threads`, `stack`, `scopes`, `variables`, `locals`, `evaluate`, `set_variable`, `modules`, `disassemble`, `read_memory`, `output`, `terminate`; check the tool's input schema",
-            "bad arguments: launch needs `program`: the file to run (a .py or .go file, a Go package folder, or a compiled executable), relative to the workspace root",
+            "bad arguments: launch needs `program`: the file to run (a .py or .go file, a Go package folder, or a compiled executable), relative to the workspace root; or `module` (Python's `python -m MODULE`), or `test` as a pytest node id (tests/test_x.py::test_y)",
             "bad arguments: program `missing.py` does not exist in the workspace; check the path (relative to the workspace root), or build it first",
             "bad arguments: cannot tell which debugger runs `requirements.txt`: it is not a .py, .go or .dart file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart), or for C/C++ launch the executable built with -g",
             "bad arguments: unknown adapter `gdb`; known: debugpy, lldb, delve, dart",
@@ -2103,7 +2103,7 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
             "bad arguments: the breakpoint at line 6: `condition` is empty; leave it out, or give it text",
             "bad arguments: line 6 is given twice, with different conditions; give each line once",
             "refused: no debug session is running; set breakpoints and launch a program first",
-            "bad arguments: argument `colour`: unknown field `colour`, expected one of `op`, `file`, `lines`, `functions`, `filters`, `program`, `args`, `stdin`, `env`, `cwd`, `mode`, `test`, `adapter`, `port`, `pid`, `thread_id`, `frame_id`, `reference`, `expression`, `context`, `name`, `value`, `memory_reference`, `count`, `timeout_seconds`; check the tool's input schema",
+            "bad arguments: argument `colour`: unknown field `colour`, expected one of `op`, `file`, `lines`, `functions`, `filters`, `program`, `args`, `stdin`, `env`, `cwd`, `mode`, `test`, `module`, `adapter`, `port`, `pid`, `thread_id`, `frame_id`, `reference`, `expression`, `context`, `name`, `value`, `memory_reference`, `count`, `timeout_seconds`; check the tool's input schema",
         ]
     "#]].assert_debug_eq(&errors);
     let (text, s) = b.call(json!({"op": "status"})).await;
