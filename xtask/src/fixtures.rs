@@ -40,6 +40,7 @@ pub(crate) fn python_packages() -> Vec<String> {
             "mcp==2.3.0",
             "ipykernel==7.4.0",
             "jupyter_client==8.10.0",
+            "pytest==9.2.0",
         ]
         .map(String::from),
     );

@@ -53,6 +53,8 @@ pub fn source_line(path: &Path, line: u64) -> Option<String> {
 /// A function's name as the model reads it: a Rust symbol's hash suffix
 /// (`crash::pick::h340449e6937631ed` → `crash::pick`) left out.
 pub fn function_name(name: &str) -> String {
+    // debugpy marks the frame a userUnhandled stop is paused at.
+    let name = name.strip_suffix(" (Current frame)").unwrap_or(name);
     match name.rsplit_once("::h") {
         Some((head, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
             head.to_string()

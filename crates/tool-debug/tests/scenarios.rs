@@ -83,7 +83,8 @@ struct Row {
     source: Option<(&'static str, Expect)>,
     /// A program that spins forever after printing "spinning".
     spin: &'static str,
-    /// The answer of `pause` on it (the stop line).
+    /// The answer of `pause` on it: its head and the stop line.
+    pause_head: &'static str,
     pause_stop: Expect,
     /// A loop: the file, the line inside it, the program that runs it, and
     /// the loop variable's name (it counts 1, 2, 3, …).
@@ -372,6 +373,7 @@ fn debugpy_row() -> Row {
             the program exited with code 0
             output (tail; the output op returns all of it):
             hello Ada!"#]],
+        pause_head: "debug pause  thread N",
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {
             start: debugpy_server,
@@ -500,6 +502,7 @@ fn lldb_row() -> Row {
             output (tail; the output op returns all of it):
             hello Ada!"#]],
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of avg.c: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
+        pause_head: "debug pause  thread N",
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {
             start: lldb_server,
@@ -622,6 +625,7 @@ fn lldb_rust_row() -> Row {
             output (tail; the output op returns all of it):
             hello Ada!"#]],
         logpoint_refused: Some(expect!["refused: cannot launch with the breakpoints of src/bin/loop.rs: the lldb adapter does not support logpoints (it would stop on the line instead of logging) (its `initialize` answer lacks `supportsLogPoints`); remove them, or use a plain breakpoint"]),
+        pause_head: "debug pause  thread N",
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {
             start: lldb_server_rust,
@@ -748,6 +752,7 @@ fn delve_row() -> Row {
             output (tail; the output op returns all of it):
             Building <root>/cmd/greet
             hello Ada!"#]],
+        pause_head: "debug pause  the whole program",
         pause_stop: expect!["paused — thread N"],
         listening: Some(Listening {
             start: headless_dlv,
@@ -1665,6 +1670,12 @@ async fn scenario(row: Row) {
         (Some("stopped"), Some("pause")),
         "{text}"
     );
+    // Never delve's placeholder thread -1: a thread the model can name.
+    assert_eq!(
+        masked_numbers(text.lines().next().unwrap_or_default(), "thread ", "N"),
+        row.pause_head,
+        "{text}"
+    );
     let first = text.lines().nth(1).unwrap_or_default();
     let upto_in = first.split(" in ").next().unwrap_or_default();
     row.pause_stop.assert_eq(&stable(upto_in, None));
@@ -1672,9 +1683,11 @@ async fn scenario(row: Row) {
     let mut lines = text.lines();
     expect!["debug pause  already stopped; nothing to pause"]
         .assert_eq(lines.next().unwrap_or_default());
-    // What follows `paused` varies: delve sometimes names no thread here.
+    // It names the thread it stands on (delve's pause names none: the
+    // first real thread is named).
     let again = lines.next().unwrap_or_default();
-    assert_eq!(again.split(" — ").next(), Some("paused"), "{text}");
+    assert!(again.starts_with("paused — thread "), "{text}");
+    assert!(!again.contains("thread -"), "{text}");
     assert_eq!(s["already"], true, "{text}");
     let (text, s) = b.call(json!({"op": "threads"})).await;
     assert!(!s["threads"].as_array().unwrap().is_empty(), "{text}");
@@ -2078,7 +2091,7 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
     expect![[r#"
         [
             "bad arguments: argument `op`: unknown variant `frobnicate`, expected one of `adapters`, `status`, `breakpoints`, `function_breakpoints`, `exception_breakpoints`, `launch`, `restart`, `attach`, `continue`, `pause`, `step_over`, `step_in`, `step_out`, `threads`, `stack`, `scopes`, `variables`, `locals`, `evaluate`, `set_variable`, `modules`, `disassemble`, `read_memory`, `output`, `terminate`; check the tool's input schema",
-            "bad arguments: launch needs `program`: the file to run (a .py or .go file, a Go package folder, or a compiled executable), relative to the workspace root",
+            "bad arguments: launch needs `program`: the file to run (a .py or .go file, a Go package folder, or a compiled executable), relative to the workspace root; or `module` (Python's `python -m MODULE`), or `test` as a pytest node id (tests/test_x.py::test_y)",
             "bad arguments: program `missing.py` does not exist in the workspace; check the path (relative to the workspace root), or build it first",
             "bad arguments: cannot tell which debugger runs `requirements.txt`: it is not a .py, .go or .dart file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart), or for C/C++ launch the executable built with -g",
             "bad arguments: unknown adapter `gdb`; known: debugpy, lldb, delve, dart",
@@ -2090,7 +2103,7 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
             "bad arguments: the breakpoint at line 6: `condition` is empty; leave it out, or give it text",
             "bad arguments: line 6 is given twice, with different conditions; give each line once",
             "refused: no debug session is running; set breakpoints and launch a program first",
-            "bad arguments: argument `colour`: unknown field `colour`, expected one of `op`, `file`, `lines`, `functions`, `filters`, `program`, `args`, `stdin`, `env`, `cwd`, `mode`, `test`, `adapter`, `port`, `pid`, `thread_id`, `frame_id`, `reference`, `expression`, `context`, `name`, `value`, `memory_reference`, `count`, `timeout_seconds`; check the tool's input schema",
+            "bad arguments: argument `colour`: unknown field `colour`, expected one of `op`, `file`, `lines`, `functions`, `filters`, `program`, `args`, `stdin`, `env`, `cwd`, `mode`, `test`, `module`, `adapter`, `port`, `pid`, `thread_id`, `frame_id`, `reference`, `expression`, `context`, `name`, `value`, `memory_reference`, `count`, `timeout_seconds`; check the tool's input schema",
         ]
     "#]].assert_debug_eq(&errors);
     let (text, s) = b.call(json!({"op": "status"})).await;

@@ -31,12 +31,18 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
             python.to_string_lossy().into_owned(),
         ],
     };
-    json!({
+    let (target, args) = match &input.python {
+        Some(m) => (
+            json!({ "module": m.module }),
+            m.leading_args.iter().chain(&input.args).cloned().collect(),
+        ),
+        None => (json!({ "program": input.program }), input.args.clone()),
+    };
+    let mut arguments = json!({
         "type": "python",
         "request": "launch",
         "name": "agent-tools",
-        "program": input.program,
-        "args": input.args,
+        "args": args,
         "cwd": input.cwd,
         "env": input.env,
         "python": python_command,
@@ -45,7 +51,9 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
         "redirectOutput": true,
         "justMyCode": true,
         "stopOnEntry": false,
-    })
+    });
+    super::merge(&mut arguments, &target);
+    arguments
 }
 
 /// `text` as one word for `sh`: single-quoted, its quotes escaped.
@@ -222,6 +230,15 @@ pub(crate) fn resolve_command(
         "debugpy.adapter".into(),
     ];
     Ok((command, Some(debuggee), notes))
+}
+
+/// pytest's version if `python` can import it (cached).
+pub fn pytest_version(catalog: &Catalog, python: &Path) -> Option<String> {
+    catalog.probe(
+        python,
+        "pytest",
+        &["-c", "import pytest; print(pytest.__version__)"],
+    )
 }
 
 /// debugpy's version if `python` can import it (cached).

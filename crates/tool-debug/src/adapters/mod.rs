@@ -12,6 +12,7 @@ pub mod dart;
 pub mod debugpy;
 pub mod delve;
 pub mod lldb;
+pub mod python_tests;
 
 use crate::catalog::{
     find_marker, rel, AdapterKind, AdapterSpec, Catalog, CommandLine, NotUsable, ResolvedAdapter,
@@ -210,6 +211,9 @@ pub struct LaunchInput<'a> {
     /// delve: how the Go program is launched (checked by
     /// [`delve::launch_mode`]).
     pub go: Option<delve::GoLaunch>,
+    /// debugpy: `python -m MODULE` instead of the program (a test run, or
+    /// the model's `module`).
+    pub python: Option<python_tests::PythonModule>,
 }
 
 /// A new scratch folder under the system temp dir, removed with the

@@ -113,7 +113,10 @@ fn exception_words(body: &Value) -> Option<String> {
             .map(|t| t.trim().trim_matches('"').trim())
             .filter(|t| !t.is_empty())
     };
-    let id = field("exceptionId");
+    // debugpy's userUnhandled stop adds to the id `(note: full exception
+    // trace is shown but execution is paused at: f)`: the stop's place
+    // says where it is paused.
+    let id = field("exceptionId").map(|id| id.split("(note:").next().unwrap_or(id).trim());
     let description = field("description");
     let uncaught = matches!(
         body.get("breakMode").and_then(Value::as_str),
@@ -163,6 +166,12 @@ mod tests {
                 "description": "signal SIGSEGV: invalid address (fault address: 0x0)"}))
             .as_deref(),
             Some("signal SIGSEGV: invalid address (fault address: 0x0)")
+        );
+        assert_eq!(
+            exception_words(&json!({"exceptionId": "AssertionError       (note: full exception trace is shown but execution is paused at: test_median)",
+                "breakMode": "always", "description": "assert 3 == 2.5"}))
+            .as_deref(),
+            Some("AssertionError: assert 3 == 2.5")
         );
         assert_eq!(exception_words(&json!({})), None);
     }

@@ -7,7 +7,7 @@ use super::results::{
     AlreadyStopped, Detached, LocalsPreview, Outcome, RunResult, TerminateResult, OUTPUT_IN_ANSWER,
 };
 use super::{done, relative_to, wait_bound, OpContext};
-use crate::adapters::{self, AttachTarget, LaunchInput, RequestArguments};
+use crate::adapters::{self, python_tests, AttachTarget, LaunchInput, RequestArguments};
 use crate::args::{DebugArgs, Op};
 use crate::catalog::{AdapterKind, AdapterSpec, ResolvedAdapter};
 use crate::format;
@@ -143,9 +143,17 @@ impl OpContext<'_> {
     }
 
     async fn launch_plan(&self, args: &DebugArgs) -> Result<LaunchPlan, ToolError> {
-        let program = args.program.as_deref().ok_or_else(|| {
+        if args.module.is_some() {
+            return self.module_plan(args).await;
+        }
+        // A pytest node id names its file: it is the program.
+        let node_file = args
+            .test
+            .as_deref()
+            .and_then(|t| python_tests::split_node_id(t).0);
+        let program = args.program.as_deref().or(node_file).ok_or_else(|| {
             ToolError::bad_args(
-                "launch needs `program`: the file to run (a .py or .go file, a Go package folder, or a compiled executable), relative to the workspace root",
+                "launch needs `program`: the file to run (a .py or .go file, a Go package folder, or a compiled executable), relative to the workspace root; or `module` (Python's `python -m MODULE`), or `test` as a pytest node id (tests/test_x.py::test_y)",
             )
         })?;
         let path = self.workspace.resolve(program)?;
@@ -153,6 +161,13 @@ impl OpContext<'_> {
             return Err(ToolError::bad_args(format!(
                 "program `{program}` does not exist in the workspace; check the path (relative to the workspace root), or build it first"
             )));
+        }
+        if let (Some(given), Some(file)) = (args.program.as_deref(), node_file) {
+            if self.workspace.resolve(file)? != path {
+                return Err(ToolError::bad_args(format!(
+                    "`test` names the file {file} and `program` is {given}; leave `program` out (the node id names the file), or pass only the test's name"
+                )));
+            }
         }
         let catalog = self.supervisor.catalog();
         let spec = match args.adapter.as_deref() {
@@ -186,13 +201,146 @@ impl OpContext<'_> {
                 })?,
             ),
             (_, None, None) => None,
+            (AdapterKind::Debugpy, None, Some(_)) if path.is_file() => None,
+            (AdapterKind::Debugpy, None, Some(_)) => {
+                return Err(ToolError::bad_args(format!(
+                    "`test` runs one test of a Python test file, and `{program}` is a folder; pass the test file as `program`, or use `module` (pytest, with `args`) for a folder"
+                )))
+            }
+            (AdapterKind::Debugpy, Some(_), _) => {
+                return Err(ToolError::bad_args(format!(
+                    "`mode` is for Go programs under delve, and `{program}` goes to the debugpy adapter; leave it out (`test` runs a Python test, `module` runs python -m)"
+                )))
+            }
             _ => {
                 return Err(ToolError::bad_args(format!(
-                    "`mode` and `test` are for Go programs under delve, and `{program}` goes to the {} adapter; leave them out",
+                    "`mode` and `test` are for Go programs under delve and Python test files under debugpy, and `{program}` goes to the {} adapter; leave them out",
                     spec.id
                 )))
             }
         };
+        let target = match (spec.kind, args.test.as_deref()) {
+            (AdapterKind::Debugpy, Some(test)) => {
+                PythonTarget::Test(python_tests::split_node_id(test).1)
+            }
+            _ => PythonTarget::Program,
+        };
+        self.finish_launch(args, spec, path, start, go, target)
+            .await
+    }
+
+    /// `launch` with `module`: `python -m MODULE ARGS` under debugpy, from
+    /// `cwd` (default: the workspace root).
+    async fn module_plan(&self, args: &DebugArgs) -> Result<LaunchPlan, ToolError> {
+        let module = args.module.as_deref().unwrap_or_default();
+        let clash = [
+            (args.program.is_some(), "`program`"),
+            (args.test.is_some(), "`test`"),
+            (args.mode.is_some(), "`mode`"),
+        ];
+        if let Some((_, name)) = clash.iter().find(|(given, _)| *given) {
+            return Err(ToolError::bad_args(format!(
+                "`module` runs python -m {module} with `args`, so {name} does not fit with it; leave {name} out (a pytest selection goes in args: [\"tests/test_x.py\", \"-k\", \"mean\"])"
+            )));
+        }
+        let mut run = python_tests::module_run(module).map_err(ToolError::bad_args)?;
+        for arg in args.args.iter().flatten() {
+            run.label.push(' ');
+            run.label.push_str(arg);
+        }
+        run.label = tool_core::format::cap_chars(&run.label, 120).into_owned();
+        let spec = match args.adapter.as_deref() {
+            Some(id) => self.named_adapter(id)?,
+            None => self
+                .supervisor
+                .catalog()
+                .specs()
+                .iter()
+                .find(|s| s.kind == AdapterKind::Debugpy)
+                .cloned()
+                .ok_or_else(|| {
+                    ToolError::unavailable(
+                        "`module` runs under debugpy, which is disabled here; call debug adapters",
+                    )
+                })?,
+        };
+        if spec.kind != AdapterKind::Debugpy {
+            return Err(ToolError::bad_args(format!(
+                "`module` runs python -m {module} under debugpy, and the {} adapter is not debugpy; leave `adapter` out",
+                spec.id
+            )));
+        }
+        let start = match args.cwd.as_deref() {
+            Some(c) => self.workspace.resolve_existing(c)?,
+            None => self.workspace.root().to_path_buf(),
+        };
+        self.finish_launch(
+            args,
+            spec,
+            start.clone(),
+            start,
+            None,
+            PythonTarget::Module(run),
+        )
+        .await
+    }
+
+    /// What a Python test run is, once the interpreter is known: pytest
+    /// where it imports, else unittest.
+    async fn python_test(
+        &self,
+        adapter: &ResolvedAdapter,
+        file: &Path,
+        cwd: &Path,
+        name: &str,
+    ) -> Result<python_tests::PythonModule, ToolError> {
+        let source = std::fs::read_to_string(file).map_err(|e| {
+            ToolError::bad_args(format!("cannot read the test file {}: {e}", self.rel(file)))
+        })?;
+        let python = adapter
+            .debuggee_python
+            .clone()
+            .unwrap_or_else(|| "python3".into());
+        let catalog = self.supervisor.catalog().clone();
+        let probe_python = python.clone();
+        let pytest = tokio::task::spawn_blocking(move || {
+            adapters::debugpy::pytest_version(&catalog, &probe_python)
+        })
+        .await
+        .ok()
+        .flatten();
+        let runner = match pytest {
+            Some(_) => python_tests::Runner::Pytest,
+            None if python_tests::imports_pytest(&source) => {
+                return Err(ToolError::unavailable(format!(
+                    "{} imports pytest, and the project interpreter {} cannot import it; install it there (`{} -m pip install pytest`)",
+                    self.rel(file),
+                    relative_to(&python.display().to_string(), self.workspace.root()),
+                    relative_to(&python.display().to_string(), self.workspace.root()),
+                )))
+            }
+            None => python_tests::Runner::Unittest,
+        };
+        python_tests::test_run(runner, file, cwd, name, &source).map_err(|why| {
+            ToolError::bad_args(format!(
+                "cannot run test `{name}` of {}: {why}",
+                self.rel(file)
+            ))
+        })
+    }
+
+    /// The part of a launch every program shares: stdin, cwd, the adapter
+    /// resolved, the launch arguments.
+    async fn finish_launch(
+        &self,
+        args: &DebugArgs,
+        spec: AdapterSpec,
+        path: std::path::PathBuf,
+        start: std::path::PathBuf,
+        go: Option<adapters::delve::GoLaunch>,
+        target: PythonTarget<'_>,
+    ) -> Result<LaunchPlan, ToolError> {
+        let catalog = self.supervisor.catalog();
         let stdin_route = match (&args.stdin, adapters::stdin_route(spec.kind)) {
             (None, _) => None,
             (Some(_), Some(route)) => Some(route),
@@ -250,16 +398,31 @@ impl OpContext<'_> {
             }
             _ => None,
         };
+        let run_cwd = cwd
+            .as_deref()
+            .unwrap_or(&resolved.project_dir)
+            .to_path_buf();
+        let python = match target {
+            PythonTarget::Program => None,
+            PythonTarget::Module(m) => Some(m),
+            PythonTarget::Test(name) => {
+                Some(self.python_test(&resolved, &path, &run_cwd, name).await?)
+            }
+        };
+        let label = python
+            .as_ref()
+            .map_or_else(|| self.rel(&path), |m| m.label.clone());
         let env = args.env.clone().unwrap_or_default();
         let made = adapters::launch_arguments(&LaunchInput {
             adapter: &resolved,
             program: &path,
             args: args.args.clone().unwrap_or_default(),
             search_path: catalog.search_path(),
-            cwd: cwd.as_deref().unwrap_or(&resolved.project_dir),
+            cwd: &run_cwd,
             env: &env,
             stdin_file: stdin.as_ref().map(|(_, f)| f.as_path()),
             go,
+            python,
         });
         let mut request = match made {
             Ok(r) => r,
@@ -275,7 +438,7 @@ impl OpContext<'_> {
             // scratch folder.
             request.scratch_dir = Some(dir);
         }
-        let mut plan = self.plan(resolved, "launch", self.rel(&path), request);
+        let mut plan = self.plan(resolved, "launch", label, request);
         if stdin_route == Some(adapters::StdinRoute::AdapterStdin) {
             plan.adapter_stdin = args.stdin.clone();
         }
@@ -460,11 +623,7 @@ impl OpContext<'_> {
                 if stop.thread_id.is_none() {
                     // delve names no thread in a pause: the first real one
                     // is where the program is.
-                    stop.thread_id = self
-                        .thread_list(s)
-                        .await
-                        .ok()
-                        .and_then(|l| l.first().map(|t| t.id));
+                    stop.thread_id = self.first_thread(s).await;
                 }
                 let (frame, outside) = match stop.thread_id {
                     Some(t) if stop.reason == "exception" => {
@@ -538,6 +697,14 @@ impl OpContext<'_> {
                 output: s.output_tail(OUTPUT_IN_ANSWER * 2),
             },
         }
+    }
+
+    /// The first thread the adapter lists (placeholders left out).
+    async fn first_thread(&self, s: &Session) -> Option<u64> {
+        self.thread_list(s)
+            .await
+            .ok()
+            .and_then(|l| l.first().map(|t| t.id))
     }
 
     /// Where an exception, panic or signal hit the program's own code: the
@@ -669,16 +836,27 @@ impl OpContext<'_> {
         let s = self.live()?;
         let snap = s.snapshot();
         if let RunState::Stopped(stop) = &snap.state {
+            let mut stop = stop.clone();
+            if stop.thread_id.is_none() {
+                // delve names no thread in a pause: name the first real one.
+                stop.thread_id = self.first_thread(&s).await;
+            }
             return done(AlreadyStopped {
                 state: "stopped",
                 already: true,
                 thread_id: stop.thread_id,
-                place: self.stop_place(&s, stop).await,
-                info: stop.clone(),
+                place: self.stop_place(&s, &stop).await,
+                info: stop,
             });
         }
         let thread = self.pause_thread(&s, args.thread_id).await?;
-        let head = format!("pause  thread {thread}");
+        // delve's placeholder thread (-1) stands for the whole program: it
+        // is no thread the model could name, so the answer does not show it.
+        let head = if thread < 0 {
+            "pause  the whole program".to_string()
+        } else {
+            format!("pause  thread {thread}")
+        };
         let sent = s.request("pause", json!({ "threadId": thread })).await;
         if let Err(e) = sent {
             return self.died_during(&s, snap.generation, e, head).await;
@@ -752,6 +930,14 @@ impl OpContext<'_> {
             },
         })
     }
+}
+
+/// What a debugpy launch runs besides a program file.
+enum PythonTarget<'a> {
+    Program,
+    /// One test (its name inside the program, a test file).
+    Test(&'a str),
+    Module(adapters::python_tests::PythonModule),
 }
 
 /// What to do with a source file handed to lldb, by its language.

@@ -7,6 +7,7 @@
 //! quoted when it fails; the adapter's stderr is captured, never left to
 //! fill a pipe.
 
+use super::lines::{capture_lines, Stream};
 use super::{LaunchPlan, SessionLimits};
 use crate::catalog::Connect;
 use crate::protocol::AdapterEvent;
@@ -30,7 +31,7 @@ pub(crate) struct Connection {
 /// Where the adapter's output goes.
 pub(crate) struct Sinks<'a> {
     /// The debuggee's output (a TCP adapter's stdout after the address).
-    pub output: &'a SharedOutput,
+    pub output: &'a std::sync::Arc<super::lines::LineOutput>,
     pub adapter_log: &'a SharedOutput,
 }
 
@@ -63,7 +64,11 @@ pub(crate) async fn connect(
         Connect::TcpListen => {
             // Its stdout and stderr are the debuggee's once the address line
             // is read.
-            tasks.push(capture_into(stderr, sinks.output.clone()));
+            tasks.push(capture_lines(
+                stderr,
+                sinks.output.clone(),
+                Stream::AdapterStderr,
+            ));
             let mut lines = BufReader::new(stdout);
             let addr = tokio::time::timeout(limits.request, async {
                 let mut line = String::new();
@@ -104,7 +109,11 @@ pub(crate) async fn connect(
                     let _ = stdin.write_all(text.as_bytes()).await;
                 })),
             }
-            tasks.push(capture_into(lines, sinks.output.clone()));
+            tasks.push(capture_lines(
+                lines,
+                sinks.output.clone(),
+                Stream::AdapterStdout,
+            ));
             let stream = tokio::net::TcpStream::connect(&addr).await.map_err(|e| {
                 ToolError::failed(format!("cannot connect to the adapter at {addr}: {e}"))
             })?;

@@ -19,6 +19,7 @@ mod catch;
 mod connect;
 mod handles;
 mod handshake;
+mod lines;
 mod owned;
 mod pump;
 mod state;
@@ -142,7 +143,7 @@ struct SessionInfo {
 
 /// The debuggee's output and the adapter's log.
 struct OutputBuffers {
-    output: SharedOutput,
+    output: Arc<lines::LineOutput>,
     adapter_log: SharedOutput,
     /// Where the last `output` call stopped reading.
     output_cursor: Mutex<u64>,
@@ -151,14 +152,14 @@ struct OutputBuffers {
 impl OutputBuffers {
     fn new() -> Self {
         OutputBuffers {
-            output: Arc::new(Mutex::new(OutputRing::new(OUTPUT_CAPACITY))),
+            output: Arc::new(lines::LineOutput::new(OUTPUT_CAPACITY)),
             adapter_log: Arc::new(Mutex::new(OutputRing::new(ADAPTER_LOG_CAPACITY))),
             output_cursor: Mutex::new(0),
         }
     }
 
-    fn push_output(&self, bytes: &[u8]) {
-        self.output.lock().expect("output lock").push(bytes);
+    fn push_output(&self, stream: lines::Stream, bytes: &[u8]) {
+        self.output.push(stream, bytes);
     }
 
     fn push_log(&self, bytes: &[u8]) {
@@ -510,6 +511,8 @@ impl Session {
                 pump.abort();
             }
         }
+        // Nothing will finish a line the program left unfinished.
+        self.inner.io.output.flush();
         // Capture tasks end with their streams; the TTL timer would fire
         // into an ended session, so stop it.
         for t in self
@@ -576,20 +579,14 @@ impl Session {
     pub fn take_new_output(&self) -> tool_core::process::OutputChunk {
         let io = &self.inner.io;
         let mut cursor = io.output_cursor.lock().expect("cursor lock");
-        let mut chunk = io.output.lock().expect("output lock").read_since(*cursor);
+        let mut chunk = io.output.read_since(*cursor);
         *cursor = chunk.cursor;
         chunk.text = crate::adapters::tidy_output(self.adapter_kind(), chunk.text);
         chunk
     }
 
     pub fn output_tail(&self, bytes: usize) -> String {
-        let tail = self
-            .inner
-            .io
-            .output
-            .lock()
-            .expect("output lock")
-            .tail(bytes);
+        let tail = self.inner.io.output.tail(bytes);
         crate::adapters::tidy_output(self.adapter_kind(), tail)
     }
 

@@ -7,6 +7,7 @@
 //! processes a stop or a `process` event reveals are recorded, so they are
 //! killed with the session.
 
+use super::lines::Stream;
 use super::state::{Ending, RunState, StopInfo};
 use super::{Inner, Session};
 use crate::protocol::AdapterEvent;
@@ -60,9 +61,17 @@ pub(super) async fn pump_events(
                 tokio::spawn(async move { s.shutdown(Ending::Exited { code: exit_code }).await });
             }
             AdapterEvent::Output(o) => match o.category {
-                Some(OutputEventCategory::Stdout | OutputEventCategory::Stderr) => {
+                Some(c @ (OutputEventCategory::Stdout | OutputEventCategory::Stderr)) => {
                     let text = o.output.replace("\r\n", "\n");
-                    inner.io.push_output(text.as_bytes());
+                    // debugpy sends a logpoint's message as stdout with a
+                    // `source`: a stream of its own, so it never splits a
+                    // line of the program's.
+                    let stream = match (o.source.is_some() || o.line.is_some(), c) {
+                        (true, _) => Stream::Logpoint,
+                        (false, OutputEventCategory::Stderr) => Stream::Stderr,
+                        (false, _) => Stream::Stdout,
+                    };
+                    inner.io.push_output(stream, text.as_bytes());
                 }
                 Some(OutputEventCategory::Telemetry) => {}
                 _ => {

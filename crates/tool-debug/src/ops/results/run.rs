@@ -25,8 +25,12 @@ pub(in crate::ops) struct LocalsPreview {
 impl LocalsPreview {
     pub(in crate::ops) fn new(variables: &[dap_types::Variable], total: usize) -> Self {
         // debugpy groups (`special variables`, `function variables`) are
-        // not variables.
-        let real: Vec<_> = variables.iter().filter(|v| !v.name.contains(' ')).collect();
+        // not variables; pytest's assertion rewriting leaves temporaries
+        // (`@py_assert1`) the test's author never wrote (`locals` has them).
+        let real: Vec<_> = variables
+            .iter()
+            .filter(|v| !v.name.contains(' ') && !v.name.starts_with("@py_"))
+            .collect();
         let hidden = variables.len() - real.len();
         LocalsPreview {
             shown: real
