@@ -278,7 +278,7 @@ impl Catalog {
     /// named: a Python interpreter goes to debugpy, anything else by its
     /// executable (`/proc/PID/exe`) as [`Catalog::route`] would send it.
     pub fn route_process(&self, pid: u32) -> Option<&AdapterSpec> {
-        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+        let exe = tool_core::process::procfs::exe(pid)?;
         let name = exe.file_name()?.to_str()?;
         if name.starts_with("python") {
             return self.specs.iter().find(|s| s.kind == AdapterKind::Debugpy);
@@ -327,41 +327,28 @@ impl Catalog {
 /// hang the tool. Run on the caller's thread; callers are in
 /// `spawn_blocking` or accept the short wait.
 fn run_probe(program: &Path, args: &[&str], path: &OsString) -> Option<String> {
+    use std::io::Read;
     use std::process::{Command, Stdio};
-    let mut child = Command::new(program)
-        .args(args)
-        .env("PATH", path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                if !status.success() {
-                    return None;
-                }
-                let mut out = String::new();
-                use std::io::Read;
-                child.stdout.take()?.read_to_string(&mut out).ok()?;
-                return out
-                    .lines()
-                    .next()
-                    .map(|l| l.trim().to_string())
-                    .filter(|l| !l.is_empty());
-            }
-            Ok(None) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
+    use tool_core::process::BlockingChild;
+    let mut child = BlockingChild::spawn(
+        Command::new(program)
+            .args(args)
+            .env("PATH", path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .ok()?;
+    let status = child.wait_bounded(Duration::from_secs(10)).ok()??;
+    if !status.success() {
+        return None;
     }
+    let mut out = String::new();
+    child.take_stdout()?.read_to_string(&mut out).ok()?;
+    out.lines()
+        .next()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
 }
 
 /// The first directory from `start` up to `root` holding one of `markers`.

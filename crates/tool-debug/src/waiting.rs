@@ -5,7 +5,7 @@
 //! Invariant: a guess is never made. When procfs cannot be read (another
 //! OS, no permission) the answer is `false`, and nothing is claimed.
 
-use std::path::Path;
+use tool_core::process::procfs;
 
 /// The number of `read` on this architecture.
 #[cfg(target_arch = "aarch64")]
@@ -22,13 +22,13 @@ pub fn reading_stdin(pid: u32) -> bool {
             continue;
         }
         seen.push(p);
-        if threads_of(p).iter().any(|t| {
-            std::fs::read_to_string(format!("/proc/{p}/task/{t}/syscall"))
-                .is_ok_and(|s| in_stdin_read(&s))
-        }) {
+        if procfs::threads(p)
+            .iter()
+            .any(|&t| procfs::thread_syscall(p, t).is_some_and(|s| in_stdin_read(&s)))
+        {
             return true;
         }
-        queue.extend(children_of(p));
+        queue.extend(procfs::thread_children(p));
     }
     false
 }
@@ -37,32 +37,6 @@ pub fn reading_stdin(pid: u32) -> bool {
 fn in_stdin_read(syscall: &str) -> bool {
     let mut fields = syscall.split_whitespace();
     fields.next() == Some(READ_SYSCALL) && fields.next() == Some("0x0")
-}
-
-fn threads_of(pid: u32) -> Vec<u32> {
-    numbered_entries(format!("/proc/{pid}/task"))
-}
-
-fn children_of(pid: u32) -> Vec<u32> {
-    threads_of(pid)
-        .iter()
-        .filter_map(|t| std::fs::read_to_string(format!("/proc/{pid}/task/{t}/children")).ok())
-        .flat_map(|s| {
-            s.split_whitespace()
-                .filter_map(|c| c.parse().ok())
-                .collect::<Vec<u32>>()
-        })
-        .collect()
-}
-
-fn numbered_entries(dir: impl AsRef<Path>) -> Vec<u32> {
-    std::fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| e.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -386,9 +386,7 @@ fn run(cmd: &mut Command) -> Result<(), String> {
     let shown = format!("{:?}", cmd.get_program())
         .trim_matches('"')
         .to_string();
-    let out = cmd
-        .stdin(std::process::Stdio::null())
-        .output()
+    let out = crate::process::blocking::foreground_output(cmd.stdin(std::process::Stdio::null()))
         .map_err(|e| format!("could not start {shown}: {e}"))?;
     if out.status.success() {
         return Ok(());
@@ -408,10 +406,12 @@ fn run(cmd: &mut Command) -> Result<(), String> {
 }
 
 fn rustup(components: &[String]) -> Result<Outcome, String> {
-    let out = Command::new("rustup")
-        .args(["component", "list", "--installed"])
-        .output()
-        .map_err(|e| format!("could not start rustup: {e}"))?;
+    let out = crate::process::blocking::foreground_output(Command::new("rustup").args([
+        "component",
+        "list",
+        "--installed",
+    ]))
+    .map_err(|e| format!("could not start rustup: {e}"))?;
     let installed = String::from_utf8_lossy(&out.stdout);
     let missing: Vec<&String> = components
         .iter()

@@ -10,6 +10,9 @@
 //!   environment markers);
 //! - [`signals`]: the only place signals are sent;
 //! - [`output`]: bounded capture of a child's output;
+//! - [`blocking`]: children run to their end on the caller's thread
+//!   (bounded probes in a group of their own; the installer's foreground
+//!   steps);
 //! - [`fifo`]: a named pipe held open, for a program we do not start
 //!   ourselves to read as its standard input.
 //!
@@ -17,6 +20,7 @@
 //! the run, whatever ends it (drop, kill, panic, SIGTERM or SIGKILL of the
 //! host), including descendants that call `setsid()` or double-fork.
 
+pub mod blocking;
 pub mod fifo;
 mod keeper;
 pub mod output;
@@ -24,6 +28,7 @@ pub mod procfs;
 pub mod signals;
 pub mod spawn;
 
+pub use blocking::BlockingChild;
 pub use fifo::HeldFifo;
 pub use output::{capture_into, OutputChunk, OutputRing, SharedOutput};
 pub use procfs::{

@@ -249,6 +249,32 @@ pub fn threads(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The current system call of thread `tid` of `pid`, as the kernel shows
+/// it (`/proc/<pid>/task/<tid>/syscall`: its number and arguments, or
+/// `running`); `None` when it cannot be read.
+pub fn thread_syscall(pid: u32, tid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")).ok()
+}
+
+/// The children of `pid`, as each of its threads lists them
+/// (`/proc/<pid>/task/<tid>/children`).
+pub fn thread_children(pid: u32) -> Vec<u32> {
+    threads(pid)
+        .iter()
+        .filter_map(|t| std::fs::read_to_string(format!("/proc/{pid}/task/{t}/children")).ok())
+        .flat_map(|s| {
+            s.split_whitespace()
+                .filter_map(|c| c.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// The executable `pid` runs (`/proc/<pid>/exe`).
+pub fn exe(pid: u32) -> Option<std::path::PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/exe")).ok()
+}
+
 /// The thread that traces `pid` (ptrace), from `TracerPid` in
 /// `/proc/<pid>/status`; `None` when it is not traced or is gone.
 pub fn tracer(pid: u32) -> Option<u32> {

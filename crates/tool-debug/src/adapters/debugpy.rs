@@ -98,47 +98,40 @@ pub fn pid_attach_refusal(why: &str) -> String {
 
 fn probe_gdb_injection() -> Result<(), String> {
     use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
-    let mut target = Command::new("sleep")
-        .arg("60")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start a process to probe gdb with: {e}"))?;
+    use std::time::Duration;
+    use tool_core::process::BlockingChild;
+    // Killed with its group when dropped, at the end of this function.
+    let target = BlockingChild::spawn(
+        Command::new("sleep")
+            .arg("60")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )
+    .map_err(|e| format!("cannot start a process to probe gdb with: {e}"))?;
     let pid = target.id();
-    let gdb = Command::new("gdb")
-        .args([
-            "-nx",
-            "--batch",
-            "-p",
-            &pid.to_string(),
-            "-ex",
-            "call (int)getpid()",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
+    let gdb = BlockingChild::spawn(
+        Command::new("gdb")
+            .args([
+                "-nx",
+                "--batch",
+                "-p",
+                &pid.to_string(),
+                "-ex",
+                "call (int)getpid()",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     let result = match gdb {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err("gdb is not installed (debugpy needs it to attach by pid)".to_string())
         }
         Err(e) => Err(format!("cannot run gdb: {e}")),
         Ok(mut gdb) => {
-            let deadline = Instant::now() + Duration::from_secs(15);
-            loop {
-                match gdb.try_wait() {
-                    Ok(Some(_)) => break,
-                    Ok(None) if Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                    _ => {
-                        let _ = gdb.kill();
-                        break;
-                    }
-                }
-            }
+            // Past the bound its group is killed; what it printed is read.
+            let _ = gdb.wait_bounded(Duration::from_secs(15));
             let out = gdb.wait_with_output().map_err(|e| e.to_string())?;
             let text = format!(
                 "{}{}",
@@ -166,8 +159,7 @@ fn probe_gdb_injection() -> Result<(), String> {
             }
         }
     };
-    let _ = target.kill();
-    let _ = target.wait();
+    drop(target);
     result
 }
 
