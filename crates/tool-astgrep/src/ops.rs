@@ -494,6 +494,7 @@ fn plan_operation(
     op: &EditOperation<'_>,
     paths: &[String],
     language: Option<&str>,
+    allow_parse_errors: bool,
     cancel: &CancellationToken,
 ) -> Result<PlannedOperation, ToolError> {
     let query = QuerySpec::from_args(op.pattern, op.rule)?;
@@ -524,8 +525,16 @@ fn plan_operation(
         .map(|p| Rewriter::new(rewrite, p))
         .collect();
     scope.plan.rewriters = Some(rewriters);
+    // The search stops once more files would change than one edit may.
+    scope.plan.keep = Keep::Changes {
+        limit: MAX_EDIT_FILES,
+        allow_parse_errors,
+    };
     let outcome = run_search(&scope, ws, cancel)?;
     cancelled(&outcome)?;
+    if let Some(reached) = outcome.over_limit {
+        return Err(over_limit(&format!("at least {}", thousands(reached))));
+    }
     unparseable_in_scope(&outcome, &shown)?;
     Ok(PlannedOperation {
         shown,
@@ -640,12 +649,14 @@ pub fn stage_with(
         .iter()
         .enumerate()
         .map(|(i, op)| {
-            plan_operation(ws, op, &paths, req.language, cancel).map_err(|e| match e {
-                ToolError::BadArgs(m) if operations.len() > 1 => {
-                    ToolError::BadArgs(format!("operation {}: {m}", i + 1))
-                }
-                other => other,
-            })
+            plan_operation(ws, op, &paths, req.language, req.allow_parse_errors, cancel).map_err(
+                |e| match e {
+                    ToolError::BadArgs(m) if operations.len() > 1 => {
+                        ToolError::BadArgs(format!("operation {}: {m}", i + 1))
+                    }
+                    other => other,
+                },
+            )
         })
         .collect::<Result<_, _>>()?;
     let merged = merge_operations(&planned)?;

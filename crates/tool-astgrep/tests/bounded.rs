@@ -1,6 +1,7 @@
 //! A search holds what its answer shows, not every match: a capped search
 //! keeps at most N matches whatever the tree holds and answers exactly as a
-//! search keeping everything would.
+//! search keeping everything would; a rewrite over the file limit stops
+//! the walk once the limit is passed, and says "at least".
 
 mod support;
 
@@ -10,6 +11,7 @@ use support::run_with;
 use tool_astgrep::collect::{Collector, FileResult, Keep};
 use tool_astgrep::format::{self, Page};
 use tool_astgrep::ops;
+use tool_astgrep::rewrite::Rewriter;
 use tool_astgrep::search::{self, MatchRecord, SearchOutcome};
 use tool_astgrep::Lang;
 use tool_core::{CancellationToken, Workspace};
@@ -147,4 +149,38 @@ fn the_collector_keeps_the_first_n_in_any_arrival_order() {
         .collect();
     expect![[r#"["f00.rs:1", "f00.rs:2", "f00.rs:3", "f01.rs:1", "f01.rs:2"]"#]]
         .assert_eq(&format!("{kept:?}"));
+}
+
+/// A rewrite that would change more files than the limit stops the walk
+/// right after the limit is passed and holds none of the rewrites.
+#[test]
+fn a_rewrite_over_the_limit_stops_at_limit_plus_one() {
+    let files: Vec<(String, String)> = (0..400)
+        .map(|i| (format!("f{i:03}.rs"), rust_file(1, false)))
+        .collect();
+    let run = run_with(&files);
+    let mut scope = ops::scope(&run.ws, "$X.unwrap()", None, Some("rust")).unwrap();
+    let p = &scope.plan.patterns[0];
+    scope.plan.rewriters = Some(vec![Rewriter::new("$X.expect(\"why\")", p)]);
+    scope.plan.keep = Keep::Changes {
+        limit: 10,
+        allow_parse_errors: false,
+    };
+    let threads = scope.plan.threads;
+    let out = search::run(
+        &scope.plan,
+        run.ws.dir(),
+        &scope.target,
+        &CancellationToken::new(),
+    )
+    .unwrap();
+    assert_eq!(out.over_limit, Some(11));
+    assert!(out.files.is_empty(), "the rewrites are dropped");
+    assert!(!out.cancelled, "a stop is not a cancel");
+    // Each other thread may finish the file it had begun.
+    assert!(
+        out.files_searched <= 11 + threads,
+        "read {} of 400 files with {threads} threads",
+        out.files_searched
+    );
 }
