@@ -11,6 +11,14 @@
 //! median of each side is reported. `BENCH_CASE=selective` (a case's name)
 //! runs that case alone; `BENCH_PATTERN='print($$$A)'` (with
 //! `BENCH_REWRITE=…` for a rewrite) runs a pattern of one's own instead.
+//!
+//! Then the memory table (`bench/memory.rs`): peak RSS and time of one
+//! `ast_grep` or `ast_edit` call against the CLI, each in a fresh process,
+//! on the stdlib or (`BENCH_COPIES=N`) N copies of it. `BENCH_CASE=memory`
+//! runs that table alone.
+
+#[path = "bench/memory.rs"]
+mod memory;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -231,6 +239,13 @@ fn main() {
     // As the agent-tools binary does (src/parser_memory.rs).
     // SAFETY: nothing has parsed yet.
     unsafe { tool_astgrep::parser_memory::use_mimalloc() };
+    if let (Ok(case), Some(root)) = (
+        std::env::var("BENCH_CHILD"),
+        std::env::var_os("BENCH_CHILD_ROOT"),
+    ) {
+        memory::child(&case, Path::new(&root));
+        return;
+    }
     let corpus = stdlib();
     let Some(cli) =
         test_support::fixtures::find("ast-grep").or_else(|| test_support::fixtures::find("sg"))
@@ -244,6 +259,15 @@ fn main() {
         .unwrap_or(5)
         .max(1);
     let only = std::env::var("BENCH_CASE").ok();
+    let copies: usize = std::env::var("BENCH_COPIES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    if only.as_deref() == Some("memory") {
+        memory::run(&cli, &memory::corpus(&corpus, copies), copies);
+        return;
+    }
     let mut cases: Vec<&Case> = CASES
         .iter()
         .filter(|c| only.as_deref().is_none_or(|n| n == c.name))
@@ -377,5 +401,8 @@ fn main() {
     println!("ratios: {}", summary.join(", "));
     if !all_ok {
         println!("(a target was missed or a match set differs; see above)");
+    }
+    if only.is_none() && std::env::var_os("BENCH_PATTERN").is_none() {
+        memory::run(&cli, &memory::corpus(&corpus, copies), copies);
     }
 }

@@ -22,8 +22,9 @@
 //!    rewrite, skeleton;
 //! 5. `matching` (one source: its tree, or a Python module's statements
 //!    holding the literal) — catalog, embedded, enclosing, excerpt, nesting,
-//!    pattern, rewrite, top_level; [`search`] (the walk) — catalog, matching,
-//!    nesting, pattern, rewrite;
+//!    pattern, rewrite, top_level; [`collect`] (what a search keeps of what
+//!    it found) — catalog, matching, rewrite; [`search`] (the walk) —
+//!    catalog, collect, matching, nesting, pattern, rewrite;
 //! 6. [`store`] — journal;
 //! 7. [`format`] — embedded, excerpt, nesting, rewrite, search, store;
 //! 8. [`ops`] — catalog, excerpt, format, pattern, rewrite, search, store;
@@ -35,6 +36,7 @@
 
 pub mod binding;
 pub mod catalog;
+pub mod collect;
 pub mod embedded;
 mod enclosing;
 pub mod excerpt;

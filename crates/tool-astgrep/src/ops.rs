@@ -11,7 +11,7 @@ use crate::rewrite::{
     apply_edits, check_rewritten_text, check_size, check_template, FileRewrite, Rewriter,
 };
 use crate::rule::{self, RuleSpec};
-use crate::search::{self, Scope, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
+use crate::search::{self, Keep, Scope, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
 use crate::store::{EditStore, NewEdit, StagedFile};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -274,6 +274,7 @@ pub fn scope_for(
             rewriters: None,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             threads: threads(),
+            keep: Keep::All,
         },
     })
 }
@@ -400,7 +401,9 @@ pub fn find_with(
     let max = check_max_results(req.max_results)?;
     let skip = req.skip.unwrap_or(0) as usize;
     let query = QuerySpec::from_args(req.pattern, req.rule)?;
-    let scope = scope_for(ws, &query, &req.paths, req.language)?;
+    let mut scope = scope_for(ws, &query, &req.paths, req.language)?;
+    // Only the page is shown, so only the matches up to its end are kept.
+    scope.plan.keep = Keep::First(skip.saturating_add(max));
     let outcome = run_search(&scope, ws, cancel)?;
     cancelled(&outcome)?;
     let shown = query.shown();
@@ -468,6 +471,15 @@ pub fn stage(
     stage_with(ws, store, &req, cancel)
 }
 
+/// An edit that would change more files than [`MAX_EDIT_FILES`]; `count`
+/// is how many ("1,204", or "at least 1,001" when the search stopped).
+fn over_limit(count: &str) -> ToolError {
+    ToolError::bad_args(format!(
+        "the edit would change {count} files; the limit is {} per edit — narrow with path (a folder or a glob) and stage it in parts; nothing was staged",
+        thousands(MAX_EDIT_FILES)
+    ))
+}
+
 /// One operation searched: what it matched and would rewrite.
 struct PlannedOperation {
     shown: String,
@@ -482,6 +494,7 @@ fn plan_operation(
     op: &EditOperation<'_>,
     paths: &[String],
     language: Option<&str>,
+    allow_parse_errors: bool,
     cancel: &CancellationToken,
 ) -> Result<PlannedOperation, ToolError> {
     let query = QuerySpec::from_args(op.pattern, op.rule)?;
@@ -512,8 +525,16 @@ fn plan_operation(
         .map(|p| Rewriter::new(rewrite, p))
         .collect();
     scope.plan.rewriters = Some(rewriters);
+    // The search stops once more files would change than one edit may.
+    scope.plan.keep = Keep::Changes {
+        limit: MAX_EDIT_FILES,
+        allow_parse_errors,
+    };
     let outcome = run_search(&scope, ws, cancel)?;
     cancelled(&outcome)?;
+    if let Some(reached) = outcome.over_limit {
+        return Err(over_limit(&format!("at least {}", thousands(reached))));
+    }
     unparseable_in_scope(&outcome, &shown)?;
     Ok(PlannedOperation {
         shown,
@@ -628,12 +649,14 @@ pub fn stage_with(
         .iter()
         .enumerate()
         .map(|(i, op)| {
-            plan_operation(ws, op, &paths, req.language, cancel).map_err(|e| match e {
-                ToolError::BadArgs(m) if operations.len() > 1 => {
-                    ToolError::BadArgs(format!("operation {}: {m}", i + 1))
-                }
-                other => other,
-            })
+            plan_operation(ws, op, &paths, req.language, req.allow_parse_errors, cancel).map_err(
+                |e| match e {
+                    ToolError::BadArgs(m) if operations.len() > 1 => {
+                        ToolError::BadArgs(format!("operation {}: {m}", i + 1))
+                    }
+                    other => other,
+                },
+            )
         })
         .collect::<Result<_, _>>()?;
     let merged = merge_operations(&planned)?;
@@ -678,11 +701,7 @@ pub fn stage_with(
         ));
     }
     if files.len() > MAX_EDIT_FILES {
-        return Err(ToolError::bad_args(format!(
-            "the edit would change {} files; the limit is {} per edit — narrow with path (a folder or a glob) and stage it in parts; nothing was staged",
-            thousands(files.len()),
-            thousands(MAX_EDIT_FILES)
-        )));
+        return Err(over_limit(&thousands(files.len())));
     }
     let refused_json: Vec<serde_json::Value> = refused
         .iter()

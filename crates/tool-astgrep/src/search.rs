@@ -7,7 +7,8 @@
 //! the longest literal token are parsed, and in a parsed tree only the
 //! subtrees holding it are walked (see `crate::matching`). Whatever order
 //! the threads finish in, results are sorted by path and then position, so
-//! a capped answer always shows the same first N. Files that cannot be
+//! a capped answer always shows the same first N; of the rest only counts
+//! are kept (see [`crate::collect`]). Files that cannot be
 //! searched (binary, not UTF-8, too large, unreadable) are counted, never
 //! silently dropped; files nested too deeply to match safely are named.
 //!
@@ -19,37 +20,23 @@
 //! walk over the tree. No input can overflow a stack here.
 
 use crate::catalog::Lang;
+use crate::collect::Collector;
 use crate::nesting::MATCH_STACK_BYTES;
 use crate::pattern::CompiledPattern;
-use crate::rewrite::{FileRewrite, Rewriter};
+use crate::rewrite::Rewriter;
 use ignore::{WalkBuilder, WalkState};
 use memchr::memmem::Finder;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use tool_core::fs::{FsError, Root};
 use tool_core::CancellationToken;
 
+pub use crate::collect::{FileResult, Keep};
 pub use crate::matching::{match_source, Candidate, FileMatches, MatchRecord, TooDeep};
 
 /// Files larger than this are skipped (and counted).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
-
-/// Everything found in one file.
-#[derive(Debug, Clone)]
-pub struct FileResult {
-    pub path: PathBuf,
-    /// Relative to the workspace root, with `/`.
-    pub rel: String,
-    pub lang: Lang,
-    pub matches: Vec<MatchRecord>,
-    pub rewrite: Option<FileRewrite>,
-    /// Textual candidates in code that was not searched structurally.
-    pub unsearched: Vec<Candidate>,
-    /// Whether only the top-level statements holding the pattern's literal
-    /// were parsed, not the whole file.
-    pub parsed_in_parts: bool,
-}
 
 /// A file whose syntax tree is deeper than [`MAX_FILE_TREE_DEPTH`]: parsed,
 /// never matched.
@@ -87,10 +74,23 @@ pub struct LangCount {
     pub files: usize,
 }
 
-/// The whole search, sorted.
+/// The whole search, sorted; of its matches, what the plan's [`Keep`]
+/// kept.
 #[derive(Debug, Clone)]
 pub struct SearchOutcome {
+    /// Sorted by path. Capped ([`Keep::First`]): only the files and matches
+    /// within the first N, and files out of it that hold unsearched
+    /// candidates (without their matches).
     pub files: Vec<FileResult>,
+    /// Every match found, kept or not.
+    pub matches_total: usize,
+    /// Files with at least one match, kept or not.
+    pub files_matched: usize,
+    /// The most matches held at once between two files.
+    pub held_peak: usize,
+    /// With [`Keep::Changes`]: the files that would change when the limit
+    /// was passed and the search stopped (so at least this many would).
+    pub over_limit: Option<usize>,
     /// Files of a searched language that were read (including those the
     /// literal pre-filter ruled out without parsing).
     pub files_searched: usize,
@@ -105,12 +105,12 @@ pub struct SearchOutcome {
 
 impl SearchOutcome {
     pub fn total_matches(&self) -> usize {
-        self.files.iter().map(|f| f.matches.len()).sum()
+        self.matches_total
     }
 
     /// Files with at least one match (some results hold only candidates).
     pub fn files_with_matches(&self) -> usize {
-        self.files.iter().filter(|f| !f.matches.is_empty()).count()
+        self.files_matched
     }
 }
 
@@ -140,6 +140,8 @@ pub struct SearchPlan {
     pub rewriters: Option<Vec<Rewriter>>,
     pub max_file_bytes: u64,
     pub threads: usize,
+    /// What to keep of each file's result.
+    pub keep: Keep,
 }
 
 struct Prepared<'p> {
@@ -220,7 +222,9 @@ pub fn run_paths(
         unreadable: AtomicUsize::new(0),
         too_deep: Mutex::new(Vec::new()),
     };
-    let results: Mutex<Vec<FileResult>> = Mutex::new(Vec::new());
+    let results = Mutex::new(Collector::new(plan.keep));
+    // Set when the answer is decided before the walk ends.
+    let stop = AtomicBool::new(false);
     let pick = |path: &Path, is_target: bool| -> Option<usize> {
         if plan.explicit {
             let lang = plan.patterns.first()?.lang;
@@ -239,7 +243,9 @@ pub fn run_paths(
     let visit = |path: &Path, len: Option<u64>, which: usize| {
         let p = &prepared[which];
         if let Some(r) = search_file(p, path, len, root, plan.max_file_bytes, &counters) {
-            results.lock().expect("results lock").push(r);
+            if !results.lock().expect("results lock").add(r) {
+                stop.store(true, Ordering::Relaxed);
+            }
         }
     };
 
@@ -254,8 +260,8 @@ pub fn run_paths(
             let Ok((path, len, which)) = next else {
                 return;
             };
-            // After a cancel the queue is drained without work.
-            if !cancel.is_cancelled() {
+            // After a cancel or a stop the queue is drained without work.
+            if !cancel.is_cancelled() && !stop.load(Ordering::Relaxed) {
                 visit(&path, len, which);
             }
         };
@@ -304,8 +310,9 @@ pub fn run_paths(
             walker.run(|| {
                 let work_tx = work_tx.clone();
                 let first_time = &first_time;
+                let stop = &stop;
                 Box::new(move |entry| {
-                    if cancel.is_cancelled() {
+                    if cancel.is_cancelled() || stop.load(Ordering::Relaxed) {
                         return WalkState::Quit;
                     }
                     let Ok(entry) = entry else {
@@ -341,8 +348,7 @@ pub fn run_paths(
         Ok(())
     })?;
 
-    let mut files = results.into_inner().expect("results lock");
-    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    let collected = results.into_inner().expect("results lock").finish();
     let mut searched: Vec<LangCount> = prepared
         .iter()
         .map(|p| LangCount {
@@ -364,7 +370,11 @@ pub fn run_paths(
     let mut too_deep = counters.too_deep.into_inner().expect("too_deep lock");
     too_deep.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(SearchOutcome {
-        files,
+        files: collected.files,
+        matches_total: collected.total_matches,
+        files_matched: collected.files_with_matches,
+        held_peak: collected.held_peak,
+        over_limit: collected.over_limit,
         files_searched: counters.files_searched.load(Ordering::Relaxed),
         prefiltered: counters.prefiltered.load(Ordering::Relaxed),
         searched,

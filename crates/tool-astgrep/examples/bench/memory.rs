@@ -1,0 +1,221 @@
+//! The memory part of `cargo xtask bench astgrep`: peak RSS beside wall
+//! time, this crate against the ast-grep CLI, each in a fresh process
+//! measured by GNU time (`/usr/bin/time -f "%e %M"`), so neither side
+//! carries the bench's own memory.
+//!
+//! Our side is this same example run again with `BENCH_CHILD=<case>`: one
+//! call of `ast_grep` (capped at 50, as the model asks) or `ast_edit`
+//! (staged, never written), as the tools run it. The CLI prints every match
+//! as JSON lines (it has no cap), read and counted as they come.
+//!
+//! `BENCH_COPIES=N` (N > 1) searches the standard library's `.py` files
+//! copied N times side by side under `target/bench-corpus/stdlib-xN`, made
+//! once and reused.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use tool_astgrep::journal::Journal;
+use tool_astgrep::ops;
+use tool_astgrep::store::EditStore;
+use tool_core::{CancellationToken, Workspace};
+
+pub(crate) struct MemoryCase {
+    pub(crate) name: &'static str,
+    pub(crate) pattern: &'static str,
+    pub(crate) rewrite: Option<&'static str>,
+}
+
+pub(crate) const MEMORY_CASES: &[MemoryCase] = &[
+    MemoryCase {
+        name: "capped-def",
+        pattern: "def $F($$$A): $$$B",
+        rewrite: None,
+    },
+    MemoryCase {
+        name: "narrow",
+        pattern: "$X == $X",
+        rewrite: None,
+    },
+    MemoryCase {
+        name: "wide-rewrite",
+        pattern: "isinstance($X, str)",
+        rewrite: Some("isinstance($X, (str, bytes))"),
+    },
+];
+
+/// The corpus for `copies` copies of `stdlib` (the stdlib itself for 1).
+pub(crate) fn corpus(stdlib: &Path, copies: usize) -> PathBuf {
+    if copies <= 1 {
+        return stdlib.to_path_buf();
+    }
+    let dir = test_support::fixtures::workspace_root()
+        .join("target/bench-corpus")
+        .join(format!("stdlib-x{copies}"));
+    let done = dir.join(".complete");
+    if done.exists() {
+        return dir;
+    }
+    eprintln!(
+        "bench: copying the stdlib's .py files {copies} times into {}",
+        dir.display()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    for entry in ignore::WalkBuilder::new(stdlib).build().flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "py") || !path.is_file() {
+            continue;
+        }
+        let rel = path.strip_prefix(stdlib).expect("walked under the stdlib");
+        for i in 0..copies {
+            let to = dir.join(format!("copy{i}")).join(rel);
+            std::fs::create_dir_all(to.parent().expect("a file has a folder"))
+                .expect("target is writable");
+            std::fs::copy(path, &to).expect("copy a stdlib file");
+        }
+    }
+    std::fs::write(&done, "").expect("target is writable");
+    dir
+}
+
+/// In the child: one tool call as the model makes it; prints what it found.
+pub(crate) fn child(name: &str, root: &Path) {
+    let case = MEMORY_CASES
+        .iter()
+        .find(|c| c.name == name)
+        .expect("a known memory case");
+    let ws = Workspace::new(root).expect("corpus exists");
+    let cancel = CancellationToken::new();
+    let Some(rewrite) = case.rewrite else {
+        let out = ops::find(&ws, case.pattern, None, Some("python"), Some(50), &cancel)
+            .expect("the search answers");
+        let s = out.structured.expect("structured");
+        println!("{} matches", s["total"]);
+        return;
+    };
+    let journal = tempfile::tempdir().expect("a temporary folder");
+    let store = EditStore::open(Journal::at(journal.path(), &ws));
+    match ops::stage(
+        &ws,
+        &store,
+        case.pattern,
+        rewrite,
+        None,
+        Some("python"),
+        &cancel,
+    ) {
+        Ok(out) => {
+            let s = out.structured.expect("structured");
+            println!(
+                "{} matches, {} files staged",
+                s["matches"],
+                s["files"].as_array().map_or(0, Vec::len)
+            );
+        }
+        Err(e) => {
+            let m = e.to_string();
+            let count = m
+                .split("would change ")
+                .nth(1)
+                .and_then(|r| r.split(" files").next())
+                .unwrap_or("?");
+            println!("refused: {count} files");
+        }
+    }
+}
+
+/// Wall seconds, peak RSS in MiB, and what the command printed (its last
+/// line, or the count of its lines with `count_lines`).
+struct Measured {
+    secs: f64,
+    peak_mib: f64,
+    said: String,
+}
+
+fn measure(mut cmd: Command, count_lines: bool) -> Measured {
+    let report = tempfile::NamedTempFile::new().expect("a temporary file");
+    let mut timed = Command::new("/usr/bin/time");
+    timed
+        .args(["-f", "%e %M", "-o"])
+        .arg(report.path())
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        timed.current_dir(dir);
+    }
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            timed.env(k, v);
+        }
+    }
+    cmd = timed;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("/usr/bin/time (GNU time) runs");
+    let mut lines = 0usize;
+    let mut last = String::new();
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let Ok(line) = line else { break };
+        lines += 1;
+        last = line;
+    }
+    child.wait().expect("the child ends");
+    let text = std::fs::read_to_string(report.path()).unwrap_or_default();
+    let mut fields = text.split_whitespace().rev();
+    let kib: f64 = fields.next().and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    let secs: f64 = fields.next().and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    Measured {
+        secs,
+        peak_mib: kib / 1024.0,
+        said: if count_lines {
+            format!("{lines} matches")
+        } else {
+            last
+        },
+    }
+}
+
+/// The memory table: every case, ours and the CLI's, one run each (peak RSS
+/// varies little between runs; times are of one run).
+pub(crate) fn run(cli: &Path, corpus: &Path, copies: usize) {
+    println!("memory (copies: {copies}; one fresh process per run; peak RSS from GNU time):");
+    println!(
+        "{:<13} {:<22} {:>10} {:>10} {:>6}  {:>8} {:>8}  ours / cli",
+        "case", "pattern", "ours MiB", "cli MiB", "ratio", "ours s", "cli s"
+    );
+    let me = std::env::current_exe().expect("the bench knows its own path");
+    for case in MEMORY_CASES {
+        let mut ours = Command::new(&me);
+        ours.env("BENCH_CHILD", case.name)
+            .env("BENCH_CHILD_ROOT", corpus);
+        let ours = measure(ours, false);
+        let mut theirs = Command::new(cli);
+        theirs.current_dir(corpus).args([
+            "run",
+            "-l",
+            "python",
+            "-p",
+            case.pattern,
+            "--json=stream",
+        ]);
+        if let Some(rw) = case.rewrite {
+            theirs.args(["-r", rw]);
+        }
+        theirs.arg(".");
+        let theirs = measure(theirs, true);
+        println!(
+            "{:<13} {:<22} {:>10.1} {:>10.1} {:>5.2}x  {:>8.2} {:>8.2}  {} / {}",
+            case.name,
+            case.pattern,
+            ours.peak_mib,
+            theirs.peak_mib,
+            ours.peak_mib / theirs.peak_mib.max(1e-9),
+            ours.secs,
+            theirs.secs,
+            ours.said,
+            theirs.said
+        );
+    }
+}
