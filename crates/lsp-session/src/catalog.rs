@@ -160,6 +160,11 @@ pub struct ServerEntry {
     /// client does not serve, so its entry says false.
     #[serde(default = "answers_workspace_symbols")]
     pub workspace_symbols: bool,
+    /// How long after a change the server publishes for the project's other
+    /// files (gopls: its 1 s diagnosticsDelay): a write's fallout waits
+    /// that long for them.
+    #[serde(default)]
+    pub project_diagnostics_delay_ms: Option<u64>,
     /// The server reads a document from the disk when it is opened,
     /// ignoring the text sent, and checks only on open and save (fortls):
     /// a write's baseline is then taken before the write reaches the disk.
@@ -593,7 +598,7 @@ mod tests {
               |
             6 | port = 1
               | ^^^^
-            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `open_reads_disk`, `covers`, `fuller`, `tested`
+            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `project_diagnostics_delay_ms`, `open_reads_disk`, `covers`, `fuller`, `tested`
         "#]].assert_eq(&err);
     }
 

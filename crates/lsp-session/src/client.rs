@@ -564,6 +564,12 @@ impl LspClient {
         earlier.get(uri)?.iter().rev().find(|p| p.at < t).cloned()
     }
 
+    /// Every document's last publish, by URI: what the server has said of
+    /// the project so far, open files or not.
+    pub fn published_all(&self) -> HashMap<String, Published> {
+        self.shared.diagnostics.lock().expect("diagnostics").clone()
+    }
+
     pub fn published(&self, uri: &str) -> Option<Published> {
         self.shared
             .diagnostics

@@ -111,6 +111,11 @@ impl ServerSlot {
     pub fn display(&self) -> String {
         self.command.join(" ")
     }
+
+    /// Its client, if it is running (never starts it).
+    pub async fn running_client(&self) -> Option<Arc<LspClient>> {
+        self.state.lock().await.client.clone()
+    }
 }
 
 type SlotMap = BTreeMap<(String, PathBuf), Arc<ServerSlot>>;

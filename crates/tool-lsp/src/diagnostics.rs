@@ -467,6 +467,26 @@ impl DiagnosticLedger {
     }
 }
 
+/// Of `after`, those not in `before`: counted by severity, code and message
+/// (never position, as the ledger counts), in `after`'s sorted order.
+pub fn new_against(before: &[DiagLine], after: &[DiagLine]) -> Vec<DiagLine> {
+    let mut old: HashMap<LedgerKey, usize> = HashMap::new();
+    for d in before {
+        *old.entry(key(d)).or_insert(0) += 1;
+    }
+    let mut sorted = after.to_vec();
+    sorted.sort();
+    let mut counts: HashMap<LedgerKey, usize> = HashMap::new();
+    sorted
+        .into_iter()
+        .filter(|d| {
+            let n = counts.entry(key(d)).or_insert(0);
+            *n += 1;
+            *n > old.get(&key(d)).copied().unwrap_or(0)
+        })
+        .collect()
+}
+
 /// A diagnostic and the servers that reported it, as `(python)` or
 /// `(ruff, python)` after its line; empty when the file has one server.
 pub type Labelled = (DiagLine, String);

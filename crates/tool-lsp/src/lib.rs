@@ -24,8 +24,8 @@
 //! [`checker`] (project checkers), [`glob_diagnostics`] (a glob's files),
 //! [`rename`] (with [`identifier`], the new name's check, and [`mentions`],
 //! the files it must reach), [`file_move`] (moves of files and folders),
-//! [`on_write`] (with [`save_check`], the save-time check's rules, and
-//! [`format_on_write`]), [`preview`] (the diagnostics delta of a staged
+//! [`on_write`] (with [`save_check`], the save-time check's rules,
+//! [`format_on_write`], and [`fallout`], new problems in other files), [`preview`] (the diagnostics delta of a staged
 //! change),
 //! [`code_action`] (applying one), [`tools`] and [`binding`].
 
@@ -37,6 +37,7 @@ pub mod code_action;
 pub mod dependencies;
 pub mod diagnostics;
 pub mod enclosing;
+pub mod fallout;
 pub mod file_diagnostics;
 pub mod file_move;
 pub mod format;

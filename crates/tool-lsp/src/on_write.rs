@@ -706,10 +706,14 @@ impl Tool for DiagnosticsOnWrite {
                     .await;
             }
         }
+        // What the servers that publish for the whole project said before.
+        let published_before =
+            crate::fallout::PublishedBefore::take(&self.sup, Instant::now()).await;
         // The inner tool first: a refused call returns before any other
         // server is started or waited for.
         let call_started = Instant::now();
         let mut out = self.inner.call(cx, args).await?;
+        let written = Instant::now();
         for late in self.ledger.take_late() {
             out.push_text(late);
         }
@@ -730,6 +734,14 @@ impl Tool for DiagnosticsOnWrite {
                 out.push_text(t);
             }
             all_new.extend(new);
+        }
+        let touched: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+        let limits = (self.limits.per_file, self.limits.flood);
+        if let Some(text) = published_before
+            .report(&self.sup, (&touched, written), limits)
+            .await
+        {
+            out.push_text(text);
         }
         if let Some(Value::Object(obj)) = out.structured.as_mut() {
             obj.insert(

@@ -1,0 +1,130 @@
+//! A write's new problems in other files, from the servers that publish
+//! for the whole project (rust-analyzer's cargo check, gopls): one table,
+//! a row per server. Each row starts a workspace whose other files call a
+//! function (one of them also holds a problem of its own from before the
+//! run), writes the function's file once unchanged in meaning (the
+//! server starts and checks the project), then changes its signature: the
+//! answer names exactly the callers' new problems, not the standing one.
+
+mod common;
+
+use common::{masked, Run};
+use serde_json::json;
+use tool_lsp::{CatalogConfig, LspBinding};
+
+struct Row {
+    name: &'static str,
+    binary: &'static str,
+    files: &'static [(&'static str, &'static str)],
+    /// The function's file, its text again (the first write), and its
+    /// text with the signature changed.
+    change: (&'static str, &'static str, &'static str),
+    /// The second write's answer.
+    expect: &'static str,
+}
+
+const ROWS: &[Row] = &[
+    Row {
+        name: "rust",
+        binary: "rust-analyzer",
+        files: &[
+            ("Cargo.toml", "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+            ("src/lib.rs", "pub fn f(x: i32) -> i32 {\n    x\n}\n"),
+            ("tests/it.rs", "#[test]\nfn t() {\n    assert_eq!(m::f(1), 1);\n}\n"),
+            ("tests/more.rs", "#[test]\nfn u() {\n    assert_eq!(m::f(2), 2);\n}\n\n#[test]\nfn standing() {\n    let _n: i32 = \"standing\";\n}\n"),
+        ],
+        change: (
+            "src/lib.rs",
+            "/// The identity.\npub fn f(x: i32) -> i32 {\n    x\n}\n",
+            "/// The sum.\npub fn f(x: i32, y: i32) -> i32 {\n    x + y\n}\n",
+        ),
+        expect: r#"wrote src/lib.rs
+lsp: no new errors or warnings in src/lib.rs
+---
+wrote src/lib.rs
+lsp: no new errors or warnings in src/lib.rs
+lsp: 2 new problems in 2 other files after this write:
+tests/it.rs:3:16 error [E0061] this function takes 2 arguments but 1 argument was supplied
+tests/more.rs:3:16 error [E0061] this function takes 2 arguments but 1 argument was supplied"#,
+    },
+    Row {
+        name: "go",
+        binary: "gopls",
+        files: &[
+            ("go.mod", "module m\n\ngo 1.21\n"),
+            ("m.go", "package m\n\nfunc F(x int) int {\n\treturn x\n}\n"),
+            ("use.go", "package m\n\nfunc G() int {\n\treturn F(2)\n}\n\nfunc H() int {\n\treturn \"standing\"\n}\n"),
+            ("m_test.go", "package m\n\nimport \"testing\"\n\nfunc TestF(t *testing.T) {\n\tif F(1) != 1 {\n\t\tt.Fatal()\n\t}\n}\n"),
+        ],
+        change: (
+            "m.go",
+            "package m\n\n// F is the identity.\nfunc F(x int) int {\n\treturn x\n}\n",
+            "package m\n\n// F is the sum.\nfunc F(x, y int) int {\n\treturn x + y\n}\n",
+        ),
+        expect: r#"wrote m.go
+lsp: no new errors or warnings in m.go
+---
+wrote m.go
+lsp: no new errors or warnings in m.go
+lsp: 2 new problems in 2 other files after this write:
+m_test.go:6:8 error [WrongArgCount] not enough arguments in call to F
+use.go:4:12 error [WrongArgCount] not enough arguments in call to F"#,
+    },
+];
+
+async fn answers(row: &Row) -> String {
+    // Not a hidden folder (tempdir's `.tmpXXXX`): gopls, as the go
+    // command, leaves out packages under a folder whose name begins with a
+    // dot.
+    let dir = tempfile::Builder::new()
+        .prefix("fallout")
+        .tempdir()
+        .unwrap();
+    for (path, text) in row.files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let config = CatalogConfig {
+        diagnostics_wait_ms: Some(30_000),
+        ..CatalogConfig::default()
+    };
+    let run = Run::with_binding(dir, LspBinding::new(config));
+    let (file, same, changed) = row.change;
+    let mut out = Vec::new();
+    for content in [same, changed] {
+        let answer = run
+            .call("write", json!({"path": file, "content": content}))
+            .await
+            .unwrap_or_else(|e| format!("error: {e}"));
+        out.push(answer);
+    }
+    let root = run.root.clone();
+    run.finish().await;
+    masked(&out.join("\n---\n"), &root)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signature_change_names_the_callers_it_broke() {
+    let only = std::env::var("ROWS").ok();
+    let mut failures = Vec::new();
+    for row in ROWS {
+        if only
+            .as_deref()
+            .is_some_and(|sel| !sel.split(',').any(|s| s == row.name))
+        {
+            continue;
+        }
+        if test_support::fixtures::require(&[row.binary]).is_none() {
+            continue;
+        }
+        let got = answers(row).await;
+        if std::env::var_os("ROWS_SHOW").is_some() {
+            eprintln!("==== {}\n{got}\n", row.name);
+        }
+        if got != row.expect {
+            failures.push(format!("{}: want\n{}\ngot\n{got}", row.name, row.expect));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
