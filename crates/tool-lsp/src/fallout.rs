@@ -61,15 +61,14 @@ impl PublishedBefore {
         PublishedBefore { servers }
     }
 
-    /// The new problems in files other than `touched`, as the answer's
-    /// lines (none when there are none), once each server's publishes
-    /// have been quiet a moment, and its delay since `written` has passed.
-    pub(crate) async fn report(
+    /// The new problems in files other than `touched`, by file as shown,
+    /// once each server's publishes have been quiet a moment, and its delay
+    /// since `written` has passed.
+    pub(crate) async fn new_problems(
         &self,
         sup: &LspSupervisor,
         (touched, written): (&[PathBuf], Instant),
-        (per_file_cap, flood): (usize, usize),
-    ) -> Option<String> {
+    ) -> BTreeMap<String, Vec<Labelled>> {
         let touched: Vec<String> = touched.iter().map(|p| file_uri(p)).collect();
         let mut per_file: BTreeMap<String, Vec<Labelled>> = BTreeMap::new();
         for (client, before, delay) in &self.servers {
@@ -101,36 +100,39 @@ impl PublishedBefore {
                 }
             }
         }
-        if per_file.is_empty() {
-            return None;
-        }
-        let count: usize = per_file.values().map(Vec::len).sum();
-        let mut out = vec![format!(
-            "lsp: {} in {} after this write:",
-            tool_core::format::plural(count, "new problem", "new problems"),
-            tool_core::format::plural(per_file.len(), "other file", "other files")
-        )];
-        for (shown, new) in per_file.iter().take(FILES_AT_MOST) {
-            let new = diagnostics::merge_labelled(new.clone());
-            out.extend(diagnostics::render_capped(shown, &new, per_file_cap, flood));
-        }
-        if per_file.len() > FILES_AT_MOST {
-            let rest: Vec<&str> = per_file
-                .keys()
-                .skip(FILES_AT_MOST)
-                .map(String::as_str)
-                .collect();
-            out.push(format!(
-                "… and {} more: {}",
-                tool_core::format::plural(rest.len(), "file", "files"),
-                tool_core::format::list_capped(
-                    &rest.iter().map(|s| (*s).to_string()).collect::<Vec<_>>(),
-                    10
-                )
-            ));
-        }
-        Some(out.join("\n"))
+        per_file
     }
+}
+
+/// The answer's lines for the new problems in other files (none when there
+/// are none): a headline, then each file's lines, at most
+/// [`FILES_AT_MOST`] files.
+pub(crate) fn render(
+    per_file: &BTreeMap<String, Vec<Labelled>>,
+    (per_file_cap, flood): (usize, usize),
+) -> Option<String> {
+    if per_file.is_empty() {
+        return None;
+    }
+    let count: usize = per_file.values().map(Vec::len).sum();
+    let mut out = vec![format!(
+        "lsp: {} in {} after this write:",
+        tool_core::format::plural(count, "new problem", "new problems"),
+        tool_core::format::plural(per_file.len(), "other file", "other files")
+    )];
+    for (shown, new) in per_file.iter().take(FILES_AT_MOST) {
+        let new = diagnostics::merge_labelled(new.clone());
+        out.extend(diagnostics::render_capped(shown, &new, per_file_cap, flood));
+    }
+    if per_file.len() > FILES_AT_MOST {
+        let rest: Vec<String> = per_file.keys().skip(FILES_AT_MOST).cloned().collect();
+        out.push(format!(
+            "… and {} more: {}",
+            tool_core::format::plural(rest.len(), "file", "files"),
+            tool_core::format::list_capped(&rest, 10)
+        ));
+    }
+    Some(out.join("\n"))
 }
 
 /// Until `client` has published nothing for [`QUIET_WINDOW`] once

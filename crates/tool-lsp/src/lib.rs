@@ -25,7 +25,8 @@
 //! [`rename`] (with [`identifier`], the new name's check, and [`mentions`],
 //! the files it must reach), [`file_move`] (moves of files and folders),
 //! [`on_write`] (with [`save_check`], the save-time check's rules,
-//! [`format_on_write`], and [`fallout`], new problems in other files), [`preview`] (the diagnostics delta of a staged
+//! [`format_on_write`], and [`fallout`] with [`dependents`], new problems
+//! in other files), [`preview`] (the diagnostics delta of a staged
 //! change),
 //! [`code_action`] (applying one), [`tools`] and [`binding`].
 
@@ -35,6 +36,7 @@ pub mod capabilities;
 pub mod checker;
 pub mod code_action;
 pub mod dependencies;
+pub mod dependents;
 pub mod diagnostics;
 pub mod enclosing;
 pub mod fallout;

@@ -17,8 +17,9 @@
 //! baselines are taken and before its diagnostics are judged, so they are
 //! the formatted text's; the answer says formatted, unchanged or failed.
 
-use crate::client::{file_uri, OpenDoc};
+use crate::client::{file_uri, read_document, OpenDoc};
 use crate::config::UntrustedFormatter;
+use crate::dependents::Dependents;
 use crate::diagnostics::{self, problems, DiagLine, DiagnosticLedger, Labelled, NotReady};
 use crate::format_on_write::{self, FileFormat, FormatSetting, Outcome};
 use crate::position::changed_lines;
@@ -694,6 +695,7 @@ impl Tool for DiagnosticsOnWrite {
             }
         }
         let mut baselines = vec![Baselines::default(); files.len()];
+        let before_texts: HashMap<usize, Option<String>> = unknown.iter().cloned().collect();
         // A server that reads a document from the disk when it is opened
         // (fortls) is asked for its baseline before the write reaches the
         // disk: after it, the old text sent would not be what it checks.
@@ -723,6 +725,23 @@ impl Tool for DiagnosticsOnWrite {
             self.take_baselines(p, before.as_ref(), all, call_started, &mut baselines[i])
                 .await;
         }
+        // The files that use what the writes changed, judged while the
+        // servers still hold the text before them.
+        let touched: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+        let mut dependents = Vec::new();
+        for (i, (p, _)) in files.iter().enumerate() {
+            let old = match before_texts.get(&i) {
+                Some(Some(text)) => Some(text.clone()),
+                Some(None) => None,
+                None => self.server_text(p).await,
+            };
+            let (Some(old), Ok(new)) = (old, read_document(self.sup.workspace(), p)) else {
+                continue;
+            };
+            if let Some(d) = Dependents::before(&self.sup, p, (&old, &new), &touched).await {
+                dependents.push(d);
+            }
+        }
         let formats = self.format_files(&files, &mut out).await;
         let mut all_new = Vec::new();
         for (i, (p, checkers)) in files.iter().enumerate() {
@@ -735,13 +754,23 @@ impl Tool for DiagnosticsOnWrite {
             }
             all_new.extend(new);
         }
-        let touched: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+        let mut other_files = published_before
+            .new_problems(&self.sup, (&touched, written))
+            .await;
+        let mut not_judged = Vec::new();
+        for dependents in &dependents {
+            let (new, note) = dependents.after(&self.sup).await;
+            for (file, lines) in new {
+                other_files.entry(file).or_default().extend(lines);
+            }
+            not_judged.extend(note);
+        }
         let limits = (self.limits.per_file, self.limits.flood);
-        if let Some(text) = published_before
-            .report(&self.sup, (&touched, written), limits)
-            .await
-        {
+        if let Some(text) = crate::fallout::render(&other_files, limits) {
             out.push_text(text);
+        }
+        for note in not_judged {
+            out.push_text(note);
         }
         if let Some(Value::Object(obj)) = out.structured.as_mut() {
             obj.insert(
@@ -774,6 +803,14 @@ impl Tool for DiagnosticsOnWrite {
 }
 
 impl DiagnosticsOnWrite {
+    /// The text the file's own server holds for it, when it is open there
+    /// (the text before this write, for a file the run wrote before).
+    async fn server_text(&self, p: &Path) -> Option<String> {
+        let (slot, _) = self.sup.server_slot_for(p).ok()?;
+        let client = slot.running_client().await?;
+        client.doc(&file_uri(p)).await.map(|d| d.text)
+    }
+
     /// The baselines of `p` for those of `checkers` the ledger does not
     /// know yet, each taken and put in the ledger: `before` is the file's
     /// text before the write (`None`: it did not exist). What is left to

@@ -1,6 +1,7 @@
-//! A write's new problems in other files, from the servers that publish
-//! for the whole project (rust-analyzer's cargo check, gopls): one table,
-//! a row per server. Each row starts a workspace whose other files call a
+//! A write's new problems in other files: from the servers that publish
+//! for the whole project (rust-analyzer's cargo check, gopls), and from
+//! the files that mention what the write changed, opened and asked before
+//! and after it (basedpyright, tsserver). One table, a row per server. Each row starts a workspace whose other files call a
 //! function (one of them also holds a problem of its own from before the
 //! run), writes the function's file once unchanged in meaning (the
 //! server starts and checks the project), then changes its signature: the
@@ -69,6 +70,54 @@ lsp: no new errors or warnings in m.go
 lsp: 2 new problems in 2 other files after this write:
 m_test.go:6:8 error [WrongArgCount] not enough arguments in call to F
 use.go:4:12 error [WrongArgCount] not enough arguments in call to F"#,
+    },
+    Row {
+        name: "python",
+        binary: "basedpyright-langserver",
+        files: &[
+            ("pyproject.toml", "[project]\nname = \"m\"\nversion = \"0\"\n"),
+            ("m.py", "def f(x: int) -> int:\n    return x\n"),
+            ("use.py", "from m import f\n\n\ndef g() -> int:\n    return f(2)\n"),
+            ("test_m.py", "from m import f\n\n\ndef test_f() -> None:\n    assert f(1) == 1\n\n\ndef standing() -> int:\n    return \"standing\"\n"),
+        ],
+        change: (
+            "m.py",
+            "def f(x: int) -> int:\n    \"\"\"The identity.\"\"\"\n    return x\n",
+            "def f(x: int, y: int) -> int:\n    \"\"\"The sum.\"\"\"\n    return x + y\n",
+        ),
+        expect: r#"wrote m.py
+lsp: no new errors or warnings in m.py
+---
+wrote m.py
+lsp: no new errors or warnings in m.py
+lsp: 3 new problems in 2 other files after this write:
+test_m.py:5:12 error [reportCallIssue] Argument missing for parameter "y"
+use.py:5:12 error [reportCallIssue] Argument missing for parameter "y"
+use.py:5:12 warning [reportUnknownVariableType] Return type is unknown"#,
+    },
+    Row {
+        name: "typescript",
+        binary: "typescript-language-server",
+        files: &[
+            ("package.json", "{\"name\": \"m\", \"private\": true}\n"),
+            ("tsconfig.json", "{\"compilerOptions\": {\"strict\": true, \"noEmit\": true}}\n"),
+            ("m.ts", "export function f(x: number): number {\n  return x;\n}\n"),
+            ("use.ts", "import { f } from \"./m\";\n\nexport const g = (): number => f(2);\n"),
+            ("m.test.ts", "import { f } from \"./m\";\n\nexport const t = (): boolean => f(1) === 1;\nexport const standing: number = \"standing\";\n"),
+        ],
+        change: (
+            "m.ts",
+            "/** The identity. */\nexport function f(x: number): number {\n  return x;\n}\n",
+            "/** The sum. */\nexport function f(x: number, y: number): number {\n  return x + y;\n}\n",
+        ),
+        expect: r#"wrote m.ts
+lsp: no new errors or warnings in m.ts
+---
+wrote m.ts
+lsp: no new errors or warnings in m.ts
+lsp: 2 new problems in 2 other files after this write:
+m.test.ts:3:33 error [2554] Expected 2 arguments, but got 1.
+use.ts:3:32 error [2554] Expected 2 arguments, but got 1."#,
     },
 ];
 

@@ -1,0 +1,246 @@
+//! What a write broke in the files that use what it changed, for servers
+//! that check the files open in them (basedpyright, tsserver): the
+//! declarations on the lines a write changed are named, the files of the
+//! server's root that mention one of them are opened and their diagnostics
+//! taken while the server still holds the text before the write, then
+//! asked again once it holds the written one; what is new is reported as
+//! [`crate::fallout`] reports a project-wide server's.
+//!
+//! Bounded: at most [`MAX_DEPENDENTS`] files (nearest to the written one
+//! first), within [`BUDGET`]; the files past either are named as not
+//! checked, never implied clean. Only servers whose answer for a file that
+//! did not change is fresh by construction take part (a pull, or tsserver's
+//! own check); a server that only publishes would answer with what it said
+//! before.
+
+use crate::client::{file_uri, read_document, LspClient, OpenDoc};
+use crate::diagnostics::{self, new_against, DiagLine, Labelled, TSSERVER_REQUEST};
+use crate::mentions;
+use crate::supervisor::LspSupervisor;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// At most this many dependents are judged per write.
+pub const MAX_DEPENDENTS: usize = 20;
+/// How long their judging may take in all, before and after the write.
+pub const BUDGET: Duration = Duration::from_secs(6);
+
+/// Words that declare the name after them, across the languages whose
+/// servers take part.
+const DECLARING: [&str; 12] = [
+    "def",
+    "class",
+    "function",
+    "fn",
+    "func",
+    "interface",
+    "type",
+    "enum",
+    "struct",
+    "const",
+    "let",
+    "var",
+];
+
+/// The names declared on the lines `first..=last` (1-based) of `text`.
+pub fn declared_on(text: &str, (first, last): (u32, u32)) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in text
+        .lines()
+        .skip(first.saturating_sub(1) as usize)
+        .take((last + 1).saturating_sub(first) as usize)
+    {
+        let words: Vec<&str> = line
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for pair in words.windows(2) {
+            if DECLARING.contains(&pair[0])
+                && pair[1].chars().next().is_some_and(|c| !c.is_ascii_digit())
+                && !names.iter().any(|n| n == pair[1])
+            {
+                names.push(pair[1].to_string());
+            }
+        }
+    }
+    names
+}
+
+/// The dependents of one written file, with their diagnostics before the
+/// write.
+pub(crate) struct Dependents {
+    client: Arc<LspClient>,
+    language_of: BTreeMap<PathBuf, String>,
+    before: Vec<(PathBuf, Vec<DiagLine>)>,
+    /// Files that mention a changed name and were not judged, and the names.
+    unjudged: (usize, Vec<String>),
+    started: Instant,
+}
+
+/// Whether `client` answers for an unchanged file with fresh diagnostics.
+fn answers_fresh(client: &LspClient) -> bool {
+    client.pull_diagnostics() || client.offers_command(TSSERVER_REQUEST)
+}
+
+impl Dependents {
+    /// Find the dependents of `path` (its text `old` before the write,
+    /// `new` after) and take their diagnostics now, while the server
+    /// holds `old`. `None` when nothing is to be judged.
+    pub(crate) async fn before(
+        sup: &LspSupervisor,
+        path: &Path,
+        (old, new): (&str, &str),
+        touched: &[PathBuf],
+    ) -> Option<Dependents> {
+        let started = Instant::now();
+        let (slot, _) = sup.server_slot_for(path).ok()?;
+        let client = slot.running_client().await?;
+        if !answers_fresh(&client) || slot.entry.save_check_progress.is_some() {
+            return None;
+        }
+        let changed_new = crate::position::changed_lines(old, new);
+        let changed_old = crate::position::changed_lines(new, old);
+        let mut names = declared_on(old, changed_old);
+        for n in declared_on(new, changed_new) {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        if names.is_empty() {
+            return None;
+        }
+        let extensions: Vec<String> = slot.entry.extensions.keys().cloned().collect();
+        let ws = sup.workspace().clone();
+        let root = slot.root.clone();
+        let scan_names = names.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            let mut files: Vec<PathBuf> = Vec::new();
+            for name in &scan_names {
+                for m in mentions::scan(&ws, &root, &extensions, name).files {
+                    if !files.contains(&m.path) {
+                        files.push(m.path);
+                    }
+                }
+            }
+            files
+        })
+        .await
+        .ok()?;
+        let mut files: Vec<PathBuf> = found.into_iter().filter(|f| !touched.contains(f)).collect();
+        // Nearest first: the written file's folder, then by path.
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        files.sort_by_key(|f| (f.parent() != Some(dir.as_path()), f.clone()));
+        let mut out = Dependents {
+            client,
+            language_of: BTreeMap::new(),
+            before: Vec::new(),
+            unjudged: (files.len().saturating_sub(MAX_DEPENDENTS), names),
+            started,
+        };
+        for file in files.into_iter().take(MAX_DEPENDENTS) {
+            let Some(language) = slot.entry.language_of(&file) else {
+                continue;
+            };
+            let Some(diags) = out.diagnostics(sup, &file, &language).await else {
+                out.unjudged.0 += 1;
+                continue;
+            };
+            out.language_of.insert(file.clone(), language);
+            out.before.push((file, diags));
+        }
+        (!out.before.is_empty() || out.unjudged.0 > 0).then_some(out)
+    }
+
+    /// One dependent's problems now, within what is left of the budget.
+    async fn diagnostics(
+        &self,
+        sup: &LspSupervisor,
+        file: &Path,
+        language: &str,
+    ) -> Option<Vec<DiagLine>> {
+        let left = BUDGET.checked_sub(self.started.elapsed())?;
+        let doc: OpenDoc = self.client.sync_file(file, language).await.ok()?;
+        let fresh = diagnostics::fresh(&self.client, &file_uri(file), &doc, left)
+            .await
+            .ok()?;
+        let text = read_document(sup.workspace(), file).ok();
+        let shown = sup.rel(file);
+        Some(
+            fresh
+                .diagnostics
+                .iter()
+                .filter(|d| diagnostics::is_problem(d))
+                .map(|d| DiagLine::from_lsp(&shown, d, text.as_deref(), self.client.encoding))
+                .collect(),
+        )
+    }
+
+    /// Once the server holds the written text: each dependent's new
+    /// problems, by file, and the line naming what was not judged.
+    pub(crate) async fn after(
+        &self,
+        sup: &LspSupervisor,
+    ) -> (BTreeMap<String, Vec<Labelled>>, Option<String>) {
+        let mut new_by_file = BTreeMap::new();
+        let mut unjudged = self.unjudged.0;
+        for (file, before) in &self.before {
+            let language = &self.language_of[file];
+            let Some(now) = self.diagnostics(sup, file, language).await else {
+                unjudged += 1;
+                continue;
+            };
+            let new = new_against(before, &now);
+            if !new.is_empty() {
+                new_by_file.insert(
+                    sup.rel(file),
+                    new.into_iter().map(|d| (d, String::new())).collect(),
+                );
+            }
+        }
+        let note = (unjudged > 0).then(|| {
+            format!(
+                "lsp: not checked: {} more {} mentioning {} (the budget for other files was spent)",
+                unjudged,
+                if unjudged == 1 { "file" } else { "files" },
+                self.unjudged
+                    .1
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        });
+        (new_by_file, note)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::declared_on;
+
+    #[test]
+    fn the_names_declared_on_changed_lines() {
+        let cases: &[(&str, (u32, u32), &[&str])] = &[
+            ("def f(x):\n    return x\n", (1, 1), &["f"]),
+            (
+                "class A:\n    def run(self, y): ...\n",
+                (1, 2),
+                &["A", "run"],
+            ),
+            ("export function shallow(a, b) {}\n", (1, 1), &["shallow"]),
+            ("export const g = (): number => 1;\n", (1, 1), &["g"]),
+            (
+                "pub fn set_max_level(level: LevelFilter) {\n",
+                (1, 1),
+                &["set_max_level"],
+            ),
+            ("x = f(1)\n", (1, 1), &[]),
+            ("def f(): pass\ndef g(): pass\n", (2, 2), &["g"]),
+        ];
+        for (text, lines, want) in cases {
+            assert_eq!(declared_on(text, *lines), *want, "{text:?}");
+        }
+    }
+}
