@@ -2,7 +2,7 @@
 //! breakpoints and exception filters set first, then calls in order with
 //! the text the model reads after each. Every case ends with `terminate`
 //! and no process left. Python cases run real pytest and unittest under
-//! real debugpy.
+//! real debugpy; Rust cases build with real cargo and run under real lldb.
 
 mod common;
 
@@ -30,6 +30,19 @@ struct Case {
 /// `TIME`, and its lines that name versions and plugins left out.
 fn shown(b: &Bench, text: &str) -> String {
     let text = masked(b, text);
+    // A Rust test binary's hash (`deps/mean-5aba84649365cb3d`), and
+    // libtest's timings (`finished in 0.00s`).
+    let text = masked_after(&text, "deps/mean-", "HASH", |c| c.is_ascii_hexdigit());
+    let text = masked_after(&text, "deps/stats-", "HASH", |c| c.is_ascii_hexdigit());
+    let text = masked_after(&text, "finished in ", "TIME", |c| {
+        c.is_ascii_digit() || c == '.'
+    });
+    // The panicking thread's id (`thread 'median_of_four' (30683)`), lldb's
+    // addresses (the stack moves with the environment's size), and which
+    // lldb this machine has.
+    let text = masked_after(&text, "' (", "TID", |c| c.is_ascii_digit());
+    let text = masked_after(&text, "0x", "ADDR", |c| c.is_ascii_hexdigit());
+    let text = masked_after(&text, " under lldb (`", "LLDB", |c| c != '`');
     let text = masked_after(&text, " in ", "TIME", |c| c.is_ascii_digit() || c == '.');
     text.replace(" in TIMEs", " in TIME")
         .lines()
@@ -219,6 +232,114 @@ fn python_cases() -> Vec<Case> {
     ]
 }
 
+const LLDB: &[&[&str]] = &[&["lldb-dap", "lldb-vscode-14", "lldb-vscode"], &["cargo"]];
+
+fn rust_cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "an integration test by name: stops in the test, then in the code under test",
+            fixture: "rusttests",
+            needs: LLDB,
+            prepare: None,
+            breakpoints: &[("tests/mean.rs", &[6]), ("src/lib.rs", &[6])],
+            filters: None,
+            calls: vec![
+                (
+                    json!({"op": "launch", "program": "tests/mean.rs", "test": "mean_of_six"}),
+                    expect![[r#"
+                        debug launch  cargo test --test mean -- mean_of_six --exact under lldb (`LLDB`)
+                        breakpoint src/lib.rs:6 verified  | total / xs.len() as i64
+                        breakpoint tests/mean.rs:6 verified  | let result = mean(&values);
+                        stopped (breakpoint: breakpoint 2.1) thread N in mean::mean_of_six at tests/mean.rs:6
+                            6 |     let result = mean(&values);
+                        locals: values = size=6"#]],
+                ),
+                (
+                    json!({"op": "continue"}),
+                    expect![[r#"
+                    debug continue  thread N
+                    stopped (breakpoint: breakpoint 1.1) thread N in stats::mean at src/lib.rs:6
+                        6 |     total / xs.len() as i64
+                    locals: xs = size=6, total = 108"#]],
+                ),
+                (
+                    json!({"op": "continue"}),
+                    expect![[r#"
+                    debug continue  thread N
+                    the program exited with code 0
+                    output (tail; the output op returns all of it):
+
+                    running 1 test
+                    test mean_of_six ... ok
+
+                    test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 1 filtered out; finished in TIME"#]],
+                ),
+            ],
+        },
+        Case {
+            name: "a failing assert_eq! stops at the panic with its message",
+            fixture: "rusttests",
+            needs: LLDB,
+            prepare: None,
+            breakpoints: &[],
+            filters: None,
+            calls: vec![
+                (
+                    // The panic's message without the backtrace a
+                    // RUST_BACKTRACE in the test run's environment adds.
+                    json!({"op": "launch", "program": "tests/mean.rs", "test": "median_of_four",
+                        "env": {"RUST_BACKTRACE": "0"}}),
+                    expect![[r#"
+                        debug launch  cargo test --test mean -- median_of_four --exact under lldb (`LLDB`)
+                        stopped: panic: assertion `left == right` failed: median of [1, 2, 3, 4] (at tests/mean.rs:14:5) — thread N in mean::median_of_four at tests/mean.rs:14 (below 8 frames outside the workspace; stack shows all)
+                           14 |     assert_eq!(got, 2, "median of {values:?}");
+                        locals: values = size=4, got = 3, left_val = 0xADDR, right_val = 0xADDR (and 1 more: call locals)"#]],
+                ),
+                (
+                    json!({"op": "continue"}),
+                    expect![[r#"
+                    debug continue  thread N
+                    the program exited with code 101
+                    output (tail; the output op returns all of it):
+
+                    running 1 test
+                    test median_of_four ...
+                    thread 'median_of_four' (TID) panicked at tests/mean.rs:14:5:
+                    assertion `left == right` failed: median of [1, 2, 3, 4]
+                      left: 3
+                     right: 2
+                    note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+                    FAILED
+
+                    failures:
+
+                    failures:
+                        median_of_four
+
+                    test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 1 filtered out; finished in TIME"#]],
+                ),
+            ],
+        },
+        Case {
+            name: "a unit test of the library, by its short name in src/lib.rs",
+            fixture: "rusttests",
+            needs: LLDB,
+            prepare: None,
+            breakpoints: &[("src/lib.rs", &[22])],
+            filters: None,
+            calls: vec![(
+                json!({"op": "launch", "program": "src/lib.rs", "test": "mean_of_one"}),
+                expect![[r#"
+                    debug launch  cargo test --lib -- tests::mean_of_one --exact under lldb (`LLDB`)
+                    breakpoint src/lib.rs:22 verified  | assert_eq!(mean(&one), 7);
+                    stopped (breakpoint: breakpoint 1.1) thread N in stats::tests::mean_of_one at src/lib.rs:22
+                       22 |         assert_eq!(mean(&one), 7);
+                    locals: one = long[1] @ 0xADDR"#]],
+            )],
+        },
+    ]
+}
+
 async fn run(case: Case) {
     for any in case.needs {
         if test_support::fixtures::require(any).is_none() {
@@ -253,6 +374,67 @@ async fn python_tests_under_debugpy() {
     for case in python_cases() {
         run(case).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_tests_under_lldb() {
+    for case in rust_cases() {
+        run(case).await;
+    }
+}
+
+/// A Rust test launch that cannot run is answered with why before lldb
+/// starts (the compiler's errors, the binary's tests), and no session or
+/// process is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_rust_test_launches_are_answered_and_start_nothing() {
+    for any in LLDB {
+        if test_support::fixtures::require(any).is_none() {
+            return;
+        }
+    }
+    let dir = copy_fixture("rusttests");
+    let b = bench(dir.path(), config());
+    let mut said = Vec::new();
+    let refusals = [
+        json!({"op": "launch", "program": "tests/mean.rs", "test": "mean_of_seven"}),
+        json!({"op": "launch", "program": "tests/mean.rs", "test": "--list"}),
+        json!({"op": "launch", "program": "tests/mean.rs", "test": "mean_of_six", "mode": "test"}),
+        json!({"op": "launch", "program": "Cargo.toml", "test": "mean_of_six"}),
+    ];
+    for args in refusals {
+        said.push(shown(&b, &b.err(args).await.to_string()));
+    }
+    let lib = dir.path().join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    std::fs::write(
+        &lib,
+        text.replace("let mut total = 0;", "let mut total: i64 = \"0\";"),
+    )
+    .unwrap();
+    said.push(shown(
+        &b,
+        &b.err(json!({"op": "launch", "program": "tests/mean.rs", "test": "mean_of_six"}))
+            .await
+            .to_string(),
+    ));
+    expect![[r#"
+        bad arguments: cannot run test `mean_of_seven` of tests/mean.rs (target/debug/deps/mean-HASH): no test is named `mean_of_seven`; the binary holds 2: mean_of_six, median_of_four
+        bad arguments: `test` is `--list`, not a Rust test name (like mean_of_six, or tests::mean_of_one)
+        bad arguments: `mode` is for Go programs under delve, and `tests/mean.rs` is a Rust test file run under lldb; leave it out
+        bad arguments: cannot tell which debugger runs `Cargo.toml`: it is not a .py, .go or .dart file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart), or for C/C++ launch the executable built with -g
+        failed: `cargo test --no-run --test mean` failed:
+        error[E0308]: mismatched types
+         --> src/lib.rs:2:26
+          |
+        2 |     let mut total: i64 = "0";
+          |                    ---   ^^^ expected `i64`, found `&str`
+          |                    |
+          |                    expected due to this"#]]
+    .assert_eq(&said.join("\n"));
+    let (text, _) = b.call(json!({"op": "status"})).await;
+    assert!(text.contains("no session"), "{text}");
+    assert!(b.processes().await.is_empty());
 }
 
 /// A test launch that cannot run is refused before anything starts, with

@@ -13,6 +13,7 @@ pub mod debugpy;
 pub mod delve;
 pub mod lldb;
 pub mod python_tests;
+pub mod rust_tests;
 
 use crate::catalog::{
     find_marker, rel, AdapterKind, AdapterSpec, Catalog, CommandLine, NotUsable, ResolvedAdapter,

@@ -7,7 +7,9 @@ use super::results::{
     AlreadyStopped, Detached, LocalsPreview, Outcome, RunResult, TerminateResult, OUTPUT_IN_ANSWER,
 };
 use super::{done, relative_to, wait_bound, OpContext};
-use crate::adapters::{self, python_tests, AttachTarget, LaunchInput, RequestArguments};
+use crate::adapters::{
+    self, python_tests, rust_tests, AttachTarget, LaunchInput, RequestArguments,
+};
 use crate::args::{DebugArgs, Op};
 use crate::catalog::{AdapterKind, AdapterSpec, ResolvedAdapter};
 use crate::format;
@@ -188,6 +190,12 @@ impl OpContext<'_> {
         } else {
             path.parent().unwrap_or(self.workspace.root()).to_path_buf()
         };
+        if spec.kind == AdapterKind::Lldb
+            && args.test.is_some()
+            && path.extension().is_some_and(|e| e == "rs")
+        {
+            return self.rust_test_plan(args, spec, &path, program).await;
+        }
         if spec.kind == AdapterKind::Lldb && !crate::catalog::is_native_executable(&path) {
             return Err(ToolError::bad_args(format!(
                 "`{program}` is not a compiled program; lldb runs executables: {}",
@@ -214,7 +222,7 @@ impl OpContext<'_> {
             }
             _ => {
                 return Err(ToolError::bad_args(format!(
-                    "`mode` and `test` are for Go programs under delve and Python test files under debugpy, and `{program}` goes to the {} adapter; leave them out",
+                    "`mode` and `test` are for Go programs under delve, Python test files under debugpy and Rust test files under lldb, and `{program}` goes to the {} adapter; leave them out",
                     spec.id
                 )))
             }
@@ -281,6 +289,85 @@ impl OpContext<'_> {
             start,
             None,
             PythonTarget::Module(run),
+        )
+        .await
+    }
+
+    /// `launch` of a Rust test: `test` in `program`, a file under tests/
+    /// or src/. The test binary is built and the test found in it before
+    /// lldb starts; lldb then runs that one test from the package root.
+    async fn rust_test_plan(
+        &self,
+        args: &DebugArgs,
+        spec: AdapterSpec,
+        file: &Path,
+        program: &str,
+    ) -> Result<LaunchPlan, ToolError> {
+        let test = args.test.as_deref().unwrap_or_default().trim();
+        if test.is_empty() || test.starts_with('-') || test.contains(char::is_whitespace) {
+            return Err(ToolError::bad_args(format!(
+                "`test` is `{test}`, not a Rust test name (like mean_of_six, or tests::mean_of_one)"
+            )));
+        }
+        if args.mode.is_some() {
+            return Err(ToolError::bad_args(format!(
+                "`mode` is for Go programs under delve, and `{program}` is a Rust test file run under lldb; leave it out"
+            )));
+        }
+        let root = self.workspace.root().to_path_buf();
+        let package = rust_tests::package_root(file, &root).ok_or_else(|| {
+            ToolError::bad_args(format!(
+                "`{program}` is in no Cargo package (no Cargo.toml with [package] from its folder up to the workspace root)"
+            ))
+        })?;
+        let manifest = std::fs::read_to_string(package.join("Cargo.toml")).unwrap_or_default();
+        let name = rust_tests::package_name(&manifest).unwrap_or_default();
+        let target = rust_tests::target_of(file, &package, &name).map_err(|why| {
+            ToolError::bad_args(format!("cannot run test `{test}` of {program}: {why}"))
+        })?;
+        let catalog = self.supervisor.catalog().clone();
+        let cargo = catalog.which("cargo").ok_or_else(|| {
+            ToolError::unavailable(
+                "a Rust test is built with cargo, and cargo is not on PATH; install the Rust toolchain (rustup)",
+            )
+        })?;
+        let bound = self.limits().handshake;
+        let (dir, build_target) = (package.clone(), target.clone());
+        let built = tokio::task::spawn_blocking(move || {
+            let exe = rust_tests::build(&cargo, catalog.search_path(), &dir, &build_target, bound)?;
+            let tests = rust_tests::list_tests(&exe, &dir, bound)?;
+            Ok::<_, String>((exe, tests))
+        })
+        .await
+        .map_err(|e| ToolError::failed(format!("the test build stopped: {e}")))?;
+        let (exe, tests) = built.map_err(|why| ToolError::failed(relative_to(&why, &root)))?;
+        let full = rust_tests::pick_test(test, &tests).map_err(|why| {
+            ToolError::bad_args(format!(
+                "cannot run test `{test}` of {program} ({}): {why}",
+                self.rel(&exe)
+            ))
+        })?;
+        let run = rust_tests::test_run(exe, &target, full);
+        let mut run_args = args.clone();
+        run_args.args = Some(
+            run.leading_args
+                .iter()
+                .chain(args.args.iter().flatten())
+                .cloned()
+                .collect(),
+        );
+        // As `cargo test` runs a test: CARGO_MANIFEST_DIR set.
+        let mut env = args.env.clone().unwrap_or_default();
+        env.entry("CARGO_MANIFEST_DIR".into())
+            .or_insert_with(|| package.display().to_string());
+        run_args.env = Some(env);
+        self.finish_launch(
+            &run_args,
+            spec,
+            run.executable.clone(),
+            package,
+            None,
+            PythonTarget::Named(run.label),
         )
         .await
     }
@@ -402,16 +489,22 @@ impl OpContext<'_> {
             .as_deref()
             .unwrap_or(&resolved.project_dir)
             .to_path_buf();
+        let named = match &target {
+            PythonTarget::Named(label) => Some(label.clone()),
+            _ => None,
+        };
         let python = match target {
-            PythonTarget::Program => None,
+            PythonTarget::Program | PythonTarget::Named(_) => None,
             PythonTarget::Module(m) => Some(m),
             PythonTarget::Test(name) => {
                 Some(self.python_test(&resolved, &path, &run_cwd, name).await?)
             }
         };
-        let label = python
-            .as_ref()
-            .map_or_else(|| self.rel(&path), |m| m.label.clone());
+        let label = match (&python, named) {
+            (Some(m), _) => m.label.clone(),
+            (None, Some(label)) => label,
+            (None, None) => self.rel(&path),
+        };
         let env = args.env.clone().unwrap_or_default();
         let made = adapters::launch_arguments(&LaunchInput {
             adapter: &resolved,
@@ -932,12 +1025,16 @@ impl OpContext<'_> {
     }
 }
 
-/// What a debugpy launch runs besides a program file.
+/// What a launch runs besides a program file: Python tests and modules
+/// under debugpy, a Rust test binary under lldb.
 enum PythonTarget<'a> {
     Program,
     /// One test (its name inside the program, a test file).
     Test(&'a str),
     Module(adapters::python_tests::PythonModule),
+    /// A program built for this launch (a Rust test binary), named in
+    /// answers by this label.
+    Named(String),
 }
 
 /// What to do with a source file handed to lldb, by its language.
