@@ -63,8 +63,12 @@ fn the_default_binding_reads_the_lsp_config_section_and_doctor_says_why() {
     .assert_eq(&names.join("\n"));
     let doctor = toolset.doctor_lines("lsp");
     expect_test::expect![[r#"
-        lsp rust: not usable at the workspace root: no rust project root: none of Cargo.toml found in . or any folder above it up to the workspace root; add one of them (or open a file inside such a project)
-        lsp zig: not usable at the workspace root: no zig project root: none of build.zig found in . or any folder above it up to the workspace root; add one of them (or open a file inside such a project)"#]].assert_eq(&lines_of(&doctor, &["lsp zig", "lsp rust", "lsp dart"]));
+        lsp zig: not usable at the workspace root: no zig project root: none of build.zig found in . or any folder above it up to the workspace root; add one of them (or open a file inside such a project)
+        lsp — no project of theirs here (38): typescript, rust, c, go, c-ccls, biome, eslint, php, svelte, graphql, fortran, cmake, vue, astro, tailwindcss, prisma, solidity, purescript, java, kotlin, lua, haskell, ocaml, elixir, erlang, ruby, csharp, swift, scala, terraform, nix, elm, clojure, latex, perl, gleam, protobuf, nim"#]].assert_eq(&lines_of(&doctor, &["lsp zig", "lsp rust", "lsp dart", "lsp — no project"]));
+
+    // `doctor --all`: each its own line, nothing grouped.
+    let all = toolset.doctor_lines_all("lsp");
+    expect_test::expect!["lsp rust: not usable at the workspace root: no rust project root: none of Cargo.toml found in . or any folder above it up to the workspace root; add one of them (or open a file inside such a project)"].assert_eq(&lines_of(&all, &["lsp rust", "lsp —"]));
 
     let mut bad = RunOptions::new(d.path());
     bad.config.lsp = Some(toml::from_str("no_such_key = 1\n").unwrap());

@@ -46,4 +46,10 @@ pub trait Binding: Send + Sync {
     fn doctor(&self, _run: &RunContext) -> Vec<String> {
         Vec::new()
     }
+
+    /// `agent-tools doctor --all`: every line, where [`Binding::doctor`]
+    /// groups those that do not concern this checkout.
+    fn doctor_all(&self, run: &RunContext) -> Vec<String> {
+        self.doctor(run)
+    }
 }

@@ -205,45 +205,63 @@ impl Binding for LspBinding {
         });
     }
 
+    /// A line each for the entries of the languages this checkout has files
+    /// of, those a config added and those that could not be looked at the
+    /// usual way; the others share one line per reason (`doctor --all`
+    /// lists every one).
     fn doctor(&self, run: &RunContext) -> Vec<String> {
+        self.doctor_lines(run, false)
+    }
+
+    fn doctor_all(&self, run: &RunContext) -> Vec<String> {
+        self.doctor_lines(run, true)
+    }
+}
+
+impl LspBinding {
+    fn doctor_lines(&self, run: &RunContext, all: bool) -> Vec<String> {
         let cat = Catalog::with_config(&self.config);
         let root = run.workspace.root();
-        cat.entries()
+        let present = crate::source_walk::first_file_per_name(root);
+        // An entry a config added or changed gets a line of its own.
+        let builtin = catalog::builtin();
+        let (mut usable_no_files, mut no_project, mut not_installed) =
+            (Vec::new(), Vec::new(), Vec::new());
+        let lines: Vec<String> = cat
+            .entries()
             .iter()
-            .map(|e| {
+            .filter_map(|e| {
                 let r = catalog::resolve(e, root, root, self.path_env.as_ref());
-                let name = match e.role {
-                    Role::Server => e.id.clone(),
-                    Role::Linter => format!("{} (linter)", e.id),
-                };
-                let untested = match e.tested {
-                    Some(false) => "; untested: no test here drives this server",
-                    _ => "",
-                };
-                match (&r, r.why_not(e, &|p| run.workspace.relative(p))) {
-                    (
-                        Resolution::Ready {
-                            root,
-                            command,
-                            program,
-                        },
-                        _,
-                    ) => format!(
-                        "lsp {name}: usable, starts at {} ({} → {}{}){untested}{}",
-                        run.workspace.relative(root),
-                        command.join(" "),
-                        program.display(),
-                        catalog::project_local_note(program, run.workspace.root()),
-                        e.partial_cover()
-                            .map(|(_, note)| format!("; {note}"))
-                            .unwrap_or_default()
-                    ),
-                    (_, Some(why)) => {
-                        format!("lsp {name}: not usable at the workspace root: {why}{untested}")
-                    }
-                    (_, None) => unreachable!(),
+                let own_line = all || e.first_file_in(&present).is_some() || !builtin.contains(e);
+                if !own_line {
+                    let group = match &r {
+                        Resolution::Ready { .. } => &mut usable_no_files,
+                        Resolution::NoMarker { .. } => &mut no_project,
+                        Resolution::NoBinary { .. } => &mut not_installed,
+                    };
+                    group.push(e.id.clone());
+                    return None;
                 }
+                Some(self.doctor_line(run, e, &r))
             })
+            .collect();
+        let groups = [
+            ("usable, no files of theirs here", usable_no_files),
+            ("no project of theirs here", no_project),
+            ("not installed, no files of theirs here", not_installed),
+        ];
+        let grouped = groups.iter().any(|(_, ids)| !ids.is_empty());
+        lines
+            .into_iter()
+            .chain(
+                groups
+                    .into_iter()
+                    .filter(|(_, ids)| !ids.is_empty())
+                    .map(|(why, ids)| format!("lsp — {why} ({}): {}", ids.len(), ids.join(", "))),
+            )
+            .chain(grouped.then(|| {
+                "lsp — `agent-tools doctor --all` gives each of those a line, with why".to_string()
+            }))
             .chain(
                 cat.untrusted()
                     .iter()
@@ -256,5 +274,40 @@ impl Binding for LspBinding {
                     .map(|u| format!("lsp {}", u.notice())),
             )
             .collect()
+    }
+
+    /// The line of one entry: where it starts, or why it cannot here.
+    fn doctor_line(&self, run: &RunContext, e: &catalog::ServerEntry, r: &Resolution) -> String {
+        let name = match e.role {
+            Role::Server => e.id.clone(),
+            Role::Linter => format!("{} (linter)", e.id),
+        };
+        let untested = match e.tested {
+            Some(false) => "; untested: no test here drives this server",
+            _ => "",
+        };
+        match (r, r.why_not(e, &|p| run.workspace.relative(p))) {
+            (
+                Resolution::Ready {
+                    root,
+                    command,
+                    program,
+                },
+                _,
+            ) => format!(
+                "lsp {name}: usable, starts at {} ({} → {}{}){untested}{}",
+                run.workspace.relative(root),
+                command.join(" "),
+                program.display(),
+                catalog::project_local_note(program, run.workspace.root()),
+                e.partial_cover()
+                    .map(|(_, note)| format!("; {note}"))
+                    .unwrap_or_default()
+            ),
+            (_, Some(why)) => {
+                format!("lsp {name}: not usable at the workspace root: {why}{untested}")
+            }
+            (_, None) => unreachable!(),
+        }
     }
 }

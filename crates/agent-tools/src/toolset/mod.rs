@@ -254,4 +254,13 @@ impl Toolset {
             .flat_map(|(_, b)| b.doctor(&self.run))
             .collect()
     }
+
+    /// [`Self::doctor_lines`] with nothing grouped (`doctor --all`).
+    pub fn doctor_lines_all(&self, family: &str) -> Vec<String> {
+        self.bindings
+            .iter()
+            .filter(|(f, _)| *f == family)
+            .flat_map(|(_, b)| b.doctor_all(&self.run))
+            .collect()
+    }
 }

@@ -7,7 +7,12 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-pub(crate) async fn run(root: PathBuf, config: Option<PathBuf>, trust_workspace: bool) -> u8 {
+pub(crate) async fn run(
+    root: PathBuf,
+    config: Option<PathBuf>,
+    trust_workspace: bool,
+    all: bool,
+) -> u8 {
     let (config, user_config) =
         match load_config(config.as_ref()).and_then(|c| RunConfig::load_user().map(|u| (c, u))) {
             Ok(c) => c,
@@ -85,7 +90,11 @@ pub(crate) async fn run(root: PathBuf, config: Option<PathBuf>, trust_workspace:
         }
     }
     for fam in FAMILIES {
-        let lines = toolset.doctor_lines(fam.feature);
+        let lines = if all {
+            toolset.doctor_lines_all(fam.feature)
+        } else {
+            toolset.doctor_lines(fam.feature)
+        };
         if !lines.is_empty() {
             let _ = writeln!(out);
             let _ = writeln!(out, "{}:", fam.feature);

@@ -79,6 +79,10 @@ enum Command {
         /// Trust the checkout's `.agent-tools.toml` to name commands.
         #[arg(long)]
         trust_workspace: bool,
+        /// A line for every server and adapter, also those of languages
+        /// this checkout has no file of (grouped by reason otherwise).
+        #[arg(long)]
+        all: bool,
     },
     /// Run one tool call and print its result. You, who typed it, are its
     /// approver: write and exec tools run without asking.
@@ -185,7 +189,8 @@ fn main() -> ExitCode {
                 root,
                 config,
                 trust_workspace,
-            } => doctor::run(root, config, trust_workspace).await,
+                all,
+            } => doctor::run(root, config, trust_workspace, all).await,
             Command::Call {
                 tool,
                 args,
