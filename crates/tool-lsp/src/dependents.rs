@@ -167,14 +167,12 @@ impl Dependents {
             .ok()?;
         let text = read_document(sup.workspace(), file).ok();
         let shown = sup.rel(file);
-        Some(
-            fresh
-                .diagnostics
-                .iter()
-                .filter(|d| diagnostics::is_problem(d))
-                .map(|d| DiagLine::from_lsp(&shown, d, text.as_deref(), self.client.encoding))
-                .collect(),
-        )
+        Some(diagnostics::problem_lines(
+            &shown,
+            &fresh.diagnostics,
+            text.as_deref(),
+            self.client.encoding,
+        ))
     }
 
     /// Once the server holds the written text: each dependent's new

@@ -306,10 +306,21 @@ pub fn problems(
     doc: &OpenDoc,
     enc: crate::PositionEncoding,
 ) -> Vec<DiagLine> {
+    problem_lines(shown, diags, Some(&doc.text), enc)
+}
+
+/// Errors and warnings of a file whose text is `text` (columns in
+/// characters when it is known), as the model reads them.
+pub fn problem_lines(
+    shown: &str,
+    diags: &[lsp_types::Diagnostic],
+    text: Option<&str>,
+    enc: crate::PositionEncoding,
+) -> Vec<DiagLine> {
     diags
         .iter()
         .filter(|d| is_problem(d))
-        .map(|d| DiagLine::from_lsp(shown, d, Some(&doc.text), enc))
+        .map(|d| DiagLine::from_lsp(shown, d, text, enc))
         .collect()
 }
 

@@ -84,12 +84,8 @@ impl PublishedBefore {
                 let shown = sup.rel(&path);
                 let text = crate::client::read_document(sup.workspace(), &path).ok();
                 let lines = |p: Option<&Published>| -> Vec<DiagLine> {
-                    p.map(|p| p.diagnostics.as_slice())
-                        .unwrap_or_default()
-                        .iter()
-                        .filter(|d| diagnostics::is_problem(d))
-                        .map(|d| DiagLine::from_lsp(&shown, d, text.as_deref(), client.encoding))
-                        .collect()
+                    let diags = p.map(|p| p.diagnostics.as_slice()).unwrap_or_default();
+                    diagnostics::problem_lines(&shown, diags, text.as_deref(), client.encoding)
                 };
                 let new = new_against(&lines(before.get(&uri)), &lines(Some(&now)));
                 if !new.is_empty() {

@@ -951,7 +951,6 @@ fn shown(answer: Result<String, tool_core::ToolError>) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_new_errors_means_the_checker_looked() {
-    let only = std::env::var("ROWS").ok();
     let runs: usize = std::env::var("MATRIX_RUNS")
         .ok()
         .and_then(|n| n.parse().ok())
@@ -959,10 +958,7 @@ async fn no_new_errors_means_the_checker_looked() {
     let show = std::env::var_os("ROWS_SHOW").is_some();
     let mut failures = Vec::new();
     for row in ROWS {
-        if only
-            .as_deref()
-            .is_some_and(|sel| !sel.split(',').any(|s| s == row.name))
-        {
+        if !common::row_selected(row.name) {
             continue;
         }
         let binary = row.command.map_or_else(

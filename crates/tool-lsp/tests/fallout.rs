@@ -155,13 +155,9 @@ async fn answers(row: &Row) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signature_change_names_the_callers_it_broke() {
-    let only = std::env::var("ROWS").ok();
     let mut failures = Vec::new();
     for row in ROWS {
-        if only
-            .as_deref()
-            .is_some_and(|sel| !sel.split(',').any(|s| s == row.name))
-        {
+        if !common::row_selected(row.name) {
             continue;
         }
         if test_support::fixtures::require(&[row.binary]).is_none() {

@@ -202,6 +202,12 @@ pub(crate) struct Scenario {
     pub encoding: &'static str,
 }
 
+/// Whether a table row named `name` runs: every row, or those `ROWS=a,b`
+/// names.
+pub(crate) fn row_selected(name: &str) -> bool {
+    std::env::var("ROWS").map_or(true, |sel| sel.split(',').any(|s| s == name))
+}
+
 /// `text` with what changes from run to run masked, for a snapshot: the
 /// run's folder (`ROOT`), the fixtures' folder (`FIXTURES`), the fault
 /// server's path, pids (`pid PID`), measured times (`T s`; in ms only
