@@ -13,6 +13,7 @@
 //! write began; a cold server's first publishes are the project's
 //! standing problems, not this write's.
 
+use crate::catalog::ServerEntry;
 use crate::client::{file_uri, uri_path, LspClient, Published};
 use crate::diagnostics::{self, new_against, DiagLine, Labelled, QUIET_WINDOW};
 use crate::supervisor::LspSupervisor;
@@ -28,17 +29,76 @@ const FILES_AT_MOST: usize = 10;
 /// written file's diagnostics are in.
 const SETTLE_AT_MOST: Duration = Duration::from_secs(1);
 
+/// One server judged: what it had published before a write.
+struct Judged {
+    client: Arc<LspClient>,
+    before: HashMap<String, Published>,
+    /// How long after a change it publishes for the other files.
+    delay: Duration,
+    /// The progress prefix of its save-time check (`cargo check`), whose
+    /// run after the write is waited for.
+    check: Option<String>,
+}
+
 /// Each judged server's publishes before a write.
 pub(crate) struct PublishedBefore {
-    /// Each server, what it had published, and how long after a change
-    /// it publishes for the other files.
-    servers: Vec<(Arc<LspClient>, HashMap<String, Published>, Duration)>,
+    servers: Vec<Judged>,
+    /// The servers of written files that publish for the whole project but
+    /// whose state before the write was not known (not running, or their
+    /// first check had not ended): what they publish after it cannot be
+    /// told new, and the answer says so.
+    unknown: Vec<String>,
 }
+
+/// Whether a server of `entry` publishes for the project's files beyond
+/// those open in it (rust-analyzer's save-time check, gopls's package
+/// diagnostics).
+fn publishes_for_project(entry: &ServerEntry) -> bool {
+    entry.save_check_progress.is_some() || entry.project_diagnostics_delay_ms.is_some()
+}
+
+/// Whether `root` holds a file with one of `extensions` besides
+/// `touched` (a walk that stops at the first; at most
+/// [`OTHER_SOURCES_LOOKED_AT`] entries, past which there may be one).
+fn has_other_sources(
+    root: &std::path::Path,
+    extensions: &BTreeMap<String, String>,
+    touched: &[PathBuf],
+) -> bool {
+    for (seen, entry) in crate::source_walk::source_walk(root)
+        .build()
+        .flatten()
+        .enumerate()
+    {
+        if seen >= OTHER_SOURCES_LOOKED_AT {
+            return true;
+        }
+        let path = entry.path();
+        let ours = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| extensions.contains_key(e));
+        if ours
+            && entry.file_type().is_some_and(|t| t.is_file())
+            && !touched.iter().any(|t| t == path)
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// How many entries of a root are looked at for another source file.
+const OTHER_SOURCES_LOOKED_AT: usize = 10_000;
 
 impl PublishedBefore {
     /// What each running server whose state is known had published, taken
-    /// before the write (`call_started`).
-    pub(crate) async fn take(sup: &LspSupervisor, call_started: Instant) -> PublishedBefore {
+    /// before the write (`call_started`) of `touched`.
+    pub(crate) async fn take(
+        sup: &LspSupervisor,
+        call_started: Instant,
+        touched: &[PathBuf],
+    ) -> PublishedBefore {
         let mut servers = Vec::new();
         for slot in sup.slots() {
             let Some(client) = slot.running_client().await else {
@@ -52,27 +112,99 @@ impl PublishedBefore {
                 None => client.diag_seq() > 0,
             };
             if known {
-                let before = client.published_all();
-                let delay =
-                    Duration::from_millis(slot.entry.project_diagnostics_delay_ms.unwrap_or(0));
-                servers.push((client, before, delay));
+                servers.push(Judged {
+                    before: client.published_all(),
+                    delay: Duration::from_millis(
+                        slot.entry.project_diagnostics_delay_ms.unwrap_or(0),
+                    ),
+                    check: slot.entry.save_check_progress.clone(),
+                    client,
+                });
             }
         }
-        PublishedBefore { servers }
+        let mut unknown = Vec::new();
+        for p in touched {
+            let Ok((slot, _)) = sup.server_slot_for(p) else {
+                continue;
+            };
+            if !publishes_for_project(&slot.entry) {
+                continue;
+            }
+            let (root, extensions) = (slot.root.clone(), slot.entry.extensions.clone());
+            let touched = touched.to_vec();
+            let others = tokio::task::spawn_blocking(move || {
+                has_other_sources(&root, &extensions, &touched)
+            })
+            .await
+            .unwrap_or(true);
+            if !others {
+                continue;
+            }
+            let name = match slot.running_client().await {
+                Some(c) if servers.iter().any(|j| Arc::ptr_eq(&j.client, &c)) => continue,
+                Some(c) => c.name.clone(),
+                None => format!("{} ({})", slot.entry.id, slot.display()),
+            };
+            if !unknown.contains(&name) {
+                unknown.push(name);
+            }
+        }
+        tracing::debug!(
+            judged = servers.len(),
+            ?unknown,
+            "fallout: the servers' state before the change"
+        );
+        PublishedBefore { servers, unknown }
     }
 
     /// The new problems in files other than `touched`, by file as shown,
-    /// once each server's publishes have been quiet a moment, and its delay
-    /// since `written` has passed.
+    /// once each server's save-time check begun after `written` has ended
+    /// (within the diagnostics bound), its publishes have been quiet a
+    /// moment, and its delay since `written` has passed; and a line for
+    /// each server whose other files were not judged.
     pub(crate) async fn new_problems(
         &self,
         sup: &LspSupervisor,
         (touched, written): (&[PathBuf], Instant),
-    ) -> BTreeMap<String, Vec<Labelled>> {
+    ) -> (BTreeMap<String, Vec<Labelled>>, Vec<String>) {
         let touched: Vec<String> = touched.iter().map(|p| file_uri(p)).collect();
         let mut per_file: BTreeMap<String, Vec<Labelled>> = BTreeMap::new();
-        for (client, before, delay) in &self.servers {
+        let mut notes: Vec<String> = self
+            .unknown
+            .iter()
+            .map(|name| {
+                format!(
+                    "lsp: other files not checked: {name} had not finished its first check of the project when this change began (later changes are judged)"
+                )
+            })
+            .collect();
+        let deadline = tokio::time::Instant::from_std(written + sup.timeouts.diagnostics);
+        for judged in &self.servers {
+            let Judged {
+                client,
+                before,
+                delay,
+                check,
+            } = judged;
+            if let Some(prefix) = check {
+                if crate::save_check::save_check_done(client, prefix, written, deadline, None)
+                    .await
+                    .is_err()
+                {
+                    notes.push(format!(
+                        "lsp: other files not checked: the check of {} after this change had not ended in {} s",
+                        client.name,
+                        sup.timeouts.diagnostics.as_secs()
+                    ));
+                    continue;
+                }
+            }
             settle(client, written + *delay).await;
+            tracing::debug!(
+                server = %client.name,
+                files = client.published_all().len(),
+                "fallout: publishes after the change"
+            );
             for (uri, now) in client.published_all() {
                 if touched.contains(&uri) || before.get(&uri).is_some_and(|b| b.seq == now.seq) {
                     continue;
@@ -96,25 +228,83 @@ impl PublishedBefore {
                 }
             }
         }
-        per_file
+        (per_file, notes)
+    }
+}
+
+/// Before a change that is not a write of the model's (a rename): wait,
+/// within `bound`, until the running servers of `paths` that publish for
+/// the whole project have a state to judge it against (rust-analyzer's
+/// first `cargo check` has ended, started if none ran; gopls has
+/// published), so that its fallout can be told.
+pub(crate) async fn await_first_check(sup: &LspSupervisor, paths: &[PathBuf], bound: Duration) {
+    let deadline = tokio::time::Instant::now() + bound;
+    let mut seen: Vec<Arc<LspClient>> = Vec::new();
+    for p in paths {
+        let Ok((slot, _)) = sup.server_slot_for(p) else {
+            continue;
+        };
+        if !publishes_for_project(&slot.entry) {
+            continue;
+        }
+        let Some(client) = slot.running_client().await else {
+            continue;
+        };
+        if seen.iter().any(|c| Arc::ptr_eq(c, &client)) {
+            continue;
+        }
+        seen.push(client.clone());
+        if let Some(prefix) = &slot.entry.save_check_progress {
+            let uri = file_uri(p);
+            let nudge = slot
+                .entry
+                .save_check_nudge
+                .as_deref()
+                .map(|m| (m, uri.as_str()));
+            let done = crate::save_check::save_check_done(
+                &client,
+                prefix,
+                client.started,
+                deadline,
+                nudge,
+            )
+            .await;
+            tracing::debug!(server = %client.name, ?done, "fallout: first check");
+        } else {
+            let mut published = client.subscribe_diagnostics();
+            while client.diag_seq() == 0 && client.gone().is_none() {
+                if tokio::time::timeout_at(deadline, published.changed())
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
     }
 }
 
 /// The answer's lines for the new problems in other files (none when there
-/// are none): a headline, then each file's lines, at most
+/// are none): a headline (`… in 2 other files after this write:`; `files`
+/// says what the files are), then each file's lines, at most
 /// [`FILES_AT_MOST`] files.
 pub(crate) fn render(
     per_file: &BTreeMap<String, Vec<Labelled>>,
     (per_file_cap, flood): (usize, usize),
+    (files, change): (&str, &str),
 ) -> Option<String> {
     if per_file.is_empty() {
         return None;
     }
     let count: usize = per_file.values().map(Vec::len).sum();
     let mut out = vec![format!(
-        "lsp: {} in {} after this write:",
+        "lsp: {} in {} after this {change}:",
         tool_core::format::plural(count, "new problem", "new problems"),
-        tool_core::format::plural(per_file.len(), "other file", "other files")
+        tool_core::format::plural(
+            per_file.len(),
+            format!("{files} file").trim_start(),
+            format!("{files} files").trim_start()
+        )
     )];
     for (shown, new) in per_file.iter().take(FILES_AT_MOST) {
         let new = diagnostics::merge_labelled(new.clone());

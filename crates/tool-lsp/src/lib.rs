@@ -47,6 +47,7 @@ pub mod format_on_write;
 pub mod glob_diagnostics;
 pub mod hierarchy;
 pub mod identifier;
+mod macro_paths;
 pub mod mentions;
 pub mod on_write;
 pub mod ops;

@@ -224,7 +224,9 @@ impl Reach {
     /// not miss one), wait (within `t.diagnostics` in all) until it has
     /// analysed them, then until it is idle. A reference search does not
     /// wait: a server reads its notifications in order, so the files are
-    /// open in it before the request, and it reads them as it searches.
+    /// open in it before the request, and it reads them as it searches —
+    /// but clangd without a compile database, which answers only from the
+    /// files it has parsed, is waited for either way.
     pub async fn prepare(
         sup: &LspSupervisor,
         t: &Timeouts,
@@ -267,7 +269,9 @@ impl Reach {
                 opened.push((uri, doc));
             }
         }
-        if !wait_analysed {
+        // clangd without a compile database answers from the files it has
+        // parsed: a reference search waits for them as a rename does.
+        if !(wait_analysed || reach.strict) {
             return Ok(reach);
         }
         // The server has analysed a file when it has published (or answers

@@ -709,8 +709,9 @@ impl Tool for DiagnosticsOnWrite {
             }
         }
         // What the servers that publish for the whole project said before.
+        let touched: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
         let published_before =
-            crate::fallout::PublishedBefore::take(&self.sup, Instant::now()).await;
+            crate::fallout::PublishedBefore::take(&self.sup, Instant::now(), &touched).await;
         // The inner tool first: a refused call returns before any other
         // server is started or waited for.
         let call_started = Instant::now();
@@ -727,7 +728,6 @@ impl Tool for DiagnosticsOnWrite {
         }
         // The files that use what the writes changed, judged while the
         // servers still hold the text before them.
-        let touched: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
         let mut dependents = Vec::new();
         for (i, (p, _)) in files.iter().enumerate() {
             let old = match before_texts.get(&i) {
@@ -754,10 +754,9 @@ impl Tool for DiagnosticsOnWrite {
             }
             all_new.extend(new);
         }
-        let mut other_files = published_before
+        let (mut other_files, mut not_judged) = published_before
             .new_problems(&self.sup, (&touched, written))
             .await;
-        let mut not_judged = Vec::new();
         for dependents in &dependents {
             let (new, note) = dependents.after(&self.sup).await;
             for (file, lines) in new {
@@ -766,7 +765,7 @@ impl Tool for DiagnosticsOnWrite {
             not_judged.extend(note);
         }
         let limits = (self.limits.per_file, self.limits.flood);
-        if let Some(text) = crate::fallout::render(&other_files, limits) {
+        if let Some(text) = crate::fallout::render(&other_files, limits, ("other", "write")) {
             out.push_text(text);
         }
         for note in not_judged {

@@ -82,17 +82,45 @@ impl PlannedEdit {
             }
             spans.push((start, end, new));
         }
+        self.replace_spans(ws, &path, spans)
+    }
+
+    /// Replace byte ranges of `path`'s text as played so far (`start`,
+    /// `end`, new text), each counted as one edit; overlapping ranges, or
+    /// ranges off the text or off a character boundary, are refused.
+    pub fn replace_spans(
+        &mut self,
+        ws: &Workspace,
+        path: &Path,
+        mut spans: Vec<(usize, usize, String)>,
+    ) -> Result<(), String> {
+        self.load(ws, path)?;
+        let entry = self.files.get_mut(path).expect("loaded");
+        let Some(text) = entry.1.as_mut() else {
+            return Err(format!(
+                "it edits {}, which does not exist",
+                ws.relative(path)
+            ));
+        };
         // Apply from the end so earlier offsets stay valid; overlaps are refused.
         spans.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
         for w in spans.windows(2) {
             if w[1].1 > w[0].0 {
-                return Err(format!("two edits overlap in {}", ws.relative(&path)));
+                return Err(format!("two edits overlap in {}", ws.relative(path)));
+            }
+        }
+        for (start, end, _) in &spans {
+            if *end > text.len() || !text.is_char_boundary(*start) || !text.is_char_boundary(*end) {
+                return Err(format!(
+                    "an edit of {} is not on the text",
+                    ws.relative(path)
+                ));
             }
         }
         for (start, end, new) in &spans {
             text.replace_range(*start..*end, new);
         }
-        *self.edits.entry(path).or_insert(0) += spans.len();
+        *self.edits.entry(path.to_path_buf()).or_insert(0) += spans.len();
         Ok(())
     }
 
@@ -299,6 +327,20 @@ impl PlannedEdit {
     }
 
     /// (path, exists after) for every file whose content changes.
+    /// Each file edited in place, with its text before and after (files
+    /// created, deleted or moved are left out).
+    pub fn texts(&self) -> Vec<(PathBuf, String, &str)> {
+        self.files
+            .iter()
+            .filter(|(path, _)| !self.renames.iter().any(|(f, t)| f == *path || t == *path))
+            .filter_map(|(path, (before, after))| {
+                let before = String::from_utf8(before.clone()?).ok()?;
+                let after = after.as_deref()?;
+                (before != after).then(|| (path.clone(), before, after))
+            })
+            .collect()
+    }
+
     pub fn changed(&self) -> Vec<(PathBuf, bool)> {
         self.file_changes()
             .iter()

@@ -8,7 +8,10 @@
 
 use crate::args::{LspArgs, Op, RenameArgs, SymbolRename};
 use crate::client::RequestError;
-use crate::mentions::{Mentioning, Reach};
+use crate::dependents::Dependents;
+use crate::fallout::PublishedBefore;
+use crate::macro_paths;
+use crate::mentions::{self, Mentioning, Reach};
 use crate::planned_edit::{announce, PlannedEdit};
 use crate::request;
 use crate::staged_edit::staged_output;
@@ -16,7 +19,7 @@ use crate::supervisor::{LspSupervisor, Timeouts};
 use lsp_types::request::{PrepareRenameRequest, Request};
 use lsp_types::PrepareRenameResponse;
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use tool_core::files::TransactionError;
@@ -50,6 +53,8 @@ struct Prepared {
     plan: PlannedEdit,
     reach: Reach,
     unrenamed: Vec<Mentioning>,
+    /// Rust paths in macro bodies renamed beside the server's edit.
+    macro_paths: usize,
 }
 
 /// Run one `lsp_rename` call; with `stage`, into `link`'s change store.
@@ -81,7 +86,7 @@ pub async fn run(
     if args.stage {
         return stage(sup, link, &args, prepared).await;
     }
-    commit(sup, &args, prepared).await
+    commit(sup, &t, &args, prepared).await
 }
 
 /// A rename with no edits: refused, whether staged or written.
@@ -107,6 +112,7 @@ async fn stage(
         plan,
         reach,
         unrenamed,
+        ..
     } = prepared;
     let ws = sup.workspace();
     let change = plan.staged_change(ws, "lsp_rename");
@@ -237,11 +243,16 @@ async fn prepare(
         )));
     }
     let ws = sup.workspace();
-    let plan = PlannedEdit::play(ws, &edit, client.encoding).map_err(|why| {
+    let mut plan = PlannedEdit::play(ws, &edit, client.encoding).map_err(|why| {
         ToolError::refused(format!(
             "the server's rename cannot be applied: {why}; nothing was written"
         ))
     })?;
+    let macro_paths = if p.target.slot.entry.id == "rust" {
+        rename_macro_paths(sup, t, &p, &reach, &mut plan, args).await?
+    } else {
+        0
+    };
     let unrenamed = reach.unrenamed(&plan);
     if reach.strict && !unrenamed.is_empty() && !args.partial {
         return Err(ToolError::refused(format!(
@@ -260,11 +271,104 @@ async fn prepare(
         plan,
         reach,
         unrenamed,
+        macro_paths,
     })
+}
+
+/// Rename, beside rust-analyzer's edit, the paths in `macro_rules!` bodies
+/// that name the item without doubt (see [`macro_paths`]); refuse, unless
+/// `partial`, when others in its package may name it. How many were
+/// renamed.
+async fn rename_macro_paths(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    p: &request::Positioned,
+    reach: &Reach,
+    plan: &mut PlannedEdit,
+    args: &SymbolRename,
+) -> Result<usize, ToolError> {
+    let ws = sup.workspace();
+    let client = &p.target.client;
+    let answer = client
+        .request_as::<Option<lsp_types::GotoDefinitionResponse>>(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": p.uri}, "position": p.position}),
+            t.request,
+        )
+        .await
+        .ok()
+        .flatten();
+    let definitions = crate::format::locations(ws, answer.as_ref());
+    let [definition] = definitions.as_slice() else {
+        return Ok(0);
+    };
+    let Some((package, module)) = macro_paths::module_of(&definition.path) else {
+        return Ok(0);
+    };
+    let Ok(def_text) = crate::client::read_document(ws, &definition.path) else {
+        return Ok(0);
+    };
+    let top_level = macro_paths::declared_at_top_level(&def_text, definition.line);
+    let mut renamed = 0;
+    let mut doubtful = Vec::new();
+    for m in &reach.scan.files {
+        if macro_paths::package_of(&m.path).as_deref() != Some(package.as_path()) {
+            continue;
+        }
+        let text = match plan.text_after(&m.path) {
+            Some((_, Some(text))) => text.to_string(),
+            Some((_, None)) => continue,
+            None => match crate::client::read_document(ws, &m.path) {
+                Ok(text) => text,
+                Err(_) => continue,
+            },
+        };
+        let mut spans = Vec::new();
+        for path in macro_paths::paths_to(&text, &p.symbol) {
+            if top_level && path.names_module(&module) {
+                spans.push((path.name.start, path.name.end, args.new_name.clone()));
+            } else {
+                doubtful.push(format!(
+                    "{}:{} `{}{}`",
+                    ws.relative(&m.path),
+                    path.line,
+                    path.prefix,
+                    p.symbol
+                ));
+            }
+        }
+        renamed += spans.len();
+        if !spans.is_empty() {
+            plan.replace_spans(ws, &m.path, spans).map_err(|why| {
+                ToolError::failed(format!(
+                    "the rename's paths in macro bodies cannot be applied: {why}; nothing was written"
+                ))
+            })?;
+        }
+    }
+    if !doubtful.is_empty() && !args.partial {
+        let (mut rows, note) = tool_core::format::cap_list(
+            doubtful,
+            mentions::MAX_LISTED,
+            "rename with `partial` and fix the rest by hand",
+        );
+        rows.extend(note);
+        return Err(ToolError::refused(format!(
+            "the rename of `{}` to `{}` by {} skips paths in macro bodies, which may name the same item \
+             (the server resolves a macro's paths only where it is used):\n{}\n\
+             nothing was written; pass `partial: true` to rename without them",
+            p.symbol,
+            args.new_name,
+            client.name,
+            rows.join("\n")
+        )));
+    }
+    Ok(renamed)
 }
 
 async fn commit(
     sup: &LspSupervisor,
+    t: &Timeouts,
     args: &SymbolRename,
     prepared: Prepared,
 ) -> Result<ToolOutput, ToolError> {
@@ -273,6 +377,7 @@ async fn commit(
         plan,
         reach,
         unrenamed,
+        macro_paths,
     } = prepared;
     let client = &p.target.client;
     let ws = sup.workspace();
@@ -280,12 +385,24 @@ async fn commit(
     if tx.is_empty() {
         return Err(no_edits(&client.name, &p, args));
     }
+    // What the servers say of the project before the rename, to tell what
+    // it broke elsewhere.
+    let changed: Vec<PathBuf> = plan.changed().into_iter().map(|(p, _)| p).collect();
+    crate::fallout::await_first_check(sup, &changed, t.diagnostics).await;
+    let published_before = PublishedBefore::take(sup, Instant::now(), &changed).await;
+    let mut dependents = Vec::new();
+    for (path, old, new) in plan.texts() {
+        if let Some(d) = Dependents::before(sup, &path, (&old, new), &[]).await {
+            dependents.push(d);
+        }
+    }
     tx.commit().map_err(|e| match e {
         e @ TransactionError::NotAFile { .. } => ToolError::refused(e.to_string()),
         e => ToolError::failed(format!("{e}; re-run lsp_rename once the files are settled")),
     })?;
 
     announce(sup, client, &plan, &p.target.language_id).await;
+    let written = Instant::now();
 
     let mut out = vec![format!(
         "lsp_rename  `{}` → `{}`: {} in {}",
@@ -301,6 +418,12 @@ async fn commit(
             tool_core::format::plural(*n, "edit", "edits")
         ));
     }
+    if macro_paths > 0 {
+        out.push(format!(
+            "{} in macro bodies (the server renames a macro's paths only where it is used)",
+            tool_core::format::plural(macro_paths, "of them a path", "of them paths"),
+        ));
+    }
     for (from, to) in &plan.renames {
         out.push(format!(
             "renamed {} → {}",
@@ -309,9 +432,27 @@ async fn commit(
         ));
     }
     out.extend(reach.report(ws, &unrenamed));
+    // What the rename broke comes first: in any file, those it edited too
+    // (rustc reports a macro's broken path where the macro is defined).
+    let (mut broken, mut notes) = published_before.new_problems(sup, (&[], written)).await;
+    for d in &dependents {
+        let (new, note) = d.after(sup).await;
+        for (file, lines) in new {
+            broken.entry(file).or_default().extend(lines);
+        }
+        notes.extend(note);
+    }
+    let limits = crate::on_write::ReportLimits::default();
+    if let Some(text) =
+        crate::fallout::render(&broken, (limits.per_file, limits.flood), ("", "rename"))
+    {
+        out.insert(0, text);
+    }
+    out.extend(notes);
     Ok(ToolOutput::text(out.join("\n")).with_structured(json!({
         "not_renamed": unrenamed.iter().map(|m| ws.relative(&m.path)).collect::<Vec<_>>(),
         "edits": plan.edit_count(),
         "files": plan.edits.keys().map(|p| ws.relative(p)).collect::<Vec<_>>(),
+        "new_problems_elsewhere": broken.values().map(Vec::len).sum::<usize>(),
     })))
 }

@@ -169,6 +169,7 @@ no syntax errors (python-jedi checks syntax only; `agent-tools install python` a
         expect: r#"## 1 new
 wrote src/n.rs
 lsp: no new errors or warnings in src/n.rs
+lsp: other files not checked: rust (rust-analyzer) had not finished its first check of the project when this change began (later changes are judged)
 ## 2 error
 wrote src/n.rs
 lsp: 1 new problem in src/n.rs after this write:
@@ -244,6 +245,7 @@ old.ts:2:10 error [2304] Cannot find name 'undefinedOther'."#,
         expect: r#"## 1 new
 wrote n.go
 lsp: no new errors or warnings in n.go
+lsp: other files not checked: go (gopls) had not finished its first check of the project when this change began (later changes are judged)
 ## 2 error
 wrote n.go
 lsp: 1 new problem in n.go after this write:

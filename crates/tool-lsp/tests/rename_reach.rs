@@ -166,6 +166,32 @@ fn with_textual_greet(run: &Run, file: &str, comment: &str) {
     .unwrap();
 }
 
+/// The first call of a run, on a cold clangd without a compile database:
+/// references from the header reach every `.c` file that calls it, one of
+/// them through a macro's argument (as lua's `lvm.c` calls `luaH_getn`),
+/// each parsed before the request is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_without_a_compile_database_references_from_the_header_reach_every_c_file() {
+    let run = Run::new(project("rename_c"));
+    std::fs::write(
+        run.root.join("vm.c"),
+        "#include \"calc.h\"\n\n#define TWICE(x) ((x) * 2)\n\nint vm(void) { return TWICE(add(1, 2)); }\n",
+    )
+    .unwrap();
+    let out = run
+        .lsp(json!({"op": "references", "file": "calc.h", "line": 5, "symbol": "add"}))
+        .await;
+    expect_test::expect![[r#"
+        lsp references  `add` at calc.h:5 — 5 references in 4 files
+        calc.c:3    int add(int a, int b) { return a + b; }  (in add)
+        calc.h:5    int add(int a, int b);  (in add)
+        main.c:5    int total = add(1, 2);  (in main)
+        main.c:6    printf("%d\n", add(total, 3));  (in main)
+        vm.c:5      int vm(void) { return TWICE(add(1, 2)); }  (in vm)"#]]
+    .assert_eq(&out);
+    run.finish().await;
+}
+
 /// The first call of a run, on a cold server: references reach the files
 /// outside `include` (and, for basedpyright, the included ones it had not
 /// read yet), and the mentions that are not references are named.

@@ -76,6 +76,24 @@ impl Run {
         Self::with_binding(dir, LspBinding::new(Default::default()))
     }
 
+    /// A run on a new folder holding `files` (path, text), with the
+    /// diagnostics bound `diagnostics_wait_ms`. The folder's name is not
+    /// hidden (tempdir's `.tmpXXXX`): gopls, as the go command, leaves out
+    /// packages under a folder whose name begins with a dot.
+    pub(crate) fn with_files(files: &[(&str, &str)], diagnostics_wait_ms: u64) -> Run {
+        let dir = tempfile::Builder::new().prefix("run").tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let config = tool_lsp::CatalogConfig {
+            diagnostics_wait_ms: Some(diagnostics_wait_ms),
+            ..Default::default()
+        };
+        Self::with_binding(dir, LspBinding::new(config))
+    }
+
     pub(crate) fn with_binding(dir: tempfile::TempDir, binding: LspBinding) -> Run {
         let ws = Workspace::new(dir.path()).unwrap();
         let run = RunContext {
