@@ -112,7 +112,10 @@ struct Setup {
 }
 
 fn setup(fixture: &str, config: CatalogConfig) -> Setup {
-    let dir = copy_fixture(fixture);
+    setup_dir(copy_fixture(fixture), config)
+}
+
+fn setup_dir(dir: tempfile::TempDir, config: CatalogConfig) -> Setup {
     let ws = Workspace::new(dir.path()).unwrap();
     let run = RunContext {
         workspace: ws.clone(),
@@ -270,6 +273,10 @@ async fn main() {
     }
     if std::env::var("LSP_BENCH").as_deref() == Ok("coldquery") {
         cold_queries().await;
+        return;
+    }
+    if std::env::var("LSP_BENCH").as_deref() == Ok("fallout") {
+        fallout().await;
         return;
     }
     println!(
@@ -506,6 +513,211 @@ async fn bare_cold(
     };
     client.stop().await;
     answer
+}
+
+/// One language's project for the fallout bench: the function's file, its
+/// text and its text with a second parameter, a caller's file (`{i}` is
+/// its number), the server, and the project's own checker.
+struct FalloutCase {
+    name: &'static str,
+    server: &'static str,
+    files: &'static [(&'static str, &'static str)],
+    function: (&'static str, &'static str, &'static str),
+    caller: (&'static str, &'static str),
+    checker: &'static [&'static str],
+}
+
+/// How many files call the changed function.
+const CALLERS: usize = 20;
+
+const FALLOUT_CASES: &[FalloutCase] = &[
+    FalloutCase {
+        name: "rust",
+        server: "rust-analyzer",
+        files: &[(
+            "Cargo.toml",
+            "[package]\nname = \"calls\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )],
+        function: (
+            "src/lib.rs",
+            "pub fn f(x: i32) -> i32 {\n    x\n}\n",
+            "pub fn f(x: i32, y: i32) -> i32 {\n    x + y\n}\n",
+        ),
+        caller: (
+            "tests/c{i}.rs",
+            "#[test]\nfn t() {\n    assert_eq!(calls::f({i}), {i});\n}\n",
+        ),
+        checker: &["cargo", "check", "--tests", "--quiet"],
+    },
+    FalloutCase {
+        name: "go",
+        server: "gopls",
+        files: &[("go.mod", "module calls\n\ngo 1.21\n")],
+        function: (
+            "f.go",
+            "package calls\n\nfunc F(x int) int {\n\treturn x\n}\n",
+            "package calls\n\nfunc F(x, y int) int {\n\treturn x + y\n}\n",
+        ),
+        caller: (
+            "c{i}.go",
+            "package calls\n\nfunc C{i}() int {\n\treturn F({i})\n}\n",
+        ),
+        checker: &["go", "vet", "./..."],
+    },
+    FalloutCase {
+        name: "python",
+        server: "basedpyright-langserver",
+        files: &[(
+            "pyproject.toml",
+            "[project]\nname = \"calls\"\nversion = \"0\"\n",
+        )],
+        function: (
+            "f.py",
+            "def f(x: int) -> int:\n    return x\n",
+            "def f(x: int, y: int) -> int:\n    return x + y\n",
+        ),
+        caller: (
+            "c{i}.py",
+            "from f import f\n\n\ndef c{i}() -> int:\n    return f({i})\n",
+        ),
+        checker: &["basedpyright"],
+    },
+    FalloutCase {
+        name: "typescript",
+        server: "typescript-language-server",
+        files: &[
+            ("package.json", "{\"name\": \"calls\", \"private\": true}\n"),
+            (
+                "tsconfig.json",
+                "{\"compilerOptions\": {\"strict\": true, \"noEmit\": true}}\n",
+            ),
+        ],
+        function: (
+            "f.ts",
+            "export function f(x: number): number {\n  return x;\n}\n",
+            "export function f(x: number, y: number): number {\n  return x + y;\n}\n",
+        ),
+        caller: (
+            "c{i}.ts",
+            "import { f } from \"./f\";\n\nexport const c{i} = (): number => f({i});\n",
+        ),
+        checker: &["tsc", "--noEmit", "-p", "."],
+    },
+];
+
+/// The project's checker on `root`, timed (its exit status is not asked:
+/// it fails on the broken tree). Cargo builds into a target folder of its
+/// own.
+fn checker_time(checker: &[&str], root: &Path) -> Option<Duration> {
+    let program = test_support::fixtures::find(checker[0])?;
+    let t = Instant::now();
+    let mut command = std::process::Command::new(program);
+    command
+        .args(&checker[1..])
+        .current_dir(root)
+        .env("PATH", test_support::fixtures::path_env())
+        // Not the server's target/: its cargo check's results would be
+        // replayed from there.
+        .env("CARGO_TARGET_DIR", root.join("checker-target"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    tool_core::process::blocking::foreground_output(&mut command).ok()?;
+    Some(t.elapsed())
+}
+
+/// A write that breaks every caller of a function, warm: from the call to
+/// its answer (the callers' new problems included) against the project's
+/// checker on the same tree (itself warm: run once before). Median of 3;
+/// each round writes the signature back first.
+async fn fallout() {
+    println!(
+        "fallout: a signature change breaking {CALLERS} callers, warm, median of 3: the write's answer against the project's checker"
+    );
+    println!(
+        "{:<11} {:>9} {:>11} {:>7}  checker",
+        "server", "write ms", "checker ms", "ratio"
+    );
+    let only = std::env::var("LSP_BENCH_FIXTURES").ok();
+    for case in FALLOUT_CASES {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|f| f == case.name))
+        {
+            continue;
+        }
+        if test_support::fixtures::find(case.server).is_none()
+            || test_support::fixtures::find(case.checker[0]).is_none()
+        {
+            println!(
+                "{:<11} skipped: {} or {} not installed",
+                case.name, case.server, case.checker[0]
+            );
+            continue;
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("fallout")
+            .tempdir()
+            .unwrap();
+        let (file, same, changed) = case.function;
+        let mut files: Vec<(String, String)> = case
+            .files
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect();
+        files.push((file.to_string(), same.to_string()));
+        for i in 0..CALLERS {
+            let i = i.to_string();
+            files.push((
+                case.caller.0.replace("{i}", &i),
+                case.caller.1.replace("{i}", &i),
+            ));
+        }
+        for (path, text) in &files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let config = CatalogConfig {
+            diagnostics_wait_ms: Some(60_000),
+            ..CatalogConfig::default()
+        };
+        let s = setup_dir(dir, config);
+        // Warm: the server checked the project, the checker ran once.
+        call(&s, "write", json!({"path": file, "content": same})).await;
+        call(&s, "write", json!({"path": file, "content": same})).await;
+        checker_time(case.checker, &s.root);
+        let (mut writes, mut checks) = (Vec::new(), Vec::new());
+        let mut reported = 0;
+        for _ in 0..3 {
+            let t = Instant::now();
+            let out = call(&s, "write", json!({"path": file, "content": changed})).await;
+            writes.push(t.elapsed());
+            // "lsp: 20 new problems in 20 other files after this write:"
+            reported = out
+                .lines()
+                .find_map(|l| {
+                    let rest = l.strip_prefix("lsp: ")?.split(" in ").nth(1)?;
+                    rest.strip_suffix(" other files after this write:")?
+                        .parse()
+                        .ok()
+                })
+                .unwrap_or(0);
+            if let Some(d) = checker_time(case.checker, &s.root) {
+                checks.push(d);
+            }
+            call(&s, "write", json!({"path": file, "content": same})).await;
+        }
+        let (w, c) = (median(writes), median(checks));
+        println!(
+            "{:<11} {:>9.0} {:>11.0} {:>7.2}  {} ({reported} of {CALLERS} callers reported)",
+            case.name,
+            ms(w),
+            ms(c),
+            w.as_secs_f64() / c.as_secs_f64(),
+            case.checker.join(" ")
+        );
+        s.binding.supervisor().unwrap().shutdown().await;
+    }
 }
 
 /// The first write of a fresh run, cold and warmed up (medians of 3).
