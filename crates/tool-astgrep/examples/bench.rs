@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use tool_astgrep::ops;
 use tool_astgrep::rewrite::{check_template, Rewriter};
 use tool_astgrep::search;
+use tool_core::staging::apply_replacements;
 use tool_core::{CancellationToken, Workspace};
 
 struct Case {
@@ -124,7 +125,9 @@ fn run_ours(corpus: &Path, case: &Case) -> Ours {
             matches.insert((f.rel.clone(), m.start, m.end));
         }
         if let Some(rw) = &f.rewrite {
-            rewritten.insert(f.rel.clone(), rw.new.clone());
+            // A rewrite keeps its replacements, not the texts.
+            let old = std::fs::read_to_string(&f.path).expect("a searched file is readable");
+            rewritten.insert(f.rel.clone(), apply_replacements(&old, &rw.edits));
         }
     }
     Ours {

@@ -188,9 +188,10 @@ impl Collector {
         if self.over_limit {
             return false;
         }
-        let changes = file.rewrite.as_ref().is_some_and(|rw| {
-            rw.new != rw.old && (allow_parse_errors || rw.introduced_error.is_none())
-        });
+        let changes = file
+            .rewrite
+            .as_ref()
+            .is_some_and(|rw| rw.changes && (allow_parse_errors || rw.introduced_error.is_none()));
         self.changing += usize::from(changes);
         if self.changing > limit {
             self.over_limit = true;

@@ -1,33 +1,19 @@
 //! Text shaping for results the model reads: match lines, scope notes,
-//! diff previews.
+//! the lines around an ast_edit preview (whose diff is
+//! [`tool_core::StagedChange::diff`]).
 
 use crate::embedded::RegionKind;
 use crate::excerpt::one_line;
 use crate::rewrite::SyntaxBreak;
 use crate::search::{MatchRecord, Scope, SearchOutcome, Skipped};
-use crate::store::StagedFile;
 use serde_json::{json, Value};
 use tool_core::format::{plural, thousands};
 
-/// Diff lines shown in an ast_edit preview.
+/// Diff lines shown in an ast_edit preview. With
+/// [`tool_core::staging::DIFF_LINE_CHARS`] characters at most per line,
+/// this bounds a preview to about 50,000 characters whatever was rewritten
+/// (a minified file is one long line).
 pub const PREVIEW_LINES: usize = 200;
-
-/// Characters shown of one diff line; the rest is counted. With
-/// [`PREVIEW_LINES`] this bounds a preview to about 50,000 characters
-/// whatever was rewritten (a minified file is one long line).
-pub const PREVIEW_LINE_CHARS: usize = 240;
-
-/// `line` cut to `max` characters, with how many were left out.
-fn cap_line(line: &str, max: usize) -> String {
-    match line.char_indices().nth(max) {
-        None => line.to_string(),
-        Some((cut, _)) => format!(
-            "{}… ({} more characters)",
-            &line[..cut],
-            thousands(line[cut..].chars().count())
-        ),
-    }
-}
 
 const NARROW: &str = "narrow with path or a more specific pattern";
 
@@ -513,46 +499,4 @@ pub fn staged_text(
     skipped_lines(&outcome.skipped, &mut out);
     out.push(preview.to_string());
     out.join("\n")
-}
-
-/// A unified diff of the staged files, at most `max_lines` lines of at most
-/// [`PREVIEW_LINE_CHARS`] characters each, ending with what was left out.
-pub fn diff_preview(files: &[StagedFile], max_lines: usize) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    let mut left_lines = 0;
-    let mut left_files = 0;
-    for f in files {
-        let diff = similar::TextDiff::from_lines(&f.old, &f.new);
-        let text = diff
-            .unified_diff()
-            .context_radius(2)
-            .header(&format!("a/{}", f.rel), &format!("b/{}", f.rel))
-            .to_string();
-        let file_lines: Vec<&str> = text.lines().collect();
-        if lines.len() >= max_lines {
-            left_lines += file_lines.len();
-            left_files += 1;
-            continue;
-        }
-        let room = max_lines - lines.len();
-        if file_lines.len() > room {
-            lines.extend(
-                file_lines[..room]
-                    .iter()
-                    .map(|l| cap_line(l, PREVIEW_LINE_CHARS)),
-            );
-            left_lines += file_lines.len() - room;
-            left_files += 1;
-        } else {
-            lines.extend(file_lines.iter().map(|l| cap_line(l, PREVIEW_LINE_CHARS)));
-        }
-    }
-    if left_lines > 0 {
-        lines.push(format!(
-            "… preview capped: {} in {} not shown (all of them are staged)",
-            plural(left_lines, "diff line", "diff lines"),
-            plural(left_files, "file", "files")
-        ));
-    }
-    lines.join("\n")
 }

@@ -65,6 +65,19 @@ struct RecordFile {
     new_sha: Option<String>,
 }
 
+impl RecordFile {
+    fn new(path: &Path, old: Option<&[u8]>, new: Option<&[u8]>) -> RecordFile {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        RecordFile {
+            path: path.to_path_buf(),
+            old: old.map(text),
+            new: new.map(text),
+            old_sha: old.map(fingerprint),
+            new_sha: new.map(fingerprint),
+        }
+    }
+}
+
 /// An open record: remove it with [`Journal::finish`] when the apply returns.
 #[derive(Debug)]
 pub struct OpenRecord {
@@ -182,21 +195,31 @@ impl Journal {
         edit_id: &str,
         files: &[(PathBuf, Option<&str>, Option<&str>)],
     ) -> io::Result<OpenRecord> {
-        let sha = |t: &Option<&str>| t.map(|t| fingerprint(t.as_bytes()));
+        let files = files
+            .iter()
+            .map(|(p, old, new)| RecordFile::new(p, old.map(str::as_bytes), new.map(str::as_bytes)))
+            .collect();
+        self.write_record(edit_id, files)
+    }
+
+    /// Record the apply of `tx` about to start, with every file's texts as
+    /// the transaction holds them (each a text: staged whole, or read and
+    /// matched with a text's fingerprint).
+    pub fn begin_transaction(&self, edit_id: &str, tx: &FileTransaction) -> io::Result<OpenRecord> {
+        let files = tx
+            .changes()
+            .iter()
+            .map(|c| RecordFile::new(&c.path, c.expected.as_deref(), c.new.as_deref()))
+            .collect();
+        self.write_record(edit_id, files)
+    }
+
+    fn write_record(&self, edit_id: &str, files: Vec<RecordFile>) -> io::Result<OpenRecord> {
         let record = Record {
             version: 1,
             pid: std::process::id(),
             edit_id: edit_id.to_string(),
-            files: files
-                .iter()
-                .map(|(p, old, new)| RecordFile {
-                    path: p.clone(),
-                    old: old.map(str::to_string),
-                    new: new.map(str::to_string),
-                    old_sha: sha(old),
-                    new_sha: sha(new),
-                })
-                .collect(),
+            files,
         };
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -9,7 +9,7 @@ use crate::enclosing::enclosing_name;
 use crate::excerpt::one_line;
 use crate::nesting::{depth_beyond, yaml_block_depth, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH};
 use crate::pattern::{CompiledPattern, Query, BODY_VAR};
-use crate::rewrite::{apply_edits, check_rewritten, check_rewritten_text, FileRewrite, Rewriter};
+use crate::rewrite::{check_rewritten, check_rewritten_text, plan_rewrite, FileRewrite, Rewriter};
 use crate::top_level;
 use ast_grep_core::matcher::MatcherExt;
 use ast_grep_core::tree_sitter::StrDoc;
@@ -330,27 +330,13 @@ pub fn match_source(
     }
     let rewrite = rewriter
         .filter(|_| !edits.is_empty())
-        .map(|_| rewritten(source, edits, |new| check_rewritten(&root, new)));
+        .map(|_| plan_rewrite(source, edits, |new| check_rewritten(&root, new)));
     Ok(Some(FileMatches {
         records,
         rewrite,
         unsearched,
         parsed_in_parts: false,
     }))
-}
-
-/// A file's rewrite from its edits, with the syntax errors it introduces
-/// (`check`, given the new text) when it changes anything.
-fn rewritten(
-    source: &str,
-    edits: Vec<(usize, usize, String)>,
-    check: impl FnOnce(&str) -> Option<crate::rewrite::SyntaxBreak>,
-) -> FileRewrite {
-    let mut rw = apply_edits(source, edits);
-    if rw.new != rw.old {
-        rw.introduced_error = check(&rw.new);
-    }
-    rw
 }
 
 /// Sort records by position (an outer match before the ones inside it),
@@ -435,7 +421,7 @@ fn match_in_parts(
     in_file_order(&mut records, source);
     // Checked whole, old and new, as `match_source` checks it.
     let rewrite = rewriter.filter(|_| !edits.is_empty()).map(|_| {
-        rewritten(source, edits, |new| {
+        plan_rewrite(source, edits, |new| {
             check_rewritten_text(pattern.lang, source, new)
         })
     });
@@ -541,37 +527,42 @@ mod tests {
     use super::*;
     use crate::pattern::compile;
     use crate::rewrite::check_template;
+    use tool_core::staging::{apply_replacements, Fingerprint};
 
-    fn rewrite(lang: &str, pattern: &str, template: &str, source: &str) -> FileRewrite {
+    /// The rewrite of `source` and its new text.
+    fn rewrite(lang: &str, pattern: &str, template: &str, source: &str) -> (FileRewrite, String) {
         let p = compile(Lang::from_id(lang).unwrap(), pattern).unwrap();
         check_template(template, &p).unwrap();
         let rw = Rewriter::new(template, &p);
-        match_source(&p, Some(&rw), source)
+        let out = match_source(&p, Some(&rw), source)
             .unwrap()
             .unwrap()
             .rewrite
-            .unwrap()
+            .unwrap();
+        assert_eq!(out.original, Fingerprint::of(source.as_bytes()));
+        let new = apply_replacements(source, &out.edits);
+        (out, new)
     }
 
     #[test]
     fn multi_line_replacements_keep_indentation() {
         let src = "def f():\n    if x:\n        old(a, b)\n";
-        let out = rewrite("python", "old($A, $B)", "new(\n    $A,\n    $B,\n)", src);
+        let (_, new) = rewrite("python", "old($A, $B)", "new(\n    $A,\n    $B,\n)", src);
         assert_eq!(
-            out.new,
+            new,
             "def f():\n    if x:\n        new(\n            a,\n            b,\n        )\n"
         );
     }
 
     #[test]
     fn sequences_and_nesting() {
-        let out = rewrite(
+        let (out, new) = rewrite(
             "python",
             "foo($$$A)",
             "bar($$$A)",
             "foo(foo(1), 2)\nfoo()\n",
         );
-        assert_eq!(out.new, "bar(foo(1), 2)\nbar()\n");
-        assert_eq!((out.replacements, out.nested), (2, 1));
+        assert_eq!(new, "bar(foo(1), 2)\nbar()\n");
+        assert_eq!((out.replacements(), out.nested, out.changes), (2, 1, true));
     }
 }

@@ -8,16 +8,18 @@ use crate::excerpt::one_line;
 use crate::format;
 use crate::pattern::{check_text, compile, CompiledPattern, PatternError};
 use crate::rewrite::{
-    apply_edits, check_rewritten_text, check_size, check_template, FileRewrite, Rewriter,
+    check_rewritten_text, check_size, check_template, plan_rewrite, FileRewrite, Rewriter,
 };
 use crate::rule::{self, RuleSpec};
 use crate::search::{self, Keep, Scope, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
-use crate::store::{EditStore, NewEdit, StagedFile};
+use crate::store::EditStore;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use tool_core::files::TransactionError;
 use tool_core::format::thousands;
 use tool_core::fs::FileKind;
+use tool_core::staging::{ChangeStore, StagedChange, StagedFile};
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 /// The largest `max_results` accepted.
@@ -552,15 +554,26 @@ struct MergedFile {
     ops: Vec<usize>,
 }
 
-/// Merge the operations' rewrites per file; two operations changing
-/// overlapping code is an error naming both and the place.
+/// A file that no longer holds what an operation planned against; nothing
+/// was staged.
+fn changed_while_planning(rel: &str) -> ToolError {
+    ToolError::failed(format!(
+        "{rel} changed while the edit was being planned; nothing was staged — try again"
+    ))
+}
+
+/// Merge the operations' rewrites per file (taking them out of the
+/// outcomes); two operations changing overlapping code is an error naming
+/// both and the place. A file two operations change is read again: its text
+/// was dropped once each operation had planned it.
 fn merge_operations(
-    planned: &[PlannedOperation],
+    ws: &Workspace,
+    planned: &mut [PlannedOperation],
 ) -> Result<BTreeMap<String, MergedFile>, ToolError> {
     let mut merged: BTreeMap<String, MergedFile> = BTreeMap::new();
-    for (i, op) in planned.iter().enumerate() {
-        for f in &op.outcome.files {
-            let Some(rw) = &f.rewrite else { continue };
+    for (i, op) in planned.iter_mut().enumerate() {
+        for f in &mut op.outcome.files {
+            let Some(rw) = f.rewrite.take() else { continue };
             match merged.get_mut(&f.rel) {
                 None => {
                     merged.insert(
@@ -568,29 +581,32 @@ fn merge_operations(
                         MergedFile {
                             path: f.path.clone(),
                             ops: vec![i; rw.edits.len()],
-                            rewrite: rw.clone(),
+                            rewrite: rw,
                         },
                     );
                 }
                 Some(m) => {
-                    if m.rewrite.old != rw.old {
-                        return Err(ToolError::failed(format!(
-                            "{} changed while the edit was being planned; nothing was staged — try again",
-                            f.rel
-                        )));
+                    if m.rewrite.original != rw.original {
+                        return Err(changed_while_planning(&f.rel));
                     }
+                    let old = rw
+                        .original
+                        .read_text(ws.dir(), &f.path)
+                        .ok()
+                        .flatten()
+                        .ok_or_else(|| changed_while_planning(&f.rel))?;
                     let mut all: Vec<(usize, usize, String, usize)> = m
                         .rewrite
                         .edits
                         .drain(..)
                         .zip(m.ops.drain(..))
-                        .map(|((s, e, t), o)| (s, e, t, o))
-                        .chain(rw.edits.iter().map(|(s, e, t)| (*s, *e, t.clone(), i)))
+                        .map(|(r, o)| (r.start, r.end, r.text, o))
+                        .chain(rw.edits.into_iter().map(|r| (r.start, r.end, r.text, i)))
                         .collect();
                     all.sort_by_key(|a| (a.0, std::cmp::Reverse(a.1)));
                     for w in all.windows(2) {
                         if w[1].0 < w[0].1 && w[0].3 != w[1].3 {
-                            let line = rw.old[..w[1].0].matches('\n').count() + 1;
+                            let line = old[..w[1].0].matches('\n').count() + 1;
                             return Err(ToolError::bad_args(format!(
                                 "operations {} and {} both change {}:{line}; stage them as two edits, one after the other; nothing was staged",
                                 w[0].3.min(w[1].3) + 1,
@@ -602,12 +618,9 @@ fn merge_operations(
                     let nested = m.rewrite.nested + rw.nested;
                     let ops: Vec<usize> = all.iter().map(|a| a.3).collect();
                     let edits = all.into_iter().map(|(s, e, t, _)| (s, e, t)).collect();
-                    let mut rewrite = apply_edits(&rw.old, edits);
+                    let mut rewrite =
+                        plan_rewrite(&old, edits, |new| check_rewritten_text(f.lang, &old, new));
                     rewrite.nested += nested;
-                    if rewrite.new != rewrite.old {
-                        rewrite.introduced_error =
-                            check_rewritten_text(f.lang, &rewrite.old, &rewrite.new);
-                    }
                     m.ops = ops;
                     m.rewrite = rewrite;
                 }
@@ -645,7 +658,7 @@ pub fn stage_with(
     };
     let mut paths: Vec<String> = req.path.into_iter().map(str::to_string).collect();
     paths.extend(req.paths.iter().cloned());
-    let planned: Vec<PlannedOperation> = operations
+    let mut planned: Vec<PlannedOperation> = operations
         .iter()
         .enumerate()
         .map(|(i, op)| {
@@ -659,7 +672,7 @@ pub fn stage_with(
             )
         })
         .collect::<Result<_, _>>()?;
-    let merged = merge_operations(&planned)?;
+    let merged = merge_operations(ws, &mut planned)?;
     let first = &planned[0];
     let pattern = planned
         .iter()
@@ -676,28 +689,25 @@ pub fn stage_with(
     let mut refused = Vec::new();
     let mut nested = 0;
     let mut unchanged_replacements = 0;
-    for (rel, m) in &merged {
-        let rw = &m.rewrite;
+    for (rel, m) in merged {
+        let rw = m.rewrite;
         nested += rw.nested;
-        if rw.new == rw.old {
-            unchanged_replacements += rw.replacements;
+        if !rw.changes {
+            unchanged_replacements += rw.replacements();
             continue;
         }
-        if let Some(err) = &rw.introduced_error {
+        if let Some(err) = rw.introduced_error {
             if !req.allow_parse_errors {
-                refused.push(format::RefusedFile {
-                    rel: rel.clone(),
-                    error: err.clone(),
-                });
+                refused.push(format::RefusedFile { rel, error: err });
                 continue;
             }
         }
-        files.push(StagedFile::new(
-            m.path.clone(),
-            rel.clone(),
-            rw.old.clone(),
-            rw.new.clone(),
-            rw.replacements,
+        files.push(StagedFile::replaced(
+            m.path,
+            rel,
+            rw.original,
+            rw.edits,
+            rw.diff_lines,
         ));
     }
     if files.len() > MAX_EDIT_FILES {
@@ -714,12 +724,7 @@ pub fn stage_with(
             })
         })
         .collect();
-    let edit = NewEdit {
-        pattern: pattern.clone(),
-        rewrite: rewrite.clone(),
-        files,
-    };
-    if edit.files.is_empty() {
+    if files.is_empty() {
         let text = format::no_edit_text(
             &pattern,
             &rewrite,
@@ -736,11 +741,21 @@ pub fn stage_with(
             "refused": refused_json,
         })));
     }
-    let replacements = edit.replacements();
-    let preview = format::diff_preview(&edit.files, format::PREVIEW_LINES);
-    let staged_files: Vec<String> = edit.files.iter().map(|f| f.rel.clone()).collect();
-    let file_count = edit.files.len();
-    let id = store.stage(edit);
+    let mut change = StagedChange::new("ast_edit");
+    change.files = files;
+    let replacements = change.edits();
+    // Only the files the preview shows are read again.
+    let preview = change.diff(ws.dir(), format::PREVIEW_LINES).map_err(|e| {
+        let path = match &e {
+            TransactionError::Drifted(paths) => paths.first(),
+            TransactionError::NotAFile { path, .. } => Some(path),
+            _ => None,
+        };
+        changed_while_planning(path.and_then(|p| change.rel_of(p)).unwrap_or("a file"))
+    })?;
+    let staged_files: Vec<String> = change.files.iter().map(|f| f.rel.clone()).collect();
+    let file_count = change.files.len();
+    let id = store.stage_change(change);
     let text = format::staged_text(
         &format::StagedSummary {
             id: &id,

@@ -14,22 +14,39 @@ use ast_grep_core::replacer::{Replacer, TemplateFix};
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, NodeMatch};
 use tool_core::format::thousands;
+use tool_core::staging::{apply_replacements, diff_body_lines, Fingerprint, Replacement};
 
 type Doc = StrDoc<Lang>;
 
-/// A file's staged rewrite.
+/// A file's rewrite as planned: its replacements, and what was learned
+/// from its texts while they were in hand — whether the replacements change
+/// it, the syntax error they bring, the length of its diff. The texts are
+/// not kept (a search may plan a thousand files): the text the replacements
+/// apply to is known by its fingerprint, and read again when the edit is
+/// shown or written.
 #[derive(Debug, Clone)]
 pub struct FileRewrite {
-    pub old: String,
-    pub new: String,
-    pub replacements: usize,
+    /// The text the replacements apply to.
+    pub original: Fingerprint,
+    /// Whether the new text differs from the original (a replacement may
+    /// equal what it replaces).
+    pub changes: bool,
     /// Matches inside (or overlapping) another match, left for a rerun.
     pub nested: usize,
     /// The first syntax error the rewrite brought into the file, when the
     /// new text has more ERROR/MISSING nodes than the old one.
     pub introduced_error: Option<SyntaxBreak>,
-    /// The replacements made: (start, end, text) in the old text, in order.
-    pub edits: Vec<(usize, usize, String)>,
+    /// The replacements made, in order, none inside another.
+    pub edits: Vec<Replacement>,
+    /// Lines of the file's diff below its header
+    /// ([`tool_core::staging::diff_body_lines`]).
+    pub diff_lines: usize,
+}
+
+impl FileRewrite {
+    pub fn replacements(&self) -> usize {
+        self.edits.len()
+    }
 }
 
 /// Where a rewritten file stops parsing, 1-based, for the model.
@@ -254,13 +271,17 @@ fn blank_lines_stay_blank(text: &str) -> String {
     out
 }
 
-/// Apply `(start, end, replacement)` edits to `source`, skipping those that
-/// start inside an earlier kept one.
-pub fn apply_edits(source: &str, mut edits: Vec<(usize, usize, String)>) -> FileRewrite {
+/// Plan the rewrite of `source` by `(start, end, replacement)` edits
+/// (those starting inside an earlier kept one are skipped and counted as
+/// nested): the new text is made, checked by `check` when it differs (the
+/// syntax error it brings), diffed, and dropped.
+pub fn plan_rewrite(
+    source: &str,
+    mut edits: Vec<(usize, usize, String)>,
+    check: impl FnOnce(&str) -> Option<SyntaxBreak>,
+) -> FileRewrite {
     edits.sort_by_key(|a| (a.0, std::cmp::Reverse(a.1)));
-    let mut out = String::with_capacity(source.len());
     let mut cursor = 0;
-    let mut replacements = 0;
     let mut nested = 0;
     let mut kept = Vec::new();
     for (start, end, text) in edits {
@@ -268,19 +289,21 @@ pub fn apply_edits(source: &str, mut edits: Vec<(usize, usize, String)>) -> File
             nested += 1;
             continue;
         }
-        out.push_str(&source[cursor..start]);
-        out.push_str(&text);
         cursor = end;
-        replacements += 1;
-        kept.push((start, end, text));
+        kept.push(Replacement { start, end, text });
     }
-    out.push_str(&source[cursor..]);
+    let new = apply_replacements(source, &kept);
+    let changes = new != source;
     FileRewrite {
-        old: source.to_string(),
-        new: out,
-        replacements,
+        original: Fingerprint::of(source.as_bytes()),
+        changes,
         nested,
-        introduced_error: None,
+        introduced_error: if changes { check(&new) } else { None },
+        diff_lines: if changes {
+            diff_body_lines(source, &new)
+        } else {
+            0
+        },
         edits: kept,
     }
 }

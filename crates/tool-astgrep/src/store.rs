@@ -4,6 +4,8 @@
 //! [`tool_core::StagingLink`] a staged rename, file move or code action.
 //!
 //! Edits live in memory for the run; only the apply journal touches disk.
+//! An ast_edit keeps each file's replacements and the fingerprint of the
+//! text they apply to, not its texts, which are read again at accept.
 //! Invariants: an edit is written only if every one of its files still
 //! holds what it held at staging (and a file it creates is still absent);
 //! it is written through one `FileTransaction` (all files or none); an id is
@@ -15,62 +17,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use tool_core::files::TransactionError;
-use tool_core::staging::{ChangeStore, StagedChange};
+use tool_core::staging::{ChangeStore, StagedChange, StagedFile};
 use tool_core::ToolError;
-
-/// One file of a staged edit.
-#[derive(Debug, Clone)]
-pub struct StagedFile {
-    pub path: PathBuf,
-    /// Relative to the workspace root.
-    pub rel: String,
-    pub old: String,
-    pub new: String,
-    pub replacements: usize,
-}
-
-/// A staged edit, before it gets an id.
-#[derive(Debug, Clone)]
-pub struct NewEdit {
-    pub pattern: String,
-    pub rewrite: String,
-    pub files: Vec<StagedFile>,
-}
-
-impl NewEdit {
-    pub fn replacements(&self) -> usize {
-        self.files.iter().map(|f| f.replacements).sum()
-    }
-
-    /// The rewrite as a change of files, as the store keeps it.
-    pub fn into_change(self) -> StagedChange {
-        let mut change = StagedChange::new("ast_edit");
-        change.files = self
-            .files
-            .into_iter()
-            .map(|f| tool_core::staging::StagedFile {
-                path: f.path,
-                rel: f.rel,
-                old: Some(f.old),
-                new: Some(f.new),
-                edits: f.replacements,
-            })
-            .collect();
-        change
-    }
-}
-
-impl StagedFile {
-    pub fn new(path: PathBuf, rel: String, old: String, new: String, replacements: usize) -> Self {
-        StagedFile {
-            path,
-            rel,
-            old,
-            new,
-            replacements,
-        }
-    }
-}
 
 #[derive(Debug)]
 enum EditState {
@@ -151,13 +99,8 @@ impl EditStore {
         *self.fault.lock().expect("fault lock") = fault;
     }
 
-    /// Stage an ast_edit rewrite; returns its id.
-    pub fn stage(&self, edit: NewEdit) -> String {
-        self.stage_change(edit.into_change())
-    }
-
     /// A staged edit's files, for previews and tests.
-    pub fn staged_files(&self, id: &str) -> Option<Vec<tool_core::staging::StagedFile>> {
+    pub fn staged_files(&self, id: &str) -> Option<Vec<StagedFile>> {
         self.staged_change(id).map(|c| c.files)
     }
 
@@ -235,30 +178,34 @@ impl EditStore {
             ))
         };
 
-        // Compare every file with its content at staging.
-        let tx = edit.transaction(self.journal.root());
-        // A file that is no longer a regular file (a link now) counts as
+        // Compare every file with its content at staging (a file staged as
+        // replacements is read now, and checked against its fingerprint). A
+        // file that is no longer a regular file (a link now) counts as
         // changed, as it would to any reader.
-        let drifted = match tx.drifted() {
-            Ok(d) => d,
-            Err(TransactionError::NotAFile { path, .. }) => vec![path],
+        let checked = edit.transaction(self.journal.root()).and_then(|tx| {
+            let drifted = tx.drifted()?;
+            Ok((tx, drifted))
+        });
+        let changed = |d: Vec<PathBuf>| {
+            format!(
+                "{} changed since staging: {}",
+                tool_core::format::plural(d.len(), "file", "files"),
+                d.iter().map(rel).collect::<Vec<_>>().join(", ")
+            )
+        };
+        let tx = match checked {
+            Ok((tx, d)) if d.is_empty() => tx,
+            Ok((_, d)) | Err(TransactionError::Drifted(d)) => {
+                return Err(rejected(&mut inner, changed(d)))
+            }
+            Err(TransactionError::NotAFile { path, .. }) => {
+                return Err(rejected(&mut inner, changed(vec![path])))
+            }
             Err(e) => return Err(rejected(&mut inner, e.to_string())),
         };
-        if !drifted.is_empty() {
-            let why = format!(
-                "{} changed since staging: {}",
-                tool_core::format::plural(drifted.len(), "file", "files"),
-                drifted.iter().map(rel).collect::<Vec<_>>().join(", ")
-            );
-            return Err(rejected(&mut inner, why));
-        }
 
-        let entries: Vec<(PathBuf, Option<&str>, Option<&str>)> = edit
-            .files
-            .iter()
-            .map(|f| (f.path.clone(), f.old.as_deref(), f.new.as_deref()))
-            .collect();
-        let record = match self.journal.begin_change(id, &entries) {
+        let record = self.journal.begin_transaction(id, &tx);
+        let record = match record {
             Ok(r) => r,
             Err(e) => {
                 inner.edits.insert(id.to_string(), EditState::Staged(edit));
@@ -358,7 +305,7 @@ impl ChangeStore for EditStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tool_core::staging::{StagedFile, StagedMove};
+    use tool_core::staging::{StagedContent, StagedMove};
     use tool_core::Workspace;
 
     /// A move staged as another tool would: `a.ts` deleted, `lib/a.ts`
@@ -370,12 +317,14 @@ mod tests {
         std::fs::write(root.join("main.ts"), "import { a } from './a';\n").unwrap();
         let ws = Workspace::new(&root).unwrap();
         let store = EditStore::open(Journal::at(root.join(".journal"), &ws));
-        let file = |rel: &str, old: Option<&str>, new: Option<&str>| StagedFile {
-            path: root.join(rel),
-            rel: rel.into(),
-            old: old.map(Into::into),
-            new: new.map(Into::into),
-            edits: usize::from(old.is_some() && new.is_some()),
+        let file = |rel: &str, old: Option<&str>, new: Option<&str>| {
+            StagedFile::whole(
+                root.join(rel),
+                rel.into(),
+                old.map(Into::into),
+                new.map(Into::into),
+                usize::from(old.is_some() && new.is_some()),
+            )
         };
         let change = StagedChange {
             tool: "lsp_rename".into(),
@@ -461,7 +410,12 @@ mod tests {
         let entries: Vec<(PathBuf, Option<&str>, Option<&str>)> = change
             .files
             .iter()
-            .map(|f| (f.path.clone(), f.old.as_deref(), f.new.as_deref()))
+            .map(|f| match &f.content {
+                StagedContent::Texts { old, new } => {
+                    (f.path.clone(), old.as_deref(), new.as_deref())
+                }
+                StagedContent::Replaced { .. } => unreachable!("a move is staged whole"),
+            })
             .collect();
         let record = store.journal().begin_change("edit_9", &entries).unwrap();
         std::fs::remove_file(d.path().join("a.ts")).unwrap();

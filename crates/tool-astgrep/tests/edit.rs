@@ -11,6 +11,7 @@ use support::{run_with, Run};
 use tool_astgrep::journal::{Journal, Recovery};
 use tool_astgrep::ops;
 use tool_astgrep::store::{EditStore, InjectedFault};
+use tool_core::staging::StagedContent;
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 fn fixtures() -> PathBuf {
@@ -496,4 +497,114 @@ fn a_crash_in_the_middle_is_recovered_on_the_next_start() {
     }
     assert!(journal.pending().is_empty());
     assert!(EditStore::open(journal).recovered().is_empty());
+}
+
+/// A staged edit keeps each file's replacements and the fingerprint of the
+/// text they apply to, not the file twice: three files of 100 KB hold six
+/// bytes of replacement each. Accept reads the files again and refuses the
+/// whole change when one no longer hashes to its fingerprint, even with the
+/// same length.
+#[test]
+fn a_staged_edit_holds_its_replacements_not_the_files() {
+    let pad = "# padding\n".repeat(10_000);
+    let files: Vec<(String, String)> = (0..3)
+        .map(|i| (format!("m{i}.py"), format!("{pad}foo({i})\n")))
+        .collect();
+    let run = run_with(&files);
+    run.stage("foo($X)", "bar($X)", Some("python")).unwrap();
+    let staged = run.store.staged_files("edit_1").unwrap();
+    // (file, length of the text it was staged against, its replacements)
+    let held: Vec<String> = staged
+        .iter()
+        .map(|f| match &f.content {
+            StagedContent::Replaced {
+                original,
+                replacements,
+                ..
+            } => format!(
+                "{} {} {:?}",
+                f.rel,
+                original.len,
+                replacements
+                    .iter()
+                    .map(|r| (r.start, r.end, r.text.as_str()))
+                    .collect::<Vec<_>>()
+            ),
+            StagedContent::Texts { .. } => panic!("{} staged whole", f.rel),
+        })
+        .collect();
+    expect![[r#"
+        [
+            "m0.py 100007 [(100000, 100006, \"bar(0)\")]",
+            "m1.py 100007 [(100000, 100006, \"bar(1)\")]",
+            "m2.py 100007 [(100000, 100006, \"bar(2)\")]",
+        ]
+    "#]]
+    .assert_debug_eq(&held);
+    // Same length, other bytes, far from the replacement.
+    let edited = format!("# PADDING\n{}foo(1)\n", &pad[10..]);
+    assert_eq!(edited.len(), files[1].1.len());
+    std::fs::write(run.root.join("m1.py"), &edited).unwrap();
+    let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    expect![["refused: edit_1 rejected: 1 file changed since staging: m1.py; nothing was written. Call ast_edit again to stage the change against the current content"]].assert_eq(&err.to_string());
+    assert_eq!(run.read("m0.py"), files[0].1);
+    assert_eq!(run.read("m1.py"), edited);
+}
+
+/// The preview and the accept both make the staged replacements in the
+/// files as they are on disk: the preview shows exactly what accept
+/// writes — with two operations in one file (merged from the file read
+/// again), and past the preview's 200 lines, where the files left out are
+/// counted from what staging counted.
+#[test]
+fn the_preview_shows_what_accept_writes() {
+    let mut files = vec![("a.py".to_string(), "x = foo(1)\ny = baz(2)\n".to_string())];
+    files.extend((0..60).map(|i| (format!("m/{i:02}.py"), format!("foo({i})\n"))));
+    let run = run_with(&files);
+    let req = ops::EditRequest {
+        operations: vec![
+            ops::EditOperation {
+                pattern: Some("foo($X)"),
+                rewrite: Some("bar($X)"),
+                ..Default::default()
+            },
+            ops::EditOperation {
+                pattern: Some("baz($X)"),
+                rewrite: Some("qux($X)"),
+                ..Default::default()
+            },
+        ],
+        language: Some("python"),
+        ..Default::default()
+    };
+    let out = ops::stage_with(&run.ws, &run.store, &req, &CancellationToken::new()).unwrap();
+    let text = out.joined_text();
+    let lines: Vec<&str> = text.lines().collect();
+    expect![[r#"
+        (proposed) 62 replacements in 61 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        ast_edit  foo($X); baz($X)  →  bar($X); qux($X)  [python] in .; nothing is written until accepted
+        --- a/a.py
+        +++ b/a.py
+        @@ -1,2 +1,2 @@
+        -x = foo(1)
+        -y = baz(2)
+        +x = bar(1)
+        +y = qux(2)
+        --- a/m/00.py
+        +++ b/m/00.py
+        @@ -1 +1 @@
+        -foo(0)
+        +bar(0)"#]]
+    .assert_eq(&lines[..14].join("\n"));
+    // 7 lines of a.py, then 5 of each m file: 38 shown whole, 3 of the
+    // 39th, and 2 + 21 × 5 left out.
+    expect!["… preview capped: 107 diff lines in 22 files not shown (all of them are staged)"]
+        .assert_eq(lines[lines.len() - 1]);
+    assert_eq!(lines.len(), 2 + 200 + 1);
+
+    ops::resolve(&run.store, "edit_1", true).unwrap();
+    assert_eq!(run.read("a.py"), "x = bar(1)\ny = qux(2)\n");
+    for i in 0..60 {
+        assert_eq!(run.read(&format!("m/{i:02}.py")), format!("bar({i})\n"));
+    }
 }

@@ -3,23 +3,119 @@
 //!
 //! A [`StagedChange`] is what any staging tool proposes (a structural
 //! rewrite, a rename, a file move, a code action): every file's content
-//! before and after (`None`: absent), and the moves it makes. A
-//! [`ChangeStore`] keeps staged changes under ids; a [`PreviewHook`] computes
-//! what the language servers would report after a change, without touching
-//! the disk. The two live in different tool crates, which never depend on
-//! each other: a [`StagingLink`] made by the facade for one run connects
-//! them.
+//! before and after, and the moves it makes. A file keeps its content in one
+//! of two ways ([`StagedContent`]): both texts whole (`None`: absent), as a
+//! rename or a move stages them, or only its replacements and the
+//! [`Fingerprint`] of the text they apply to, as ast_edit stages them, so
+//! that a wide rewrite holds its replacements and not every file twice; such
+//! a file's texts are read from disk when it is shown or written. A
+//! [`ChangeStore`] keeps staged changes under ids; a [`PreviewHook`]
+//! computes what the language servers would report after a change, without
+//! touching the disk. The two live in different tool crates, which never
+//! depend on each other: a [`StagingLink`] made by the facade for one run
+//! connects them.
 //!
 //! Invariants: a staged change never writes by itself; accepting one goes
-//! through one [`FileTransaction`] (every file checked against `before`,
-//! then all written or none); `before` is what the file held when the change
-//! was staged, so any edit since is drift.
+//! through one [`FileTransaction`] (every file checked against what it held
+//! at staging, then all written or none); what a file held at staging is its
+//! `old` text, or the text its fingerprint was taken of (same length, same
+//! SHA-256), so any edit since is drift.
 
-use crate::files::{FileChange, FileTransaction};
+use crate::files::{FileChange, FileTransaction, TransactionError};
 use crate::format::{plural, thousands};
-use crate::fs::Root;
-use std::path::PathBuf;
+use crate::fs::{FsError, Root};
+use sha2::{Digest, Sha256};
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+
+/// A text known by its length and SHA-256, without holding it: what a file
+/// staged as replacements keeps of the text they apply to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub len: u64,
+    pub sha256: [u8; 32],
+}
+
+impl Fingerprint {
+    pub fn of(bytes: &[u8]) -> Fingerprint {
+        Fingerprint {
+            len: bytes.len() as u64,
+            sha256: Sha256::digest(bytes).into(),
+        }
+    }
+
+    /// Whether `bytes` is the text this was taken of.
+    pub fn matches(&self, bytes: &[u8]) -> bool {
+        bytes.len() as u64 == self.len && Sha256::digest(bytes)[..] == self.sha256
+    }
+
+    /// The text this was taken of, read from `path` beneath `root`;
+    /// `Ok(None)` when the file no longer holds it (absent, longer, other
+    /// bytes), an error when it cannot be read as a regular file.
+    pub fn read_text(&self, root: &Root, path: &Path) -> Result<Option<String>, FsError> {
+        match root.read_if_exists(path, self.len) {
+            Ok(Some(bytes)) if self.matches(&bytes) => Ok(String::from_utf8(bytes).ok()),
+            Ok(_) | Err(FsError::TooLarge { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl std::fmt::Debug for Fingerprint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hex: String = self.sha256[..8]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        write!(f, "Fingerprint({} bytes, sha256 {hex}…)", self.len)
+    }
+}
+
+/// Bytes `start..end` of a file's text, to be replaced by `text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replacement {
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+}
+
+/// `old` with `replacements` (in order, none overlapping another) made.
+pub fn apply_replacements(old: &str, replacements: &[Replacement]) -> String {
+    let grows: usize = replacements.iter().map(|r| r.text.len()).sum();
+    let mut out = String::with_capacity(old.len() + grows);
+    let mut cursor = 0;
+    for r in replacements {
+        out.push_str(&old[cursor..r.start]);
+        out.push_str(&r.text);
+        cursor = r.end;
+    }
+    out.push_str(&old[cursor..]);
+    out
+}
+
+/// What a staged file keeps of its content before and after the change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StagedContent {
+    /// Both texts whole; `None`: the file is absent (the change creates or
+    /// deletes it). What a rename, a move or a code action stages.
+    Texts {
+        old: Option<String>,
+        new: Option<String>,
+    },
+    /// Replacements in the text the file held at staging, which is kept
+    /// only as its fingerprint: both texts are read from disk when shown or
+    /// written, and a file that no longer matches the fingerprint has
+    /// changed since staging. What ast_edit stages.
+    Replaced {
+        original: Fingerprint,
+        replacements: Vec<Replacement>,
+        /// Lines of the file's diff below its header (see
+        /// [`diff_body_lines`]), counted while the texts were in hand, so a
+        /// preview that has no room for the file counts it without reading it.
+        diff_lines: usize,
+    },
+}
 
 /// One file of a staged change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,12 +123,103 @@ pub struct StagedFile {
     pub path: PathBuf,
     /// Relative to the workspace root, as the model reads it.
     pub rel: String,
-    /// Its content at staging; `None`: it did not exist (the change creates it).
-    pub old: Option<String>,
-    /// Its content after the change; `None`: the change deletes it.
-    pub new: Option<String>,
+    pub content: StagedContent,
     /// Replacements or text edits in it (0 for a file only moved).
     pub edits: usize,
+}
+
+/// A staged file's texts, in hand (`None`: absent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileTexts<'a> {
+    pub old: Option<Cow<'a, str>>,
+    pub new: Option<Cow<'a, str>>,
+}
+
+impl StagedFile {
+    /// A file staged with both its texts whole (`None`: absent).
+    pub fn whole(
+        path: PathBuf,
+        rel: String,
+        old: Option<String>,
+        new: Option<String>,
+        edits: usize,
+    ) -> StagedFile {
+        StagedFile {
+            path,
+            rel,
+            content: StagedContent::Texts { old, new },
+            edits,
+        }
+    }
+
+    /// A file staged as `replacements` in the text `original` was taken of.
+    pub fn replaced(
+        path: PathBuf,
+        rel: String,
+        original: Fingerprint,
+        replacements: Vec<Replacement>,
+        diff_lines: usize,
+    ) -> StagedFile {
+        StagedFile {
+            path,
+            rel,
+            edits: replacements.len(),
+            content: StagedContent::Replaced {
+                original,
+                replacements,
+                diff_lines,
+            },
+        }
+    }
+
+    /// Whether the file exists before the change.
+    pub fn existed(&self) -> bool {
+        match &self.content {
+            StagedContent::Texts { old, .. } => old.is_some(),
+            StagedContent::Replaced { .. } => true,
+        }
+    }
+
+    /// Whether the file exists after the change.
+    pub fn remains(&self) -> bool {
+        match &self.content {
+            StagedContent::Texts { new, .. } => new.is_some(),
+            StagedContent::Replaced { .. } => true,
+        }
+    }
+
+    /// Its texts before and after the change: as staged, or read beneath
+    /// `root` and checked against the fingerprint. A file that no longer
+    /// holds what it held at staging is `Drifted`; one that is no longer a
+    /// regular file (or cannot be read) is `NotAFile`, as a transaction
+    /// would find it.
+    pub fn texts(&self, root: &Root) -> Result<FileTexts<'_>, TransactionError> {
+        let (original, replacements) = match &self.content {
+            StagedContent::Texts { old, new } => {
+                return Ok(FileTexts {
+                    old: old.as_deref().map(Cow::Borrowed),
+                    new: new.as_deref().map(Cow::Borrowed),
+                })
+            }
+            StagedContent::Replaced {
+                original,
+                replacements,
+                ..
+            } => (original, replacements),
+        };
+        let old = original
+            .read_text(root, &self.path)
+            .map_err(|source| TransactionError::NotAFile {
+                path: self.path.clone(),
+                source,
+            })?
+            .ok_or_else(|| TransactionError::Drifted(vec![self.path.clone()]))?;
+        let new = apply_replacements(&old, replacements);
+        Ok(FileTexts {
+            old: Some(Cow::Owned(old)),
+            new: Some(Cow::Owned(new)),
+        })
+    }
 }
 
 /// A file or folder the change moves (relative paths).
@@ -67,17 +254,36 @@ impl StagedChange {
     }
 
     /// The transaction that writes the change beneath `root`: every file
-    /// expected to still hold `old`.
-    pub fn transaction(&self, root: &Root) -> FileTransaction {
+    /// expected to still hold what it held at staging. The texts of files
+    /// staged as replacements are read now; when one of them no longer
+    /// matches its fingerprint, `Drifted` names every file that changed.
+    pub fn transaction(&self, root: &Root) -> Result<FileTransaction, TransactionError> {
         let mut tx = FileTransaction::new(root);
+        let mut drifted = Vec::new();
         for f in &self.files {
+            let texts = match f.texts(root) {
+                Ok(t) => t,
+                Err(TransactionError::Drifted(paths)) => {
+                    drifted.extend(paths);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let bytes = |t: Option<Cow<'_, str>>| t.map(|t| t.into_owned().into_bytes());
             tx.push(FileChange {
                 path: f.path.clone(),
-                expected: f.old.clone().map(String::into_bytes),
-                new: f.new.clone().map(String::into_bytes),
+                expected: bytes(texts.old),
+                new: bytes(texts.new),
             });
         }
-        tx
+        if drifted.is_empty() {
+            return Ok(tx);
+        }
+        // Named in the change's order, with the whole texts that drifted too.
+        drifted.extend(tx.drifted()?);
+        let at = |p: &PathBuf| self.files.iter().position(|f| &f.path == p);
+        drifted.sort_by_key(at);
+        Err(TransactionError::Drifted(drifted))
     }
 
     /// The relative name of `path`, when it is one of the change's files.
@@ -90,33 +296,45 @@ impl StagedChange {
 
     /// A unified diff of the change, at most `max_lines` lines of at most
     /// [`DIFF_LINE_CHARS`] characters, ending with what was left out. A
-    /// created file diffs against `/dev/null`, a deleted one to it.
-    pub fn diff(&self, max_lines: usize) -> String {
+    /// created file diffs against `/dev/null`, a deleted one to it. Of the
+    /// files staged as replacements, only those shown are read (beneath
+    /// `root`); one that changed since staging is an error.
+    pub fn diff(&self, root: &Root, max_lines: usize) -> Result<String, TransactionError> {
         let mut shown: Vec<String> = Vec::new();
         let (mut hidden_lines, mut hidden_files) = (0, 0);
         for m in &self.moves {
             shown.push(format!("move {} → {}", m.from.display(), m.to.display()));
         }
         for f in &self.files {
-            let from = f
-                .old
-                .as_ref()
-                .map_or("/dev/null".into(), |_| format!("a/{}", f.rel));
-            let to = f
-                .new
-                .as_ref()
-                .map_or("/dev/null".into(), |_| format!("b/{}", f.rel));
-            let (old, new) = (
-                f.old.as_deref().unwrap_or(""),
-                f.new.as_deref().unwrap_or(""),
-            );
-            let text = similar::TextDiff::from_lines(old, new)
-                .unified_diff()
-                .context_radius(2)
-                .header(&from, &to)
-                .to_string();
-            let lines: Vec<&str> = text.lines().collect();
+            let from = if f.existed() {
+                format!("a/{}", f.rel)
+            } else {
+                "/dev/null".into()
+            };
+            let to = if f.remains() {
+                format!("b/{}", f.rel)
+            } else {
+                "/dev/null".into()
+            };
             let room = max_lines.saturating_sub(shown.len());
+            if let (0, StagedContent::Replaced { diff_lines, .. }) = (room, &f.content) {
+                // Counted as the diff below would count it, without reading it.
+                if *diff_lines > 0 {
+                    hidden_lines += header(&from, &to).lines().count() + diff_lines;
+                    hidden_files += 1;
+                }
+                continue;
+            }
+            let texts = f.texts(root)?;
+            let text = similar::TextDiff::from_lines(
+                texts.old.as_deref().unwrap_or(""),
+                texts.new.as_deref().unwrap_or(""),
+            )
+            .unified_diff()
+            .context_radius(DIFF_CONTEXT)
+            .header(&from, &to)
+            .to_string();
+            let lines: Vec<&str> = text.lines().collect();
             if lines.len() > room {
                 hidden_lines += lines.len() - room;
                 hidden_files += 1;
@@ -130,8 +348,28 @@ impl StagedChange {
                 plural(hidden_files, "file", "files")
             ));
         }
-        shown.join("\n")
+        Ok(shown.join("\n"))
     }
+}
+
+/// Lines of context around each change in a diff.
+const DIFF_CONTEXT: usize = 2;
+
+/// The header a unified diff starts with, before its first hunk (and only
+/// when it has one), as `similar` writes it.
+fn header(from: &str, to: &str) -> String {
+    format!("--- {from}\n+++ {to}\n")
+}
+
+/// Lines of `old` → `new`'s unified diff below its header, as
+/// [`StagedChange::diff`] shows it; 0 when the texts are equal.
+pub fn diff_body_lines(old: &str, new: &str) -> usize {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(DIFF_CONTEXT)
+        .to_string()
+        .lines()
+        .count()
 }
 
 /// Characters shown of one diff line; the rest is counted.
@@ -220,17 +458,47 @@ mod tests {
     use super::*;
 
     fn file(rel: &str, old: Option<&str>, new: Option<&str>) -> StagedFile {
-        StagedFile {
-            path: PathBuf::from("/w").join(rel),
-            rel: rel.into(),
-            old: old.map(Into::into),
-            new: new.map(Into::into),
-            edits: 1,
-        }
+        StagedFile::whole(
+            PathBuf::from("/w").join(rel),
+            rel.into(),
+            old.map(Into::into),
+            new.map(Into::into),
+            1,
+        )
+    }
+
+    fn temp_root() -> (tempfile::TempDir, Root) {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root::new(&d.path().canonicalize().unwrap()).unwrap();
+        (d, root)
+    }
+
+    /// `rel` written beneath `root` with `old`, staged as `(start, end,
+    /// text)` replacements in it.
+    fn replaced(root: &Root, rel: &str, old: &str, edits: &[(usize, usize, &str)]) -> StagedFile {
+        let path = root.path().join(rel);
+        std::fs::write(&path, old).unwrap();
+        let replacements: Vec<Replacement> = edits
+            .iter()
+            .map(|&(start, end, text)| Replacement {
+                start,
+                end,
+                text: text.into(),
+            })
+            .collect();
+        let new = apply_replacements(old, &replacements);
+        StagedFile::replaced(
+            path,
+            rel.into(),
+            Fingerprint::of(old.as_bytes()),
+            replacements,
+            diff_body_lines(old, &new),
+        )
     }
 
     #[test]
     fn the_diff_shows_moves_creates_and_deletes() {
+        let (_d, root) = temp_root();
         let change = StagedChange {
             tool: "lsp_rename".into(),
             files: vec![
@@ -262,44 +530,140 @@ mod tests {
             @@ -1 +1 @@
             -import { a } from './a';
             +import { a } from './lib/a';"#]]
-        .assert_eq(&change.diff(200));
+        .assert_eq(&change.diff(&root, 200).unwrap());
         expect_test::expect![[r#"
             move a.ts → lib/a.ts
             --- a/a.ts
             +++ /dev/null
             … preview capped: 11 diff lines in 3 files not shown (all of them are staged)"#]]
-        .assert_eq(&change.diff(3));
+        .assert_eq(&change.diff(&root, 3).unwrap());
         assert_eq!(change.edits(), 3);
+    }
+
+    /// A file staged as replacements diffs as the same file staged whole,
+    /// at every cap: the files the preview has no room for are counted from
+    /// what was counted at staging, and never read.
+    #[test]
+    fn replacements_diff_as_their_whole_texts() {
+        let (_d, root) = temp_root();
+        let a_old = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n";
+        let b_old = "x = f(1)\ny = f(2)\n";
+        let a = replaced(&root, "a.py", a_old, &[(4, 7, "TWO"), (24, 27, "SIX")]);
+        let b = replaced(&root, "b.py", b_old, &[(4, 8, "g(1)"), (13, 17, "g(2)")]);
+        let whole = |f: &StagedFile| {
+            let t = f.texts(&root).unwrap();
+            StagedFile::whole(
+                f.path.clone(),
+                f.rel.clone(),
+                t.old.map(Cow::into_owned),
+                t.new.map(Cow::into_owned),
+                f.edits,
+            )
+        };
+        let mut staged = StagedChange::new("ast_edit");
+        staged.files = vec![a, b];
+        let mut texts = StagedChange::new("ast_edit");
+        texts.files = staged.files.iter().map(whole).collect();
+        expect_test::expect![[r#"
+            --- a/a.py
+            +++ b/a.py
+            @@ -1,7 +1,7 @@
+             one
+            -two
+            +TWO
+             three
+             four
+             five
+            -six
+            +SIX
+             seven
+            --- a/b.py
+            +++ b/b.py
+            @@ -1,2 +1,2 @@
+            -x = f(1)
+            -y = f(2)
+            +x = g(1)
+            +y = g(2)"#]]
+        .assert_eq(&staged.diff(&root, 200).unwrap());
+        for max in 0..22 {
+            assert_eq!(
+                staged.diff(&root, max).unwrap(),
+                texts.diff(&root, max).unwrap(),
+                "at {max} lines"
+            );
+        }
+        // b.py is not read when there is no room for it.
+        std::fs::remove_file(root.path().join("b.py")).unwrap();
+        assert!(staged.diff(&root, 12).unwrap().ends_with(
+            "… preview capped: 7 diff lines in 1 file not shown (all of them are staged)"
+        ));
+        assert!(matches!(
+            staged.diff(&root, 13),
+            Err(TransactionError::Drifted(p)) if p == [root.path().join("b.py")]
+        ));
+    }
+
+    /// A file staged as replacements keeps no text: it is read at accept
+    /// and must still be the text its fingerprint was taken of, byte for
+    /// byte in length and SHA-256, or the change is refused naming it.
+    #[test]
+    fn replacements_are_applied_only_to_the_text_they_were_staged_against() {
+        let (_d, root) = temp_root();
+        let a = replaced(&root, "a.py", "foo(1)\n", &[(0, 3, "bar")]);
+        let b = replaced(&root, "b.py", "foo(2)\n", &[(0, 3, "bar")]);
+        let c = replaced(&root, "c.py", "foo(3)\n", &[(0, 3, "bar")]);
+        let StagedContent::Replaced { original, .. } = &a.content else {
+            panic!("{a:?}")
+        };
+        assert_eq!(original.len, 7);
+        let mut change = StagedChange::new("ast_edit");
+        change.files = vec![a, b, c];
+        // Same length, other bytes; and a file grown by a byte.
+        std::fs::write(root.path().join("b.py"), "foo(9)\n").unwrap();
+        std::fs::write(root.path().join("c.py"), "foo(3)\n\n").unwrap();
+        assert!(matches!(
+            change.transaction(&root),
+            Err(TransactionError::Drifted(p))
+                if p == [root.path().join("b.py"), root.path().join("c.py")]
+        ));
+        std::fs::remove_file(root.path().join("b.py")).unwrap();
+        std::fs::write(root.path().join("c.py"), "foo(3)\n").unwrap();
+        assert!(matches!(
+            change.transaction(&root),
+            Err(TransactionError::Drifted(p)) if p == [root.path().join("b.py")]
+        ));
+        std::fs::write(root.path().join("b.py"), "foo(2)\n").unwrap();
+        change.transaction(&root).unwrap().commit().unwrap();
+        for (rel, now) in [
+            ("a.py", "bar(1)\n"),
+            ("b.py", "bar(2)\n"),
+            ("c.py", "bar(3)\n"),
+        ] {
+            assert_eq!(std::fs::read_to_string(root.path().join(rel)).unwrap(), now);
+        }
     }
 
     #[test]
     fn the_transaction_expects_what_was_staged() {
-        let d = tempfile::tempdir().unwrap();
-        let root = Root::new(&d.path().canonicalize().unwrap()).unwrap();
+        let (_d, root) = temp_root();
         let a = root.path().join("a.txt");
         std::fs::write(&a, "one").unwrap();
         let change = StagedChange {
             tool: "t".into(),
             files: vec![
-                StagedFile {
-                    path: a.clone(),
-                    rel: "a.txt".into(),
-                    old: Some("one".into()),
-                    new: None,
-                    edits: 0,
-                },
-                StagedFile {
-                    path: root.path().join("sub/b.txt"),
-                    rel: "sub/b.txt".into(),
-                    old: None,
-                    new: Some("one".into()),
-                    edits: 0,
-                },
+                StagedFile::whole(a.clone(), "a.txt".into(), Some("one".into()), None, 0),
+                StagedFile::whole(
+                    root.path().join("sub/b.txt"),
+                    "sub/b.txt".into(),
+                    None,
+                    Some("one".into()),
+                    0,
+                ),
             ],
             moves: Vec::new(),
         };
         std::fs::write(&a, "two").unwrap();
-        let tx = change.transaction(&root);
+        let tx = change.transaction(&root).unwrap();
         assert_eq!(tx.drifted().unwrap(), vec![a.clone()]);
         std::fs::write(&a, "one").unwrap();
         tx.commit().unwrap();

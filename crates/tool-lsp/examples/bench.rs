@@ -231,13 +231,13 @@ async fn preview(s: &Setup, file: &str, bad: &str) -> (Duration, Duration) {
     let hook = ServerPreview::new(sup.clone(), Arc::new(RunLedger::default()));
     let change = StagedChange {
         tool: "bench".into(),
-        files: vec![StagedFile {
-            path: path.clone(),
-            rel: file.into(),
-            old: Some(original.clone()),
-            new: Some(format!("{original}{bad}")),
-            edits: 1,
-        }],
+        files: vec![StagedFile::whole(
+            path.clone(),
+            file.into(),
+            Some(original.clone()),
+            Some(format!("{original}{bad}")),
+            1,
+        )],
         moves: Vec::new(),
     };
     let (mut total, mut server) = (Vec::new(), Vec::new());

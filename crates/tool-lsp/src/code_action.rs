@@ -192,7 +192,7 @@ pub async fn run(
     }
     if args.stage {
         let change = plan.staged_change(ws, "lsp_code_action");
-        return staged_edit::staged_output(link, change, header).await;
+        return staged_edit::staged_output(link, ws, change, header).await;
     }
     tx.commit().map_err(|e| match e {
         e @ (TransactionError::NotAFile { .. } | TransactionError::Drifted(_)) => {

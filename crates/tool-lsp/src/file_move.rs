@@ -143,7 +143,7 @@ pub fn staged_move_pairs(ws: &Workspace, change: &StagedChange) -> Vec<(PathBuf,
     let mut out = Vec::new();
     for m in &change.moves {
         let (from, to) = (ws.root().join(&m.from), ws.root().join(&m.to));
-        for f in change.files.iter().filter(|f| f.new.is_none()) {
+        for f in change.files.iter().filter(|f| !f.remains()) {
             if let Ok(rest) = f.path.strip_prefix(&from) {
                 let target = if rest.as_os_str().is_empty() {
                     to.clone()
@@ -524,7 +524,7 @@ pub async fn run(
                 to: ws.relative(&to).into(),
             }];
         }
-        return staged_edit::staged_output(link, change, header).await;
+        return staged_edit::staged_output(link, ws, change, header).await;
     }
 
     plan.transaction(ws).commit().map_err(|e| match e {
@@ -579,13 +579,13 @@ mod tests {
     use tool_core::staging::{StagedFile, StagedMove};
 
     fn file(ws: &Workspace, rel: &str, old: Option<&str>, new: Option<&str>) -> StagedFile {
-        StagedFile {
-            path: ws.root().join(rel),
-            rel: rel.into(),
-            old: old.map(Into::into),
-            new: new.map(Into::into),
-            edits: 0,
-        }
+        StagedFile::whole(
+            ws.root().join(rel),
+            rel.into(),
+            old.map(Into::into),
+            new.map(Into::into),
+            0,
+        )
     }
 
     #[test]

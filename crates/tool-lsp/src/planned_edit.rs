@@ -298,13 +298,13 @@ impl PlannedEdit {
         let mut change = StagedChange::new(tool);
         for c in self.file_changes() {
             let text = |b: Option<Vec<u8>>| b.map(|b| String::from_utf8_lossy(&b).into_owned());
-            change.files.push(StagedFile {
-                rel: ws.relative(&c.path),
-                edits: self.edits.get(&c.path).copied().unwrap_or(0),
-                path: c.path,
-                old: text(c.expected),
-                new: text(c.new),
-            });
+            change.files.push(StagedFile::whole(
+                c.path.clone(),
+                ws.relative(&c.path),
+                text(c.expected),
+                text(c.new),
+                self.edits.get(&c.path).copied().unwrap_or(0),
+            ));
         }
         change.moves = self
             .renames

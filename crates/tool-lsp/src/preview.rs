@@ -29,7 +29,9 @@ use crate::diagnostics::{self, problems, DiagLine, NotReady};
 use crate::on_write::RunLedger;
 use crate::staged_edit::PREVIEW_FILES;
 use crate::supervisor::{LspSupervisor, Target};
+use std::borrow::Cow;
 use std::sync::Arc;
+use tool_core::files::TransactionError;
 use tool_core::format::plural;
 use tool_core::staging::{StagedChange, StagedFile};
 use tool_core::{async_trait, PreviewHook, ToolError};
@@ -107,8 +109,10 @@ impl ServerPreview {
         {
             return Ok(());
         }
-        let baseline = match (&o.file.old, source) {
-            (Some(before), _) => self.diagnostics_of(o, before.clone()).await?,
+        let root = self.sup.workspace().dir();
+        let old = o.file.texts(root).map_err(|e| unreadable(o.file, e))?.old;
+        let baseline = match (old, source) {
+            (Some(before), _) => self.diagnostics_of(o, before.into_owned()).await?,
             (None, Some(source)) => {
                 let at_source = Opened {
                     file: source,
@@ -116,8 +120,9 @@ impl ServerPreview {
                     uri: file_uri(&source.path),
                     was_open: false,
                 };
-                let before = source.old.clone().unwrap_or_default();
-                self.diagnostics_of(&at_source, before).await?
+                let before = source.texts(root).map_err(|e| unreadable(source, e))?.old;
+                self.diagnostics_of(&at_source, before.map(Cow::into_owned).unwrap_or_default())
+                    .await?
             }
             (None, None) => Vec::new(),
         };
@@ -184,6 +189,15 @@ impl ServerPreview {
             }
             _ => client.close(&o.uri).await,
         }
+    }
+}
+
+/// Why a file staged as replacements could not be previewed: it changed
+/// on disk since staging, or is no longer a readable regular file.
+fn unreadable(f: &StagedFile, e: TransactionError) -> String {
+    match e {
+        TransactionError::NotAFile { source, .. } => format!("{} ({source})", f.rel),
+        _ => format!("{} (changed since staging)", f.rel),
     }
 }
 
@@ -280,7 +294,7 @@ impl PreviewHook for ServerPreview {
         let mut new_folders: Vec<String> = change
             .files
             .iter()
-            .filter(|f| f.old.is_none())
+            .filter(|f| !f.existed())
             .filter(has_server)
             .filter_map(|f| missing_folder(&f.path))
             .map(|dir| format!("{}/", self.sup.rel(&dir)))
@@ -297,15 +311,15 @@ impl PreviewHook for ServerPreview {
         let mut files: Vec<&StagedFile> = change
             .files
             .iter()
-            .filter(|f| f.new.is_some())
+            .filter(|f| f.remains())
             .filter(has_server)
             .collect();
         // Stable: created files first, each group still by path.
-        files.sort_by_key(|f| f.old.is_some());
+        files.sort_by_key(|f| f.existed());
         let deleted: Vec<&StagedFile> = change
             .files
             .iter()
-            .filter(|f| f.new.is_none())
+            .filter(|f| !f.remains())
             .filter(has_server)
             .collect();
         let mut not_computed = Vec::new();
@@ -387,24 +401,29 @@ impl PreviewHook for ServerPreview {
                 ));
                 continue;
             }
+            let after = match o.file.texts(self.sup.workspace().dir()) {
+                Ok(t) => t.new.map(Cow::into_owned).unwrap_or_default(),
+                Err(e) => {
+                    not_computed.push(unreadable(o.file, e));
+                    continue;
+                }
+            };
             match self.baseline(o, source_of(o)).await {
-                Ok(()) => ready.push(o),
+                Ok(()) => ready.push((o, after)),
                 Err(why) => not_computed.push(why),
             }
         }
         for o in &closed {
             o.target.client.close(&o.uri).await;
         }
-        for o in &ready {
-            let after = o.file.new.clone().unwrap_or_default();
+        for (o, after) in &ready {
             o.target
                 .client
-                .sync_text(&o.file.path, &o.target.language_id, after)
+                .sync_text(&o.file.path, &o.target.language_id, after.clone())
                 .await;
         }
         let mut deltas = Vec::new();
-        for o in &ready {
-            let after = o.file.new.clone().unwrap_or_default();
+        for (o, after) in ready {
             match self.diagnostics_of(o, after).await {
                 Ok(lines) => {
                     let (new, fixed) = self.ledger.ledger.lock().expect("ledger").delta(

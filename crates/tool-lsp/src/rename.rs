@@ -126,7 +126,7 @@ async fn stage(
         tool_core::format::plural(change.edits(), "edit", "edits"),
         tool_core::format::plural(change.files.len(), "file", "files"),
     );
-    let mut out = staged_output(link, change, header).await?;
+    let mut out = staged_output(link, ws, change, header).await?;
     for line in reach.report(ws, &unrenamed) {
         out.push_text(line);
     }

@@ -2,7 +2,7 @@
 //! its id, its diff and the diagnostics it would cause; nothing is written.
 
 use serde_json::json;
-use tool_core::{StagedChange, StagingLink, ToolError, ToolOutput};
+use tool_core::{StagedChange, StagingLink, ToolError, ToolOutput, Workspace};
 
 /// Files a preview checks, at most (each may wait the diagnostics bound).
 pub const PREVIEW_FILES: usize = 20;
@@ -14,6 +14,7 @@ pub const PREVIEW_LINES: usize = 200;
 /// diff and the servers' diagnostics delta; nothing is written.
 pub async fn staged_output(
     link: &StagingLink,
+    ws: &Workspace,
     change: StagedChange,
     header: String,
 ) -> Result<ToolOutput, ToolError> {
@@ -23,6 +24,10 @@ pub async fn staged_output(
             change.tool
         )));
     };
+    // Whole texts (what these tools stage) are never read from disk.
+    let diff = change
+        .diff(ws.dir(), PREVIEW_LINES)
+        .map_err(|e| ToolError::failed(format!("{e}; nothing was staged")))?;
     let id = store.stage_change(change.clone());
     let mut text = vec![
         format!(
@@ -31,7 +36,7 @@ pub async fn staged_output(
             tool_core::format::plural(change.files.len(), "file", "files"),
         ),
         format!("{header}; nothing is written until accepted"),
-        change.diff(PREVIEW_LINES),
+        diff,
     ];
     let delta = link.diagnostics_delta(&change).await;
     text.extend(delta.clone());
