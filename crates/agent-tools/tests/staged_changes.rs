@@ -116,6 +116,40 @@ fn python() -> Option<Project> {
     ]))
 }
 
+/// As on pallets/click: `except $E:` → `except $E as _exc:` also matches
+/// `except OSError as e:` (the pattern's `$E` takes `OSError as e`), which
+/// tree-sitter-python parses but Python does not. The servers' syntax
+/// errors refuse it, nothing staged; `allow_parse_errors` stages it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewrite_the_grammar_accepts_but_python_does_not_is_refused() {
+    let Some(p) = python() else { return };
+    let code = "def f() -> None:\n    try:\n        pass\n    except OSError as e:\n        print(e)\n    except ValueError:\n        pass\n";
+    std::fs::write(p.dir.path().join("errors.py"), code).unwrap();
+    let before = p.disk();
+    let args = json!({"pattern": "except $E:\n    $$$B", "rewrite": "except $E as _exc:\n    $$$B", "path": "errors.py", "language": "python"});
+    let err = p.call("ast_edit", args.clone()).await.unwrap_err();
+    expect_test::expect![[r#"
+        refused: the rewrite leaves syntax errors the language servers report (the grammar accepted it):
+        errors.py:4:25 error Expected ":"
+        nothing was staged; fix the rewrite, or pass allow_parse_errors: true to stage it anyway"#]]
+    .assert_eq(&err.to_string());
+    assert_eq!(p.disk(), before, "nothing is written");
+    let err = p
+        .call("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await
+        .unwrap_err();
+    expect_test::expect!["refused: edit_1 was rejected (its rewrite left syntax errors the language servers report); call ast_edit again to stage it against the current files"].assert_eq(&err.to_string());
+    assert_eq!(p.disk(), before, "the refused edit cannot be accepted");
+
+    let mut allowed = args;
+    allowed["allow_parse_errors"] = json!(true);
+    let out = p.text("ast_edit", allowed).await;
+    assert!(
+        out.starts_with("(proposed) 2 replacements in 1 file"),
+        "{out}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_staged_python_rename_shows_its_delta_writes_nothing_and_accept_applies_it() {
     let Some(p) = python() else { return };

@@ -139,6 +139,21 @@ impl EditStore {
         }
     }
 
+    /// Drop a staged edit that its own staging call refused (`why`): its
+    /// id answers so from then on.
+    pub fn withdraw(&self, id: &str, why: &str) -> Result<(), ToolError> {
+        let mut inner = self.inner.lock().expect("store lock");
+        let edit = self.take_staged(&mut inner, id)?;
+        inner.edits.insert(
+            id.to_string(),
+            EditState::Rejected {
+                why: why.to_string(),
+                tool: edit.tool.clone(),
+            },
+        );
+        Ok(())
+    }
+
     /// Drop a staged edit.
     pub fn discard(&self, id: &str) -> Result<Discarded, ToolError> {
         let mut inner = self.inner.lock().expect("store lock");

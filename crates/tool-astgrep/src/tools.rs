@@ -95,7 +95,8 @@ pub struct AstEditArgs {
     #[serde(default)]
     pub language: Option<String>,
     /// Stage files even where the rewrite leaves a syntax error the file did
-    /// not have; default false (such files are refused and named).
+    /// not have, by the grammar or the language servers; default false
+    /// (such files are refused and named).
     #[serde(default)]
     pub allow_parse_errors: bool,
     /// Several rewrites staged together as one edit (accepted or discarded
@@ -263,34 +264,61 @@ impl Tool for AstEditTool {
             ops::stage_with(&ws, &store, &req, &cancel)
         })
         .await?;
-        Ok(with_diagnostics_delta(&self.link, self.store.as_ref(), out).await)
+        with_diagnostics_delta(&self.link, &self.store, out, args.allow_parse_errors).await
     }
 }
 
 /// A staging result with the language servers' view of its change added:
-/// the text section, and `diagnostics_after` in the structured part.
+/// the text section, and `diagnostics_after` in the structured part. A
+/// change whose new problems include syntax errors by the servers' account
+/// (a rewrite tree-sitter accepts that the language's own parser does not)
+/// is discarded and refused like a grammar's parse failure, unless
+/// `allow_parse_errors`.
 pub async fn with_diagnostics_delta(
     link: &StagingLink,
-    store: &dyn ChangeStore,
+    store: &EditStore,
     mut out: ToolOutput,
-) -> ToolOutput {
+    allow_parse_errors: bool,
+) -> Result<ToolOutput, ToolError> {
     let id = out
         .structured
         .as_ref()
         .and_then(|s| s.get("edit_id"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let Some(change) = id.and_then(|id| store.staged_change(&id)) else {
-        return out;
+    let Some((id, change)) = id.and_then(|id| Some((id.clone(), store.staged_change(&id)?))) else {
+        return Ok(out);
     };
     if let Some(section) = link.diagnostics_delta(&change).await {
-        if let Some(Value::Object(obj)) = out.structured.as_mut() {
-            obj.insert("diagnostics_after".into(), Value::String(section.clone()));
+        if !section.syntax_errors.is_empty() && !allow_parse_errors {
+            store.withdraw(
+                &id,
+                "its rewrite left syntax errors the language servers report",
+            )?;
+            let (mut rows, note) = tool_core::format::cap_list(
+                section.syntax_errors,
+                SYNTAX_ERRORS_LISTED,
+                "narrow the edit",
+            );
+            rows.extend(note);
+            return Err(ToolError::refused(format!(
+                "the rewrite leaves syntax errors the language servers report (the grammar accepted it):\n{}\nnothing was staged; fix the rewrite, or pass allow_parse_errors: true to stage it anyway",
+                rows.join("\n")
+            )));
         }
-        out.push_text(section);
+        if let Some(Value::Object(obj)) = out.structured.as_mut() {
+            obj.insert(
+                "diagnostics_after".into(),
+                Value::String(section.text.clone()),
+            );
+        }
+        out.push_text(section.text);
     }
-    out
+    Ok(out)
 }
+
+/// At most this many of a refused rewrite's syntax errors are listed.
+const SYNTAX_ERRORS_LISTED: usize = 10;
 
 /// `resolve`: apply or discard a staged edit.
 pub struct ResolveTool {

@@ -50,7 +50,7 @@ pub use output::{Content, ToolOutput};
 pub use registry::{
     AllowAll, Approval, ApprovalRequest, Approver, Registry, RegistryError, WeakRegistry,
 };
-pub use staging::{PreviewHook, StagedChange, StagingLink};
+pub use staging::{PreviewHook, PreviewSection, StagedChange, StagingLink};
 pub use tier::{Surface, Tier};
 pub use tool::{CallContext, Progress, ProgressSink, Tool, ToolSpec};
 pub use workspace::Workspace;

@@ -404,7 +404,17 @@ pub trait ChangeStore: Send + Sync {
 /// a server.
 #[async_trait::async_trait]
 pub trait PreviewHook: Send + Sync {
-    async fn diagnostics_delta(&self, change: &StagedChange) -> Option<String>;
+    async fn diagnostics_delta(&self, change: &StagedChange) -> Option<PreviewSection>;
+}
+
+/// A preview's diagnostics section, and of its new problems those that are
+/// syntax errors by the servers' own account (a rewrite the grammar
+/// accepted may still not parse for the language's tools).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreviewSection {
+    pub text: String,
+    /// Each as the model reads it (`path:line:col error [code] message`).
+    pub syntax_errors: Vec<String>,
 }
 
 /// The connection of one run's change store and preview hook, made by the
@@ -445,7 +455,7 @@ impl StagingLink {
 
     /// The preview's diagnostics section of `change`, when a hook is linked
     /// and has something to say.
-    pub async fn diagnostics_delta(&self, change: &StagedChange) -> Option<String> {
+    pub async fn diagnostics_delta(&self, change: &StagedChange) -> Option<PreviewSection> {
         match self.hook.get() {
             Some(h) => h.diagnostics_delta(change).await,
             None => None,

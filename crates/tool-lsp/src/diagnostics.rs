@@ -324,6 +324,37 @@ pub fn problem_lines(
         .collect()
 }
 
+/// Codes the servers and linters give a syntax error: ruff's
+/// `invalid-syntax`, rust-analyzer's `syntax-error`, pycodestyle's and
+/// flake8's `E999`.
+const SYNTAX_CODES: [&str; 3] = ["invalid-syntax", "syntax-error", "E999"];
+
+/// Whether a problem that `server` (a catalog entry's id) reported is a
+/// syntax error by its account: an error with one of [`SYNTAX_CODES`], or
+/// whose message says so (`SyntaxError`, `syntax error`); from
+/// typescript-language-server, a TS1xxx (its parser's codes); from
+/// basedpyright or pyright, a code-less `Expected …` (their parse errors
+/// carry no rule); from gopls, a code-less `expected …`.
+pub fn is_syntax_error(d: &DiagLine, server: &str) -> bool {
+    if d.severity != "error" {
+        return false;
+    }
+    let message = d.message.trim_start();
+    if message.starts_with("SyntaxError") || message.to_ascii_lowercase().contains("syntax error") {
+        return true;
+    }
+    match (server, d.code.as_deref()) {
+        (_, Some(code)) if SYNTAX_CODES.contains(&code) => true,
+        ("typescript", Some(code)) => {
+            code.len() == 4 && code.starts_with('1') && code.chars().all(|c| c.is_ascii_digit())
+        }
+        ("python", None) => message.starts_with("Expected "),
+        // gopls: the Go parser's errors carry no code, its type errors do.
+        ("go", None) => message.starts_with("expected "),
+        _ => false,
+    }
+}
+
 /// Errors and warnings: what the wrapper and `diagnostics` report by default.
 pub fn is_problem(d: &Diagnostic) -> bool {
     matches!(

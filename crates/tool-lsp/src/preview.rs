@@ -34,7 +34,7 @@ use std::sync::Arc;
 use tool_core::files::TransactionError;
 use tool_core::format::plural;
 use tool_core::staging::{StagedChange, StagedFile};
-use tool_core::{async_trait, PreviewHook, ToolError};
+use tool_core::{async_trait, PreviewHook, PreviewSection, ToolError};
 
 /// New problems listed in a preview, at most.
 pub const PREVIEW_PROBLEMS: usize = 20;
@@ -47,6 +47,8 @@ pub struct ServerPreview {
 
 /// One file's delta.
 struct FileDelta {
+    /// The id of the catalog entry whose server reported it.
+    server: String,
     new: Vec<DiagLine>,
     fixed: Vec<&'static str>,
 }
@@ -286,7 +288,7 @@ impl PreviewHook for ServerPreview {
     /// creates (a move's targets) first, so that a server resolving an
     /// import finds them open (tsserver does) — then each file's
     /// diagnostics, then every file restored.
-    async fn diagnostics_delta(&self, change: &StagedChange) -> Option<String> {
+    async fn diagnostics_delta(&self, change: &StagedChange) -> Option<PreviewSection> {
         let has_server = |f: &&StagedFile| self.sup.catalog().for_file(&f.path).is_some();
         // A file created in a folder the disk lacks is not found by a
         // server that lists folders before files (tsserver): its importers
@@ -302,11 +304,14 @@ impl PreviewHook for ServerPreview {
         new_folders.sort();
         new_folders.dedup();
         if !new_folders.is_empty() {
-            return Some(format!(
-                "after this change: not computed: it creates {} {}, not on disk yet, and language servers look for files in the disk's folders, which a preview never touches — resolve accept reports the diagnostics after the write",
-                if new_folders.len() == 1 { "the folder" } else { "the folders" },
-                new_folders.join(", ")
-            ));
+            return Some(PreviewSection {
+                text: format!(
+                    "after this change: not computed: it creates {} {}, not on disk yet, and language servers look for files in the disk's folders, which a preview never touches — resolve accept reports the diagnostics after the write",
+                    if new_folders.len() == 1 { "the folder" } else { "the folders" },
+                    new_folders.join(", ")
+                ),
+                syntax_errors: Vec::new(),
+            });
         }
         let mut files: Vec<&StagedFile> = change
             .files
@@ -431,7 +436,11 @@ impl PreviewHook for ServerPreview {
                         &o.target.slot.entry.id,
                         &lines,
                     );
-                    deltas.push(FileDelta { new, fixed });
+                    deltas.push(FileDelta {
+                        server: o.target.slot.entry.id.clone(),
+                        new,
+                        fixed,
+                    });
                 }
                 Err(why) => not_computed.push(why),
             }
@@ -448,7 +457,16 @@ impl PreviewHook for ServerPreview {
         if deltas.is_empty() && not_computed.is_empty() {
             return None;
         }
-        Some(render(&deltas, &not_computed))
+        let syntax_errors = deltas
+            .iter()
+            .flat_map(|delta| delta.new.iter().map(move |d| (&delta.server, d)))
+            .filter(|(server, d)| diagnostics::is_syntax_error(d, server))
+            .map(|(_, d)| d.render())
+            .collect();
+        Some(PreviewSection {
+            text: render(&deltas, &not_computed),
+            syntax_errors,
+        })
     }
 }
 
@@ -471,6 +489,7 @@ mod tests {
     fn the_section_counts_new_and_fixed_and_names_what_was_not_computed() {
         let deltas = [
             FileDelta {
+                server: "python".into(),
                 new: vec![
                     line(
                         14,
@@ -488,6 +507,7 @@ mod tests {
                 fixed: vec!["error"],
             },
             FileDelta {
+                server: "typescript".into(),
                 new: Vec::new(),
                 fixed: Vec::new(),
             },
@@ -501,5 +521,80 @@ mod tests {
         .assert_eq(&render(&deltas, &not));
         expect_test::expect!["after this change: no new errors or warnings"]
             .assert_eq(&render(&deltas[1..], &[]));
+    }
+
+    #[test]
+    fn syntax_errors_are_known_by_code_message_and_server() {
+        let cases: &[(&str, &str, Option<&str>, &str, bool)] = &[
+            ("python", "error", None, "Expected \":\"", true),
+            (
+                "python",
+                "error",
+                Some("reportCallIssue"),
+                "Expected 1 positional argument",
+                false,
+            ),
+            (
+                "ruff",
+                "error",
+                Some("invalid-syntax"),
+                "Expected ':', found 'as'",
+                true,
+            ),
+            (
+                "ruff",
+                "warning",
+                Some("invalid-syntax"),
+                "Expected ':'",
+                false,
+            ),
+            ("typescript", "error", Some("1005"), "';' expected.", true),
+            (
+                "typescript",
+                "error",
+                Some("2554"),
+                "Expected 2 arguments, but got 1.",
+                false,
+            ),
+            ("php", "error", Some("1009"), "Undefined type 'X'.", false),
+            (
+                "rust",
+                "error",
+                Some("syntax-error"),
+                "expected SEMICOLON",
+                true,
+            ),
+            (
+                "python-pylsp",
+                "error",
+                Some("E999"),
+                "SyntaxError: invalid syntax",
+                true,
+            ),
+            ("go", "error", None, "expected ';', found 'as'", true),
+            (
+                "go",
+                "error",
+                Some("WrongArgCount"),
+                "not enough arguments in call to F",
+                false,
+            ),
+            (
+                "bash",
+                "error",
+                None,
+                "Couldn't parse: syntax error near `)`",
+                true,
+            ),
+        ];
+        for (server, severity, code, message, want) in cases {
+            let mut d = line(1, severity, "", message);
+            d.code = code.map(str::to_string);
+            assert_eq!(
+                diagnostics::is_syntax_error(&d, server),
+                *want,
+                "{server} {code:?} {message}"
+            );
+        }
     }
 }

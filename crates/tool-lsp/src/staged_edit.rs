@@ -38,7 +38,7 @@ pub async fn staged_output(
         format!("{header}; nothing is written until accepted"),
         diff,
     ];
-    let delta = link.diagnostics_delta(&change).await;
+    let delta = link.diagnostics_delta(&change).await.map(|s| s.text);
     text.extend(delta.clone());
     Ok(ToolOutput::text(text.join("\n")).with_structured(json!({
         "edit_id": id,
