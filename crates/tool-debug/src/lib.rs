@@ -1,5 +1,7 @@
 //! debug: a Debug Adapter Protocol client driving real debug adapters
-//! (debugpy, lldb-dap/lldb-vscode, delve, the Dart adapter) for one run.
+//! (debugpy, lldb-dap/lldb-vscode, delve, the Dart adapter) for one run,
+//! and Node.js through its V8 inspector ([`inspector`], an in-process DAP
+//! adapter) behind the same session.
 //!
 //! The resource is a [`DebugSupervisor`]: one debug session per
 //! conversation, with a hard TTL, bound to the run's workspace. The [`DebugTool`]
@@ -21,6 +23,7 @@ pub mod breakpoint;
 pub mod catalog;
 pub mod config;
 pub mod format;
+pub mod inspector;
 mod ops;
 pub mod procs;
 pub mod protocol;

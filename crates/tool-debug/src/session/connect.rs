@@ -45,6 +45,16 @@ pub(crate) async fn connect(
     if let Some(port) = plan.connect_to {
         return connect_to_port(port, limits).await;
     }
+    if plan.adapter.spec.connect == Connect::Inspector {
+        let started =
+            crate::inspector::start(plan, limits, sinks.output, sinks.adapter_log).await?;
+        return Ok(Connection {
+            child: Some(started.child),
+            client: started.client,
+            events: started.events,
+            tasks: started.tasks,
+        });
+    }
     let mut child = spawn_adapter(plan)?;
     let stdout = child.stdout.take().expect("stdout piped");
     let stderr = child.stderr.take().expect("stderr piped");
@@ -126,6 +136,7 @@ pub(crate) async fn connect(
                 tasks,
             })
         }
+        Connect::Inspector => unreachable!("started above"),
     }
 }
 
