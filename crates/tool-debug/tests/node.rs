@@ -363,6 +363,96 @@ fn rows() -> Vec<Row> {
                 true (boolean)"#]],
         },
         Row {
+            name: "an ES module's uncaught exception, rethrown by Node's loader",
+            calls: vec![json!({"op": "launch", "program": "fails.mjs"})],
+            transcript: expect![[r#"
+                > {"op":"launch","program":"fails.mjs"}
+                debug launch  fails.mjs under node (`<node>`)
+                stopped: uncaught RangeError: negative: -1 (thrown at check (<root>/fails.mjs:3:20); Node's module loader rethrew it, so the program's frames are gone: set a breakpoint there, or use the `all` filter to stop at the throw) — thread N in run at node:internal/… (no path)
+                locals: breakOnSigint = false, timeout = -1"#]],
+        },
+        Row {
+            name: "one node:test test by name, stopped at its breakpoint",
+            calls: vec![
+                json!({"op": "breakpoints", "file": "test/stats.test.js", "lines": [12]}),
+                json!({"op": "launch", "program": "test/stats.test.js", "test": "median of three"}),
+                json!({"op": "continue"}),
+            ],
+            transcript: expect![[r#"
+                > {"file":"test/stats.test.js","lines":[12],"op":"breakpoints"}
+                debug breakpoints  test/stats.test.js
+                test/stats.test.js:12 set  | assert.strictEqual(got, 2);
+                no session yet: they are sent to the adapter at launch
+
+                > {"op":"launch","program":"test/stats.test.js","test":"median of three"}
+                debug launch  node:test test/stats.test.js › median of three under node (`<node>`)
+                breakpoint test/stats.test.js:12 verified  | assert.strictEqual(got, 2);
+                stopped (breakpoint) thread N in (anonymous) at test/stats.test.js:12
+                   12 |   assert.strictEqual(got, 2);
+                locals: got = 2
+
+                > {"op":"continue"}
+                debug continue  thread N
+                the program exited with code 0
+                output (tail; the output op returns all of it):
+                TAP version 13
+                # Subtest: median of three
+                ok 1 - median of three
+                  ---
+                  duration_ms MS
+                  ...
+                # Subtest: median of four
+                ok 2 - median of four # SKIP test name does not match pattern
+                  ---
+                  duration_ms MS
+                  ...
+                1..2
+                # tests 2
+                # suites 0
+                # pass 1
+                # fail 0
+                # cancelled 0
+                # skipped 1
+                # todo 0
+                # duration_ms MS"#]],
+        },
+        Row {
+            name: "a failing node:test assertion under `all`",
+            calls: vec![
+                json!({"op": "exception_breakpoints", "filters": ["all"]}),
+                json!({"op": "launch", "program": "test/stats.test.js", "test": "median of four"}),
+                json!({"op": "stack"}),
+                json!({"op": "terminate"}),
+                json!({"op": "launch", "program": "test/stats.test.js", "test": "mean"}),
+                json!({"op": "launch", "program": "avg.js", "mode": "test"}),
+            ],
+            transcript: expect![[r#"
+                > {"filters":["all"],"op":"exception_breakpoints"}
+                debug exception_breakpoints  all; kept, checked and sent when a program is launched
+
+                > {"op":"launch","program":"test/stats.test.js","test":"median of four"}
+                debug launch  node:test test/stats.test.js › median of four under node (`<node>`)
+                stopped: AssertionError [ERR_ASSERTION]: median of 1,2,3,4 — thread N in (anonymous) at test/stats.test.js:18
+                   18 |   assert.strictEqual(got, 2.5, `median of ${values}`);
+                locals: got = 3, values = [1, 2, 3, 4]
+
+                > {"op":"stack"}
+                debug stack  thread N, stop 1 (exception)
+                frame 1  (anonymous) at test/stats.test.js:18
+                   18 |   assert.strictEqual(got, 2.5, `median of ${values}`);
+                pass a frame id to scopes or evaluate (valid until the program moves)
+
+                > {"op":"terminate"}
+                debug terminate  node:test test/stats.test.js › median of four
+                terminated: the program, the adapter and every process they started are gone
+
+                > {"op":"launch","program":"test/stats.test.js","test":"mean"}
+                error: bad arguments: cannot run test `mean` of test/stats.test.js: no test named `mean` is written in it (as test('mean', …) or it('mean', …)); pass a test's exact name
+
+                > {"mode":"test","op":"launch","program":"avg.js"}
+                error: bad arguments: `mode` is for Go programs under delve, and `avg.js` runs under Node.js; leave it out (`test` runs one node:test test of the file)"#]],
+        },
+        Row {
             name: "stdin, exit codes and bad programs",
             calls: vec![
                 json!({"op": "launch", "program": "greet.js", "stdin": "Ada\n"}),
@@ -437,9 +527,14 @@ fn masked_node(b: &Bench, text: &str) -> String {
         c.is_ascii_digit() || c == '.'
     });
     let text = masked_after(&text, "(launched ", "AGE", |c| c != ')');
-    // The spinning loop's counter.
+    // The spinning loop's counter, and the test runner's timings.
     let text = masked_numbers(&text, "n = ", "COUNT");
-    masked_after(&text, "node:internal/", "…", |c| c != ')' && c != '\n')
+    let text = masked_after(&text, "duration_ms", " MS", |c| {
+        c == ':' || c == ' ' || c.is_ascii_digit() || c == '.'
+    });
+    masked_after(&text, "node:internal/", "…", |c| {
+        c != ')' && !c.is_whitespace()
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -217,6 +217,8 @@ pub struct LaunchInput<'a> {
     /// debugpy: `python -m MODULE` instead of the program (a test run, or
     /// the model's `module`).
     pub python: Option<python_tests::PythonModule>,
+    /// node: the name of the one `node:test` test of the program to run.
+    pub node_test: Option<&'a str>,
 }
 
 /// A new scratch folder under the system temp dir, removed with the

@@ -11,12 +11,48 @@ use std::path::{Path, PathBuf};
 
 /// The launch request's arguments: what [`command_line`] needs.
 pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
+    let node_args: Vec<String> = input
+        .node_test
+        .map(|name| vec![format!("--test-name-pattern=^{}$", regex_escaped(name))])
+        .unwrap_or_default();
     json!({
         "program": input.program,
         "args": input.args,
         "cwd": input.cwd,
         "env": input.env,
+        "nodeArgs": node_args,
     })
+}
+
+/// `name` as a regular expression that matches exactly it.
+fn regex_escaped(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if "\\^$.|?*+()[]{}/".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Why `name` is not a `node:test` test of the test file `source`, if it
+/// is not: the name must be written there as a string (`test('name'`,
+/// `it("name"`), since Node runs a pattern that matches no test as an
+/// empty, passing run.
+pub fn check_test(name: &str, source: &str) -> Result<(), String> {
+    if name.trim().is_empty() {
+        return Err("`test` is empty; pass the name a test( ) or it( ) call gives".into());
+    }
+    let quoted = ['\'', '"', '`']
+        .iter()
+        .any(|q| source.contains(&format!("{q}{name}{q}")));
+    if !quoted {
+        return Err(format!(
+            "no test named `{name}` is written in it (as test('{name}', …) or it('{name}', …)); pass a test's exact name"
+        ));
+    }
+    Ok(())
 }
 
 /// `node --inspect-brk=127.0.0.1:0 PROGRAM ARGS…`: the inspector on a free
@@ -29,18 +65,21 @@ pub fn command_line(node: &OsString, arguments: &Value) -> Vec<OsString> {
         // A source map a project's build wrote is honoured in stacks.
         "--enable-source-maps".into(),
     ];
+    let strings = |key: &str| -> Vec<OsString> {
+        arguments
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(OsString::from)
+            .collect()
+    };
+    line.extend(strings("nodeArgs"));
     if let Some(p) = arguments.get("program").and_then(Value::as_str) {
         line.push(p.into());
     }
-    for a in arguments
-        .get("args")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-    {
-        line.push(a.into());
-    }
+    line.extend(strings("args"));
     line
 }
 
@@ -111,6 +150,17 @@ mod tests {
         assert_eq!(url_path(&url).unwrap(), p);
         assert_eq!(url_path("node:internal/main/run_main_module"), None);
         assert_eq!(url_path("/srv/app.js").unwrap(), Path::new("/srv/app.js"));
+    }
+
+    #[test]
+    fn a_test_is_run_by_its_exact_name() {
+        assert_eq!(regex_escaped("mean (of six)"), r"mean \(of six\)");
+        let source = "test('mean of six', () => {});\nit(\"median\", () => {});";
+        assert!(check_test("mean of six", source).is_ok());
+        assert!(check_test("median", source).is_ok());
+        assert!(check_test("mean", source)
+            .unwrap_err()
+            .contains("no test named `mean`"));
     }
 
     #[test]

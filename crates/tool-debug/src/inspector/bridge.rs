@@ -294,7 +294,16 @@ impl Bridge {
             } else {
                 Some(())
             }
-            .map(|()| {
+            .and_then(|()| {
+                // An exception Node throws and catches inside its own code
+                // (module resolution, the test runner) is not the program's:
+                // under `all`, an IDE skips Node's internals too.
+                let internal_caught = matches!(p.reason.as_str(), "exception" | "promiseRejection")
+                    && p.data.as_ref().and_then(|d| d.uncaught) != Some(true)
+                    && !has_program_frame(&st, &p);
+                if internal_caught {
+                    return None;
+                }
                 let expecting = st.expecting.take();
                 let (reason, description) = match (p.reason.as_str(), expecting) {
                     ("exception" | "promiseRejection", _) => {
@@ -312,11 +321,12 @@ impl Bridge {
                 st.stop_generation += 1;
                 st.handles.clear();
                 st.stop_reported = true;
-                (reason, description)
+                Some((reason, description))
             })
         };
         let Some((reason, description)) = decided else {
-            // A hit that its hit condition lets pass.
+            // A hit that its hit condition lets pass, or Node's own
+            // caught exception.
             let _ = self.cdp.call(&cdp::Resume {}).await;
             return;
         };
@@ -625,12 +635,17 @@ impl Bridge {
             n => n as usize,
         };
         // Node's own frames (`node:internal/…`) are left out, as an IDE
-        // skips them: the program's frames are the story.
+        // skips them: the program's frames are the story. A stop with no
+        // frame of the program's (an ES module's uncaught exception is
+        // rethrown by Node's loader) shows Node's.
+        let shown = |f: &cdp::CallFrame| {
+            !frame_url(&st, f).starts_with("node:") || !has_program_frame(&st, paused)
+        };
         let frames: Vec<Value> = paused
             .call_frames
             .iter()
             .enumerate()
-            .filter(|(_, f)| !frame_url(&st, f).starts_with("node:"))
+            .filter(|(_, f)| shown(f))
             .skip(start)
             .take(levels)
             .map(|(i, f)| {
@@ -655,11 +670,7 @@ impl Bridge {
                 })
             })
             .collect();
-        let total = paused
-            .call_frames
-            .iter()
-            .filter(|f| !frame_url(&st, f).starts_with("node:"))
-            .count();
+        let total = paused.call_frames.iter().filter(|f| shown(f)).count();
         Ok(json!({"stackFrames": frames, "totalFrames": total}))
     }
 
@@ -946,7 +957,18 @@ impl Bridge {
             .exception
             .as_ref()
             .ok_or("the program is not stopped at an exception")?;
-        let (id, description) = exception_words(e);
+        let (id, mut description) = exception_words(e);
+        let in_loader = st
+            .paused
+            .as_ref()
+            .is_some_and(|p| !has_program_frame(&st, p));
+        if in_loader {
+            if let Some(at) = thrown_at(e) {
+                description.push_str(&format!(
+                    " (thrown at {at}; Node's module loader rethrew it, so the program's frames are gone: set a breakpoint there, or use the `all` filter to stop at the throw)"
+                ));
+            }
+        }
         let mode = if e.uncaught == Some(true) {
             "unhandled"
         } else {
@@ -1001,6 +1023,14 @@ fn is_module_body(st: &State, paused: &cdp::Paused, i: usize) -> bool {
     called_by_loader || module_scope
 }
 
+/// Whether any paused frame is the program's (not Node's own).
+fn has_program_frame(st: &State, paused: &cdp::Paused) -> bool {
+    paused
+        .call_frames
+        .iter()
+        .any(|f| !frame_url(st, f).starts_with("node:"))
+}
+
 /// The URL of a frame's script.
 fn frame_url(st: &State, f: &cdp::CallFrame) -> String {
     if f.url.is_empty() {
@@ -1011,6 +1041,18 @@ fn frame_url(st: &State, f: &cdp::CallFrame) -> String {
     } else {
         f.url.clone()
     }
+}
+
+/// Where an exception was thrown, from its stack: `slugify
+/// (/w/index.js:44:9)`.
+fn thrown_at(e: &RemoteObject) -> Option<String> {
+    let frame = e
+        .description
+        .as_deref()?
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("at "))?;
+    Some(frame.replace("file://", ""))
 }
 
 fn capitalized(word: &str) -> String {

@@ -219,6 +219,20 @@ impl OpContext<'_> {
                 })?,
             ),
             (_, None, None) => None,
+            (AdapterKind::Node, None, Some(test)) => {
+                let source = std::fs::read_to_string(&path).map_err(|e| {
+                    ToolError::bad_args(format!("cannot read the test file {program}: {e}"))
+                })?;
+                adapters::node::check_test(test.trim(), &source).map_err(|why| {
+                    ToolError::bad_args(format!("cannot run test `{test}` of {program}: {why}"))
+                })?;
+                None
+            }
+            (AdapterKind::Node, Some(_), _) => {
+                return Err(ToolError::bad_args(format!(
+                    "`mode` is for Go programs under delve, and `{program}` runs under Node.js; leave it out (`test` runs one node:test test of the file)"
+                )))
+            }
             (AdapterKind::Debugpy, None, Some(_)) if path.is_file() => None,
             (AdapterKind::Debugpy, None, Some(_)) => {
                 return Err(ToolError::bad_args(format!(
@@ -240,6 +254,9 @@ impl OpContext<'_> {
         let target = match (spec.kind, args.test.as_deref()) {
             (AdapterKind::Debugpy, Some(test)) => {
                 PythonTarget::Test(python_tests::split_node_id(test).1)
+            }
+            (AdapterKind::Node, Some(test)) => {
+                PythonTarget::Named(format!("node:test {program} › {}", test.trim()))
             }
             _ => PythonTarget::Program,
         };
@@ -526,6 +543,10 @@ impl OpContext<'_> {
             stdin_file: stdin.as_ref().map(|(_, f)| f.as_path()),
             go,
             python,
+            node_test: match spec.kind {
+                AdapterKind::Node => args.test.as_deref().map(str::trim),
+                _ => None,
+            },
         });
         let mut request = match made {
             Ok(r) => r,
