@@ -8,8 +8,10 @@
 //! - frame ids and variable references belong to one stop, and are
 //!   forgotten when the program resumes (the session's handles say so
 //!   before anything is sent);
-//! - the entry pause of `--inspect-brk` is the handshake's, never reported
-//!   as a stop; a breakpoint whose hit condition does not hold resumes at
+//! - the program is held by `--inspect-brk` until configuration is done
+//!   (breakpoints are set by URL, so they bind as its scripts load), and
+//!   its `Break on start` pause, when Node makes it, is never reported as a
+//!   stop; a breakpoint whose hit condition does not hold resumes at
 //!   once without a stop;
 //! - the program's end is reported (`exited` with the code its `exit`
 //!   event gave, then `terminated`) only after configuration is done and
@@ -28,9 +30,6 @@ use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::{mpsc, watch};
 
-/// How long launch waits for Node to reach the program's first line.
-const ENTRY_BOUND: Duration = Duration::from_mins(1);
-
 /// How long the end waits for the program's output pipes to close.
 const DRAIN_BOUND: Duration = Duration::from_secs(1);
 
@@ -40,13 +39,13 @@ const VARIABLES_CAP: usize = 1000;
 /// The one thread.
 const THREAD: u64 = 1;
 
-/// Where the program is in its start.
+/// Where the program is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// Not yet at its first line.
-    Starting,
-    /// Held at its first line (`--inspect-brk`).
-    AtEntry,
+    /// Held by `--inspect-brk` until configuration is done.
+    Held,
+    /// Told to run.
+    Running,
     /// Its context is gone: it finished (or failed to compile).
     Ended,
 }
@@ -114,7 +113,7 @@ impl Bridge {
         drained: watch::Receiver<usize>,
     ) -> Vec<tokio::task::JoinHandle<()>> {
         let (read, write) = tokio::io::split(dap);
-        let (phase, _) = watch::channel(Phase::Starting);
+        let (phase, _) = watch::channel(Phase::Held);
         let bridge = Arc::new(Bridge {
             cdp,
             out: tokio::sync::Mutex::new(Some(write)),
@@ -150,8 +149,15 @@ impl Bridge {
                     .unwrap_or_default()
                     .to_string();
                 let args = msg.get("arguments").cloned().unwrap_or(Value::Null);
+                let started = std::time::Instant::now();
                 let answer = me.request(&command, &args).await;
+                tracing::debug!(%command, ms = started.elapsed().as_millis() as u64, "node backend request");
                 me.respond(seq, &command, answer).await;
+                if command == "disconnect" {
+                    // As an adapter process's stdout closes when it exits:
+                    // the session's reader ends with it.
+                    me.hang_up().await;
+                }
             });
         }
     }
@@ -197,6 +203,9 @@ impl Bridge {
 
     async fn events(self: Arc<Self>, mut events: mpsc::UnboundedReceiver<CdpEvent>) {
         while let Some(e) = events.recv().await {
+            if let CdpEvent::Paused(p) = &e {
+                tracing::debug!(reason = %p.reason, "inspector paused");
+            }
             match e {
                 CdpEvent::ScriptParsed(s) => {
                     self.st().scripts.insert(s.script_id, s.url);
@@ -273,9 +282,11 @@ impl Bridge {
     }
 
     async fn paused(&self, p: cdp::Paused) {
-        if *self.phase.borrow() == Phase::Starting {
-            self.st().paused = Some(p);
-            self.phase.send_replace(Phase::AtEntry);
+        if p.reason == "Break on start" {
+            // `--inspect-brk`'s pause before the program's first line: the
+            // breakpoints were set by URL before it ran, so it goes on.
+            // (Node does not always make this pause: nothing waits for it.)
+            let _ = self.cdp.call(&cdp::Resume {}).await;
             return;
         }
         let decided = {
@@ -298,9 +309,14 @@ impl Bridge {
                 // An exception Node throws and catches inside its own code
                 // (module resolution, the test runner) is not the program's:
                 // under `all`, an IDE skips Node's internals too.
-                let internal_caught = matches!(p.reason.as_str(), "exception" | "promiseRejection")
-                    && p.data.as_ref().and_then(|d| d.uncaught) != Some(true)
-                    && !has_program_frame(&st, &p);
+                // A program that does not compile is not stopped in the
+                // loader either: it ends with Node's SyntaxError as output.
+                let exception = matches!(p.reason.as_str(), "exception" | "promiseRejection");
+                let data = p.data.as_ref();
+                let internal_caught = exception
+                    && !has_program_frame(&st, &p)
+                    && (data.and_then(|d| d.uncaught) != Some(true)
+                        || data.and_then(|d| d.class_name.as_deref()) == Some("SyntaxError"));
                 if internal_caught {
                     return None;
                 }
@@ -431,36 +447,34 @@ impl Bridge {
         let cdp = &self.cdp;
         let step =
             |e: CdpError| format!("Node.js did not start the program under its inspector: {e}");
-        cdp.call(&cdp::RuntimeEnable {}).await.map_err(step)?;
-        cdp.call(&cdp::DebuggerEnable {}).await.map_err(step)?;
-        for name in [EXIT_BINDING, LOG_BINDING] {
-            cdp.call(&cdp::AddBinding { name: name.into() })
-                .await
-                .map_err(step)?;
-        }
+        // Sent together, answered in order: one at a time, each would wait
+        // out the peers' delayed ACKs (~40 ms a command on loopback).
+        let exit_binding = cdp::AddBinding {
+            name: EXIT_BINDING.into(),
+        };
+        let log_binding = cdp::AddBinding {
+            name: LOG_BINDING.into(),
+        };
         // The exit code, which the process's status would give only after
         // the session let go of it.
-        cdp.call(&cdp::Evaluate {
+        let exit_hook = cdp::Evaluate {
             expression: format!(
                 "process.on('exit', (code) => {{ try {{ globalThis.{EXIT_BINDING}(String(code)); }} catch {{}} }}); undefined"
             ),
             generate_preview: None,
-        })
-        .await
-        .map_err(step)?;
-        let mut phase = self.phase.subscribe();
-        cdp.call(&cdp::RunIfWaitingForDebugger {})
-            .await
-            .map_err(step)?;
-        let reached = tokio::time::timeout(ENTRY_BOUND, phase.wait_for(|p| *p != Phase::Starting))
-            .await
-            .map(|r| r.is_ok());
-        if reached != Ok(true) {
-            return Err(format!(
-                "Node.js did not reach the program's first line within {} s",
-                ENTRY_BOUND.as_secs()
-            ));
-        }
+        };
+        let (runtime, debugger, exit, log, hook) = tokio::join!(
+            cdp.call(&cdp::RuntimeEnable {}),
+            cdp.call(&cdp::DebuggerEnable {}),
+            cdp.call(&exit_binding),
+            cdp.call(&log_binding),
+            cdp.call(&exit_hook),
+        );
+        runtime.map_err(step)?;
+        debugger.map_err(step)?;
+        exit.map_err(step)?;
+        log.map_err(step)?;
+        hook.map_err(step)?;
         self.event("initialized", json!({})).await;
         Ok(json!({}))
     }
@@ -472,12 +486,15 @@ impl Bridge {
         let phase = { *self.phase.borrow() };
         match phase {
             Phase::Ended => self.ended().await,
-            _ => {
+            Phase::Held => {
+                // The breakpoints and filters are set: let it run.
+                self.phase.send_replace(Phase::Running);
                 self.cdp
-                    .call(&cdp::Resume {})
+                    .call(&cdp::RunIfWaitingForDebugger {})
                     .await
                     .map_err(|e| e.to_string())?;
             }
+            Phase::Running => {}
         }
         Ok(json!({}))
     }

@@ -493,15 +493,29 @@ impl CdpClient {
         within: Duration,
         bound: Duration,
     ) -> Result<(CdpClient, mpsc::UnboundedReceiver<CdpEvent>), String> {
-        let (socket, _) = tokio::time::timeout(within, tokio_tungstenite::connect_async(url))
-            .await
-            .map_err(|_| {
-                format!(
-                    "connecting to the inspector at {url} did not finish within {} ms",
-                    within.as_millis()
-                )
-            })?
-            .map_err(|e| format!("cannot connect to the inspector at {url}: {e}"))?;
+        let socket = tokio::time::timeout(within, async {
+            let host = url
+                .strip_prefix("ws://")
+                .and_then(|rest| rest.split('/').next())
+                .ok_or_else(|| format!("`{url}` is not a ws:// address"))?;
+            let tcp = tokio::net::TcpStream::connect(host)
+                .await
+                .map_err(|e| format!("cannot connect to the inspector at {url}: {e}"))?;
+            // Small messages, each waited for: Nagle's algorithm and
+            // delayed ACKs would hold each one ~40 ms on loopback.
+            let _ = tcp.set_nodelay(true);
+            let (socket, _) = tokio_tungstenite::client_async_with_config(url, QuickAck(tcp), None)
+                .await
+                .map_err(|e| format!("cannot connect to the inspector at {url}: {e}"))?;
+            Ok::<_, String>(socket)
+        })
+        .await
+        .map_err(|_| {
+            format!(
+                "connecting to the inspector at {url} did not finish within {} ms",
+                within.as_millis()
+            )
+        })??;
         let (mut sink, mut stream) = socket.split();
         let (out, mut out_rx) = mpsc::unbounded_channel::<Message>();
         let (events_tx, events_rx) = mpsc::unbounded_channel();
@@ -512,6 +526,11 @@ impl CdpClient {
             closed: Mutex::new(None),
             bound,
         });
+        // Once we let go, the reader stops too: the socket closes only when
+        // both halves are gone, and Node, which does not answer a close
+        // frame, keeps a finished program waiting until it does.
+        let let_go = Arc::new(tokio::sync::Notify::new());
+        let writer_let_go = let_go.clone();
         tokio::spawn(async move {
             while let Some(m) = out_rx.recv().await {
                 let close = matches!(m, Message::Close(_));
@@ -520,11 +539,17 @@ impl CdpClient {
                 }
             }
             let _ = sink.close().await;
+            drop(sink);
+            writer_let_go.notify_one();
         });
         let reader = inner.clone();
         tokio::spawn(async move {
             let why = loop {
-                match stream.next().await {
+                let next = tokio::select! {
+                    next = stream.next() => next,
+                    () = let_go.notified() => break "the inspector connection was let go".to_string(),
+                };
+                match next {
                     None => break "the inspector closed the socket".to_string(),
                     Some(Err(e)) => break format!("the inspector socket failed: {e}"),
                     Some(Ok(Message::Text(text))) => {
@@ -597,6 +622,76 @@ impl CdpClient {
     /// client is gone.
     pub fn close(&self) {
         let _ = self.inner.out.send(Message::Close(None));
+    }
+}
+
+/// The inspector's TCP stream, acknowledging what it reads at once. Node
+/// writes an event right after an answer (`Debugger.resumed`, then
+/// `Debugger.paused`); with Nagle on Node's side, the event waits for the
+/// answer's ACK, which Linux delays ~40 ms when we have nothing to send.
+struct QuickAck(tokio::net::TcpStream);
+
+impl QuickAck {
+    fn ack_now(&self) {
+        use std::os::fd::AsRawFd;
+        quick_ack(self.0.as_raw_fd());
+    }
+}
+
+/// Ask Linux to acknowledge what arrived on socket `fd` at once, for now
+/// (it leaves quick-ACK mode on its own, so callers ask after each read).
+/// Failure is harmless: the ACK only comes later.
+pub fn quick_ack(fd: std::os::fd::RawFd) {
+    let one: libc::c_int = 1;
+    // SAFETY: setsockopt with an int option value that lives across the
+    // call; a bad fd only makes it fail.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_QUICKACK,
+            std::ptr::from_ref(&one).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+impl tokio::io::AsyncRead for QuickAck {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let polled = std::pin::Pin::new(&mut self.0).poll_read(cx, buf);
+        if polled.is_ready() {
+            // Linux leaves quick-ACK mode on its own; set it again.
+            self.ack_now();
+        }
+        polled
+    }
+}
+
+impl tokio::io::AsyncWrite for QuickAck {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
     }
 }
 
