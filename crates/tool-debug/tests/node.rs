@@ -634,3 +634,69 @@ async fn terminate_leaves_no_process() {
         assert!(!tool_core::process::pid_alive(node));
     }
 }
+
+/// Attaching to a Node.js started with `--inspect` on a port: pause it,
+/// evaluate, and let go of it running (it is not the session's to end).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_to_an_inspect_port_and_let_go() {
+    let Some(node) = test_support::fixtures::require(&["node"]) else {
+        return;
+    };
+    let dir = copy_fixture("node");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut spinner = std::process::Command::new(node)
+        .arg(format!("--inspect=127.0.0.1:{port}"))
+        .arg("spin.js")
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..250 {
+        if tool_debug::session::port_listened_on(port) == Some(true) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let b = bench(dir.path(), config());
+    let calls = [
+        json!({"op": "attach", "port": port, "adapter": "node", "timeout_seconds": 1}),
+        json!({"op": "pause"}),
+        json!({"op": "evaluate", "expression": "n > 0"}),
+        json!({"op": "terminate"}),
+        json!({"op": "attach", "pid": spinner.id(), "adapter": "node"}),
+    ];
+    let text = transcript(&b, &calls)
+        .await
+        .replace(&port.to_string(), "PORT")
+        .replace(&format!("\"pid\":{}", spinner.id()), "\"pid\":PID");
+    let alive = tool_core::process::pid_alive(spinner.id());
+    let _ = spinner.kill();
+    let _ = spinner.wait();
+    expect![[r#"
+        > {"adapter":"node","op":"attach","port":PORT,"timeout_seconds":1}
+        debug attach  port PORT under node (`<node>`)
+        still running after 1 s: no breakpoint was hit and the program did not exit; call pause to stop it where it is, or continue to keep waiting
+
+        > {"op":"pause"}
+        debug pause  thread N
+        paused — thread N in <module> at spin.js:4
+            4 | while (true) {
+        locals: n = COUNT
+
+        > {"expression":"n > 0","op":"evaluate"}
+        debug evaluate  `n > 0` in top frame, <module> at spin.js:4
+        true (boolean)
+
+        > {"op":"terminate"}
+        debug terminate  port PORT
+        disconnected; the debuggee was started outside this run and was left running; the adapter is gone
+
+        > {"adapter":"node","op":"attach","pid":PID}
+        error: refused: the node backend attaches to a Node.js started with --inspect=127.0.0.1:PORT (pass that `port`), not to a pid"#]].assert_eq(&text);
+    assert!(alive, "the attached program was ended");
+}

@@ -341,9 +341,12 @@ pub fn attach_arguments(
         (AdapterKind::Custom, AttachTarget::Port(port)) => {
             RequestArguments::plain(json!({"port": port}))
         }
-        (AdapterKind::Node, _) => {
+        (AdapterKind::Node, AttachTarget::Port(port)) => {
+            RequestArguments::plain(json!({ "port": port }))
+        }
+        (AdapterKind::Node, AttachTarget::Pid(_)) => {
             return Err(
-                "the node backend launches programs only; attaching to a running Node.js (its --inspect port or pid) is not supported yet: launch the program instead".to_string(),
+                "the node backend attaches to a Node.js started with --inspect=127.0.0.1:PORT (pass that `port`), not to a pid".to_string(),
             )
         }
         (AdapterKind::Dart | AdapterKind::Custom, AttachTarget::Pid(_)) => {

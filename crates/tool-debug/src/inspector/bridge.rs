@@ -398,7 +398,9 @@ impl Bridge {
     async fn request(&self, command: &str, args: &Value) -> Result<Value, String> {
         match command {
             "initialize" => Ok(capabilities()),
-            "launch" => self.launch().await,
+            // Attaching is the same start: the program runs already (or
+            // waits, under --inspect-brk, for configurationDone).
+            "launch" | "attach" => self.launch().await,
             "configurationDone" => self.configuration_done().await,
             "setBreakpoints" => self.set_breakpoints(args).await,
             "setExceptionBreakpoints" => self.set_exception_filters(args).await,

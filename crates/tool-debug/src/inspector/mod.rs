@@ -7,7 +7,8 @@
 //! ([`cdp`]), and serves DAP on one end of an in-memory pipe
 //! ([`bridge`]); the session's [`crate::transport::DapClient`] gets the
 //! other end, exactly as it gets an adapter's stdout. Nothing above the
-//! transport knows which backend it drives.
+//! transport knows which backend it drives. An attach reaches a Node.js
+//! started with `--inspect` through its `/json/list` instead.
 //!
 //! Invariants: the Node process is the session's adapter process (its own
 //! process group, killed with the session, watched for its exit); the wait
@@ -34,7 +35,8 @@ use tool_core::ToolError;
 
 /// Node under its inspector, and the DAP client that drives it.
 pub(crate) struct Started {
-    pub child: ChildProcess,
+    /// Node, when we started it (not when attaching to one).
+    pub child: Option<ChildProcess>,
     pub client: DapClient,
     pub events: mpsc::UnboundedReceiver<AdapterEvent>,
     pub tasks: Vec<JoinHandle<()>>,
@@ -47,6 +49,9 @@ pub(crate) async fn start(
     output: &Arc<LineOutput>,
     adapter_log: &SharedOutput,
 ) -> Result<Started, ToolError> {
+    if plan.request == "attach" {
+        return attach(plan, limits).await;
+    }
     let node_binary = plan
         .adapter
         .command
@@ -153,11 +158,99 @@ pub(crate) async fn start(
     let (read, write) = tokio::io::split(ours);
     let (client, events) = DapClient::start(BufReader::new(read), write);
     Ok(Started {
-        child,
+        child: Some(child),
         client,
         events,
         tasks,
     })
+}
+
+/// Attach to a Node.js someone started with `--inspect=127.0.0.1:PORT`:
+/// its WebSocket address from the inspector's `/json/list`, then the same
+/// bridge, with no process of ours (its output stays where it goes).
+async fn attach(plan: &LaunchPlan, limits: &SessionLimits) -> Result<Started, ToolError> {
+    let port = plan
+        .arguments
+        .get("port")
+        .and_then(Value::as_u64)
+        .and_then(|p| u16::try_from(p).ok())
+        .ok_or_else(|| ToolError::bad_args("attaching to Node.js needs `port`"))?;
+    let url = tokio::time::timeout(limits.request, target_url(port))
+        .await
+        .map_err(|_| {
+            ToolError::timed_out(format!(
+                "the inspector at 127.0.0.1:{port} did not list its targets within {} ms; is it a Node.js started with --inspect=127.0.0.1:{port}?",
+                limits.request.as_millis()
+            ))
+        })?
+        .map_err(ToolError::failed)?;
+    let (cdp_client, cdp_events) = cdp::CdpClient::connect(&url, limits.request, limits.request)
+        .await
+        .map_err(ToolError::failed)?;
+    // Nothing of its output reaches us: the pipes count as drained.
+    let (_, drained) = watch::channel(2usize);
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let tasks = bridge::Bridge::spawn(cdp_client, cdp_events, theirs, drained);
+    let (read, write) = tokio::io::split(ours);
+    let (client, events) = DapClient::start(BufReader::new(read), write);
+    Ok(Started {
+        child: None,
+        client,
+        events,
+        tasks,
+    })
+}
+
+/// The `webSocketDebuggerUrl` of the first target the inspector on `port`
+/// lists (`GET /json/list`); `Err` says what answered instead.
+async fn target_url(port: u16) -> Result<String, String> {
+    use tokio::io::AsyncWriteExt;
+    let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .map_err(|e| format!("cannot connect to 127.0.0.1:{port}: {e}"))?;
+    // Node builds the WebSocket address from the Host it is asked by.
+    let request = format!("GET /json/list HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    tcp.write_all(request.as_bytes())
+        .await
+        .map_err(|e| format!("cannot ask 127.0.0.1:{port} for its targets: {e}"))?;
+    // Read up to the end of the body its Content-Length gives (Node keeps
+    // the connection open after answering).
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 8192];
+    let text = loop {
+        let n = tcp
+            .read(&mut buf)
+            .await
+            .map_err(|e| format!("cannot read the targets of 127.0.0.1:{port}: {e}"))?;
+        answer.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        let whole = text.split_once("\r\n\r\n").is_some_and(|(head, body)| {
+            head.lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .is_some_and(|len| body.len() >= len)
+        });
+        if n == 0 || whole || answer.len() > 1 << 20 {
+            break text;
+        }
+    };
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.as_array()?
+                .iter()
+                .find_map(|t| t.get("webSocketDebuggerUrl")?.as_str().map(String::from))
+        })
+        .ok_or_else(|| {
+            format!(
+                "127.0.0.1:{port} is not a Node.js inspector (no target in its /json/list: {}); start the program with node --inspect=127.0.0.1:{port}",
+                tool_core::format::cap_chars(text.lines().next().unwrap_or("no answer"), 120)
+            )
+        })
 }
 
 /// Copy one of Node's pipes into the program's output as `stream`,

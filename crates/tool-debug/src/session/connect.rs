@@ -42,18 +42,18 @@ pub(crate) async fn connect(
     adapter_command: &str,
     sinks: Sinks<'_>,
 ) -> Result<Connection, ToolError> {
-    if let Some(port) = plan.connect_to {
-        return connect_to_port(port, limits).await;
-    }
     if plan.adapter.spec.connect == Connect::Inspector {
         let started =
             crate::inspector::start(plan, limits, sinks.output, sinks.adapter_log).await?;
         return Ok(Connection {
-            child: Some(started.child),
+            child: started.child,
             client: started.client,
             events: started.events,
             tasks: started.tasks,
         });
+    }
+    if let Some(port) = plan.connect_to {
+        return connect_to_port(port, limits).await;
     }
     let mut child = spawn_adapter(plan)?;
     let stdout = child.stdout.take().expect("stdout piped");
