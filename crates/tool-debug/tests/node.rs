@@ -700,3 +700,63 @@ async fn attach_to_an_inspect_port_and_let_go() {
         error: refused: the node backend attaches to a Node.js started with --inspect=127.0.0.1:PORT (pass that `port`), not to a pid"#]].assert_eq(&text);
     assert!(alive, "the attached program was ended");
 }
+
+/// TypeScript built by `tsc` with source maps (the fixture's `dist/` is
+/// its output, checked in): breakpoints in the `.ts`, stops, stack and
+/// steps read in `.ts` lines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_through_its_source_maps() {
+    if test_support::fixtures::require(&["node"]).is_none() {
+        return;
+    }
+    let dir = copy_fixture("typescript");
+    let b = bench(dir.path(), config());
+    let calls = [
+        json!({"op": "breakpoints", "file": "src/avg.ts", "lines": [{"line": 10, "condition": "i == 3"}]}),
+        json!({"op": "launch", "program": "dist/avg.js"}),
+        json!({"op": "stack"}),
+        json!({"op": "step_over"}),
+        json!({"op": "breakpoints", "file": "src/avg.ts", "lines": [14]}),
+        json!({"op": "continue"}),
+    ];
+    let text = transcript(&b, &calls).await;
+    let recorded = b.processes().await;
+    let _ = b.try_call(json!({"op": "terminate"})).await;
+    assert_no_orphans(&b, &recorded).await;
+    expect![[r#"
+        > {"file":"src/avg.ts","lines":[{"condition":"i == 3","line":10}],"op":"breakpoints"}
+        debug breakpoints  src/avg.ts
+        src/avg.ts:10 set, if `i == 3`  | total += xs[i];
+        no session yet: they are sent to the adapter at launch
+
+        > {"op":"launch","program":"dist/avg.js"}
+        debug launch  dist/avg.js under node (`<node>`)
+        breakpoint src/avg.ts:10 verified, if `i == 3`  | total += xs[i];
+        stopped (breakpoint) thread N in mean at src/avg.ts:10
+           10 |     total += xs[i];
+        locals: i = 3, total = 23, xs = [4, 8, 15, 16, 23, 42]
+
+        > {"op":"stack"}
+        debug stack  thread N, stop 1 (breakpoint)
+        frame 1  mean at src/avg.ts:10
+           10 |     total += xs[i];
+        frame 2  <module> at src/avg.ts:16
+           16 | console.log(`${sample.label}: ${mean(sample.values)}`);
+        pass a frame id to scopes or evaluate (valid until the program moves)
+
+        > {"op":"step_over"}
+        debug step_over  thread N
+        stopped (step) thread N in mean at src/avg.ts:9
+            9 |   for (let i = 1; i < xs.length; i++) {
+        locals: i = 3, total = 39, xs = [4, 8, 15, 16, 23, 42]
+
+        > {"file":"src/avg.ts","lines":[14],"op":"breakpoints"}
+        debug breakpoints  src/avg.ts
+        src/avg.ts:14 moved to line 15 verified  | const sample: Sample = { label: "six", values: [4, 8, 15, 16, 23, 42] };
+
+        > {"op":"continue"}
+        debug continue  thread N
+        the program exited with code 0
+        output (tail; the output op returns all of it):
+        six: 17.333333333333332"#]].assert_eq(&text);
+}

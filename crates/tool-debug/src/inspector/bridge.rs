@@ -20,6 +20,7 @@
 
 use super::cdp::{self, CdpClient, CdpError, CdpEvent, RemoteObject};
 use super::render::{self, HitTest, EXIT_BINDING, LOG_BINDING};
+use super::sourcemap::MapIndex;
 use crate::adapters::node::{file_url, url_path};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -59,6 +60,9 @@ struct Breakpoint {
     line: u32,
     hit: Option<HitTest>,
     hits: u64,
+    /// Set in a source a map leads to (TypeScript): its line is the
+    /// source's, not the script's.
+    mapped: bool,
 }
 
 /// What a variable reference stands for.
@@ -90,6 +94,12 @@ struct State {
     exit_code: Option<i64>,
     /// The program's own JavaScript context.
     main_context: Option<i64>,
+    /// Scripts that name a source map.
+    mapped_scripts: std::collections::HashSet<String>,
+    /// Where source maps are looked for (the launch's `cwd`).
+    project: Option<PathBuf>,
+    /// The source maps under `project`, read at the first need.
+    maps: Option<Arc<MapIndex>>,
     configured: bool,
     end_reported: bool,
 }
@@ -195,6 +205,20 @@ impl Bridge {
         }
     }
 
+    /// The session's source maps, read on first use.
+    fn maps(&self) -> Arc<MapIndex> {
+        let project = {
+            let st = self.st();
+            if let Some(m) = &st.maps {
+                return m.clone();
+            }
+            st.project.clone()
+        };
+        let index = Arc::new(project.map(|p| MapIndex::scan(&p)).unwrap_or_default());
+        self.st().maps = Some(index.clone());
+        index
+    }
+
     fn st(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().expect("bridge state lock")
     }
@@ -208,7 +232,11 @@ impl Bridge {
             }
             match e {
                 CdpEvent::ScriptParsed(s) => {
-                    self.st().scripts.insert(s.script_id, s.url);
+                    let mut st = self.st();
+                    if !s.source_map_url.is_empty() {
+                        st.mapped_scripts.insert(s.script_id.clone());
+                    }
+                    st.scripts.insert(s.script_id, s.url);
                 }
                 CdpEvent::BreakpointResolved(r) => self.resolved(r).await,
                 CdpEvent::Paused(p) => self.paused(*p).await,
@@ -265,7 +293,7 @@ impl Bridge {
             let line = r.location.line_number + 1;
             st.breakpoints
                 .iter_mut()
-                .find(|b| b.cdp_id == r.breakpoint_id && b.line != line)
+                .find(|b| b.cdp_id == r.breakpoint_id && !b.mapped && b.line != line)
                 .map(|b| {
                     b.line = line;
                     (b.dap_id, b.path.clone(), line)
@@ -400,7 +428,10 @@ impl Bridge {
             "initialize" => Ok(capabilities()),
             // Attaching is the same start: the program runs already (or
             // waits, under --inspect-brk, for configurationDone).
-            "launch" | "attach" => self.launch().await,
+            "launch" | "attach" => {
+                self.st().project = args.get("cwd").and_then(Value::as_str).map(PathBuf::from);
+                self.launch().await
+            }
             "configurationDone" => self.configuration_done().await,
             "setBreakpoints" => self.set_breakpoints(args).await,
             "setExceptionBreakpoints" => self.set_exception_filters(args).await,
@@ -521,7 +552,15 @@ impl Bridge {
                 .call(&cdp::RemoveBreakpoint { breakpoint_id: id })
                 .await;
         }
-        let url = file_url(&path.canonicalize().unwrap_or_else(|_| path.clone()));
+        let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+        let is_script = real
+            .extension()
+            .is_some_and(|e| ["js", "mjs", "cjs"].iter().any(|x| e == *x));
+        // A TypeScript (or other compiled) source: its build's map says
+        // which script line each of its lines became.
+        let maps = if is_script { None } else { Some(self.maps()) };
+        let map = maps.as_deref().and_then(|m| m.for_source(&real));
+        let url = file_url(map.map_or(&real, |m| &m.script));
         let mut answers = Vec::new();
         for b in args
             .get("breakpoints")
@@ -529,12 +568,33 @@ impl Bridge {
             .into_iter()
             .flatten()
         {
-            answers.push(self.set_breakpoint(&path, &url, b).await);
+            let lines = match map {
+                None => None,
+                Some(m) => {
+                    let asked = b.get("line").and_then(Value::as_u64).unwrap_or(1).max(1) as u32;
+                    if let Some(found) = m.generated(&real, asked - 1) {
+                        Some(found)
+                    } else {
+                        answers.push(json!({"verified": false, "line": asked,
+                            "message": "no code of this file is on or after this line in its source map"}));
+                        continue;
+                    }
+                }
+            };
+            answers.push(self.set_breakpoint(&path, &url, b, lines).await);
         }
         Ok(json!({ "breakpoints": answers }))
     }
 
-    async fn set_breakpoint(&self, path: &Path, url: &str, b: &Value) -> Value {
+    /// Set one breakpoint; `mapped` is its (script line, source line),
+    /// 0-based, when a source map placed it.
+    async fn set_breakpoint(
+        &self,
+        path: &Path,
+        url: &str,
+        b: &Value,
+        mapped: Option<(u32, u32)>,
+    ) -> Value {
         let line = b.get("line").and_then(Value::as_u64).unwrap_or(1).max(1) as u32;
         let text = |k: &str| {
             b.get(k)
@@ -568,7 +628,7 @@ impl Bridge {
         match self
             .cdp
             .call(&cdp::SetBreakpointByUrl {
-                line_number: line - 1,
+                line_number: mapped.map_or(line - 1, |(script_line, _)| script_line),
                 url: url.to_string(),
                 condition,
             })
@@ -576,7 +636,10 @@ impl Bridge {
         {
             Err(e) => refuse(e.to_string()),
             Ok(set) => {
-                let at = set.locations.first().map_or(line, |l| l.line_number + 1);
+                let at = match mapped {
+                    Some((_, source_line)) => source_line + 1,
+                    None => set.locations.first().map_or(line, |l| l.line_number + 1),
+                };
                 self.st().breakpoints.push(Breakpoint {
                     dap_id,
                     cdp_id: set.breakpoint_id,
@@ -584,6 +647,7 @@ impl Bridge {
                     line: at,
                     hit,
                     hits: 0,
+                    mapped: mapped.is_some(),
                 });
                 json!({"id": dap_id, "verified": true, "line": at, "source": {"path": path}})
             }
@@ -646,6 +710,16 @@ impl Bridge {
     }
 
     fn stack_trace(&self, args: &Value) -> Result<Value, String> {
+        // Maps are read only once a paused script names one.
+        let any_mapped = {
+            let st = self.st();
+            st.paused.as_ref().is_some_and(|p| {
+                p.call_frames
+                    .iter()
+                    .any(|f| st.mapped_scripts.contains(&f.location.script_id))
+            })
+        };
+        let maps = any_mapped.then(|| self.maps());
         let st = self.st();
         let paused = st.paused.as_ref().ok_or("the program is not paused")?;
         let start = args.get("startFrame").and_then(Value::as_u64).unwrap_or(0) as usize;
@@ -669,7 +743,19 @@ impl Bridge {
             .take(levels)
             .map(|(i, f)| {
                 let url = frame_url(&st, f);
-                let source = match url_path(&url) {
+                let mut line = f.location.line_number;
+                let mut path = url_path(&url);
+                // A compiled script's place as its source's (TypeScript).
+                let original = path.as_deref().and_then(|p| {
+                    maps.as_deref()?
+                        .for_script(p)?
+                        .original(line, f.location.column_number.unwrap_or(0))
+                });
+                if let Some((source_path, source_line)) = original {
+                    path = Some(source_path);
+                    line = source_line;
+                }
+                let source = match path {
                     Some(p) => json!({"name": p.file_name().map(|n| n.to_string_lossy().into_owned()), "path": p}),
                     None => json!({"name": url, "presentationHint": "deemphasize"}),
                 };
@@ -684,7 +770,7 @@ impl Bridge {
                     "id": st.stop_generation * 10_000 + i as u64 + 1,
                     "name": name,
                     "source": source,
-                    "line": f.location.line_number + 1,
+                    "line": line + 1,
                     "column": f.location.column_number.unwrap_or(0) + 1,
                 })
             })

@@ -376,6 +376,9 @@ pub struct Paused {
 pub struct ScriptParsed {
     pub script_id: String,
     pub url: String,
+    /// The script's `//# sourceMappingURL=`, empty without one.
+    #[serde(default, rename = "sourceMapURL")]
+    pub source_map_url: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -19,6 +19,7 @@
 pub mod bridge;
 pub mod cdp;
 pub mod render;
+pub mod sourcemap;
 
 use crate::adapters::node;
 use crate::protocol::AdapterEvent;
