@@ -176,6 +176,14 @@ fn inspector_first_stop(node: &str, cwd: &Path, file: &Path, line: u32) -> Durat
     use tungstenite::stream::MaybeTlsStream;
     use tungstenite::Message;
     let started = Instant::now();
+    // Killed when dropped, so a bench that fails leaves no Node paused.
+    struct Killed(Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
     let mut child = Command::new(node)
         .args(["--inspect-brk=127.0.0.1:0", "--enable-source-maps"])
         .arg(file)
@@ -186,6 +194,7 @@ fn inspector_first_stop(node: &str, cwd: &Path, file: &Path, line: u32) -> Durat
         .spawn()
         .expect("node starts");
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let child = Killed(child);
     let url = loop {
         let mut l = String::new();
         assert!(
@@ -252,8 +261,7 @@ fn inspector_first_stop(node: &str, cwd: &Path, file: &Path, line: u32) -> Durat
         line - 1,
         "{stop}"
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     elapsed
 }
 
