@@ -1,5 +1,6 @@
 //! `cargo xtask bench debug`: launch-to-first-stop through the `debug` tool
-//! against a bare DAP client driving the same adapter on the same program,
+//! against a bare DAP client driving the same adapter on the same program
+//! (for Node.js, a bare inspector client driving `node --inspect-brk`),
 //! in the same run, interleaved so machine noise hits both alike.
 //!
 //! "First stop" means: the client knows where the program stopped — the
@@ -162,7 +163,106 @@ struct Case {
     file: PathBuf,
     line: u32,
     bare_command: Vec<String>,
+    /// The DAP launch arguments; `Null`: `bare_command` is Node, driven
+    /// through its inspector ([`inspector_first_stop`]).
     bare_launch: Value,
+}
+
+/// The smallest inspector client that gets Node to the first stop: start
+/// `node --inspect-brk`, read its address, then what the tool's backend
+/// sends (enable, run, breakpoint by URL, resume) up to the `paused`
+/// event, which carries the top frame.
+fn inspector_first_stop(node: &str, cwd: &Path, file: &Path, line: u32) -> Duration {
+    use tungstenite::stream::MaybeTlsStream;
+    use tungstenite::Message;
+    let started = Instant::now();
+    // Killed when dropped, so a bench that fails leaves no Node paused.
+    struct Killed(Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Command::new(node)
+        .args(["--inspect-brk=127.0.0.1:0", "--enable-source-maps"])
+        .arg(file)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let child = Killed(child);
+    let url = loop {
+        let mut l = String::new();
+        assert!(
+            stderr.read_line(&mut l).unwrap() > 0,
+            "node said no address"
+        );
+        if let Some(u) = l.trim().strip_prefix("Debugger listening on ") {
+            break u.to_string();
+        }
+    };
+    let (mut ws, _) = tungstenite::connect(url.as_str()).expect("inspector connects");
+    if let MaybeTlsStream::Plain(s) = ws.get_ref() {
+        // A bench that hangs says so instead.
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.set_nodelay(true).unwrap();
+    }
+    let mut id = 0;
+    let mut send = |ws: &mut tungstenite::WebSocket<_>, method: &str, params: Value| {
+        id += 1;
+        let text = json!({"id": id, "method": method, "params": params}).to_string();
+        ws.send(Message::Text(text.into())).unwrap();
+    };
+    // The same socket options as the tool's client (no Nagle, quick ACKs),
+    // so the comparison is of the work, not of TCP's timers.
+    let quick_ack = |ws: &tungstenite::WebSocket<MaybeTlsStream<std::net::TcpStream>>| {
+        if let MaybeTlsStream::Plain(s) = ws.get_ref() {
+            use std::os::fd::AsRawFd;
+            tool_debug::inspector::cdp::quick_ack(s.as_raw_fd());
+        }
+    };
+    let until = |ws: &mut tungstenite::WebSocket<_>, what: &str, pred: &dyn Fn(&Value) -> bool| loop {
+        let message = ws
+            .read()
+            .unwrap_or_else(|e| panic!("no {what} from the inspector within 20 s: {e}"));
+        quick_ack(ws);
+        if let Message::Text(t) = message {
+            let v: Value = serde_json::from_str(&t).unwrap();
+            if pred(&v) {
+                return v;
+            }
+        }
+    };
+    send(&mut ws, "Runtime.enable", json!({}));
+    send(&mut ws, "Debugger.enable", json!({}));
+    // By URL before the program runs, as the tool sets them; Node may
+    // pause on start first, or not.
+    let url = format!("file://{}", file.display());
+    send(
+        &mut ws,
+        "Debugger.setBreakpointByUrl",
+        json!({"lineNumber": line - 1, "url": url}),
+    );
+    send(&mut ws, "Runtime.runIfWaitingForDebugger", json!({}));
+    let stop = loop {
+        let paused = until(&mut ws, "a stop", &|v| v["method"] == "Debugger.paused");
+        if paused["params"]["reason"] != "Break on start" {
+            break paused;
+        }
+        send(&mut ws, "Debugger.resume", json!({}));
+    };
+    let elapsed = started.elapsed();
+    assert_eq!(
+        stop["params"]["callFrames"][0]["location"]["lineNumber"],
+        line - 1,
+        "{stop}"
+    );
+    drop(child);
+    elapsed
 }
 
 fn cases() -> Vec<Case> {
@@ -216,7 +316,40 @@ fn cases() -> Vec<Case> {
     } else {
         println!("skipping lldb: lldb-dap/lldb-vscode or gcc not installed");
     }
+    if let Some(node) = test_support::fixtures::find("node") {
+        let root = tempfile::tempdir().unwrap();
+        for f in ["avg.js", "package.json"] {
+            std::fs::copy(fixtures.join("node").join(f), root.path().join(f)).unwrap();
+        }
+        let file = root.path().canonicalize().unwrap().join("avg.js");
+        out.push(Case {
+            name: "node     avg.js",
+            program: "avg.js",
+            line: 7,
+            bare_command: vec![node.to_string_lossy().into_owned()],
+            bare_launch: Value::Null,
+            file,
+            root,
+        });
+    } else {
+        println!("skipping node: not installed");
+    }
     out
+}
+
+/// The bare client's launch to first stop for `case`.
+fn bare_first_stop(
+    command: &[String],
+    cwd: &Path,
+    launch: Value,
+    file: &Path,
+    line: u32,
+) -> Duration {
+    if launch.is_null() {
+        inspector_first_stop(&command[0], cwd, file, line)
+    } else {
+        BareClient::first_stop(command, cwd, launch, file, line)
+    }
 }
 
 async fn through_tool(
@@ -316,6 +449,19 @@ fn hot_cases() -> Vec<HotCase> {
             line: 7,
         });
     }
+    if test_support::fixtures::find("node").is_some() {
+        let root = tempfile::tempdir().unwrap();
+        for f in ["hot.js", "package.json"] {
+            std::fs::copy(fixtures.join("node").join(f), root.path().join(f)).unwrap();
+        }
+        out.push(HotCase {
+            name: "node     hot.js",
+            root,
+            program: "hot.js",
+            file: "hot.js",
+            line: 6,
+        });
+    }
     if test_support::fixtures::find("dlv").is_some() && test_support::fixtures::find("go").is_some()
     {
         let root = tempfile::tempdir().unwrap();
@@ -409,12 +555,12 @@ async fn main() {
     println!("debug bench: launch to first stop (stopped event + top frame), {ROUNDS} rounds each after one warm-up, interleaved (alternating who goes first); median and min");
     println!(
         "{:<18} {:<7} {:>12} {:>12} {:>10} {:>8}",
-        "adapter/program", "", "bare DAP ms", "tool ms", "overhead", "ratio"
+        "adapter/program", "", "bare ms", "tool ms", "overhead", "ratio"
     );
     for case in cases() {
         // Warm-up: first starts pay disk caches (and the tool its one-time
         // interpreter probe, cached after).
-        let _ = BareClient::first_stop(
+        let _ = bare_first_stop(
             &case.bare_command,
             case.root.path(),
             case.bare_launch.clone(),
@@ -433,7 +579,7 @@ async fn main() {
             );
             let bare_run = move || {
                 tokio::task::spawn_blocking(move || {
-                    BareClient::first_stop(&cmd, &cwd, launch, &file, line)
+                    bare_first_stop(&cmd, &cwd, launch, &file, line)
                 })
             };
             // Alternate who goes first, so neither always gets warm caches.

@@ -26,6 +26,8 @@ pub enum AdapterKind {
     Lldb,
     Delve,
     Dart,
+    /// Node.js itself, through its V8 inspector ([`crate::inspector`]).
+    Node,
     /// A harness-supplied adapter: plain `program`/`args`/`cwd` launch
     /// arguments plus its template.
     Custom,
@@ -41,6 +43,12 @@ pub enum Connect {
     /// stdout (`dlv dap --listen 127.0.0.1:0`); its later stdout is the
     /// debuggee's output.
     TcpListen,
+    /// No DAP adapter: the debuggee is started with its V8 inspector
+    /// listening (`node --inspect-brk=127.0.0.1:0`, which prints `Debugger
+    /// listening on ws://…` on stderr), and [`crate::inspector`] speaks DAP
+    /// to the session and the inspector protocol to the debuggee, in
+    /// process. Its stdout and stderr are the debuggee's output.
+    Inspector,
 }
 
 /// One adapter of the catalog (a `[[adapters]]` table of

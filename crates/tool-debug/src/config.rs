@@ -166,7 +166,7 @@ mod tests {
         );
         let all = AdapterConfig::default().then(user).then(harness);
         assert_eq!(all.disable, ["dart", "lldb"]);
-        expect_test::expect![[r#"debugpy=, delve=/opt/go/bin/dlv dap --listen 127.0.0.1:0, pydbg=python3.12 -m debugpy.adapter"#]]
+        expect_test::expect!["debugpy=, delve=/opt/go/bin/dlv dap --listen 127.0.0.1:0, node=node, pydbg=python3.12 -m debugpy.adapter"]
         .assert_eq(&ids(&all));
     }
 
@@ -215,16 +215,16 @@ mod tests {
             .agent-tools.toml adapter `evil` (sh -c touch M): not run: project config names a command; trust the workspace to use it (--trust-workspace)"#]]
         .assert_eq(&notices.join("\n"));
         let specs = cfg.specs();
-        expect_test::expect![[r#"debugpy=, lldb=lldb-dap, delve=dlv dap --listen 127.0.0.1:0"#]]
-            .assert_eq(&ids(&cfg));
+        expect_test::expect![
+            "debugpy=, lldb=lldb-dap, delve=dlv dap --listen 127.0.0.1:0, node=node"
+        ]
+        .assert_eq(&ids(&cfg));
         assert_eq!(specs[2].markers, ["go.work", "go.mod"]);
         assert_eq!(specs[0].launch_template, serde_json::json!({}));
 
         let trusted = AdapterConfig::default().then_project(project(), ".agent-tools.toml", true);
         assert!(trusted.untrusted.is_empty());
-        expect_test::expect![[
-            r#"debugpy=, lldb=lldb-dap, delve=dlv dap --listen 127.0.0.1:0, evil=sh -c touch M"#
-        ]]
+        expect_test::expect!["debugpy=, lldb=lldb-dap, delve=dlv dap --listen 127.0.0.1:0, node=node, evil=sh -c touch M"]
         .assert_eq(&ids(&trusted));
         assert_eq!(
             trusted.specs()[0].launch_template,

@@ -1,5 +1,7 @@
 //! debug: a Debug Adapter Protocol client driving real debug adapters
-//! (debugpy, lldb-dap/lldb-vscode, delve, the Dart adapter) for one run.
+//! (debugpy, lldb-dap/lldb-vscode, delve, the Dart adapter) for one run,
+//! and Node.js through its V8 inspector ([`inspector`], an in-process DAP
+//! adapter) behind the same session.
 //!
 //! The resource is a [`DebugSupervisor`]: one debug session per
 //! conversation, with a hard TTL, bound to the run's workspace. The [`DebugTool`]
@@ -21,6 +23,7 @@ pub mod breakpoint;
 pub mod catalog;
 pub mod config;
 pub mod format;
+pub mod inspector;
 mod ops;
 pub mod procs;
 pub mod protocol;
@@ -314,7 +317,7 @@ impl Binding for DebugBinding {
 mod tests {
     #[test]
     fn the_description_reads_as_one_paragraph() {
-        expect_test::expect![[r#"Drive a debugger (Debug Adapter Protocol: debugpy for Python, lldb for C/C++/Rust executables, delve for Go, the Dart adapter). Choose the operation with `op`. One session per conversation (30-minute limit). Typical flow: {"op":"breakpoints","file":"src/app.py","lines":[12, {"line":20,"condition":"n > 3"}]} (works before launch; an entry may also have hit_condition or log_message) → {"op":"launch","program":"src/app.py"} (waits for the first stop) → {"op":"locals"} → {"op":"stack"} → {"op":"scopes","frame_id":N} → {"op":"variables","reference":N} → {"op":"evaluate","expression":"len(xs)"} → {"op":"step_over"} / {"op":"continue"} → {"op":"output"} → {"op":"terminate"}. One test: {"op":"launch","test":"tests/test_stats.py::test_mean"} (pytest, or unittest without pytest; a Go test, or a Rust test in tests/x.rs or src/lib.rs, with `program`: cargo builds it, a failed assert_eq! stops with its message); {"op":"exception_breakpoints","filters":["userUnhandled"]} first stops a Python test at its failing assertion; `module` runs python -m MODULE with `args`. Also: function_breakpoints, exception_breakpoints (filters from the adapter; status lists them), set_variable, restart, modules, disassemble, read_memory; attach takes `port` or `pid`. Frame ids and references are valid only until the program moves; take fresh ones after every stop. Waiting ops answer "still running" after timeout_seconds (default 30) instead of hanging: then call pause. `adapters` says which debuggers can start here and why not; `status` says where the program is."#]]
+        expect_test::expect![[r#"Drive a debugger (debugpy for Python, lldb for C/C++/Rust executables, delve for Go, the Dart adapter, Node.js for .js/.mjs/.cjs through its V8 inspector). Choose the operation with `op`. One session per conversation (30-minute limit). Typical flow: {"op":"breakpoints","file":"src/app.py","lines":[12, {"line":20,"condition":"n > 3"}]} (works before launch; an entry may also have hit_condition or log_message) → {"op":"launch","program":"src/app.py"} (waits for the first stop) → {"op":"locals"} → {"op":"stack"} → {"op":"scopes","frame_id":N} → {"op":"variables","reference":N} → {"op":"evaluate","expression":"len(xs)"} → {"op":"step_over"} / {"op":"continue"} → {"op":"output"} → {"op":"terminate"}. One test: {"op":"launch","test":"tests/test_stats.py::test_mean"} (pytest, or unittest without pytest; a node:test test by name in `program`; a Go test, or a Rust test in tests/x.rs or src/lib.rs, with `program`: cargo builds it, a failed assert_eq! stops with its message); {"op":"exception_breakpoints","filters":["userUnhandled"]} first stops a Python test at its failing assertion; `module` runs python -m MODULE with `args`. Also: function_breakpoints, exception_breakpoints (filters from the adapter; status lists them), set_variable, restart, modules, disassemble, read_memory; attach takes `port` or `pid`. Frame ids and references are valid only until the program moves; take fresh ones after every stop. Waiting ops answer "still running" after timeout_seconds (default 30) instead of hanging: then call pause. `adapters` says which debuggers can start here and why not; `status` says where the program is."#]]
         .assert_eq(&super::description());
     }
 }

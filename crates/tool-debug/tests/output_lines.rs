@@ -61,6 +61,24 @@ fn rows() -> Vec<Row> {
                 no newline at the end
                 (session ended: the program exited with code 0)"#]],
         },
+        Row {
+            needs: &[&["node"]],
+            fixture: "node",
+            file: "pieces.js",
+            line: 5,
+            program: "pieces.js",
+            output: expect![[r#"
+                i=0
+                i=1
+                i=2
+                --
+                debug output  pieces.js
+                total 0
+                total 10
+                total 20
+                no newline at the end
+                (session ended: the program exited with code 0)"#]],
+        },
     ]
 }
 

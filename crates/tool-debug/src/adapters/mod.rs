@@ -12,6 +12,7 @@ pub mod dart;
 pub mod debugpy;
 pub mod delve;
 pub mod lldb;
+pub mod node;
 pub mod python_tests;
 pub mod rust_tests;
 
@@ -75,7 +76,8 @@ mod catalog_file_tests {
             debugpy Debugpy Stdio commands=0 first=None markers=["pyproject.toml", "setup.py", "requirements.txt"] ext=["py"] eval=repl template={}
             lldb Lldb Stdio commands=50 first=Some(["lldb-dap"]) markers=["Cargo.toml", "CMakeLists.txt", "Makefile", "*.c", "*.cpp"] ext=["c", "cc", "cpp", "rs"] eval=watch template={}
             delve Delve TcpListen commands=1 first=Some(["dlv", "dap", "--listen", "127.0.0.1:0"]) markers=["go.mod"] ext=["go"] eval=repl template={}
-            dart Dart Stdio commands=1 first=Some(["dart", "debug_adapter"]) markers=["pubspec.yaml"] ext=["dart"] eval=repl template={}"#]]
+            dart Dart Stdio commands=1 first=Some(["dart", "debug_adapter"]) markers=["pubspec.yaml"] ext=["dart"] eval=repl template={}
+            node Node Inspector commands=2 first=Some(["node"]) markers=["package.json", "*.js", "*.mjs", "*.cjs"] ext=["js", "mjs", "cjs"] eval=repl template={}"#]]
         .assert_eq(&summary.join("\n"));
         assert_eq!(specs[1].commands[13], vec!["/usr/lib/llvm-22/bin/lldb-dap"]);
         assert_eq!(specs[2].connect, Connect::TcpListen);
@@ -86,7 +88,7 @@ mod catalog_file_tests {
               |
             3 | kind = "gdb"
               |        ^^^^^
-            unknown variant `gdb`, expected one of `debugpy`, `lldb`, `delve`, `dart`, `custom`
+            unknown variant `gdb`, expected one of `debugpy`, `lldb`, `delve`, `dart`, `node`, `custom`
         "#]]
         .assert_eq(&err);
     }
@@ -215,6 +217,8 @@ pub struct LaunchInput<'a> {
     /// debugpy: `python -m MODULE` instead of the program (a test run, or
     /// the model's `module`).
     pub python: Option<python_tests::PythonModule>,
+    /// node: the name of the one `node:test` test of the program to run.
+    pub node_test: Option<&'a str>,
 }
 
 /// A new scratch folder under the system temp dir, removed with the
@@ -240,7 +244,7 @@ pub enum StdinRoute {
 pub fn stdin_route(kind: AdapterKind) -> Option<StdinRoute> {
     match kind {
         AdapterKind::Lldb | AdapterKind::Debugpy => Some(StdinRoute::File),
-        AdapterKind::Delve => Some(StdinRoute::AdapterStdin),
+        AdapterKind::Delve | AdapterKind::Node => Some(StdinRoute::AdapterStdin),
         AdapterKind::Dart | AdapterKind::Custom => None,
     }
 }
@@ -290,6 +294,7 @@ pub fn launch_arguments(input: &LaunchInput<'_>) -> std::io::Result<RequestArgum
         AdapterKind::Debugpy => RequestArguments::plain(debugpy::launch(input)),
         AdapterKind::Lldb => RequestArguments::plain(lldb::launch(input)),
         AdapterKind::Delve => delve::launch(input)?,
+        AdapterKind::Node => RequestArguments::plain(node::launch(input)),
         AdapterKind::Dart | AdapterKind::Custom => RequestArguments::plain(json!({
             "program": input.program,
             "args": input.args,
@@ -335,6 +340,14 @@ pub fn attach_arguments(
         }
         (AdapterKind::Custom, AttachTarget::Port(port)) => {
             RequestArguments::plain(json!({"port": port}))
+        }
+        (AdapterKind::Node, AttachTarget::Port(port)) => {
+            RequestArguments::plain(json!({ "port": port }))
+        }
+        (AdapterKind::Node, AttachTarget::Pid(_)) => {
+            return Err(
+                "the node backend attaches to a Node.js started with --inspect=127.0.0.1:PORT (pass that `port`), not to a pid".to_string(),
+            )
         }
         (AdapterKind::Dart | AdapterKind::Custom, AttachTarget::Pid(_)) => {
             return Err(format!(

@@ -155,7 +155,7 @@ impl OpContext<'_> {
             .and_then(|t| python_tests::split_node_id(t).0);
         let program = args.program.as_deref().or(node_file).ok_or_else(|| {
             ToolError::bad_args(
-                "launch needs `program`: the file to run (a .py or .go file, a Go package folder, or a compiled executable), relative to the workspace root; or `module` (Python's `python -m MODULE`), or `test` as a pytest node id (tests/test_x.py::test_y)",
+                "launch needs `program`: the file to run (a .py, .go or .js file, a Go package folder, or a compiled executable), relative to the workspace root; or `module` (Python's `python -m MODULE`), or `test` as a pytest node id (tests/test_x.py::test_y)",
             )
         })?;
         let path = self.workspace.resolve(program)?;
@@ -176,7 +176,7 @@ impl OpContext<'_> {
             Some(id) => self.named_adapter(id)?,
             None => catalog.route(&path).cloned().ok_or_else(|| {
                 let mut why = format!(
-                    "cannot tell which debugger runs `{program}`: it is not a .py, .go or .dart file, a Go package or a compiled executable; pass `adapter` (one of {}), or for C/C++ launch the executable built with -g",
+                    "cannot tell which debugger runs `{program}`: it is not a .py, .go, .js, .mjs, .cjs or .dart file, a Go package or a compiled executable; pass `adapter` (one of {}), or for C/C++ launch the executable built with -g",
                     catalog.ids()
                 );
                 for notice in catalog.untrusted_for(None, &path) {
@@ -196,6 +196,16 @@ impl OpContext<'_> {
         {
             return self.rust_test_plan(args, spec, &path, program).await;
         }
+        if spec.kind == AdapterKind::Node
+            && (path.is_dir()
+                || path
+                    .extension()
+                    .is_some_and(|e| !["js", "mjs", "cjs"].iter().any(|x| e == *x)))
+        {
+            return Err(ToolError::bad_args(format!(
+                "`{program}` is not a JavaScript file; Node.js runs .js, .mjs and .cjs files (or a script without an extension that starts with #!/usr/bin/env node)"
+            )));
+        }
         if spec.kind == AdapterKind::Lldb && !crate::catalog::is_native_executable(&path) {
             return Err(ToolError::bad_args(format!(
                 "`{program}` is not a compiled program; lldb runs executables: {}",
@@ -209,6 +219,20 @@ impl OpContext<'_> {
                 })?,
             ),
             (_, None, None) => None,
+            (AdapterKind::Node, None, Some(test)) => {
+                let source = std::fs::read_to_string(&path).map_err(|e| {
+                    ToolError::bad_args(format!("cannot read the test file {program}: {e}"))
+                })?;
+                adapters::node::check_test(test.trim(), &source).map_err(|why| {
+                    ToolError::bad_args(format!("cannot run test `{test}` of {program}: {why}"))
+                })?;
+                None
+            }
+            (AdapterKind::Node, Some(_), _) => {
+                return Err(ToolError::bad_args(format!(
+                    "`mode` is for Go programs under delve, and `{program}` runs under Node.js; leave it out (`test` runs one node:test test of the file)"
+                )))
+            }
             (AdapterKind::Debugpy, None, Some(_)) if path.is_file() => None,
             (AdapterKind::Debugpy, None, Some(_)) => {
                 return Err(ToolError::bad_args(format!(
@@ -230,6 +254,9 @@ impl OpContext<'_> {
         let target = match (spec.kind, args.test.as_deref()) {
             (AdapterKind::Debugpy, Some(test)) => {
                 PythonTarget::Test(python_tests::split_node_id(test).1)
+            }
+            (AdapterKind::Node, Some(test)) => {
+                PythonTarget::Named(format!("node:test {program} › {}", test.trim()))
             }
             _ => PythonTarget::Program,
         };
@@ -516,6 +543,10 @@ impl OpContext<'_> {
             stdin_file: stdin.as_ref().map(|(_, f)| f.as_path()),
             go,
             python,
+            node_test: match spec.kind {
+                AdapterKind::Node => args.test.as_deref().map(str::trim),
+                _ => None,
+            },
         });
         let mut request = match made {
             Ok(r) => r,

@@ -42,6 +42,16 @@ pub(crate) async fn connect(
     adapter_command: &str,
     sinks: Sinks<'_>,
 ) -> Result<Connection, ToolError> {
+    if plan.adapter.spec.connect == Connect::Inspector {
+        let started =
+            crate::inspector::start(plan, limits, sinks.output, sinks.adapter_log).await?;
+        return Ok(Connection {
+            child: started.child,
+            client: started.client,
+            events: started.events,
+            tasks: started.tasks,
+        });
+    }
     if let Some(port) = plan.connect_to {
         return connect_to_port(port, limits).await;
     }
@@ -126,6 +136,7 @@ pub(crate) async fn connect(
                 tasks,
             })
         }
+        Connect::Inspector => unreachable!("started above"),
     }
 }
 

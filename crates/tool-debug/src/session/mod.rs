@@ -19,7 +19,7 @@ mod catch;
 mod connect;
 mod handles;
 mod handshake;
-mod lines;
+pub(crate) mod lines;
 mod owned;
 mod pump;
 mod state;
