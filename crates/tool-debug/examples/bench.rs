@@ -160,6 +160,8 @@ struct Case {
     name: &'static str,
     root: tempfile::TempDir,
     program: &'static str,
+    /// The test to run in `program` (launch's `test`), if any.
+    test: Option<&'static str>,
     file: PathBuf,
     line: u32,
     bare_command: Vec<String>,
@@ -265,6 +267,19 @@ fn inspector_first_stop(node: &str, cwd: &Path, file: &Path, line: u32) -> Durat
     elapsed
 }
 
+/// Copy the folder `from` into `to`, recursively.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
 fn cases() -> Vec<Case> {
     let fixtures = test_support::fixtures::workspace_root().join("tests/fixtures/debug");
     let mut out = Vec::new();
@@ -279,6 +294,7 @@ fn cases() -> Vec<Case> {
         out.push(Case {
             name: "debugpy  avg.py",
             program: "avg.py",
+            test: None,
             line: 6,
             bare_command: vec![python.to_string_lossy().into_owned(), "-m".into(), "debugpy.adapter".into()],
             bare_launch: json!({"type": "python", "request": "launch", "program": file, "cwd": root.path(),
@@ -307,6 +323,7 @@ fn cases() -> Vec<Case> {
         out.push(Case {
             name: "lldb     avg (C)",
             program: "avg",
+            test: None,
             line: 5,
             bare_command: vec![lldb.to_string_lossy().into_owned()],
             bare_launch: json!({"program": dir.join("avg"), "cwd": dir, "stopOnEntry": false}),
@@ -315,6 +332,72 @@ fn cases() -> Vec<Case> {
         });
     } else {
         println!("skipping lldb: lldb-dap/lldb-vscode or gcc not installed");
+    }
+    if let Some(python) = test_support::fixtures::find("python3")
+        .filter(|_| test_support::fixtures::find("debugpy").is_some())
+        .filter(|_| test_support::fixtures::find("pytest").is_some())
+    {
+        let root = tempfile::tempdir().unwrap();
+        copy_tree(&fixtures.join("pytests"), root.path());
+        let dir = root.path().canonicalize().unwrap();
+        out.push(Case {
+            name: "pytest   test_mean",
+            program: "tests/test_stats.py",
+            test: Some("test_mean"),
+            line: 6,
+            bare_command: vec![
+                python.to_string_lossy().into_owned(),
+                "-m".into(),
+                "debugpy.adapter".into(),
+            ],
+            bare_launch: json!({"type": "python", "request": "launch", "module": "pytest",
+                "args": ["tests/test_stats.py::test_mean"], "cwd": dir,
+                "python": [python], "console": "internalConsole", "justMyCode": true}),
+            file: dir.join("tests/test_stats.py"),
+            root,
+        });
+    } else {
+        println!("skipping pytest: debugpy or pytest not installed (cargo xtask fixtures)");
+    }
+    let lldb_dap = ["lldb-dap", "lldb-vscode-14", "lldb-vscode"]
+        .iter()
+        .find_map(|n| test_support::fixtures::find(n));
+    if let (Some(lldb), Some(cargo)) = (lldb_dap, test_support::fixtures::find("cargo")) {
+        // Built first, for both sides: the tool's `cargo test --no-run`
+        // then finds it fresh, and the bare client launches the binary
+        // cargo names.
+        let root = tempfile::tempdir().unwrap();
+        copy_tree(&fixtures.join("rusttests"), root.path());
+        let dir = root.path().canonicalize().unwrap();
+        let built = Command::new(cargo)
+            .args([
+                "test",
+                "--no-run",
+                "--test",
+                "mean",
+                "--message-format=json",
+            ])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let binary = String::from_utf8_lossy(&built.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find_map(|v| v["executable"].as_str().map(PathBuf::from))
+            .expect("cargo names the test binary");
+        out.push(Case {
+            name: "lldb     cargo test",
+            program: "tests/mean.rs",
+            test: Some("mean_of_six"),
+            line: 7,
+            bare_command: vec![lldb.to_string_lossy().into_owned()],
+            bare_launch: json!({"program": binary, "cwd": dir, "stopOnEntry": false,
+                "args": ["mean_of_six", "--exact", "--nocapture", "--test-threads=1"]}),
+            file: dir.join("tests/mean.rs"),
+            root,
+        });
+    } else {
+        println!("skipping cargo test: lldb-dap/lldb-vscode or cargo not found");
     }
     if let Some(node) = test_support::fixtures::find("node") {
         let root = tempfile::tempdir().unwrap();
@@ -325,6 +408,7 @@ fn cases() -> Vec<Case> {
         out.push(Case {
             name: "node     avg.js",
             program: "avg.js",
+            test: None,
             line: 7,
             bare_command: vec![node.to_string_lossy().into_owned()],
             bare_launch: Value::Null,
@@ -360,10 +444,11 @@ async fn through_tool(
     let conversation = format!("bench-{round}");
     let tool = supervisor.tool(Workspace::new(case.root.path()).unwrap(), &conversation);
     let cx = CallContext::new();
+    let root = case.root.path().canonicalize().unwrap();
     let rel = case
         .file
-        .file_name()
-        .unwrap()
+        .strip_prefix(&root)
+        .unwrap_or(&case.file)
         .to_string_lossy()
         .into_owned();
     tool.call(
@@ -374,7 +459,13 @@ async fn through_tool(
     .unwrap();
     let started = Instant::now();
     let out = tool
-        .call(&cx, json!({"op": "launch", "program": case.program}))
+        .call(&cx, {
+            let mut launch = json!({"op": "launch", "program": case.program});
+            if let Some(test) = case.test {
+                launch["test"] = json!(test);
+            }
+            launch
+        })
         .await
         .unwrap();
     let elapsed = started.elapsed();

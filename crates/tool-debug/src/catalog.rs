@@ -26,7 +26,7 @@ pub enum AdapterKind {
     Lldb,
     Delve,
     Dart,
-    /// Node.js itself, through its V8 inspector ([`crate::inspector`]).
+    /// Node.js itself, through its V8 inspector ([`crate::session::inspector`]).
     Node,
     /// A harness-supplied adapter: plain `program`/`args`/`cwd` launch
     /// arguments plus its template.
@@ -45,7 +45,7 @@ pub enum Connect {
     TcpListen,
     /// No DAP adapter: the debuggee is started with its V8 inspector
     /// listening (`node --inspect-brk=127.0.0.1:0`, which prints `Debugger
-    /// listening on ws://…` on stderr), and [`crate::inspector`] speaks DAP
+    /// listening on ws://…` on stderr), and [`crate::session::inspector`] speaks DAP
     /// to the session and the inspector protocol to the debuggee, in
     /// process. Its stdout and stderr are the debuggee's output.
     Inspector,

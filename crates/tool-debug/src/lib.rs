@@ -23,7 +23,7 @@ pub mod breakpoint;
 pub mod catalog;
 pub mod config;
 pub mod format;
-pub mod inspector;
+pub use session::inspector;
 mod ops;
 pub mod procs;
 pub mod protocol;

@@ -1,6 +1,6 @@
 //! Node.js (`node --inspect-brk=127.0.0.1:0`): no DAP adapter exists on the
 //! package registries, so the program runs under Node's own V8 inspector
-//! and [`crate::inspector`] translates. What is Node's here: the command
+//! and [`crate::session::inspector`] translates. What is Node's here: the command
 //! line, the `Debugger listening on ws://…` line it prints on stderr, the
 //! lines of its own it adds to the program's stderr, and `file://` URLs.
 

@@ -44,7 +44,7 @@ pub(crate) async fn connect(
 ) -> Result<Connection, ToolError> {
     if plan.adapter.spec.connect == Connect::Inspector {
         let started =
-            crate::inspector::start(plan, limits, sinks.output, sinks.adapter_log).await?;
+            crate::session::inspector::start(plan, limits, sinks.output, sinks.adapter_log).await?;
         return Ok(Connection {
             child: started.child,
             client: started.client,

@@ -19,6 +19,7 @@ mod catch;
 mod connect;
 mod handles;
 mod handshake;
+pub mod inspector;
 pub(crate) mod lines;
 mod owned;
 mod pump;

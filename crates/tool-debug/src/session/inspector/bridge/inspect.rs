@@ -5,8 +5,8 @@
 
 use super::{frame_url, has_program_frame, Bridge, Handle, State};
 use crate::adapters::node::url_path;
-use crate::inspector::cdp::{self, RemoteObject};
-use crate::inspector::render;
+use crate::session::inspector::cdp::{self, RemoteObject};
+use crate::session::inspector::render;
 use serde_json::{json, Value};
 
 /// Variables listed for one object at most.
