@@ -165,6 +165,10 @@ struct Case {
     file: PathBuf,
     line: u32,
     bare_command: Vec<String>,
+    /// A command the bare client runs first, timed with it: what a user of
+    /// the bare debugger must run too (`cargo test --no-run`, which the
+    /// tool runs on each launch).
+    bare_build: Option<Vec<String>>,
     /// The DAP launch arguments; `Null`: `bare_command` is Node, driven
     /// through its inspector ([`inspector_first_stop`]).
     bare_launch: Value,
@@ -297,6 +301,7 @@ fn cases() -> Vec<Case> {
             test: None,
             line: 6,
             bare_command: vec![python.to_string_lossy().into_owned(), "-m".into(), "debugpy.adapter".into()],
+            bare_build: None,
             bare_launch: json!({"type": "python", "request": "launch", "program": file, "cwd": root.path(),
                 "python": [python], "console": "internalConsole", "justMyCode": true}),
             file,
@@ -326,6 +331,7 @@ fn cases() -> Vec<Case> {
             test: None,
             line: 5,
             bare_command: vec![lldb.to_string_lossy().into_owned()],
+            bare_build: None,
             bare_launch: json!({"program": dir.join("avg"), "cwd": dir, "stopOnEntry": false}),
             file: dir.join("avg.c"),
             root,
@@ -350,6 +356,7 @@ fn cases() -> Vec<Case> {
                 "-m".into(),
                 "debugpy.adapter".into(),
             ],
+            bare_build: None,
             bare_launch: json!({"type": "python", "request": "launch", "module": "pytest",
                 "args": ["tests/test_stats.py::test_mean"], "cwd": dir,
                 "python": [python], "console": "internalConsole", "justMyCode": true}),
@@ -391,6 +398,18 @@ fn cases() -> Vec<Case> {
             test: Some("mean_of_six"),
             line: 7,
             bare_command: vec![lldb.to_string_lossy().into_owned()],
+            bare_build: Some(
+                [
+                    "cargo",
+                    "test",
+                    "--no-run",
+                    "--test",
+                    "mean",
+                    "--message-format=json",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ),
             bare_launch: json!({"program": binary, "cwd": dir, "stopOnEntry": false,
                 "args": ["mean_of_six", "--exact", "--nocapture", "--test-threads=1"]}),
             file: dir.join("tests/mean.rs"),
@@ -411,6 +430,7 @@ fn cases() -> Vec<Case> {
             test: None,
             line: 7,
             bare_command: vec![node.to_string_lossy().into_owned()],
+            bare_build: None,
             bare_launch: Value::Null,
             file,
             root,
@@ -423,12 +443,22 @@ fn cases() -> Vec<Case> {
 
 /// The bare client's launch to first stop for `case`.
 fn bare_first_stop(
-    command: &[String],
+    (command, build): (&[String], Option<&[String]>),
     cwd: &Path,
     launch: Value,
     file: &Path,
     line: u32,
 ) -> Duration {
+    if let Some(build) = build {
+        let started = Instant::now();
+        let built = Command::new(&build[0])
+            .args(&build[1..])
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        assert!(built.status.success(), "{build:?} failed");
+        return started.elapsed() + bare_first_stop((command, None), cwd, launch, file, line);
+    }
     if launch.is_null() {
         inspector_first_stop(&command[0], cwd, file, line)
     } else {
@@ -652,7 +682,7 @@ async fn main() {
         // Warm-up: first starts pay disk caches (and the tool its one-time
         // interpreter probe, cached after).
         let _ = bare_first_stop(
-            &case.bare_command,
+            (&case.bare_command, case.bare_build.as_deref()),
             case.root.path(),
             case.bare_launch.clone(),
             &case.file,
@@ -661,8 +691,9 @@ async fn main() {
         let _ = through_tool(&case, &supervisor, 0).await;
         let (mut bare, mut tool) = (Vec::new(), Vec::new());
         for round in 1..=ROUNDS {
-            let (cmd, cwd, launch, file, line) = (
+            let (cmd, build, cwd, launch, file, line) = (
                 case.bare_command.clone(),
+                case.bare_build.clone(),
                 case.root.path().to_path_buf(),
                 case.bare_launch.clone(),
                 case.file.clone(),
@@ -670,7 +701,7 @@ async fn main() {
             );
             let bare_run = move || {
                 tokio::task::spawn_blocking(move || {
-                    bare_first_stop(&cmd, &cwd, launch, &file, line)
+                    bare_first_stop((&cmd, build.as_deref()), &cwd, launch, &file, line)
                 })
             };
             // Alternate who goes first, so neither always gets warm caches.
