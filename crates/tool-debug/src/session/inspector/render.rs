@@ -320,6 +320,7 @@ mod tests {
         assert_eq!(stops(">8"), [9]);
         assert_eq!(stops("% 3"), [3, 6, 9]);
         assert_eq!(stops("<3"), [1, 2]);
-        assert!(hit_test("often").unwrap_err().contains("not a count"));
+        expect_test::expect!["hit condition `often` is not a count: write 5 (the fifth hit), >= 5, > 5, < 5, <= 5 or % 5 (every fifth)"]
+            .assert_eq(&hit_test("often").unwrap_err());
     }
 }
