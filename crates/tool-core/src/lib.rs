@@ -21,6 +21,7 @@
 
 pub mod args;
 pub mod binding;
+pub mod cargo;
 pub mod declaration;
 pub mod error;
 pub mod files;

@@ -15,14 +15,14 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-/// The Cargo package of `file` (the nearest folder above it with a
-/// `Cargo.toml` that has a `[package]`) and the module path of a top-level
-/// item in it, when the file is a library or binary module under `src/`:
+/// The Cargo package of `file` (the nearest folder above it, up to `root`,
+/// with a `Cargo.toml` that has a `[package]`) and the module path of a
+/// top-level item in it, when the file is a library or binary module under `src/`:
 /// `src/lib.rs` and `src/main.rs` are the crate root (`[]`),
 /// `src/a/mod.rs` and `src/a.rs` are `["a"]`, `src/a/b.rs` is
 /// `["a", "b"]`. `None` for files elsewhere (tests, examples, `src/bin`).
-pub(crate) fn module_of(file: &Path) -> Option<(PathBuf, Vec<String>)> {
-    let package = package_of(file)?;
+pub(crate) fn module_of(file: &Path, root: &Path) -> Option<(PathBuf, Vec<String>)> {
+    let package = tool_core::cargo::package_root(file, root)?;
     let rel = file.strip_prefix(package.join("src")).ok()?;
     let mut parts: Vec<String> = rel
         .iter()
@@ -42,21 +42,6 @@ pub(crate) fn module_of(file: &Path) -> Option<(PathBuf, Vec<String>)> {
         .iter()
         .all(|p| is_identifier(p))
         .then_some((package, parts))
-}
-
-/// The nearest folder above `file` whose `Cargo.toml` declares a package.
-pub(crate) fn package_of(file: &Path) -> Option<PathBuf> {
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        let manifest = d.join("Cargo.toml");
-        if let Ok(text) = std::fs::read_to_string(&manifest) {
-            if text.lines().any(|l| l.trim() == "[package]") {
-                return Some(d.to_path_buf());
-            }
-        }
-        dir = d.parent();
-    }
-    None
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -264,7 +249,7 @@ mod tests {
             ("tests/it.rs", None),
         ];
         for (file, want) in cases {
-            let got = module_of(&root.join(file)).map(|(p, m)| {
+            let got = module_of(&root.join(file), root).map(|(p, m)| {
                 assert_eq!(p, root);
                 m
             });

@@ -302,7 +302,8 @@ async fn rename_macro_paths(
     let [definition] = definitions.as_slice() else {
         return Ok(0);
     };
-    let Some((package, module)) = macro_paths::module_of(&definition.path) else {
+    let root = &p.target.slot.root;
+    let Some((package, module)) = macro_paths::module_of(&definition.path, root) else {
         return Ok(0);
     };
     let Ok(def_text) = crate::client::read_document(ws, &definition.path) else {
@@ -312,7 +313,7 @@ async fn rename_macro_paths(
     let mut renamed = 0;
     let mut doubtful = Vec::new();
     for m in &reach.scan.files {
-        if macro_paths::package_of(&m.path).as_deref() != Some(package.as_path()) {
+        if tool_core::cargo::package_root(&m.path, root).as_deref() != Some(package.as_path()) {
             continue;
         }
         let text = match plan.text_after(&m.path) {

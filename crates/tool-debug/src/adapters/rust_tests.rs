@@ -51,32 +51,7 @@ pub struct RustTestRun {
     pub label: String,
 }
 
-/// The nearest folder from `file`'s up to `root` whose `Cargo.toml` has a
-/// `[package]` (a virtual workspace manifest has none).
-pub fn package_root(file: &Path, root: &Path) -> Option<PathBuf> {
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        let manifest = d.join("Cargo.toml");
-        if std::fs::read_to_string(&manifest).is_ok_and(|t| package_name(&t).is_some()) {
-            return Some(d.to_path_buf());
-        }
-        if d == root || !d.starts_with(root) {
-            break;
-        }
-        dir = d.parent();
-    }
-    None
-}
-
-/// `[package] name` of a manifest's text.
-pub fn package_name(manifest: &str) -> Option<String> {
-    let value: toml::Value = toml::from_str(manifest).ok()?;
-    value
-        .get("package")?
-        .get("name")?
-        .as_str()
-        .map(str::to_string)
-}
+pub use tool_core::cargo::{package_name, package_root};
 
 /// Which target `file` (absolute) of the package at `package` is built
 /// in, by cargo's default layout.
@@ -366,11 +341,6 @@ mod tests {
             --bin tool
             error: benches/b.rs is neither under tests/ nor under src/ of its package, so no cargo test target is known for it; pass a file under tests/, src/lib.rs or a module of it, or src/main.rs"#]]
         .assert_eq(&lines.join("\n"));
-        assert_eq!(
-            package_name("[package]\nname = \"stats\"\n").as_deref(),
-            Some("stats")
-        );
-        assert_eq!(package_name("[workspace]\nmembers = []\n"), None);
     }
 
     #[test]
