@@ -284,6 +284,26 @@ pub(crate) async fn await_first_check(sup: &LspSupervisor, paths: &[PathBuf], bo
     }
 }
 
+/// What a change broke, once it is on the disk and told to the servers:
+/// the project-wide servers' new problems in files other than `touched`
+/// (see [`PublishedBefore::new_problems`]) and each set of dependents' new
+/// problems, by file, with a line for each part that was not judged.
+pub(crate) async fn judged(
+    sup: &LspSupervisor,
+    (before, dependents): (&PublishedBefore, &[crate::dependents::Dependents]),
+    (touched, written): (&[PathBuf], Instant),
+) -> (BTreeMap<String, Vec<Labelled>>, Vec<String>) {
+    let (mut per_file, mut notes) = before.new_problems(sup, (touched, written)).await;
+    for d in dependents {
+        let (new, note) = d.after(sup).await;
+        for (file, lines) in new {
+            per_file.entry(file).or_default().extend(lines);
+        }
+        notes.extend(note);
+    }
+    (per_file, notes)
+}
+
 /// The answer's lines for the new problems in other files (none when there
 /// are none): a headline (`… in 2 other files after this write:`; `files`
 /// says what the files are), then each file's lines, at most

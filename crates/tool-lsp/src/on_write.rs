@@ -754,16 +754,12 @@ impl Tool for DiagnosticsOnWrite {
             }
             all_new.extend(new);
         }
-        let (mut other_files, mut not_judged) = published_before
-            .new_problems(&self.sup, (&touched, written))
-            .await;
-        for dependents in &dependents {
-            let (new, note) = dependents.after(&self.sup).await;
-            for (file, lines) in new {
-                other_files.entry(file).or_default().extend(lines);
-            }
-            not_judged.extend(note);
-        }
+        let (other_files, not_judged) = crate::fallout::judged(
+            &self.sup,
+            (&published_before, &dependents),
+            (&touched, written),
+        )
+        .await;
         let limits = (self.limits.per_file, self.limits.flood);
         if let Some(text) = crate::fallout::render(&other_files, limits, ("other", "write")) {
             out.push_text(text);

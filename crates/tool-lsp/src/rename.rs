@@ -435,14 +435,8 @@ async fn commit(
     out.extend(reach.report(ws, &unrenamed));
     // What the rename broke comes first: in any file, those it edited too
     // (rustc reports a macro's broken path where the macro is defined).
-    let (mut broken, mut notes) = published_before.new_problems(sup, (&[], written)).await;
-    for d in &dependents {
-        let (new, note) = d.after(sup).await;
-        for (file, lines) in new {
-            broken.entry(file).or_default().extend(lines);
-        }
-        notes.extend(note);
-    }
+    let (broken, notes) =
+        crate::fallout::judged(sup, (&published_before, &dependents), (&[], written)).await;
     let limits = crate::on_write::ReportLimits::default();
     if let Some(text) =
         crate::fallout::render(&broken, (limits.per_file, limits.flood), ("", "rename"))
