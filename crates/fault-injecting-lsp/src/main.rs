@@ -37,6 +37,12 @@
 //! `textDocument/diagnostic` and withdraws registrations by id in the order
 //! given, answers pulls with the `ERROR` markers, and never publishes.
 //!
+//! `--debounced-changes-ms=N` makes it publish as intelephense does,
+//! without versions: an open is checked at once; a change is checked N ms
+//! after it, and at the change the previous text's set is published again
+//! at once (intelephense re-publishes the old text's set when its indexing
+//! ends or another document opens, often just after a change).
+//!
 //! `--progress-stalls` makes it report progress as ccls does when its
 //! indexer finishes a moment after its main loop last looked: at the first
 //! `didOpen` it begins an "indexing" progress at "1/2", and ends it only
@@ -82,6 +88,9 @@ struct FaultServer {
     /// `--pull-registrations`: each step, `true` to register under the id,
     /// `false` to withdraw it; `None` without the flag (it publishes).
     pull_script: Option<Vec<(bool, String)>>,
+    /// `--debounced-changes-ms`: the delay of a change's check; `None`
+    /// without the flag (versioned publishes, at once).
+    debounced_changes: Option<Duration>,
 }
 
 impl FaultServer {
@@ -236,7 +245,12 @@ impl LanguageServer for FaultServer {
             .lock()
             .await
             .insert(d.uri.clone(), (d.text.clone(), d.version));
-        self.publish(d.uri, d.text, d.version).await;
+        if self.debounced_changes.is_some() {
+            let diags = error_markers(&d.text, &self.configured);
+            self.client.publish_diagnostics(d.uri, diags, None).await;
+        } else {
+            self.publish(d.uri, d.text, d.version).await;
+        }
         if let Some(reads) = &self.stdin_reads {
             if !self.stalled_once.swap(true, Ordering::SeqCst) {
                 tokio::spawn(stall_progress(self.client.clone(), reads.clone()));
@@ -247,10 +261,24 @@ impl LanguageServer for FaultServer {
     async fn did_change(&self, p: DidChangeTextDocumentParams) {
         if let Some(c) = p.content_changes.into_iter().last() {
             let uri = p.text_document.uri;
-            self.docs
+            let before = self
+                .docs
                 .lock()
                 .await
                 .insert(uri.clone(), (c.text.clone(), p.text_document.version));
+            if let Some(delay) = self.debounced_changes {
+                let stale = error_markers(&before.unwrap_or_default().0, &self.configured);
+                self.client
+                    .publish_diagnostics(uri.clone(), stale, None)
+                    .await;
+                let fresh = error_markers(&c.text, &self.configured);
+                let client = self.client.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    client.publish_diagnostics(uri, fresh, None).await;
+                });
+                return;
+            }
             self.publish(uri, c.text, p.text_document.version).await;
         }
     }
@@ -451,6 +479,12 @@ async fn main() {
                 .collect::<Vec<_>>()
         })
     });
+    let debounced_changes = std::env::args()
+        .find_map(|a| {
+            a.strip_prefix("--debounced-changes-ms=")
+                .and_then(|n| n.parse().ok())
+        })
+        .map(Duration::from_millis);
     let (service, socket) = LspService::new(|client| FaultServer {
         client,
         docs: Arc::default(),
@@ -463,6 +497,7 @@ async fn main() {
         stdin_reads: stalls.then_some(stdin_reads.clone()),
         stalled_once: AtomicBool::new(false),
         pull_script,
+        debounced_changes,
     });
     let stdin = CountedStdin {
         stdin: tokio::io::stdin(),

@@ -165,6 +165,13 @@ pub struct ServerEntry {
     /// that long for them.
     #[serde(default)]
     pub project_diagnostics_delay_ms: Option<u64>,
+    /// How long the server waits after a change before it checks the
+    /// document again (intelephense debounces changes by 1 s): an
+    /// unversioned publish that comes sooner after a change answers an
+    /// earlier text (its indexing's end, another document's open), never
+    /// the change.
+    #[serde(default)]
+    pub change_diagnostics_delay_ms: Option<u64>,
     /// The server reads a document from the disk when it is opened,
     /// ignoring the text sent, and checks only on open and save (fortls):
     /// a write's baseline is then taken before the write reaches the disk.
@@ -598,7 +605,7 @@ mod tests {
               |
             6 | port = 1
               | ^^^^
-            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `project_diagnostics_delay_ms`, `open_reads_disk`, `covers`, `fuller`, `tested`
+            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `project_diagnostics_delay_ms`, `change_diagnostics_delay_ms`, `open_reads_disk`, `covers`, `fuller`, `tested`
         "#]].assert_eq(&err);
     }
 

@@ -186,6 +186,9 @@ pub struct StartSpec {
     /// A command whose answer proves the server ready (see
     /// [`crate::ServerEntry::ready_probe`]).
     pub ready_probe: Option<crate::ready_probe::ReadyProbe>,
+    /// How long after a change the server's publish for it can come at the
+    /// soonest (see [`crate::ServerEntry::change_diagnostics_delay_ms`]).
+    pub change_diagnostics_delay: Duration,
 }
 
 /// A running language server and our session with it.
@@ -211,6 +214,7 @@ pub struct LspClient {
     /// killed.
     _own_dir: Option<tool_core::scratch::ScratchDir>,
     ready_probe: Option<crate::ready_probe::ReadyProbe>,
+    change_diagnostics_delay: Duration,
 }
 
 impl std::fmt::Debug for LspClient {
@@ -287,6 +291,7 @@ impl LspClient {
             settle: spec.settle,
             _own_dir: process.own_dir,
             ready_probe: spec.ready_probe.clone(),
+            change_diagnostics_delay: spec.change_diagnostics_delay,
         };
         let params = initialize::initialize_params(
             &spec.root,
@@ -512,6 +517,13 @@ impl LspClient {
     }
 
     /// Whether the server offers pull diagnostics (statically or registered).
+    /// How long after a change the server's publish for it can come at the
+    /// soonest: an unversioned publish sooner than that answers an earlier
+    /// text.
+    pub fn change_diagnostics_delay(&self) -> Duration {
+        self.change_diagnostics_delay
+    }
+
     pub fn pull_diagnostics(&self) -> bool {
         self.capabilities.pulls_diagnostics()
             || self

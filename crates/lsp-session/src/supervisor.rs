@@ -435,6 +435,9 @@ impl LspSupervisor {
             },
             own_dir_env: slot.entry.own_dir_env.clone(),
             ready_probe: slot.entry.ready_probe.clone(),
+            change_diagnostics_delay: Duration::from_millis(
+                slot.entry.change_diagnostics_delay_ms.unwrap_or(0),
+            ),
         };
         let mut started = LspClient::start(spec.clone()).await;
         if started

@@ -489,6 +489,7 @@ async fn bare_cold(
         settle: Duration::ZERO,
         own_dir_env: Vec::new(),
         ready_probe: None,
+        change_diagnostics_delay: std::time::Duration::ZERO,
     })
     .await
     .unwrap();

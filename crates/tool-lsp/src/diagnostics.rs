@@ -150,7 +150,7 @@ async fn fresh_unchecked(
                         waited: start.elapsed(),
                     })
                 }
-                None if p.seq > doc.sent_at_seq => {
+                None if answers_version(client, doc, &p) => {
                     let quiet_until = tokio::time::Instant::from_std(p.at + QUIET_WINDOW);
                     if tokio::time::Instant::now() >= quiet_until {
                         return Ok(FreshDiagnostics {
@@ -195,11 +195,7 @@ fn with_published(
     let Some(p) = client.published(uri) else {
         return pulled;
     };
-    let current = match p.version {
-        Some(v) => v >= doc.version,
-        None => p.seq > doc.sent_at_seq,
-    };
-    if current {
+    if answers_version(client, doc, &p) {
         for d in p.diagnostics {
             if !pulled.contains(&d) {
                 pulled.push(d);
@@ -207,6 +203,21 @@ fn with_published(
         }
     }
     pulled
+}
+
+/// Whether publish `p` answers `doc`'s version: it carries that version
+/// or a later one, or, unversioned, it came after the version was sent —
+/// and, after a change to a server that debounces changes, no sooner than
+/// its delay allows (intelephense re-publishes the old text's set when its
+/// indexing ends or another document opens; its check of the change comes
+/// 1 s after it). A tenth of the delay is left for the timer's precision.
+fn answers_version(client: &LspClient, doc: &OpenDoc, p: &crate::client::Published) -> bool {
+    if let Some(v) = p.version {
+        return v >= doc.version;
+    }
+    let delay = client.change_diagnostics_delay();
+    let is_change = doc.version > 1;
+    p.seq > doc.sent_at_seq && (!is_change || p.at >= doc.sent_at + delay.mul_f64(0.9))
 }
 
 /// Error codes of a pull the server asks to be retried: ContentModified

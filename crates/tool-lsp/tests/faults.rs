@@ -606,3 +606,46 @@ ok again
         faulty at . (<fault-injecting-lsp>): running, pid PID, ready (utf-16 positions); has sent no diagnostics since it started (2 waits ran out): writes are not waited for"#]].assert_eq(&later.join("\n"));
     run.finish().await;
 }
+
+/// A server that, like intelephense, publishes without versions, checks a
+/// change only after a debounce, and re-publishes the old text's set at
+/// once when something else happens just after the change (its indexing
+/// ends, another document opens): that publish answers the old text, and
+/// a write that adds an error is not answered "no new errors" from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unversioned_publish_sooner_than_the_servers_debounce_is_not_the_changes() {
+    let config: CatalogConfig = serde_json::from_value(json!({
+        "servers": [{
+            "id": "faulty", "extensions": {"fault": "fault"},
+            "commands": [[fault_injecting_lsp(), "--debounced-changes-ms=600"]],
+            "root_markers": ["fault.toml"], "startup_settle_ms": 0,
+            "change_diagnostics_delay_ms": 600
+        }],
+        "diagnostics_wait_ms": 10_000
+    }))
+    .unwrap();
+    let run = Run::with_binding(project(), LspBinding::new(config));
+    let mut transcript = String::new();
+    for content in ["fine\n", "fine\nan ERROR\n", "fine\n", "fine\nan ERROR\n"] {
+        let out = run
+            .call("write", json!({"path": "n.fault", "content": content}))
+            .await
+            .unwrap();
+        transcript.push_str(&out);
+        transcript.push('\n');
+    }
+    expect_test::expect![[r#"
+        wrote n.fault
+        lsp: no new errors or warnings in n.fault
+        wrote n.fault
+        lsp: 1 new problem in n.fault after this write:
+        n.fault:2:4 error [F001] fault: ERROR marker
+        wrote n.fault
+        lsp: no new errors or warnings in n.fault
+        wrote n.fault
+        lsp: 1 new problem in n.fault after this write:
+        n.fault:2:4 error [F001] fault: ERROR marker
+    "#]]
+    .assert_eq(&transcript);
+    run.finish().await;
+}
