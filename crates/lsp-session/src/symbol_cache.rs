@@ -49,3 +49,26 @@ impl SymbolCache {
         self.len() == 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_cache_is_bounded_oldest_out() {
+        let cache = SymbolCache::default();
+        for i in 0..(SYMBOL_CACHE_FILES as u64 + 5) {
+            cache.put((1, format!("file:///{i}"), i), Arc::new(Vec::new()));
+        }
+        assert_eq!(cache.len(), SYMBOL_CACHE_FILES);
+        assert!(cache.get(&(1, "file:///0".into(), 0)).is_none());
+        assert!(cache
+            .get(&(
+                1,
+                format!("file:///{}", SYMBOL_CACHE_FILES + 4),
+                SYMBOL_CACHE_FILES as u64 + 4
+            ))
+            .is_some());
+    }
+}

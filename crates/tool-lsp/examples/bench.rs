@@ -31,6 +31,7 @@
 //!   Median of 3 each. Target: within 10% of the bare client.
 //!   `LSP_BENCH=coldquery` runs this part alone.
 
+use lsp_session::client::file_uri;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;
@@ -41,8 +42,7 @@ use tool_core::{
     ToolError, ToolOutput, ToolSpec, Workspace,
 };
 use tool_core::{PreviewHook, StagedChange};
-use tool_lsp::client::file_uri;
-use tool_lsp::preview::ServerPreview;
+use tool_lsp::ServerPreview;
 use tool_lsp::{CatalogConfig, LspBinding, RunLedger};
 
 const N: usize = 25;
@@ -475,7 +475,7 @@ async fn bare_cold(
     symbol: &str,
 ) -> Value {
     let ws = Workspace::new(root).unwrap();
-    let client = tool_lsp::client::LspClient::start(tool_lsp::client::StartSpec {
+    let client = lsp_session::client::LspClient::start(lsp_session::client::StartSpec {
         name: "bare".into(),
         program: program.to_path_buf(),
         args: vec!["--stdio".into()],

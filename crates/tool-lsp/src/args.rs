@@ -5,16 +5,16 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tool_core::ToolError;
 
-pub const REFERENCES_CAP: usize = 50;
-pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
-pub const DOCUMENT_SYMBOLS_CAP: usize = 200;
-pub const CODE_ACTIONS_CAP: usize = 30;
-pub const CHECKER_CAP: usize = 200;
+pub(crate) const REFERENCES_CAP: usize = 50;
+pub(crate) const WORKSPACE_SYMBOLS_CAP: usize = 100;
+pub(crate) const DOCUMENT_SYMBOLS_CAP: usize = 200;
+pub(crate) const CODE_ACTIONS_CAP: usize = 30;
+pub(crate) const CHECKER_CAP: usize = 200;
 
 /// Which operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Op {
+pub(crate) enum Op {
     /// Errors and warnings of `file`; of up to 20 files with a glob (`"src/**/*.py"`);
     /// with `file: "*"` the project checker runs.
     Diagnostics,
@@ -51,7 +51,7 @@ pub enum Op {
 }
 
 impl Op {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Op::Diagnostics => "diagnostics",
             Op::Definition => "definition",
@@ -88,7 +88,7 @@ impl Op {
 /// Arguments of `lsp`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct LspArgs {
+pub(crate) struct LspArgs {
     /// The operation.
     pub op: Op,
     /// File relative to the workspace root (`"*"` for project-wide diagnostics, a glob
@@ -114,12 +114,12 @@ pub struct LspArgs {
 }
 
 /// The range `timeout_seconds` may take.
-pub const CALL_TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 5..=300;
+pub(crate) const CALL_TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 5..=300;
 
 /// Arguments of `lsp_rename`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RenameArgs {
+pub(crate) struct RenameArgs {
     /// File relative to the workspace root where the symbol is; or, with
     /// `new_path`, the file or folder to move.
     pub file: String,
@@ -156,7 +156,7 @@ pub struct RenameArgs {
 
 /// A symbol rename, its arguments checked.
 #[derive(Debug, Clone)]
-pub struct SymbolRename {
+pub(crate) struct SymbolRename {
     pub file: String,
     pub line: u32,
     pub symbol: String,

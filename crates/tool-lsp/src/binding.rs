@@ -21,7 +21,7 @@ use tool_core::{Binding, Registry, RegistryError, RunContext, StagingLink};
 
 /// The harness tools wrapped with diagnostics on write, and how each names
 /// the files it writes.
-pub fn write_tools() -> Vec<(&'static str, TouchedPaths)> {
+pub(crate) fn write_tools() -> Vec<(&'static str, TouchedPaths)> {
     vec![
         ("write", Arc::new(on_write::path_argument) as TouchedPaths),
         ("edit", Arc::new(on_write::path_argument) as TouchedPaths),

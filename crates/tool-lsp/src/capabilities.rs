@@ -59,7 +59,12 @@ fn offered(client: &LspClient, key: &str) -> bool {
 
 /// An op's refusal when its server does not advertise `key`: by server
 /// name, with what to ask instead.
-pub fn require(client: &LspClient, key: &str, what: &str, instead: &str) -> Result<(), ToolError> {
+pub(crate) fn require(
+    client: &LspClient,
+    key: &str,
+    what: &str,
+    instead: &str,
+) -> Result<(), ToolError> {
     if offered(client, key) {
         return Ok(());
     }
@@ -70,7 +75,7 @@ pub fn require(client: &LspClient, key: &str, what: &str, instead: &str) -> Resu
 }
 
 /// What one running server advertises, a line per group.
-pub fn describe(client: &LspClient) -> Vec<String> {
+pub(crate) fn describe(client: &LspClient) -> Vec<String> {
     let mut out = Vec::new();
     for (group, items) in GROUPS {
         let (yes, no): (Vec<_>, Vec<_>) = items.iter().partition(|(_, key)| offered(client, key));
@@ -116,7 +121,7 @@ pub fn describe(client: &LspClient) -> Vec<String> {
 }
 
 /// `lsp capabilities` for `file`.
-pub async fn run(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOutput, ToolError> {
+pub(crate) async fn run(sup: &LspSupervisor, args: &LspArgs) -> Result<ToolOutput, ToolError> {
     let file = file_arg(sup, args.file.as_deref(), "capabilities")?;
     let mut out = vec![format!("lsp capabilities  {}", file.shown)];
     // The file's own server: no server at all is the call's error.

@@ -21,7 +21,7 @@ use tool_core::{Surface, Tier, ToolError, ToolOutput, Workspace};
 
 /// Project-wide checking runs the project's own code: only a surface that
 /// may start processes (exec) may ask for it.
-pub fn allowed_on(surface: Surface) -> Result<(), ToolError> {
+pub(crate) fn allowed_on(surface: Surface) -> Result<(), ToolError> {
     if surface.allows(Tier::Exec) {
         return Ok(());
     }
@@ -463,7 +463,7 @@ async fn run_one(
 /// whose language the workspace has files of (the first server entry of
 /// each language, not its alternatives or linters, nor file-type servers
 /// without a checker), plus the roots of servers already running.
-pub async fn run_all(sup: &LspSupervisor) -> Result<ToolOutput, ToolError> {
+pub(crate) async fn run_all(sup: &LspSupervisor) -> Result<ToolOutput, ToolError> {
     let ws_root = sup.workspace().root().to_path_buf();
     let present = {
         let root = ws_root.clone();

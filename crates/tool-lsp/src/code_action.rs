@@ -29,7 +29,7 @@ use tool_core::{StagingLink, ToolError, ToolOutput};
 /// Which action: its number in the list, or a title substring.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum ActionChoice {
+pub(crate) enum ActionChoice {
     /// 1-based, as `code_actions` numbers them.
     Number(u32),
     /// A piece of the title (case-insensitive) that matches exactly one.
@@ -39,7 +39,7 @@ pub enum ActionChoice {
 /// Arguments of `lsp_code_action`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CodeActionArgs {
+pub(crate) struct CodeActionArgs {
     /// File relative to the workspace root.
     pub file: String,
     /// 1-based line.
@@ -108,7 +108,7 @@ fn choose<'a>(actions: &'a [Value], choice: &ActionChoice) -> Result<&'a Value, 
 }
 
 /// Run one `lsp_code_action` call.
-pub async fn run(
+pub(crate) async fn run(
     sup: &LspSupervisor,
     link: &StagingLink,
     args: CodeActionArgs,

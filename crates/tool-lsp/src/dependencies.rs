@@ -21,7 +21,7 @@ const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 /// between it and the workspace root declares packages and no
 /// `node_modules` exists beside it or in a folder above it (up to the
 /// workspace root); `None` otherwise.
-pub fn missing_packages_note(ws: &Workspace, path: &Path) -> Option<String> {
+pub(crate) fn missing_packages_note(ws: &Workspace, path: &Path) -> Option<String> {
     let ext = path.extension()?.to_str()?;
     if !PACKAGE_LANGUAGES.contains(&ext) {
         return None;

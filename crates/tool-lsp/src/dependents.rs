@@ -23,9 +23,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// At most this many dependents are judged per write.
-pub const MAX_DEPENDENTS: usize = 20;
+pub(crate) const MAX_DEPENDENTS: usize = 20;
 /// How long their judging may take in all, before and after the write.
-pub const BUDGET: Duration = Duration::from_secs(6);
+pub(crate) const BUDGET: Duration = Duration::from_secs(6);
 
 /// Words that declare the name after them, across the languages whose
 /// servers take part.
@@ -45,7 +45,7 @@ const DECLARING: [&str; 12] = [
 ];
 
 /// The names declared on the lines `first..=last` (1-based) of `text`.
-pub fn declared_on(text: &str, (first, last): (u32, u32)) -> Vec<String> {
+pub(crate) fn declared_on(text: &str, (first, last): (u32, u32)) -> Vec<String> {
     let mut names = Vec::new();
     for line in text
         .lines()

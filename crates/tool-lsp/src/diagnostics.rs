@@ -12,25 +12,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// How the diagnostics were known to be of the current version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Freshness {
-    /// The server's own check of the file, asked synchronously (tsserver).
-    Checked,
-    Pulled,
-    Versioned,
-    QuietAfterChange,
-}
-
 #[derive(Debug, Clone)]
-pub struct FreshDiagnostics {
+pub(crate) struct FreshDiagnostics {
     pub diagnostics: Vec<Diagnostic>,
-    pub how: Freshness,
-    pub waited: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NotReady {
+pub(crate) enum NotReady {
     #[error("diagnostics not ready after {} ms", .0.as_millis())]
     Timeout(Duration),
     #[error("{0}")]
@@ -65,10 +53,10 @@ fn checked(
 
 /// How long an unversioned server must stay silent after its first publish
 /// before its set counts as complete (servers with no stronger proof only).
-pub const QUIET_WINDOW: Duration = Duration::from_millis(200);
+pub(crate) const QUIET_WINDOW: Duration = Duration::from_millis(200);
 
 /// typescript-language-server's pass-through to tsserver.
-pub const TSSERVER_REQUEST: &str = "typescript.tsserverRequest";
+pub(crate) const TSSERVER_REQUEST: &str = "typescript.tsserverRequest";
 
 /// The server's diagnostics for `doc` (already synced), at most `bound`.
 ///
@@ -80,7 +68,7 @@ pub const TSSERVER_REQUEST: &str = "typescript.tsserverRequest";
 /// the document was opened (basedpyright does, half a second in); a publish
 /// carrying the version sent; else the first publish after the change and a
 /// quiet window.
-pub async fn fresh(
+pub(crate) async fn fresh(
     client: &LspClient,
     uri: &str,
     doc: &OpenDoc,
@@ -96,15 +84,10 @@ async fn fresh_unchecked(
     doc: &OpenDoc,
     bound: Duration,
 ) -> Result<FreshDiagnostics, NotReady> {
-    let start = Instant::now();
     if client.offers_command(TSSERVER_REQUEST) {
         if let Some(path) = crate::client::uri_path(uri) {
             let diagnostics = tsserver_check(client, &path, bound).await?;
-            return Ok(FreshDiagnostics {
-                diagnostics,
-                how: Freshness::Checked,
-                waited: start.elapsed(),
-            });
+            return Ok(FreshDiagnostics { diagnostics });
         }
     }
     let deadline = tokio::time::Instant::now() + bound;
@@ -120,8 +103,6 @@ async fn fresh_unchecked(
                 Ok(items) => {
                     return Ok(FreshDiagnostics {
                         diagnostics: with_published(client, uri, doc, items),
-                        how: Freshness::Pulled,
-                        waited: start.elapsed(),
                     })
                 }
                 Err(RequestError::TimedOut { .. }) => return Err(NotReady::Timeout(bound)),
@@ -146,8 +127,6 @@ async fn fresh_unchecked(
                 Some(v) if v >= doc.version => {
                     return Ok(FreshDiagnostics {
                         diagnostics: p.diagnostics,
-                        how: Freshness::Versioned,
-                        waited: start.elapsed(),
                     })
                 }
                 None if answers_version(client, doc, &p) => {
@@ -155,8 +134,6 @@ async fn fresh_unchecked(
                     if tokio::time::Instant::now() >= quiet_until {
                         return Ok(FreshDiagnostics {
                             diagnostics: p.diagnostics,
-                            how: Freshness::QuietAfterChange,
-                            waited: start.elapsed(),
                         });
                     }
                     // Wake at the end of the window, or earlier on a new publish.
@@ -301,7 +278,7 @@ fn tsserver_diagnostic(d: &Value) -> Option<Diagnostic> {
     })
 }
 
-pub fn severity_name(s: Option<DiagnosticSeverity>) -> &'static str {
+pub(crate) fn severity_name(s: Option<DiagnosticSeverity>) -> &'static str {
     match s {
         Some(DiagnosticSeverity::WARNING) => "warning",
         Some(DiagnosticSeverity::INFORMATION) => "info",
@@ -311,7 +288,7 @@ pub fn severity_name(s: Option<DiagnosticSeverity>) -> &'static str {
 }
 
 /// Errors and warnings of `doc`, as the model reads them.
-pub fn problems(
+pub(crate) fn problems(
     shown: &str,
     diags: &[lsp_types::Diagnostic],
     doc: &OpenDoc,
@@ -322,7 +299,7 @@ pub fn problems(
 
 /// Errors and warnings of a file whose text is `text` (columns in
 /// characters when it is known), as the model reads them.
-pub fn problem_lines(
+pub(crate) fn problem_lines(
     shown: &str,
     diags: &[lsp_types::Diagnostic],
     text: Option<&str>,
@@ -346,7 +323,7 @@ const SYNTAX_CODES: [&str; 3] = ["invalid-syntax", "syntax-error", "E999"];
 /// typescript-language-server, a TS1xxx (its parser's codes); from
 /// basedpyright or pyright, a code-less `Expected …` (their parse errors
 /// carry no rule); from gopls, a code-less `expected …`.
-pub fn is_syntax_error(d: &DiagLine, server: &str) -> bool {
+pub(crate) fn is_syntax_error(d: &DiagLine, server: &str) -> bool {
     if d.severity != "error" {
         return false;
     }
@@ -367,14 +344,14 @@ pub fn is_syntax_error(d: &DiagLine, server: &str) -> bool {
 }
 
 /// Errors and warnings: what the wrapper and `diagnostics` report by default.
-pub fn is_problem(d: &Diagnostic) -> bool {
+pub(crate) fn is_problem(d: &Diagnostic) -> bool {
     matches!(
         d.severity,
         None | Some(DiagnosticSeverity::ERROR | DiagnosticSeverity::WARNING)
     )
 }
 
-pub fn code_text(code: &Option<NumberOrString>) -> Option<String> {
+pub(crate) fn code_text(code: &Option<NumberOrString>) -> Option<String> {
     match code {
         Some(NumberOrString::String(s)) => Some(s.clone()),
         Some(NumberOrString::Number(n)) => Some(n.to_string()),
@@ -522,7 +499,7 @@ impl DiagnosticLedger {
 
 /// Of `after`, those not in `before`: counted by severity, code and message
 /// (never position, as the ledger counts), in `after`'s sorted order.
-pub fn new_against(before: &[DiagLine], after: &[DiagLine]) -> Vec<DiagLine> {
+pub(crate) fn new_against(before: &[DiagLine], after: &[DiagLine]) -> Vec<DiagLine> {
     let mut old: HashMap<LedgerKey, usize> = HashMap::new();
     for d in before {
         *old.entry(key(d)).or_insert(0) += 1;
@@ -542,10 +519,10 @@ pub fn new_against(before: &[DiagLine], after: &[DiagLine]) -> Vec<DiagLine> {
 
 /// A diagnostic and the servers that reported it, as `(python)` or
 /// `(ruff, python)` after its line; empty when the file has one server.
-pub type Labelled = (DiagLine, String);
+pub(crate) type Labelled = (DiagLine, String);
 
 /// One labelled diagnostic as the model reads it.
-pub fn render_labelled(d: &DiagLine, source: &str) -> String {
+pub(crate) fn render_labelled(d: &DiagLine, source: &str) -> String {
     match source {
         "" => d.render(),
         source => format!("{} ({source})", d.render()),
@@ -555,7 +532,7 @@ pub fn render_labelled(d: &DiagLine, source: &str) -> String {
 /// Several servers' diagnostics of one file as one list, sorted: the same
 /// diagnostic (place, severity and message) from two servers is listed
 /// once, with both labels.
-pub fn merge_labelled(lines: Vec<Labelled>) -> Vec<Labelled> {
+pub(crate) fn merge_labelled(lines: Vec<Labelled>) -> Vec<Labelled> {
     let mut out: Vec<Labelled> = Vec::new();
     for (d, source) in lines {
         let same = out.iter_mut().find(|(e, _)| {
@@ -576,7 +553,12 @@ pub fn merge_labelled(lines: Vec<Labelled>) -> Vec<Labelled> {
 
 /// Cap a file's new problems: at most `per_file` lines, and a flood (more than
 /// `flood`) collapsed to one summary line.
-pub fn render_capped(path: &str, new: &[Labelled], per_file: usize, flood: usize) -> Vec<String> {
+pub(crate) fn render_capped(
+    path: &str,
+    new: &[Labelled],
+    per_file: usize,
+    flood: usize,
+) -> Vec<String> {
     let errors = new.iter().filter(|(d, _)| d.severity == "error").count();
     let warnings = new.iter().filter(|(d, _)| d.severity == "warning").count();
     if new.len() > flood {

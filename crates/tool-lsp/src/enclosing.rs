@@ -20,7 +20,7 @@ use crate::client::{file_uri, LspClient};
 use crate::format::symbol_kind_number;
 use crate::format::Loc;
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
-pub use crate::symbol_cache::{Scope, SymbolCache, SYMBOL_CACHE_FILES};
+pub(crate) use crate::symbol_cache::Scope;
 use crate::symbols::DocumentSymbols;
 use lsp_types::{DocumentSymbol, DocumentSymbolResponse, Position, Range};
 use serde_json::Value;
@@ -42,7 +42,7 @@ fn is_leaf_kind(kind: u64) -> bool {
 /// The scopes of a `textDocument/documentSymbol` answer: a `DocumentSymbol`
 /// tree (names joined with `/` down the tree) or flat `SymbolInformation`
 /// (joined to its `containerName`).
-pub fn scopes(answer: &DocumentSymbols) -> Vec<Scope> {
+pub(crate) fn scopes(answer: &DocumentSymbols) -> Vec<Scope> {
     fn tree(symbols: &[DocumentSymbol], prefix: &str, out: &mut Vec<Scope>) {
         for s in symbols {
             let path = scope_path(prefix, None, &s.name);
@@ -128,7 +128,7 @@ fn raw_scopes(items: &[Value], prefix: &str, out: &mut Vec<Scope>) {
 
 /// The innermost scope holding the position (the one that starts last
 /// among those whose range contains it), by name.
-pub fn innermost(scopes: &[Scope], line: u32, character: u32) -> Option<&str> {
+pub(crate) fn innermost(scopes: &[Scope], line: u32, character: u32) -> Option<&str> {
     let at = (line, character);
     scopes
         .iter()
@@ -173,7 +173,7 @@ async fn file_scopes(
 
 /// The enclosing symbol of each of the first `cap` locations (None where
 /// there is none or the file is not the answering server's).
-pub async fn names(
+pub(crate) async fn names(
     sup: &LspSupervisor,
     t: &Timeouts,
     target: &Target,
@@ -206,7 +206,7 @@ pub async fn names(
 }
 
 /// [`names`] as the suffix a location line shows: `(in Session/request)`.
-pub async fn labels(
+pub(crate) async fn labels(
     sup: &LspSupervisor,
     t: &Timeouts,
     target: &Target,
@@ -297,22 +297,5 @@ mod tests {
         assert_eq!(innermost(&s, 11, 1), None);
         assert_eq!(innermost(&s, 21, 1), Some("Job/run"));
         assert_eq!(read(&Value::Null, true), vec![]);
-    }
-
-    #[test]
-    fn the_cache_is_bounded_oldest_out() {
-        let cache = SymbolCache::default();
-        for i in 0..(SYMBOL_CACHE_FILES as u64 + 5) {
-            cache.put((1, format!("file:///{i}"), i), Arc::new(Vec::new()));
-        }
-        assert_eq!(cache.len(), SYMBOL_CACHE_FILES);
-        assert!(cache.get(&(1, "file:///0".into(), 0)).is_none());
-        assert!(cache
-            .get(&(
-                1,
-                format!("file:///{}", SYMBOL_CACHE_FILES + 4),
-                SYMBOL_CACHE_FILES as u64 + 4
-            ))
-            .is_some());
     }
 }

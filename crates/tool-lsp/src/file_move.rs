@@ -35,7 +35,7 @@ use tool_core::{
 };
 
 /// The most files a folder move takes.
-pub const MAX_MOVED_FILES: usize = 1000;
+pub(crate) const MAX_MOVED_FILES: usize = 1000;
 
 /// Every (from, to) pair of regular files a move of `from` to `to` makes.
 fn moved_files(
@@ -139,7 +139,7 @@ fn did_rename(client: &LspClient, files: &[(PathBuf, PathBuf)]) {
 /// The (from, to) pairs of regular files a staged change moves: each file
 /// it deletes at or beneath one of its moves' sources, with its place at
 /// the target.
-pub fn staged_move_pairs(ws: &Workspace, change: &StagedChange) -> Vec<(PathBuf, PathBuf)> {
+pub(crate) fn staged_move_pairs(ws: &Workspace, change: &StagedChange) -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
     for m in &change.moves {
         let (from, to) = (ws.root().join(&m.from), ws.root().join(&m.to));
@@ -260,7 +260,7 @@ async fn announce_written_moves(sup: &LspSupervisor, pairs: &[(PathBuf, PathBuf)
 /// edited) are checked before and after the write, and what the move
 /// broke in them is reported, as diagnostics on write does for the files
 /// written.
-pub struct ResolveAnnouncingMoves {
+pub(crate) struct ResolveAnnouncingMoves {
     inner: Arc<dyn Tool>,
     sup: Arc<LspSupervisor>,
     link: StagingLink,
@@ -268,7 +268,7 @@ pub struct ResolveAnnouncingMoves {
 }
 
 impl ResolveAnnouncingMoves {
-    pub fn new(
+    pub(crate) fn new(
         inner: Arc<dyn Tool>,
         sup: Arc<LspSupervisor>,
         link: StagingLink,
@@ -421,7 +421,7 @@ impl Tool for ResolveAnnouncingMoves {
 }
 
 /// Run a move.
-pub async fn run(
+pub(crate) async fn run(
     sup: &LspSupervisor,
     link: &StagingLink,
     args: RenameArgs,

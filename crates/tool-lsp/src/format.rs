@@ -11,7 +11,7 @@ use tool_core::Workspace;
 
 /// A location a server returned: file and 0-based start line.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Loc {
+pub(crate) struct Loc {
     pub shown: String,
     pub path: PathBuf,
     pub line: u32,
@@ -19,7 +19,7 @@ pub struct Loc {
 }
 
 /// Show a path relative to the root, or absolute (marked) outside it.
-pub fn show_path(ws: &Workspace, p: &Path) -> String {
+pub(crate) fn show_path(ws: &Workspace, p: &Path) -> String {
     if ws.contains(p) {
         ws.relative(p)
     } else {
@@ -30,7 +30,7 @@ pub fn show_path(ws: &Workspace, p: &Path) -> String {
 /// Locations of a definition-like answer (`Location`, `Location[]` or
 /// `LocationLink[]`, a link at its target's name), files only, sorted and
 /// without repeats.
-pub fn locations(ws: &Workspace, answer: Option<&GotoDefinitionResponse>) -> Vec<Loc> {
+pub(crate) fn locations(ws: &Workspace, answer: Option<&GotoDefinitionResponse>) -> Vec<Loc> {
     let items: Vec<(&lsp_types::Url, &lsp_types::Range)> = match answer {
         None => Vec::new(),
         Some(GotoDefinitionResponse::Scalar(l)) => vec![(&l.uri, &l.range)],
@@ -57,12 +57,12 @@ pub fn locations(ws: &Workspace, answer: Option<&GotoDefinitionResponse>) -> Vec
 
 /// Reads each file once to quote its lines.
 #[derive(Default)]
-pub struct SourceLines {
+pub(crate) struct SourceLines {
     files: HashMap<PathBuf, Option<Vec<String>>>,
 }
 
 impl SourceLines {
-    pub fn line(&mut self, path: &Path, line: u32) -> Option<String> {
+    pub(crate) fn line(&mut self, path: &Path, line: u32) -> Option<String> {
         let lines = self.files.entry(path.to_path_buf()).or_insert_with(|| {
             // Possibly outside the workspace (a library source the server
             // pointed at): read by name, but only a regular file, bounded.
@@ -83,14 +83,9 @@ impl SourceLines {
     }
 }
 
-/// `path:line    source` per location, capped.
-pub fn render_locations(locs: &[Loc], cap: usize, narrow: &str) -> Vec<String> {
-    render_locations_with(locs, &[], cap, narrow)
-}
-
-/// As [`render_locations`], each line ending with its suffix where one is
-/// given (`(in Scope/name)`, `(class Speaker)`).
-pub fn render_locations_with(
+/// `path:line    source` per location, capped, each line ending with its
+/// suffix where one is given (`(in Scope/name)`, `(class Speaker)`).
+pub(crate) fn render_locations_with(
     locs: &[Loc],
     suffixes: &[Option<String>],
     cap: usize,
@@ -135,12 +130,12 @@ fn digits(n: u32) -> usize {
     n.to_string().len()
 }
 
-pub fn files_in(locs: &[Loc]) -> usize {
+pub(crate) fn files_in(locs: &[Loc]) -> usize {
     locs.iter().map(|l| &l.path).collect::<BTreeSet<_>>().len()
 }
 
 /// A hover answer as plain text: code fences dropped, their code kept.
-pub fn hover_text(answer: &Answer<Option<Hover>>) -> String {
+pub(crate) fn hover_text(answer: &Answer<Option<Hover>>) -> String {
     let raw = match answer {
         Answer::Typed(None) => String::new(),
         Answer::Typed(Some(hover)) => hover_contents(&hover.contents),
@@ -167,7 +162,7 @@ fn hover_contents(contents: &HoverContents) -> String {
 /// [`hover_contents`] read from JSON lsp-types does not decode (an object
 /// with a `value` but no `kind` or `language`, a list mixing shapes): the
 /// strings, and the `value` of each object.
-pub fn raw_hover_contents(v: &Value) -> String {
+pub(crate) fn raw_hover_contents(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Array(a) => a
@@ -186,7 +181,7 @@ pub fn raw_hover_contents(v: &Value) -> String {
 
 /// Markdown as plain text: code fences dropped (their code kept), rules as
 /// blank lines, runs of blank lines as one.
-pub fn plain_text(raw: &str) -> String {
+pub(crate) fn plain_text(raw: &str) -> String {
     let mut out = Vec::new();
     for line in raw.lines() {
         let t = line.trim_end();
@@ -218,17 +213,17 @@ pub fn plain_text(raw: &str) -> String {
 }
 
 /// The name of a typed symbol kind, as [`kind_name`] names its number.
-pub fn symbol_kind_name(kind: lsp_types::SymbolKind) -> &'static str {
+pub(crate) fn symbol_kind_name(kind: lsp_types::SymbolKind) -> &'static str {
     kind_name(symbol_kind_number(kind))
 }
 
 /// A symbol kind's LSP number (lsp-types keeps it private; it serializes
 /// as the bare number).
-pub fn symbol_kind_number(kind: lsp_types::SymbolKind) -> Option<u64> {
+pub(crate) fn symbol_kind_number(kind: lsp_types::SymbolKind) -> Option<u64> {
     serde_json::to_value(kind).ok()?.as_u64()
 }
 
-pub fn kind_name(kind: Option<u64>) -> &'static str {
+pub(crate) fn kind_name(kind: Option<u64>) -> &'static str {
     let Some(k) = kind else { return "symbol" };
     const NAMES: [&str; 26] = [
         "file",

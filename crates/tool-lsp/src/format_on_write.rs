@@ -29,7 +29,7 @@
 
 use crate::catalog;
 use crate::client::{file_uri, read_document, RequestError};
-pub use crate::format_setting::{FormatSetting, DEFAULT_TIMEOUT};
+pub(crate) use crate::format_setting::FormatSetting;
 use crate::position::changed_lines;
 use crate::position::{self, PositionEncoding};
 use crate::supervisor::LspSupervisor;
@@ -47,7 +47,7 @@ const MAX_OUTPUT: u64 = crate::client::MAX_DOCUMENT_BYTES;
 
 /// What formatting one written file came to.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Rewritten; the 1-based lines that differ from what was written.
     Formatted {
         lines: (u32, u32),
@@ -64,7 +64,7 @@ pub enum Outcome {
 
 /// One file's formatting, as the wrapper reports it.
 #[derive(Debug, Clone)]
-pub struct FileFormat {
+pub(crate) struct FileFormat {
     /// What formatted it: a catalog id, or the command as run.
     pub by: String,
     pub outcome: Outcome,
@@ -76,7 +76,7 @@ pub struct FileFormat {
 
 impl FileFormat {
     /// The line of the tool's answer; `shown`: the file as the model names it.
-    pub fn render(&self, shown: &str) -> String {
+    pub(crate) fn render(&self, shown: &str) -> String {
         let by = &self.by;
         // What formatted it, when something did.
         let by_whom = if by.is_empty() {
@@ -111,7 +111,7 @@ impl FileFormat {
     }
 
     /// `formatted`, `unchanged` or `failed: why`, for the structured answer.
-    pub fn word(&self) -> String {
+    pub(crate) fn word(&self) -> String {
         match &self.outcome {
             Outcome::Formatted { .. } => "formatted".into(),
             Outcome::Unchanged => "unchanged".into(),
@@ -357,7 +357,7 @@ async fn server_format(
 /// FormattingOptions from the text's own indentation: tabs when a line
 /// starts with one, else its smallest indent of 2, 3, 4 or 8 spaces (4 when
 /// none).
-pub fn formatting_options(text: &str) -> Value {
+pub(crate) fn formatting_options(text: &str) -> Value {
     let tabs = text.lines().any(|l| l.starts_with('\t'));
     let smallest = text
         .lines()
@@ -371,7 +371,7 @@ pub fn formatting_options(text: &str) -> Value {
 
 /// `text` with the server's TextEdits applied (all against the same text;
 /// overlapping edits are refused).
-pub fn apply_text_edits(
+pub(crate) fn apply_text_edits(
     text: &str,
     edits: &[TextEdit],
     enc: PositionEncoding,

@@ -23,14 +23,14 @@ use tool_core::format::plural;
 use tool_core::{ToolError, ToolOutput};
 
 /// Files one glob call checks.
-pub const GLOB_FILES_CAP: usize = 20;
+pub(crate) const GLOB_FILES_CAP: usize = 20;
 /// Files asked at once.
 const PARALLEL_FILES: usize = 4;
 /// Entries the walk looks at before it stops counting.
 const WALK_BOUND: usize = 200_000;
 
 /// Whether `file` is a glob (and not `"*"`, the project checker).
-pub fn is_glob(file: &str) -> bool {
+pub(crate) fn is_glob(file: &str) -> bool {
     file != "*" && file.contains(['*', '?', '[', '{'])
 }
 
@@ -66,7 +66,11 @@ fn matching_files(sup: &LspSupervisor, glob: &str) -> Result<(Vec<String>, bool)
 }
 
 /// `diagnostics` for every file matching `glob`, at most [`GLOB_FILES_CAP`].
-pub async fn run(sup: &LspSupervisor, t: &Timeouts, glob: &str) -> Result<ToolOutput, ToolError> {
+pub(crate) async fn run(
+    sup: &LspSupervisor,
+    t: &Timeouts,
+    glob: &str,
+) -> Result<ToolOutput, ToolError> {
     if glob.starts_with('/') || glob.split('/').any(|c| c == "..") {
         return Err(ToolError::bad_args(format!(
             "`{glob}` reaches outside the workspace; give a glob relative to the workspace root, such as \"src/**/*.py\""

@@ -112,7 +112,7 @@ async fn legacy_types(
 }
 
 /// Run one of the four hierarchy ops.
-pub async fn run(
+pub(crate) async fn run(
     sup: &LspSupervisor,
     t: &Timeouts,
     args: &LspArgs,

@@ -14,7 +14,7 @@
 
 /// Which characters an identifier may be made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Chars {
+pub(crate) enum Chars {
     /// Unicode XID: starts with `_` or XID_Start, continues with
     /// XID_Continue (Python, Rust, C and C++).
     Xid,
@@ -53,7 +53,7 @@ impl Chars {
 
 /// The identifier rule of one language family.
 #[derive(Debug)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// The language as the model reads it.
     pub language: &'static str,
     /// The LSP language ids it covers (as the catalog maps extensions).
@@ -70,7 +70,7 @@ pub struct Rule {
 }
 
 /// One row per language family of the built-in catalog.
-pub const RULES: &[Rule] = &[
+pub(crate) const RULES: &[Rule] = &[
     Rule {
         language: "Python",
         language_ids: &["python"],
@@ -343,13 +343,13 @@ pub const RULES: &[Rule] = &[
 ];
 
 /// The rule for an LSP language id, if there is one.
-pub fn rule_for(language_id: &str) -> Option<&'static Rule> {
+pub(crate) fn rule_for(language_id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.language_ids.contains(&language_id))
 }
 
 /// `Err(why)` when `name` is not an identifier under `rule`; `why` is a
 /// sentence for the model.
-pub fn check(rule: &Rule, name: &str) -> Result<(), String> {
+pub(crate) fn check(rule: &Rule, name: &str) -> Result<(), String> {
     let not = |why: String| {
         Err(format!(
             "`{name}` is not a {} identifier: {why}",

@@ -30,44 +30,43 @@
 //! change),
 //! [`code_action`] (applying one), [`tools`] and [`binding`].
 
-pub mod args;
-pub mod binding;
-pub mod capabilities;
-pub mod checker;
-pub mod code_action;
-pub mod dependencies;
-pub mod dependents;
-pub mod diagnostics;
-pub mod enclosing;
-pub mod fallout;
-pub mod file_diagnostics;
-pub mod file_move;
-pub mod format;
-pub mod format_on_write;
-pub mod glob_diagnostics;
-pub mod hierarchy;
-pub mod identifier;
+mod args;
+mod binding;
+mod capabilities;
+mod checker;
+mod code_action;
+mod dependencies;
+mod dependents;
+mod diagnostics;
+mod enclosing;
+mod fallout;
+mod file_diagnostics;
+mod file_move;
+mod format;
+mod format_on_write;
+mod glob_diagnostics;
+mod hierarchy;
+mod identifier;
 mod macro_paths;
-pub mod mentions;
-pub mod on_write;
-pub mod ops;
-pub mod planned_edit;
-pub mod preview;
-pub mod query_servers;
-pub mod rename;
-pub mod request;
-pub mod save_check;
-pub mod signature;
-pub mod staged_edit;
-pub mod symbols;
-pub mod tools;
-pub mod write_checker;
+mod mentions;
+mod on_write;
+mod ops;
+mod planned_edit;
+mod preview;
+mod query_servers;
+mod rename;
+mod request;
+mod save_check;
+mod signature;
+mod staged_edit;
+mod symbols;
+mod tools;
+mod write_checker;
 
-// The session layer, re-exported where it was: `tool_lsp::client`, … (see
-// the lsp-session crate).
-pub use lsp_session::{
-    catalog, client, config, format_setting, jsonrpc, position, ready_probe, source_walk,
-    supervisor, symbol_cache, transport, warm_up,
+// The session layer (the lsp-session crate), under the names this crate's
+// modules use: `crate::client`, ….
+use lsp_session::{
+    catalog, client, config, format_setting, position, source_walk, supervisor, symbol_cache,
 };
 
 pub use binding::LspBinding;
@@ -76,6 +75,7 @@ pub use config::CatalogConfig;
 pub use diagnostics::DiagnosticLedger;
 pub use on_write::{DiagnosticsOnWrite, FormatOnWrite, RunLedger, TouchedPaths};
 pub use position::PositionEncoding;
+pub use preview::ServerPreview;
 pub use supervisor::{LspSupervisor, Timeouts};
 pub use tools::{LspCodeActionTool, LspRenameTool, LspTool};
 

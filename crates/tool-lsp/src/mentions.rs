@@ -31,20 +31,20 @@ use std::path::{Path, PathBuf};
 use tool_core::{ToolError, Workspace};
 
 /// At most this many files of the server's languages are read.
-pub const MAX_FILES: usize = 2_000;
+pub(crate) const MAX_FILES: usize = 2_000;
 /// At most this many bytes are read in all.
-pub const MAX_BYTES: u64 = 20 * 1024 * 1024;
+pub(crate) const MAX_BYTES: u64 = 20 * 1024 * 1024;
 
 /// One file that mentions the identifier.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mentioning {
+pub(crate) struct Mentioning {
     pub path: PathBuf,
     pub count: usize,
 }
 
 /// What a scan found.
 #[derive(Debug, Default)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// By path.
     pub files: Vec<Mentioning>,
     /// Why the walk stopped before the end, if it did.
@@ -56,7 +56,7 @@ fn continues_word(c: char) -> bool {
 }
 
 /// How many times `ident` occurs in `text` at word boundaries.
-pub fn count(text: &str, ident: &str) -> usize {
+pub(crate) fn count(text: &str, ident: &str) -> usize {
     if ident.is_empty() {
         return 0;
     }
@@ -72,7 +72,7 @@ pub fn count(text: &str, ident: &str) -> usize {
 /// The files under `root` with one of `extensions` that mention `ident`,
 /// bounded by [`MAX_FILES`] and [`MAX_BYTES`]. Blocking: run it off the
 /// async threads.
-pub fn scan(ws: &Workspace, root: &Path, extensions: &[String], ident: &str) -> Scan {
+pub(crate) fn scan(ws: &Workspace, root: &Path, extensions: &[String], ident: &str) -> Scan {
     let walk = source_walk(root).build();
     let mut out = Scan::default();
     let (mut files, mut bytes) = (0usize, 0u64);
@@ -118,15 +118,15 @@ pub fn scan(ws: &Workspace, root: &Path, extensions: &[String], ident: &str) -> 
 
 /// At most this many mentioning files are opened in the server before a
 /// rename; the rest are still checked after it.
-pub const MAX_OPENED: usize = 200;
+pub(crate) const MAX_OPENED: usize = 200;
 /// At most this many files are listed as not renamed.
-pub const MAX_LISTED: usize = 30;
+pub(crate) const MAX_LISTED: usize = 30;
 /// At most this many files are named as mentioning a symbol beyond its
 /// references.
-pub const MAX_BEYOND_SHOWN: usize = 10;
+pub(crate) const MAX_BEYOND_SHOWN: usize = 10;
 
 /// Whether `root` has what clangd needs to see every file of the project.
-pub fn has_compile_database(root: &Path) -> bool {
+pub(crate) fn has_compile_database(root: &Path) -> bool {
     [
         "compile_commands.json",
         "compile_flags.txt",
@@ -138,7 +138,7 @@ pub fn has_compile_database(root: &Path) -> bool {
 
 /// Whether the server for `entry_id` at `root` may not see, by itself,
 /// every file of its root that a rename has to reach.
-pub fn model_may_miss(entry_id: &str, root: &Path) -> bool {
+pub(crate) fn model_may_miss(entry_id: &str, root: &Path) -> bool {
     match entry_id {
         "rust" | "go" => false,
         "c" => !has_compile_database(root),
@@ -210,7 +210,7 @@ async fn headers_as_c(sup: &LspSupervisor, t: &Timeouts, target: &Target, scan: 
 
 /// What a rename or a reference search has to reach: the mentioning files
 /// found before it.
-pub struct Reach {
+pub(crate) struct Reach {
     pub symbol: String,
     pub scan: Scan,
     /// clangd without a compile database: a rename that leaves mentions is
@@ -227,7 +227,7 @@ impl Reach {
     /// open in it before the request, and it reads them as it searches —
     /// but clangd without a compile database, which answers only from the
     /// files it has parsed, is waited for either way.
-    pub async fn prepare(
+    pub(crate) async fn prepare(
         sup: &LspSupervisor,
         t: &Timeouts,
         target: &Target,
@@ -292,7 +292,7 @@ impl Reach {
 
     /// The mentioning files that still mention the symbol once `plan` is
     /// applied (a renamed file under its new name), with how many times.
-    pub fn unrenamed(&self, plan: &PlannedEdit) -> Vec<Mentioning> {
+    pub(crate) fn unrenamed(&self, plan: &PlannedEdit) -> Vec<Mentioning> {
         self.scan
             .files
             .iter()
@@ -310,7 +310,7 @@ impl Reach {
     /// reference): files the server may not have seen, or whose mentions
     /// are other symbols or text. A mention beside a reference (a doc
     /// comment naming its function) is not worth a line.
-    pub fn beyond(&self, references: &[&Path]) -> Vec<Mentioning> {
+    pub(crate) fn beyond(&self, references: &[&Path]) -> Vec<Mentioning> {
         self.scan
             .files
             .iter()
@@ -322,7 +322,7 @@ impl Reach {
     /// One line for the references' answer: the files that mention the
     /// symbol and hold none of its references (at most [`MAX_BEYOND_SHOWN`]
     /// named), and where the scan stopped.
-    pub fn report_beyond(&self, ws: &Workspace, beyond: &[Mentioning]) -> Vec<String> {
+    pub(crate) fn report_beyond(&self, ws: &Workspace, beyond: &[Mentioning]) -> Vec<String> {
         let mut rows = Vec::new();
         if !beyond.is_empty() {
             let shown: Vec<String> = beyond
@@ -350,7 +350,7 @@ impl Reach {
 
     /// "not renamed — tests/t.py: 3 mentions of `foo` (may be other
     /// symbols)", one line a file (capped), and where the scan stopped.
-    pub fn report(&self, ws: &Workspace, unrenamed: &[Mentioning]) -> Vec<String> {
+    pub(crate) fn report(&self, ws: &Workspace, unrenamed: &[Mentioning]) -> Vec<String> {
         let rows: Vec<String> = unrenamed
             .iter()
             .map(|m| {

@@ -107,11 +107,11 @@ impl RunLedger {
 /// The least a write's answer waits for the written text's diagnostics
 /// when its baseline spent the bound (`diagnostics_wait_ms`): a call waits
 /// at most the bound and this.
-pub const AFTER_BASELINE_AT_LEAST: Duration = Duration::from_millis(500);
+pub(crate) const AFTER_BASELINE_AT_LEAST: Duration = Duration::from_millis(500);
 
 /// How long diagnostics still pending after a write's bound are waited for
 /// in the background.
-pub const LATE_BOUND: Duration = Duration::from_mins(2);
+pub(crate) const LATE_BOUND: Duration = Duration::from_mins(2);
 
 /// What the baselines of one written file's checkers left to know, by
 /// checker id.
@@ -627,7 +627,7 @@ fn unknown_note(
 
 /// Order new problems by their distance to the changed lines, so the ones
 /// the write caused come before any cap. Ties keep line order.
-pub fn nearest_first(new: &mut [Labelled], changed: Option<(u32, u32)>) {
+pub(crate) fn nearest_first(new: &mut [Labelled], changed: Option<(u32, u32)>) {
     let Some((first, last)) = changed else { return };
     new.sort_by_key(|(d, _)| {
         let distance = if d.line < first {
@@ -902,7 +902,7 @@ impl DiagnosticsOnWrite {
 }
 
 /// The paths a `write` or `edit` call names (`path`, or `file_path`/`file`).
-pub fn path_argument(args: &Value) -> Vec<String> {
+pub(crate) fn path_argument(args: &Value) -> Vec<String> {
     ["path", "file_path", "file"]
         .iter()
         .find_map(|k| args.get(*k).and_then(Value::as_str))
@@ -912,7 +912,7 @@ pub fn path_argument(args: &Value) -> Vec<String> {
 
 /// The paths an `apply_patch` call names: `*** Add/Update/Delete File:`,
 /// `*** Move to:` (the Codex patch format) and `+++ b/` (unified diffs).
-pub fn patch_paths(args: &Value) -> Vec<String> {
+pub(crate) fn patch_paths(args: &Value) -> Vec<String> {
     let text = ["patch", "input", "diff"]
         .iter()
         .find_map(|k| args.get(*k).and_then(Value::as_str))
@@ -940,11 +940,6 @@ pub fn patch_paths(args: &Value) -> Vec<String> {
     out.sort();
     out.dedup();
     out
-}
-
-/// How long the wrapper waits, for messages.
-pub fn wait_bound(sup: &LspSupervisor) -> Duration {
-    sup.timeouts.diagnostics
 }
 
 #[cfg(test)]

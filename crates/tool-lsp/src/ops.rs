@@ -95,7 +95,7 @@ async fn request(
 }
 
 /// Run one `lsp` call.
-pub async fn run(sup: &LspSupervisor, args: LspArgs) -> Result<ToolOutput, ToolError> {
+pub(crate) async fn run(sup: &LspSupervisor, args: LspArgs) -> Result<ToolOutput, ToolError> {
     let t = call_timeouts(sup, args.timeout_seconds)?;
     let (secs, file) = (args.timeout_seconds, args.file.clone());
     if file.as_deref() == Some("*") {
@@ -293,7 +293,7 @@ async fn navigate(
 /// The code actions the server offers at a position (for the quick fixes,
 /// with the diagnostics on its line), and whether there were any such
 /// diagnostics.
-pub async fn offered_actions(
+pub(crate) async fn offered_actions(
     t: &Timeouts,
     p: &Positioned,
 ) -> Result<(Vec<Value>, bool), ToolError> {

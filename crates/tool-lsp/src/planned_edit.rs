@@ -17,7 +17,7 @@ use tool_core::Workspace;
 
 /// The files an edit touches, played in memory.
 #[derive(Debug, Default)]
-pub struct PlannedEdit {
+pub(crate) struct PlannedEdit {
     /// Disk content before (None: absent) and after (None: deleted).
     files: BTreeMap<PathBuf, (Option<Vec<u8>>, Option<String>)>,
     /// Text edits per final file.
@@ -88,7 +88,7 @@ impl PlannedEdit {
     /// Replace byte ranges of `path`'s text as played so far (`start`,
     /// `end`, new text), each counted as one edit; overlapping ranges, or
     /// ranges off the text or off a character boundary, are refused.
-    pub fn replace_spans(
+    pub(crate) fn replace_spans(
         &mut self,
         ws: &Workspace,
         path: &Path,
@@ -125,7 +125,7 @@ impl PlannedEdit {
     }
 
     /// Play a WorkspaceEdit (`changes` and/or `documentChanges`).
-    pub fn play(
+    pub(crate) fn play(
         ws: &Workspace,
         edit: &Value,
         enc: PositionEncoding,
@@ -137,7 +137,12 @@ impl PlannedEdit {
 
     /// Move `from` to `to` (neither a folder), after the edits played so
     /// far: the file's text, edits included, ends up at `to`.
-    pub fn move_file(&mut self, ws: &Workspace, from: &Path, to: &Path) -> Result<(), String> {
+    pub(crate) fn move_file(
+        &mut self,
+        ws: &Workspace,
+        from: &Path,
+        to: &Path,
+    ) -> Result<(), String> {
         self.load(ws, from)?;
         self.load(ws, to)?;
         if self.files[to].1.is_some() {
@@ -157,7 +162,7 @@ impl PlannedEdit {
 
     /// Play one more WorkspaceEdit on top of what is planned (edits from
     /// several servers merge; two that overlap in one file are refused).
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         ws: &Workspace,
         edit: &Value,
@@ -256,7 +261,7 @@ impl PlannedEdit {
 
     /// Where `path` ends up once the plan is applied and its text there
     /// (`None`: deleted); `None` when the plan does not touch it.
-    pub fn text_after(&self, path: &Path) -> Option<(PathBuf, Option<&str>)> {
+    pub(crate) fn text_after(&self, path: &Path) -> Option<(PathBuf, Option<&str>)> {
         let mut path = path.to_path_buf();
         self.files.get(&path)?;
         for (from, to) in &self.renames {
@@ -271,7 +276,7 @@ impl PlannedEdit {
         Some((path, text))
     }
 
-    pub fn edit_count(&self) -> usize {
+    pub(crate) fn edit_count(&self) -> usize {
         self.edits.values().sum()
     }
 
@@ -294,7 +299,7 @@ impl PlannedEdit {
 
     /// The plan as a staged change of `tool`: every file whose content
     /// changes, with its text before and after, and the renames as moves.
-    pub fn staged_change(&self, ws: &Workspace, tool: &str) -> StagedChange {
+    pub(crate) fn staged_change(&self, ws: &Workspace, tool: &str) -> StagedChange {
         let mut change = StagedChange::new(tool);
         for c in self.file_changes() {
             let text = |b: Option<Vec<u8>>| b.map(|b| String::from_utf8_lossy(&b).into_owned());
@@ -318,7 +323,7 @@ impl PlannedEdit {
     }
 
     /// The transaction that writes the plan beneath the workspace root.
-    pub fn transaction(&self, ws: &Workspace) -> FileTransaction {
+    pub(crate) fn transaction(&self, ws: &Workspace) -> FileTransaction {
         let mut tx = FileTransaction::new(ws.dir());
         for c in self.file_changes() {
             tx.push(c);
@@ -329,7 +334,7 @@ impl PlannedEdit {
     /// (path, exists after) for every file whose content changes.
     /// Each file edited in place, with its text before and after (files
     /// created, deleted or moved are left out).
-    pub fn texts(&self) -> Vec<(PathBuf, String, &str)> {
+    pub(crate) fn texts(&self) -> Vec<(PathBuf, String, &str)> {
         self.files
             .iter()
             .filter(|(path, _)| !self.renames.iter().any(|(f, t)| f == *path || t == *path))
@@ -341,7 +346,7 @@ impl PlannedEdit {
             .collect()
     }
 
-    pub fn changed(&self) -> Vec<(PathBuf, bool)> {
+    pub(crate) fn changed(&self) -> Vec<(PathBuf, bool)> {
         self.file_changes()
             .iter()
             .map(|c| (c.path.clone(), c.new.is_some()))
@@ -350,7 +355,7 @@ impl PlannedEdit {
 }
 
 /// "edits 2 files: a.py (3), b.py (1)" for a code action's edit.
-pub fn edit_summary(ws: &Workspace, edit: &Value) -> String {
+pub(crate) fn edit_summary(ws: &Workspace, edit: &Value) -> String {
     match PlannedEdit::play(ws, edit, PositionEncoding::Utf16) {
         Ok(plan) => {
             let parts: Vec<String> = plan
@@ -378,7 +383,7 @@ pub fn edit_summary(ws: &Workspace, edit: &Value) -> String {
 /// text and a save, renamed ones are closed and reopened, the rest are
 /// announced as changed files. `language_id`: for files the catalog does
 /// not name.
-pub async fn announce(
+pub(crate) async fn announce(
     sup: &LspSupervisor,
     client: &crate::client::LspClient,
     plan: &PlannedEdit,

@@ -37,7 +37,7 @@ use tool_core::staging::{StagedChange, StagedFile};
 use tool_core::{async_trait, PreviewHook, PreviewSection, ToolError};
 
 /// New problems listed in a preview, at most.
-pub const PREVIEW_PROBLEMS: usize = 20;
+pub(crate) const PREVIEW_PROBLEMS: usize = 20;
 
 /// tool-lsp's [`PreviewHook`]: the run's supervisor and ledger.
 pub struct ServerPreview {

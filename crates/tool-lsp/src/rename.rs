@@ -58,7 +58,7 @@ struct Prepared {
 }
 
 /// Run one `lsp_rename` call; with `stage`, into `link`'s change store.
-pub async fn run(
+pub(crate) async fn run(
     sup: &LspSupervisor,
     link: &StagingLink,
     args: RenameArgs,

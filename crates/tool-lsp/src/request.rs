@@ -4,7 +4,6 @@
 
 use crate::args::{LspArgs, CALL_TIMEOUT_SECONDS};
 use crate::client::{file_uri, LspClient};
-use crate::format;
 use crate::position::{self, SymbolSpot};
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
 use std::path::{Path, PathBuf};
@@ -14,7 +13,7 @@ use tool_core::ToolError;
 /// The bounds of one call: the configured ones, or every wait on the server
 /// (indexing, one request, diagnostics) bounded by the call's
 /// `timeout_seconds`. Checked before any server is started.
-pub fn call_timeouts(
+pub(crate) fn call_timeouts(
     sup: &LspSupervisor,
     timeout_seconds: Option<u64>,
 ) -> Result<Timeouts, ToolError> {
@@ -40,7 +39,7 @@ pub fn call_timeouts(
 /// Run `work` within the call's `timeout_seconds` (plus a second for the
 /// answer of an inner bound, which names what it waited for, to win): past
 /// it, a time-out naming the server for `file` and the time elapsed.
-pub async fn within_call_timeout<T>(
+pub(crate) async fn within_call_timeout<T>(
     sup: &LspSupervisor,
     timeout_seconds: Option<u64>,
     file: Option<&str>,
@@ -69,12 +68,16 @@ pub async fn within_call_timeout<T>(
 }
 
 /// A file argument resolved inside the workspace, and how to show it.
-pub struct FileArg {
+pub(crate) struct FileArg {
     pub path: PathBuf,
     pub shown: String,
 }
 
-pub fn file_arg(sup: &LspSupervisor, file: Option<&str>, op: &str) -> Result<FileArg, ToolError> {
+pub(crate) fn file_arg(
+    sup: &LspSupervisor,
+    file: Option<&str>,
+    op: &str,
+) -> Result<FileArg, ToolError> {
     let Some(file) = file else {
         return Err(ToolError::bad_args(format!(
             "op `{op}` needs `file` (a path relative to the workspace root)"
@@ -96,7 +99,7 @@ pub fn file_arg(sup: &LspSupervisor, file: Option<&str>, op: &str) -> Result<Fil
 }
 
 /// A position resolved in a synced document.
-pub struct Positioned {
+pub(crate) struct Positioned {
     pub target: Target,
     pub file: FileArg,
     pub uri: String,
@@ -115,7 +118,7 @@ pub struct Positioned {
 
 impl Positioned {
     /// The document and position, as typed params hold them.
-    pub fn text_document_position(&self) -> lsp_types::TextDocumentPositionParams {
+    pub(crate) fn text_document_position(&self) -> lsp_types::TextDocumentPositionParams {
         lsp_types::TextDocumentPositionParams::new(
             crate::client::text_document(&self.file.path),
             self.position,
@@ -125,7 +128,7 @@ impl Positioned {
 
 /// The server for a file, its open documents re-synced from disk, the file
 /// itself synced.
-pub async fn synced(
+pub(crate) async fn synced(
     sup: &LspSupervisor,
     file: &FileArg,
 ) -> Result<(Target, crate::client::OpenDoc), ToolError> {
@@ -139,7 +142,7 @@ pub async fn synced(
     Ok((target, doc))
 }
 
-pub async fn wait_ready(t: &Timeouts, client: &LspClient) -> Result<(), ToolError> {
+pub(crate) async fn wait_ready(t: &Timeouts, client: &LspClient) -> Result<(), ToolError> {
     client
         .wait_until_idle(t.index_wait)
         .await
@@ -152,7 +155,7 @@ pub async fn wait_ready(t: &Timeouts, client: &LspClient) -> Result<(), ToolErro
         })
 }
 
-pub async fn position(
+pub(crate) async fn position(
     sup: &LspSupervisor,
     t: &Timeouts,
     args: &LspArgs,
@@ -210,12 +213,3 @@ pub(crate) const COLD_SERVER: Duration = Duration::from_mins(1);
 pub(crate) const PROBE_FOR: Duration = Duration::from_secs(10);
 /// How often it is asked again meanwhile.
 pub(crate) const PROBE_EVERY: Duration = Duration::from_millis(400);
-
-/// The file a path argument names, for the write wrapper and rename.
-pub fn shown(sup: &LspSupervisor, p: &Path) -> String {
-    format::show_path(sup.workspace(), p)
-}
-
-pub fn duration_ms(d: Duration) -> u128 {
-    d.as_millis()
-}

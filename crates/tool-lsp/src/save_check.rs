@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 /// What the server published for `uri` before the write began
 /// (`call_started`), when its entry has a save-time check: that check ran
 /// on the disk as it was then.
-pub fn published_before_write(
+pub(crate) fn published_before_write(
     client: &LspClient,
     entry: &ServerEntry,
     uri: &str,
@@ -40,7 +40,7 @@ pub fn published_before_write(
 /// the check's sources, its results for this file must have been published
 /// before the write began. A file the check found clean is thus taken as
 /// unchecked too: over-cautious, never wrong.
-pub fn baseline_lacks_check(
+pub(crate) fn baseline_lacks_check(
     client: &LspClient,
     entry: &ServerEntry,
     checked_before: Option<&Published>,
@@ -67,7 +67,7 @@ pub fn baseline_lacks_check(
 /// (by `sources`): the check reads the disk, which already holds the
 /// written file (a check running then reported the write's own errors under
 /// the old text's version, and the write was judged clean).
-pub fn baseline_with_check_before(
+pub(crate) fn baseline_with_check_before(
     mut diags: Vec<lsp_types::Diagnostic>,
     sources: &[String],
     checked_before: Option<Published>,
@@ -92,7 +92,7 @@ pub fn baseline_with_check_before(
 /// check seen running just before the call) may have read the file as it
 /// was, so it is not counted; the save's run, or the one a nudge asks for,
 /// is waited for instead.
-pub fn counts_since(path: &Path, call_started: Instant, saved: Instant) -> Instant {
+pub(crate) fn counts_since(path: &Path, call_started: Instant, saved: Instant) -> Instant {
     written_at(path)
         .map_or(saved, |w| w.min(saved))
         .max(call_started)
@@ -102,7 +102,7 @@ pub fn counts_since(path: &Path, call_started: Instant, saved: Instant) -> Insta
 /// (`check`: its progress token prefix), the state once that check ended.
 /// A file's diagnostics once fresh: all of them, and those of the server's
 /// own pass (before a save-time check added its results).
-pub struct Settled {
+pub(crate) struct Settled {
     pub diags: Vec<lsp_types::Diagnostic>,
     pub own: Vec<lsp_types::Diagnostic>,
 }
@@ -110,7 +110,7 @@ pub struct Settled {
 /// `(since, saved)`: a save-time check run begun at `since` or later counts;
 /// the bound runs from `saved`. `check`: the check's progress prefix and the
 /// notification that starts one (see [`crate::ServerEntry::save_check_nudge`]).
-pub async fn settled(
+pub(crate) async fn settled(
     client: &LspClient,
     uri: &str,
     doc: &OpenDoc,
@@ -155,7 +155,7 @@ fn written_at(path: &Path) -> Option<Instant> {
 /// Of a settled file's diagnostics, those only the save-time check
 /// reported (not in `own`, the server's own pass), as the model reads them,
 /// and the check's name (its progress title: `cargo check`).
-pub fn check_only(
+pub(crate) fn check_only(
     client: &LspClient,
     (prefix, sources): (&str, &[String]),
     shown: &str,
@@ -184,7 +184,7 @@ pub fn check_only(
 
 /// Whether `d` came from the save-time check (its source is one of the
 /// entry's `save_check_sources`).
-pub fn from_check_source(d: &lsp_types::Diagnostic, sources: &[String]) -> bool {
+pub(crate) fn from_check_source(d: &lsp_types::Diagnostic, sources: &[String]) -> bool {
     d.source.as_ref().is_some_and(|s| sources.contains(s))
 }
 
@@ -193,7 +193,7 @@ pub fn from_check_source(d: &lsp_types::Diagnostic, sources: &[String]) -> bool 
 /// reports), into those not known to be new and those that are: a check
 /// result on a line the write changed is the write's; one elsewhere may
 /// have been there before, which no check of the old file can tell now.
-pub fn not_known_whether_new(
+pub(crate) fn not_known_whether_new(
     found: Vec<DiagLine>,
     only: &[DiagLine],
     changed: Option<(u32, u32)>,
@@ -207,7 +207,7 @@ pub fn not_known_whether_new(
 /// progress began after `saved` has ended and the server is quiescent (its
 /// results may still be on their way: see [`check_results_settled`]).
 /// `Err` when the bound ran out first.
-pub async fn save_check_done(
+pub(crate) async fn save_check_done(
     client: &LspClient,
     token_prefix: &str,
     saved: Instant,
@@ -257,7 +257,7 @@ pub async fn save_check_done(
 /// has had no new publish for [`QUIET_WINDOW`], at most `deadline`: `true`.
 /// `false` when another run of the check began meanwhile (it clears the
 /// results first): wait for that one to end.
-pub async fn check_results_settled(
+pub(crate) async fn check_results_settled(
     client: &LspClient,
     uri: &str,
     token_prefix: &str,

@@ -17,7 +17,7 @@ use crate::supervisor::{LspSupervisor, Timeouts};
 use serde_json::{json, Value};
 use tool_core::{ToolError, ToolOutput};
 
-pub const SIGNATURES_CAP: usize = 10;
+pub(crate) const SIGNATURES_CAP: usize = 10;
 
 /// The byte range of parameter `param` in signature label `label`: a
 /// string label is found after the opening parenthesis, an offset pair is
@@ -48,7 +48,7 @@ fn doc_text(v: Option<&Value>) -> String {
 
 /// One signature as text: its label with the active parameter marked, the
 /// active parameter's own documentation, then the signature's.
-pub fn render_signature(sig: &Value, active: Option<u64>) -> Vec<String> {
+pub(crate) fn render_signature(sig: &Value, active: Option<u64>) -> Vec<String> {
     let label = sig.get("label").and_then(Value::as_str).unwrap_or("?");
     let params = sig
         .get("parameters")
@@ -104,7 +104,7 @@ fn name_callee(sig: &mut Value, named: &str, shift: usize) {
 }
 
 /// Run `signature_help`.
-pub async fn run(
+pub(crate) async fn run(
     sup: &LspSupervisor,
     t: &Timeouts,
     args: &LspArgs,

@@ -5,14 +5,14 @@ use serde_json::json;
 use tool_core::{StagedChange, StagingLink, ToolError, ToolOutput, Workspace};
 
 /// Files a preview checks, at most (each may wait the diagnostics bound).
-pub const PREVIEW_FILES: usize = 20;
+pub(crate) const PREVIEW_FILES: usize = 20;
 
 /// Lines of diff a staged change's preview shows.
-pub const PREVIEW_LINES: usize = 200;
+pub(crate) const PREVIEW_LINES: usize = 200;
 
 /// Stage `change` in the run's change store and answer with its id, its
 /// diff and the servers' diagnostics delta; nothing is written.
-pub async fn staged_output(
+pub(crate) async fn staged_output(
     link: &StagingLink,
     ws: &Workspace,
     change: StagedChange,

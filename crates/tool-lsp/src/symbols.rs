@@ -20,10 +20,10 @@ use std::time::Duration;
 use tool_core::Workspace;
 
 /// A document symbols answer, typed where it decodes.
-pub type DocumentSymbols = Answer<Option<DocumentSymbolResponse>>;
+pub(crate) type DocumentSymbols = Answer<Option<DocumentSymbolResponse>>;
 
 /// Ask `client` for the symbols of the file at `path`.
-pub async fn document_symbols_of(
+pub(crate) async fn document_symbols_of(
     client: &LspClient,
     path: &Path,
     timeout: Duration,
@@ -56,7 +56,7 @@ fn row(line: u32, depth: usize, kind: &str, name: &str, detail: Option<&str>) ->
 
 /// Document symbols (a `DocumentSymbol` tree or flat `SymbolInformation`),
 /// as indented `line: kind name` rows in source order.
-pub fn document_symbols(answer: &DocumentSymbols) -> Vec<String> {
+pub(crate) fn document_symbols(answer: &DocumentSymbols) -> Vec<String> {
     fn tree(symbols: &[DocumentSymbol], depth: usize, out: &mut Vec<Row>) {
         for s in symbols {
             let kind = symbol_kind_name(s.kind);
@@ -111,11 +111,14 @@ fn raw_document_rows(items: &[Value], depth: usize, out: &mut Vec<Row>) {
 }
 
 /// A workspace symbols answer, typed where it decodes.
-pub type WorkspaceSymbols = Answer<Option<WorkspaceSymbolResponse>>;
+pub(crate) type WorkspaceSymbols = Answer<Option<WorkspaceSymbolResponse>>;
 
 /// Workspace symbols as `path:line  kind name (in container)`, sorted;
 /// symbols outside files left out.
-pub fn workspace_symbols(ws: &Workspace, answer: &WorkspaceSymbols) -> Vec<(String, u32, String)> {
+pub(crate) fn workspace_symbols(
+    ws: &Workspace,
+    answer: &WorkspaceSymbols,
+) -> Vec<(String, u32, String)> {
     let row = |path: Option<std::path::PathBuf>,
                line: u32,
                kind: &str,

@@ -20,11 +20,12 @@ const RENAME_DESCRIPTION: &str = include_str!("../descriptions/lsp_rename.md");
 const CODE_ACTION_DESCRIPTION: &str = include_str!("../descriptions/lsp_code_action.md");
 
 /// `lsp`: queries only.
-pub const LSP: ToolDecl = ToolDecl::new("lsp", Tier::Read);
+pub(crate) const LSP: ToolDecl = ToolDecl::new("lsp", Tier::Read);
 /// `lsp_rename`: writes every file the rename reaches.
-pub const LSP_RENAME: ToolDecl = ToolDecl::new("lsp_rename", Tier::Write).hints(true, false, false);
+pub(crate) const LSP_RENAME: ToolDecl =
+    ToolDecl::new("lsp_rename", Tier::Write).hints(true, false, false);
 /// `lsp_code_action`: writes the action's edits.
-pub const LSP_CODE_ACTION: ToolDecl =
+pub(crate) const LSP_CODE_ACTION: ToolDecl =
     ToolDecl::new("lsp_code_action", Tier::Write).hints(true, false, false);
 
 async fn cancellable(

@@ -273,14 +273,14 @@ const ROWS: &[Row] = &[
 /// serving its files alone, as their server).
 fn only(id: &str) -> CatalogConfig {
     let mut config = CatalogConfig::default();
-    let builtin = tool_lsp::catalog::builtin();
+    let builtin = lsp_session::catalog::builtin();
     config.disable = builtin
         .iter()
         .map(|e| e.id.clone())
         .filter(|e| e != id)
         .collect();
     let mut entry = builtin.into_iter().find(|e| e.id == id).unwrap();
-    entry.role = tool_lsp::catalog::Role::Server;
+    entry.role = lsp_session::catalog::Role::Server;
     config.servers.push(entry);
     // Servers that start slowly on a loaded machine get time to publish.
     config.diagnostics_wait_ms = Some(30_000);

@@ -168,7 +168,7 @@ async fn rust_first_write_on_a_warm_server_knows_the_cargo_check_errors_the_file
     let sup = run.binding.supervisor().unwrap();
     assert_eq!(sup.warm_up().await, ["rust at ."]);
     let client = sup.clients().await.remove(0);
-    let uri = tool_lsp::client::file_uri(&run.root.join("src/main.rs"));
+    let uri = lsp_session::client::file_uri(&run.root.join("src/main.rs"));
     let deadline = Instant::now() + std::time::Duration::from_mins(3);
     // Its first cargo check done: results published, the run ended, the
     // server quiescent. (A write during that first check is a known gap:

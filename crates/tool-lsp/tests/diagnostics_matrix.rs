@@ -885,7 +885,7 @@ old.js:2:3 error [no-debugger] Unexpected 'debugger' statement."#,
 /// A config whose catalog is the entry alone, its command replaced when
 /// the row says so.
 fn config(row: &Row) -> CatalogConfig {
-    let builtin = tool_lsp::catalog::builtin();
+    let builtin = lsp_session::catalog::builtin();
     let mut config = CatalogConfig {
         disable: builtin
             .iter()
@@ -895,7 +895,7 @@ fn config(row: &Row) -> CatalogConfig {
         ..CatalogConfig::default()
     };
     let mut entry = builtin.into_iter().find(|e| e.id == row.entry).unwrap();
-    entry.role = tool_lsp::catalog::Role::Server;
+    entry.role = lsp_session::catalog::Role::Server;
     if row.no_settings {
         entry.settings = None;
     }

@@ -268,7 +268,7 @@ async fn late_diagnostics_are_waited_for_within_the_bound_and_said_when_not_read
 async fn repeated_crashes_stop_restarts_until_reload() {
     let run = Run::with_binding(project(), binding(20_000, 2_000));
     let mut all_pids = Vec::new();
-    for _ in 0..=tool_lsp::supervisor::MAX_RESTARTS {
+    for _ in 0..=lsp_session::supervisor::MAX_RESTARTS {
         run.lsp(hover(1, "fine")).await;
         all_pids.extend(run.pids().await);
         let _ = run.call("lsp", hover(2, "crash")).await.unwrap_err();

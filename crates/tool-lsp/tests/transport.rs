@@ -1,12 +1,12 @@
 //! The JSON-RPC connection in memory: a scripted peer at the other end of a
 //! `tokio::io::duplex`, each test asserting the exact outcome.
 
+use lsp_session::jsonrpc::{Handler, JsonRpc, RequestError, StreamEnd};
+use lsp_session::transport::{read_frame, write_frame};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
-use tool_lsp::jsonrpc::{Handler, JsonRpc, RequestError, StreamEnd};
-use tool_lsp::transport::{read_frame, write_frame};
 
 /// Answers `client/ask` with its params, records notifications and the end.
 #[derive(Clone, Default)]
