@@ -8,9 +8,9 @@
 
 use crate::catalog::{self, Catalog, Resolution, Role};
 use crate::config::CatalogConfig;
-use crate::file_move::ResolveAnnouncingMoves;
+use crate::edit::file_move::ResolveAnnouncingMoves;
+use crate::edit::preview::ServerPreview;
 use crate::on_write::{self, DiagnosticsOnWrite, FormatOnWrite, RunLedger, TouchedPaths};
-use crate::preview::ServerPreview;
 use crate::supervisor::{LspSupervisor, Timeouts};
 use crate::tools::{LspCodeActionTool, LspRenameTool, LspTool};
 use serde_json::Value;

@@ -12,56 +12,37 @@
 //! never starts a process except through tool-core's child helper, and never
 //! leaves a server running after its supervisor is gone.
 //!
-//! Modules: the session layer — [`catalog`] (which server for which file),
-//! [`config`], [`transport`], [`jsonrpc`], [`client`] (one server session),
-//! [`supervisor`] (lifecycles), [`position`] (line + symbol ↔ LSP
-//! positions) — is the lsp-session crate, re-exported here. This crate's
-//! own: [`ops`] (the operations, with [`enclosing`] naming the symbol
-//! around each location, [`hierarchy`] for calls and types, [`signature`]
-//! and [`capabilities`]), [`format`] (output, with [`symbols`] for symbol
-//! answers), [`diagnostics`] (freshness and the ledger, with
-//! [`dependencies`], a note when a project's packages are not installed),
-//! [`checker`] (project checkers), [`glob_diagnostics`] (a glob's files),
-//! [`rename`] (with [`identifier`], the new name's check, and [`mentions`],
-//! the files it must reach), [`file_move`] (moves of files and folders),
-//! [`on_write`] (with [`save_check`], the save-time check's rules,
-//! [`format_on_write`], and [`fallout`] with [`dependents`], new problems
-//! in other files), [`preview`] (the diagnostics delta of a staged
-//! change),
-//! [`code_action`] (applying one), [`tools`] and [`binding`].
+//! The session layer — which server for which file, starting it, talking
+//! to it, positions — is the lsp-session crate; this crate holds the tools,
+//! in three rooms and what they share:
+//! - [`read`]: the `lsp` tool's questions (definition, references, hover,
+//!   symbols, calls, diagnostics of a file or a glob, project checks);
+//! - [`edit`]: changes the servers compute — `lsp_rename`, moves,
+//!   `lsp_code_action` — applied all-or-nothing or staged, and the
+//!   diagnostics preview of a staged change;
+//! - [`on_write`]: diagnostics on write, format on write, and the fallout
+//!   of a change in the files that use what it changed;
+//! - shared by them: [`args`] (the tools' arguments), [`positioning`] (a
+//!   file argument synced to its server, a line and symbol turned into a
+//!   position, the call's bounds), [`render`] (answers in the words the
+//!   model reads), [`diagnostics`] (freshness and the run's ledger),
+//!   [`mentions`] (the files that mention an identifier), [`planned_edit`]
+//!   (a server's WorkspaceEdit played in memory first);
+//! - [`tools`] (the tool declarations) and [`binding`] (the run's resource).
+//!
+//! Modules are private; what other crates use is re-exported below.
 
 mod args;
 mod binding;
-mod capabilities;
-mod checker;
-mod code_action;
-mod dependencies;
-mod dependents;
 mod diagnostics;
-mod enclosing;
-mod fallout;
-mod file_diagnostics;
-mod file_move;
-mod format;
-mod format_on_write;
-mod glob_diagnostics;
-mod hierarchy;
-mod identifier;
-mod macro_paths;
+mod edit;
 mod mentions;
 mod on_write;
-mod ops;
 mod planned_edit;
-mod preview;
-mod query_servers;
-mod rename;
-mod request;
-mod save_check;
-mod signature;
-mod staged_edit;
-mod symbols;
+mod positioning;
+mod read;
+mod render;
 mod tools;
-mod write_checker;
 
 // The session layer (the lsp-session crate), under the names this crate's
 // modules use: `crate::client`, ….
@@ -73,9 +54,9 @@ pub use binding::LspBinding;
 pub use catalog::{Catalog, ServerEntry};
 pub use config::CatalogConfig;
 pub use diagnostics::DiagnosticLedger;
+pub use edit::preview::ServerPreview;
 pub use on_write::{DiagnosticsOnWrite, FormatOnWrite, RunLedger, TouchedPaths};
 pub use position::PositionEncoding;
-pub use preview::ServerPreview;
 pub use supervisor::{LspSupervisor, Timeouts};
 pub use tools::{LspCodeActionTool, LspRenameTool, LspTool};
 

@@ -24,7 +24,7 @@
 //! rust-analyzer and gopls load the whole Cargo workspace or Go module.
 
 use crate::planned_edit::PlannedEdit;
-use crate::request;
+use crate::positioning;
 use crate::source_walk::source_walk;
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
 use std::path::{Path, PathBuf};
@@ -285,7 +285,7 @@ impl Reach {
             let _ = crate::diagnostics::fresh(client, uri, doc, left).await;
         }
         if !opened.is_empty() {
-            request::wait_ready(t, client).await?;
+            positioning::wait_ready(t, client).await?;
         }
         Ok(reach)
     }

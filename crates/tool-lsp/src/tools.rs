@@ -1,10 +1,10 @@
 //! The tool structs themselves, thin: spec, argument parsing, cancellation.
-//! The work is in [`crate::ops`] and [`crate::rename`].
+//! The work is in [`crate::read::ops`] and [`crate::edit::rename`].
 
 use crate::args::LspArgs;
 use crate::args::RenameArgs;
-use crate::ops;
-use crate::rename;
+use crate::edit::rename;
+use crate::read::ops;
 use crate::supervisor::LspSupervisor;
 use serde_json::Value;
 use std::sync::Arc;
@@ -63,7 +63,7 @@ impl Tool for LspTool {
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: LspArgs = tool_core::parse_args(args)?;
         if args.op == crate::args::Op::Diagnostics && args.file.as_deref() == Some("*") {
-            crate::checker::allowed_on(cx.surface())?;
+            crate::read::project_checks::allowed_on(cx.surface())?;
         }
         let span = tracing::info_span!("lsp", op = args.op.name());
         cancellable(cx, ops::run(&self.sup, args))
@@ -154,7 +154,7 @@ impl Tool for LspCodeActionTool {
     fn spec(&self) -> ToolSpec {
         LSP_CODE_ACTION.spec(
             tool_core::tool::paragraph(CODE_ACTION_DESCRIPTION),
-            tool_core::schema_for::<crate::code_action::CodeActionArgs>(),
+            tool_core::schema_for::<crate::edit::code_action::CodeActionArgs>(),
         )
     }
 
@@ -174,9 +174,9 @@ impl Tool for LspCodeActionTool {
     }
 
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
-        let args: crate::code_action::CodeActionArgs = tool_core::parse_args(args)?;
+        let args: crate::edit::code_action::CodeActionArgs = tool_core::parse_args(args)?;
         // Not cancellable half-way: the transaction commits or it does not.
         let _ = cx;
-        crate::code_action::run(&self.sup, &self.link, args).await
+        crate::edit::code_action::run(&self.sup, &self.link, args).await
     }
 }

@@ -9,7 +9,7 @@
 
 use crate::args::LspArgs;
 use crate::client::LspClient;
-use crate::request::file_arg;
+use crate::positioning::file_arg;
 use crate::supervisor::LspSupervisor;
 use tool_core::{ToolError, ToolOutput};
 

@@ -8,13 +8,13 @@
 
 use crate::args::{LspArgs, Op, RenameArgs, SymbolRename};
 use crate::client::RequestError;
-use crate::dependents::Dependents;
-use crate::fallout::PublishedBefore;
-use crate::macro_paths;
+use crate::edit::macro_paths;
+use crate::edit::staged_edit::staged_output;
 use crate::mentions::{self, Mentioning, Reach};
+use crate::on_write::dependents::Dependents;
+use crate::on_write::fallout::PublishedBefore;
 use crate::planned_edit::{announce, PlannedEdit};
-use crate::request;
-use crate::staged_edit::staged_output;
+use crate::positioning;
 use crate::supervisor::{LspSupervisor, Timeouts};
 use lsp_types::request::{PrepareRenameRequest, Request};
 use lsp_types::PrepareRenameResponse;
@@ -38,8 +38,11 @@ fn check_new_name(sup: &LspSupervisor, args: &SymbolRename) -> Result<(), ToolEr
         .catalog()
         .for_file(Path::new(&args.file))
         .map(|(_, l)| l);
-    if let Some(rule) = language.as_deref().and_then(crate::identifier::rule_for) {
-        crate::identifier::check(rule, &args.new_name).map_err(|why| {
+    if let Some(rule) = language
+        .as_deref()
+        .and_then(crate::edit::identifier::rule_for)
+    {
+        crate::edit::identifier::check(rule, &args.new_name).map_err(|why| {
             ToolError::bad_args(format!("{why}; nothing was asked of the server or written"))
         })?;
     }
@@ -49,7 +52,7 @@ fn check_new_name(sup: &LspSupervisor, args: &SymbolRename) -> Result<(), ToolEr
 /// A rename ready to be written: the server's edit played in memory, and
 /// the mentioning files it leaves.
 struct Prepared {
-    p: request::Positioned,
+    p: positioning::Positioned,
     plan: PlannedEdit,
     reach: Reach,
     unrenamed: Vec<Mentioning>,
@@ -64,7 +67,7 @@ pub(crate) async fn run(
     args: RenameArgs,
 ) -> Result<ToolOutput, ToolError> {
     if args.new_path.is_some() {
-        return crate::file_move::run(sup, link, args).await;
+        return crate::edit::file_move::run(sup, link, args).await;
     }
     let args = args.symbol_rename()?;
     if args.new_name.trim().is_empty() {
@@ -73,10 +76,10 @@ pub(crate) async fn run(
         ));
     }
     check_new_name(sup, &args)?;
-    let t = request::call_timeouts(sup, args.timeout_seconds)?;
+    let t = positioning::call_timeouts(sup, args.timeout_seconds)?;
     // Only what comes before the commit is cut short by timeout_seconds: a
     // rename that was written is always reported.
-    let prepared = request::within_call_timeout(
+    let prepared = positioning::within_call_timeout(
         sup,
         args.timeout_seconds,
         Some(&args.file),
@@ -90,7 +93,7 @@ pub(crate) async fn run(
 }
 
 /// A rename with no edits: refused, whether staged or written.
-fn no_edits(client: &str, p: &request::Positioned, args: &SymbolRename) -> ToolError {
+fn no_edits(client: &str, p: &positioning::Positioned, args: &SymbolRename) -> ToolError {
     ToolError::refused(format!(
         "{client} answered the rename of `{}` at {}:{} to `{}` with no edits: \
          servers answer so when the symbol is not theirs to rename (a builtin, a name defined \
@@ -156,7 +159,7 @@ async fn prepare(
         query: None,
         timeout_seconds: args.timeout_seconds,
     };
-    let p = request::position(sup, t, &largs)
+    let p = positioning::position(sup, t, &largs)
         .await
         .map_err(|e| match e {
             ToolError::BadArgs(m) => ToolError::BadArgs(m.replace("op `definition`", "lsp_rename")),
@@ -191,13 +194,13 @@ async fn prepare(
         // symbol's module yet (basedpyright answers null for an imported
         // name until it has analysed the import): a refusal is believed
         // only once it holds after the server had time to look.
-        let settle = crate::request::PROBE_FOR.min(t.request);
+        let settle = crate::positioning::PROBE_FOR.min(t.request);
         let asked = Instant::now();
         while matches!(v, Ok(None))
-            && client.started.elapsed() < crate::request::COLD_SERVER
+            && client.started.elapsed() < crate::positioning::COLD_SERVER
             && asked.elapsed() < settle
         {
-            tokio::time::sleep(crate::request::PROBE_EVERY).await;
+            tokio::time::sleep(crate::positioning::PROBE_EVERY).await;
             v = ask().await;
         }
         match v {
@@ -282,7 +285,7 @@ async fn prepare(
 async fn rename_macro_paths(
     sup: &LspSupervisor,
     t: &Timeouts,
-    p: &request::Positioned,
+    p: &positioning::Positioned,
     reach: &Reach,
     plan: &mut PlannedEdit,
     args: &SymbolRename,
@@ -298,7 +301,7 @@ async fn rename_macro_paths(
         .await
         .ok()
         .flatten();
-    let definitions = crate::format::locations(ws, answer.as_ref());
+    let definitions = crate::render::locations(ws, answer.as_ref());
     let [definition] = definitions.as_slice() else {
         return Ok(0);
     };
@@ -389,7 +392,7 @@ async fn commit(
     // What the servers say of the project before the rename, to tell what
     // it broke elsewhere.
     let changed: Vec<PathBuf> = plan.changed().into_iter().map(|(p, _)| p).collect();
-    crate::fallout::await_first_check(sup, &changed, t.diagnostics).await;
+    crate::on_write::fallout::await_first_check(sup, &changed, t.diagnostics).await;
     let published_before = PublishedBefore::take(sup, Instant::now(), &changed).await;
     let mut dependents = Vec::new();
     for (path, old, new) in plan.texts() {
@@ -436,10 +439,11 @@ async fn commit(
     // What the rename broke comes first: in any file, those it edited too
     // (rustc reports a macro's broken path where the macro is defined).
     let (broken, notes) =
-        crate::fallout::judged(sup, (&published_before, &dependents), (&[], written)).await;
+        crate::on_write::fallout::judged(sup, (&published_before, &dependents), (&[], written))
+            .await;
     let limits = crate::on_write::ReportLimits::default();
     if let Some(text) =
-        crate::fallout::render(&broken, (limits.per_file, limits.flood), ("", "rename"))
+        crate::on_write::fallout::render(&broken, (limits.per_file, limits.flood), ("", "rename"))
     {
         out.insert(0, text);
     }

@@ -12,7 +12,7 @@
 
 use crate::args::LspArgs;
 use crate::position::{lines, PositionEncoding};
-use crate::request::position;
+use crate::positioning::position;
 use crate::supervisor::{LspSupervisor, Timeouts};
 use serde_json::{json, Value};
 use tool_core::{ToolError, ToolOutput};
@@ -42,7 +42,7 @@ fn param_range(label: &str, param: &Value) -> Option<(usize, usize)> {
 fn doc_text(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
-        Some(d) => crate::format::plain_text(&crate::format::raw_hover_contents(d)),
+        Some(d) => crate::render::plain_text(&crate::render::raw_hover_contents(d)),
     }
 }
 
@@ -111,7 +111,7 @@ pub(crate) async fn run(
 ) -> Result<ToolOutput, ToolError> {
     let p = position(sup, t, args).await?;
     let client = &p.target.client;
-    crate::capabilities::require(
+    crate::read::capabilities::require(
         client,
         "signatureHelpProvider",
         "signature help",

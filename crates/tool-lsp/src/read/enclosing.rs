@@ -17,11 +17,11 @@
 
 use crate::client::Answer;
 use crate::client::{file_uri, LspClient};
-use crate::format::symbol_kind_number;
-use crate::format::Loc;
+use crate::read::symbols::DocumentSymbols;
+use crate::render::symbol_kind_number;
+use crate::render::Loc;
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
 pub(crate) use crate::symbol_cache::Scope;
-use crate::symbols::DocumentSymbols;
 use lsp_types::{DocumentSymbol, DocumentSymbolResponse, Position, Range};
 use serde_json::Value;
 use std::collections::hash_map::DefaultHasher;
@@ -161,7 +161,7 @@ async fn file_scopes(
     let scopes = if let Some(s) = cached {
         Some(s)
     } else {
-        let asked = crate::symbols::document_symbols_of(client, path, t.request).await;
+        let asked = crate::read::symbols::document_symbols_of(client, path, t.request).await;
         asked.ok().map(|answer| {
             let s = Arc::new(scopes(&answer));
             sup.symbol_cache().put(key, s.clone());

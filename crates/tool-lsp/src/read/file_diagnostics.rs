@@ -3,9 +3,9 @@
 
 use crate::args::{LspArgs, CHECKER_CAP};
 use crate::client::file_uri;
-use crate::dependencies::missing_packages_note;
 use crate::diagnostics::{self, DiagLine, NotReady};
-use crate::request::{file_arg, synced, wait_ready, FileArg};
+use crate::positioning::{file_arg, synced, wait_ready, FileArg};
+use crate::read::dependencies::missing_packages_note;
 use crate::supervisor::{LspSupervisor, Target, Timeouts};
 use tool_core::{ToolError, ToolOutput};
 
@@ -136,7 +136,7 @@ pub(crate) async fn file_diagnostics(
 
 /// The diagnostics answer: the head with the counts, a note on the
 /// project's setup when there are problems it may explain (see
-/// [`crate::dependencies`]), one line per problem (labelled `(source)` when
+/// [`crate::read::dependencies`]), one line per problem (labelled `(source)` when
 /// the source is given), the failed servers. `covers`: what the one
 /// server checks when less than a full check, and the note saying so.
 fn render_diagnostics(

@@ -26,8 +26,8 @@
 
 use crate::client::{file_uri, read_document};
 use crate::diagnostics::{self, problems, DiagLine, NotReady};
+use crate::edit::staged_edit::PREVIEW_FILES;
 use crate::on_write::RunLedger;
-use crate::staged_edit::PREVIEW_FILES;
 use crate::supervisor::{LspSupervisor, Target};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -145,7 +145,7 @@ impl ServerPreview {
         change: &StagedChange,
         moves: &[(std::path::PathBuf, std::path::PathBuf)],
     ) -> Option<String> {
-        let named = crate::file_move::unedited_mentions(&self.sup, change, moves).await;
+        let named = crate::edit::file_move::unedited_mentions(&self.sup, change, moves).await;
         if named.is_empty() {
             return None;
         }
@@ -386,7 +386,7 @@ impl PreviewHook for ServerPreview {
                 was_open,
             });
         }
-        let moves = crate::file_move::staged_move_pairs(self.sup.workspace(), change);
+        let moves = crate::edit::file_move::staged_move_pairs(self.sup.workspace(), change);
         not_computed.extend(self.unedited_mentions(change, &moves).await);
         let source_of = |o: &Opened<'_>| {
             let (from, _) = moves.iter().find(|(_, to)| to == &o.file.path)?;

@@ -187,9 +187,11 @@ impl PublishedBefore {
                 check,
             } = judged;
             if let Some(prefix) = check {
-                if crate::save_check::save_check_done(client, prefix, written, deadline, None)
-                    .await
-                    .is_err()
+                if crate::on_write::save_check::save_check_done(
+                    client, prefix, written, deadline, None,
+                )
+                .await
+                .is_err()
                 {
                     notes.push(format!(
                         "lsp: other files not checked: the check of {} after this change had not ended in {} s",
@@ -261,7 +263,7 @@ pub(crate) async fn await_first_check(sup: &LspSupervisor, paths: &[PathBuf], bo
                 .save_check_nudge
                 .as_deref()
                 .map(|m| (m, uri.as_str()));
-            let done = crate::save_check::save_check_done(
+            let done = crate::on_write::save_check::save_check_done(
                 &client,
                 prefix,
                 client.started,
@@ -290,7 +292,7 @@ pub(crate) async fn await_first_check(sup: &LspSupervisor, paths: &[PathBuf], bo
 /// problems, by file, with a line for each part that was not judged.
 pub(crate) async fn judged(
     sup: &LspSupervisor,
-    (before, dependents): (&PublishedBefore, &[crate::dependents::Dependents]),
+    (before, dependents): (&PublishedBefore, &[crate::on_write::dependents::Dependents]),
     (touched, written): (&[PathBuf], Instant),
 ) -> (BTreeMap<String, Vec<Labelled>>, Vec<String>) {
     let (mut per_file, mut notes) = before.new_problems(sup, (touched, written)).await;

@@ -11,8 +11,8 @@
 
 use crate::args::Op;
 use crate::client::{uri_path, Answer, LspClient, RequestError};
-use crate::format::symbol_kind_number;
-use crate::request::Positioned;
+use crate::positioning::Positioned;
+use crate::render::symbol_kind_number;
 use crate::supervisor::Timeouts;
 use lsp_types::request::{
     CallHierarchyIncomingCalls, CallHierarchyOutgoingCalls, CallHierarchyPrepare, Request,

@@ -10,15 +10,15 @@ use crate::args::{
 };
 use crate::client::{Answer, LspClient, RequestError};
 use crate::diagnostics;
-use crate::enclosing;
-use crate::format::{self, Loc};
 use crate::position;
-use crate::request::{
+use crate::positioning::{
     call_timeouts, file_arg, position, synced, wait_ready, within_call_timeout, Positioned,
     COLD_SERVER, PROBE_EVERY, PROBE_FOR,
 };
+use crate::read::enclosing;
+use crate::read::symbols;
+use crate::render::{self, Loc};
 use crate::supervisor::{LspSupervisor, Timeouts};
-use crate::symbols;
 use lsp_types::request::{
     CodeActionRequest, HoverRequest, References, Request, WorkspaceSymbolRequest,
 };
@@ -112,10 +112,10 @@ async fn run_within(
 ) -> Result<ToolOutput, ToolError> {
     match args.op {
         Op::IncomingCalls | Op::OutgoingCalls | Op::Supertypes | Op::Subtypes => {
-            return crate::hierarchy::run(sup, t, &args).await
+            return crate::read::hierarchy::run(sup, t, &args).await
         }
-        Op::SignatureHelp => return crate::signature::run(sup, t, &args).await,
-        Op::Capabilities => return crate::capabilities::run(sup, &args).await,
+        Op::SignatureHelp => return crate::read::signature::run(sup, t, &args).await,
+        Op::Capabilities => return crate::read::capabilities::run(sup, &args).await,
         _ => {}
     }
     if args.op.needs_position() {
@@ -141,11 +141,11 @@ async fn run_within(
             )))
         }
         Op::Diagnostics => match args.file.as_deref() {
-            Some("*") => crate::checker::run_all(sup).await,
-            Some(g) if crate::glob_diagnostics::is_glob(g) => {
-                crate::glob_diagnostics::run(sup, t, g).await
+            Some("*") => crate::read::project_checks::run_all(sup).await,
+            Some(g) if crate::read::glob_diagnostics::is_glob(g) => {
+                crate::read::glob_diagnostics::run(sup, t, g).await
             }
-            _ => crate::file_diagnostics::file_diagnostics(sup, t, &args).await,
+            _ => crate::read::file_diagnostics::file_diagnostics(sup, t, &args).await,
         },
         Op::Symbols => symbols(sup, t, &args).await,
         _ => unreachable!("positioned ops handled above"),
@@ -203,17 +203,17 @@ async fn navigate(
                 client,
                 method,
                 json!({"textDocument": td, "position": p.position}),
-                |v: &Option<GotoDefinitionResponse>| format::locations(ws, v.as_ref()).is_empty(),
+                |v: &Option<GotoDefinitionResponse>| render::locations(ws, v.as_ref()).is_empty(),
             )
             .await?;
-            let locs = format::locations(ws, v.as_ref());
+            let locs = render::locations(ws, v.as_ref());
             if locs.is_empty() {
                 return Ok(ToolOutput::text(format!(
                     "{head}\nno {what} found (the server is ready and answered with none)"
                 )));
             }
             let names = enclosing::labels(sup, t, &p.target, &locs, REFERENCES_CAP).await;
-            let lines = format::render_locations_with(
+            let lines = render::render_locations_with(
                 &locs,
                 &names,
                 REFERENCES_CAP,
@@ -232,10 +232,10 @@ async fn navigate(
                 client,
                 References::METHOD,
                 json!({"textDocument": td, "position": p.position, "context": {"includeDeclaration": true}}),
-                |v| format::locations(ws, references(v).as_ref()).is_empty(),
+                |v| render::locations(ws, references(v).as_ref()).is_empty(),
             )
             .await?;
-            let locs: Vec<Loc> = format::locations(ws, references(&v).as_ref());
+            let locs: Vec<Loc> = render::locations(ws, references(&v).as_ref());
             let paths: Vec<&std::path::Path> = locs.iter().map(|l| l.path.as_path()).collect();
             let beyond = reach.report_beyond(ws, &reach.beyond(&paths));
             if locs.is_empty() {
@@ -251,10 +251,10 @@ async fn navigate(
             let summary = format!(
                 "{} in {}",
                 tool_core::format::plural(locs.len(), "reference", "references"),
-                tool_core::format::plural(format::files_in(&locs), "file", "files")
+                tool_core::format::plural(render::files_in(&locs), "file", "files")
             );
             let names = enclosing::labels(sup, t, &p.target, &locs, REFERENCES_CAP).await;
-            let lines = format::render_locations_with(
+            let lines = render::render_locations_with(
                 &locs,
                 &names,
                 REFERENCES_CAP,
@@ -276,10 +276,10 @@ async fn navigate(
                 work_done_progress_params: WorkDoneProgressParams::default(),
             };
             let answer = request_probed_lenient::<HoverRequest>(t, client, &params, |answer| {
-                format::hover_text(answer).is_empty()
+                render::hover_text(answer).is_empty()
             })
             .await?;
-            let text = format::hover_text(&answer);
+            let text = render::hover_text(&answer);
             if text.is_empty() {
                 return Ok(ToolOutput::text(format!("{head}\nno hover information (the server is ready and has nothing for this symbol)")));
             }
@@ -470,7 +470,7 @@ async fn workspace_symbols(
         let (t, _) = synced(sup, &file).await?;
         vec![(t.client, t.slot)]
     } else {
-        let servers = crate::query_servers::servers_for_query(sup).await;
+        let servers = crate::read::query_servers::servers_for_query(sup).await;
         if servers.is_empty() {
             return Err(ToolError::unavailable(
                 "no language server can start for the workspace's files; pass `file` to search with the server for that file (op `status` says why)",

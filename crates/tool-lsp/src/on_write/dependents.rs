@@ -4,7 +4,7 @@
 //! server's root that mention one of them are opened and their diagnostics
 //! taken while the server still holds the text before the write, then
 //! asked again once it holds the written one; what is new is reported as
-//! [`crate::fallout`] reports a project-wide server's.
+//! [`crate::on_write::fallout`] reports a project-wide server's.
 //!
 //! Bounded: at most [`MAX_DEPENDENTS`] files (nearest to the written one
 //! first), within [`BUDGET`]; the files past either are named as not

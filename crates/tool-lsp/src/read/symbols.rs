@@ -8,7 +8,7 @@
 //! server's answer reads as it did (see [`Answer`]).
 
 use crate::client::{text_document, uri_path, Answer, LspClient, RequestError};
-use crate::format::{kind_name, show_path, symbol_kind_name};
+use crate::render::{kind_name, show_path, symbol_kind_name};
 use lsp_types::request::DocumentSymbolRequest;
 use lsp_types::{
     DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, OneOf, SymbolKind, Url,

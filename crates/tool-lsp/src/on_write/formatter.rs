@@ -30,10 +30,10 @@
 use crate::catalog;
 use crate::client::{file_uri, read_document, RequestError};
 pub(crate) use crate::format_setting::FormatSetting;
+use crate::on_write::judges::Checker;
 use crate::position::changed_lines;
 use crate::position::{self, PositionEncoding};
 use crate::supervisor::LspSupervisor;
-use crate::write_checker::Checker;
 use lsp_types::request::{Formatting, Request};
 use lsp_types::TextEdit;
 use serde_json::{json, Value};

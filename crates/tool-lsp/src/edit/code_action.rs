@@ -13,10 +13,10 @@
 //! actions, before any command runs.
 
 use crate::args::{LspArgs, Op};
-use crate::ops;
+use crate::edit::staged_edit;
 use crate::planned_edit::{self, PlannedEdit};
-use crate::request;
-use crate::staged_edit;
+use crate::positioning;
+use crate::read::ops;
 use crate::supervisor::LspSupervisor;
 use lsp_types::request::{CodeActionResolveRequest, Request};
 use schemars::JsonSchema;
@@ -113,7 +113,7 @@ pub(crate) async fn run(
     link: &StagingLink,
     args: CodeActionArgs,
 ) -> Result<ToolOutput, ToolError> {
-    let t = request::call_timeouts(sup, args.timeout_seconds)?;
+    let t = positioning::call_timeouts(sup, args.timeout_seconds)?;
     let largs = LspArgs {
         op: Op::CodeActions,
         file: Some(args.file.clone()),
@@ -125,9 +125,12 @@ pub(crate) async fn run(
     };
     // Everything that waits on the server is bounded by `timeout_seconds`;
     // the write that follows is not (it is never cut off half done).
-    let (p, action, plan) =
-        request::within_call_timeout(sup, args.timeout_seconds, Some(args.file.as_str()), async {
-            let p = request::position(sup, &t, &largs).await?;
+    let (p, action, plan) = positioning::within_call_timeout(
+        sup,
+        args.timeout_seconds,
+        Some(args.file.as_str()),
+        async {
+            let p = positioning::position(sup, &t, &largs).await?;
             let client = &p.target.client;
             let (actions, _) = ops::offered_actions(&t, &p).await?;
             if actions.is_empty() {
@@ -171,8 +174,9 @@ pub(crate) async fn run(
                 }
             }
             Ok((p, action, plan))
-        })
-        .await?;
+        },
+    )
+    .await?;
     let client = &p.target.client;
     let ws = sup.workspace();
     let header = format!(

@@ -103,7 +103,7 @@ fn rel_to(root: &Path, ws: &Workspace, file: &str) -> String {
         root.join(p)
     };
     let abs = abs.canonicalize().unwrap_or(abs);
-    crate::format::show_path(ws, &abs)
+    crate::render::show_path(ws, &abs)
 }
 
 /// The lines of one checker run (not clangd's, which runs per file).
@@ -525,7 +525,7 @@ pub(crate) async fn run_all(sup: &LspSupervisor) -> Result<ToolOutput, ToolError
                     crate::args::CHECKER_CAP,
                     "fix the first ones, or ask per file",
                 );
-                out.extend(kept.iter().map(super::diagnostics::DiagLine::render));
+                out.extend(kept.iter().map(DiagLine::render));
                 out.extend(note);
             }
             Err(why) => out.push(format!(
@@ -569,7 +569,7 @@ mod tests {
 
     macro_rules! sample {
         ($name:literal) => {
-            include_str!(concat!("../tests/checker_samples/", $name))
+            include_str!(concat!("../../tests/checker_samples/", $name))
         };
     }
 

@@ -10,9 +10,9 @@
 
 use crate::args::{LspArgs, Op, REFERENCES_CAP};
 use crate::client::RequestError;
-use crate::enclosing;
-use crate::format::{self, Loc};
-use crate::request::{position, Positioned};
+use crate::positioning::{position, Positioned};
+use crate::read::enclosing;
+use crate::render::{self, Loc};
 use crate::supervisor::{LspSupervisor, Timeouts};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -57,7 +57,7 @@ fn item_loc(sup: &LspSupervisor, item: &Item) -> Option<Loc> {
     let path = item.path.as_ref()?;
     let start = item.start?;
     Some(Loc {
-        shown: format::show_path(sup.workspace(), path),
+        shown: render::show_path(sup.workspace(), path),
         path: path.clone(),
         line: start.line,
         character: start.character,
@@ -120,7 +120,7 @@ pub(crate) async fn run(
     let ask = ask(args.op);
     let p = position(sup, t, args).await?;
     let client = &p.target.client;
-    crate::capabilities::require(client, ask.capability, ask.what, ask.alternative)?;
+    crate::read::capabilities::require(client, ask.capability, ask.what, ask.alternative)?;
     let head = format!(
         "lsp {}  `{}` at {}:{}",
         args.op.name(),
@@ -189,7 +189,7 @@ async fn incoming(
                 .iter()
                 .filter_map(|&(line, character)| {
                     Some(Loc {
-                        shown: format::show_path(sup.workspace(), path),
+                        shown: render::show_path(sup.workspace(), path),
                         path: path.clone(),
                         line: line?,
                         character: character?,
@@ -233,7 +233,7 @@ async fn incoming(
         plural(calls_total, "call", "calls"),
         plural(distinct.len(), "caller", "callers")
     );
-    let rows = format::render_locations_with(
+    let rows = render::render_locations_with(
         &locs,
         &suffixes,
         REFERENCES_CAP,
@@ -285,7 +285,7 @@ fn outgoing(sup: &LspSupervisor, p: &Positioned, head: &str, calls: &[Related]) 
         })
         .collect();
     let summary = plural(locs.len(), "callee", "callees");
-    let rows = format::render_locations_with(
+    let rows = render::render_locations_with(
         &locs,
         &suffixes,
         REFERENCES_CAP,
@@ -303,7 +303,7 @@ fn types(sup: &LspSupervisor, op: Op, head: &str, types: &[Related]) -> ToolOutp
         };
         found.insert(
             loc,
-            format!("({} {})", format::kind_name(item.kind), item.name),
+            format!("({} {})", render::kind_name(item.kind), item.name),
         );
     }
     if found.is_empty() {
@@ -319,7 +319,7 @@ fn types(sup: &LspSupervisor, op: Op, head: &str, types: &[Related]) -> ToolOutp
     let (locs, names): (Vec<Loc>, Vec<String>) = found.into_iter().unzip();
     let suffixes: Vec<Option<String>> = names.into_iter().map(Some).collect();
     let summary = plural(locs.len(), "type", "types");
-    let rows = format::render_locations_with(
+    let rows = render::render_locations_with(
         &locs,
         &suffixes,
         REFERENCES_CAP,

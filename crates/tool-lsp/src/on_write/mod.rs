@@ -13,19 +13,31 @@
 //! after the write succeeded.
 //!
 //! With format on write on for a file's language (see
-//! [`crate::format_on_write`]), the written file is formatted after the
+//! [`crate::on_write::formatter`]), the written file is formatted after the
 //! baselines are taken and before its diagnostics are judged, so they are
 //! the formatted text's; the answer says formatted, unchanged or failed.
 
+//!
+//! Its parts: [`save_check`] (rust-analyzer's save-time `cargo check`: when
+//! its results count), [`formatter`] (format on write), [`judges`] (the
+//! servers and linters that judge a written file), [`fallout`] with
+//! [`dependents`] (new problems in the files that use what changed).
+
+pub(crate) mod dependents;
+pub(crate) mod fallout;
+pub(crate) mod formatter;
+pub(crate) mod judges;
+pub(crate) mod save_check;
+
 use crate::client::{file_uri, read_document, OpenDoc};
 use crate::config::UntrustedFormatter;
-use crate::dependents::Dependents;
 use crate::diagnostics::{self, problems, DiagLine, DiagnosticLedger, Labelled, NotReady};
-use crate::format_on_write::{self, FileFormat, FormatSetting, Outcome};
+use crate::on_write::dependents::Dependents;
+use crate::on_write::formatter::{FileFormat, FormatSetting, Outcome};
+use crate::on_write::judges::{Checker, Unchecked};
+use crate::on_write::save_check::{check_only, not_known_whether_new, settled, Settled};
 use crate::position::changed_lines;
-use crate::save_check::{self, check_only, not_known_whether_new, settled, Settled};
 use crate::supervisor::{LspSupervisor, Target};
-use crate::write_checker::{Checker, Unchecked};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -711,7 +723,8 @@ impl Tool for DiagnosticsOnWrite {
         // What the servers that publish for the whole project said before.
         let touched: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
         let published_before =
-            crate::fallout::PublishedBefore::take(&self.sup, Instant::now(), &touched).await;
+            crate::on_write::fallout::PublishedBefore::take(&self.sup, Instant::now(), &touched)
+                .await;
         // The inner tool first: a refused call returns before any other
         // server is started or waited for.
         let call_started = Instant::now();
@@ -754,14 +767,16 @@ impl Tool for DiagnosticsOnWrite {
             }
             all_new.extend(new);
         }
-        let (other_files, not_judged) = crate::fallout::judged(
+        let (other_files, not_judged) = crate::on_write::fallout::judged(
             &self.sup,
             (&published_before, &dependents),
             (&touched, written),
         )
         .await;
         let limits = (self.limits.per_file, self.limits.flood);
-        if let Some(text) = crate::fallout::render(&other_files, limits, ("other", "write")) {
+        if let Some(text) =
+            crate::on_write::fallout::render(&other_files, limits, ("other", "write"))
+        {
             out.push_text(text);
         }
         for note in not_judged {
@@ -884,8 +899,7 @@ impl DiagnosticsOnWrite {
             let Some(setting) = format.settings.get(&language).filter(|s| s.enabled) else {
                 continue;
             };
-            let Some(done) = format_on_write::format_file(&self.sup, p, setting, checkers).await
-            else {
+            let Some(done) = formatter::format_file(&self.sup, p, setting, checkers).await else {
                 continue;
             };
             let said = match &done.outcome {

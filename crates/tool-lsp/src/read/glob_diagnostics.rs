@@ -16,7 +16,7 @@
 //!   surface, unlike `"*"`.
 
 use crate::args::{LspArgs, Op};
-use crate::file_diagnostics::file_diagnostics;
+use crate::read::file_diagnostics::file_diagnostics;
 use crate::supervisor::{LspSupervisor, Timeouts};
 use futures::StreamExt;
 use tool_core::format::plural;

@@ -19,9 +19,9 @@
 use crate::args::RenameArgs;
 use crate::client::{file_uri, LspClient};
 use crate::diagnostics::{problems, DiagLine};
+use crate::edit::staged_edit;
 use crate::on_write::RunLedger;
 use crate::planned_edit::{self, PlannedEdit};
-use crate::staged_edit;
 use crate::supervisor::{LspSupervisor, Target};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -359,7 +359,7 @@ impl Tool for ResolveAnnouncingMoves {
         let mentions: Vec<UneditedMention> = unedited_mentions(&self.sup, &change, &pairs)
             .await
             .into_iter()
-            .take(crate::staged_edit::PREVIEW_FILES)
+            .take(crate::edit::staged_edit::PREVIEW_FILES)
             .collect();
         // All at once: each waits at most the diagnostics bound.
         let before =
@@ -453,7 +453,7 @@ pub(crate) async fn run(
             ws.relative(&from)
         )));
     }
-    let t = crate::request::call_timeouts(sup, args.timeout_seconds)?;
+    let t = crate::positioning::call_timeouts(sup, args.timeout_seconds)?;
     let pairs = moved_files(ws, &from, &to)?;
 
     let servers = ops_within(sup, &args, servers_for(sup, &pairs)).await?;
@@ -554,7 +554,7 @@ async fn ops_within<T>(
     args: &RenameArgs,
     work: impl std::future::Future<Output = T>,
 ) -> Result<T, ToolError> {
-    crate::request::within_call_timeout(sup, args.timeout_seconds, Some(&args.file), async {
+    crate::positioning::within_call_timeout(sup, args.timeout_seconds, Some(&args.file), async {
         Ok(work.await)
     })
     .await
