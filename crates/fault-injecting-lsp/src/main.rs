@@ -43,6 +43,13 @@
 //! at once (intelephense re-publishes the old text's set when its indexing
 //! ends or another document opens, often just after a change).
 //!
+//! `--save-check-restarts-ms=N` makes it check on save as rust-analyzer
+//! runs `cargo check`, restarting once: its own pass (at open and change)
+//! finds nothing; at each save a progress run of token `fault/check` begins
+//! and ends at once with no report (a run cancelled by a restart), then N
+//! ms later another begins, reports, publishes the `ERROR` markers (source
+//! `fault-check`, unversioned) and ends.
+//!
 //! `--progress-stalls` makes it report progress as ccls does when its
 //! indexer finishes a moment after its main loop last looked: at the first
 //! `didOpen` it begins an "indexing" progress at "1/2", and ends it only
@@ -54,17 +61,20 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 use tower_lsp::jsonrpc::Result;
+use tower_lsp::lsp_types::notification::Progress;
 use tower_lsp::lsp_types::{
     CodeActionOrCommand, CodeActionParams, CodeActionProviderCapability, CodeActionResponse,
     Command, Diagnostic, DiagnosticSeverity, DidChangeTextDocumentParams,
-    DidOpenTextDocumentParams, DocumentDiagnosticParams, DocumentDiagnosticReport,
-    DocumentDiagnosticReportResult, ExecuteCommandOptions, ExecuteCommandParams,
-    FileOperationFilter, FileOperationPattern, FileOperationRegistrationOptions,
-    FullDocumentDiagnosticReport, Hover, HoverContents, HoverParams, HoverProviderCapability,
-    InitializeParams, InitializeResult, InitializedParams, MarkupContent, MarkupKind, MessageType,
-    NumberOrString, OneOf, Position, Range, RelatedFullDocumentDiagnosticReport, RenameFilesParams,
+    DidOpenTextDocumentParams, DidSaveTextDocumentParams, DocumentDiagnosticParams,
+    DocumentDiagnosticReport, DocumentDiagnosticReportResult, ExecuteCommandOptions,
+    ExecuteCommandParams, FileOperationFilter, FileOperationPattern,
+    FileOperationRegistrationOptions, FullDocumentDiagnosticReport, Hover, HoverContents,
+    HoverParams, HoverProviderCapability, InitializeParams, InitializeResult, InitializedParams,
+    MarkupContent, MarkupKind, MessageType, NumberOrString, OneOf, Position, ProgressParams,
+    ProgressParamsValue, Range, RelatedFullDocumentDiagnosticReport, RenameFilesParams,
     RenameParams, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
-    Url, WorkspaceEdit, WorkspaceFileOperationsServerCapabilities, WorkspaceServerCapabilities,
+    Url, WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport,
+    WorkspaceEdit, WorkspaceFileOperationsServerCapabilities, WorkspaceServerCapabilities,
 };
 use tower_lsp::{Client, LanguageServer, LspService, Server};
 
@@ -91,11 +101,19 @@ struct FaultServer {
     /// `--debounced-changes-ms`: the delay of a change's check; `None`
     /// without the flag (versioned publishes, at once).
     debounced_changes: Option<Duration>,
+    /// `--save-check-restarts-ms`: the delay before the save-time check's
+    /// second run; `None` without the flag.
+    save_check_restarts: Option<Duration>,
 }
 
 impl FaultServer {
     async fn publish(&self, uri: Url, text: String, version: i32) {
-        if self.pull_script.is_none() {
+        if self.save_check_restarts.is_some() {
+            // Its own pass finds nothing; the save-time check does.
+            self.client
+                .publish_diagnostics(uri, Vec::new(), Some(version))
+                .await;
+        } else if self.pull_script.is_none() {
             publish(&self.client, &self.configured, uri, text, version).await;
         }
     }
@@ -232,6 +250,53 @@ impl LanguageServer for FaultServer {
             for (uri, (text, version)) in open {
                 publish(&client, &configured, uri, text, version).await;
             }
+        });
+    }
+
+    async fn did_save(&self, p: DidSaveTextDocumentParams) {
+        let Some(delay) = self.save_check_restarts else {
+            return;
+        };
+        let uri = p.text_document.uri;
+        let text = self
+            .docs
+            .lock()
+            .await
+            .get(&uri)
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default();
+        let mut diags = error_markers(&text, &self.configured);
+        for d in &mut diags {
+            d.source = Some("fault-check".into());
+        }
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let progress = |value: WorkDoneProgress| ProgressParams {
+                token: NumberOrString::String("fault/check".into()),
+                value: ProgressParamsValue::WorkDone(value),
+            };
+            let begin = || {
+                WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                    title: "fault check".into(),
+                    ..Default::default()
+                })
+            };
+            let end = || WorkDoneProgress::End(WorkDoneProgressEnd::default());
+            client
+                .send_notification::<Progress>(progress(begin()))
+                .await;
+            client.send_notification::<Progress>(progress(end())).await;
+            tokio::time::sleep(delay).await;
+            client
+                .send_notification::<Progress>(progress(begin()))
+                .await;
+            let report = WorkDoneProgress::Report(WorkDoneProgressReport {
+                message: Some("fault (lib)".into()),
+                ..Default::default()
+            });
+            client.send_notification::<Progress>(progress(report)).await;
+            client.publish_diagnostics(uri, diags, None).await;
+            client.send_notification::<Progress>(progress(end())).await;
         });
     }
 
@@ -485,6 +550,12 @@ async fn main() {
                 .and_then(|n| n.parse().ok())
         })
         .map(Duration::from_millis);
+    let save_check_restarts = std::env::args()
+        .find_map(|a| {
+            a.strip_prefix("--save-check-restarts-ms=")
+                .and_then(|n| n.parse().ok())
+        })
+        .map(Duration::from_millis);
     let (service, socket) = LspService::new(|client| FaultServer {
         client,
         docs: Arc::default(),
@@ -498,6 +569,7 @@ async fn main() {
         stalled_once: AtomicBool::new(false),
         pull_script,
         debounced_changes,
+        save_check_restarts,
     });
     let stdin = CountedStdin {
         stdin: tokio::io::stdin(),

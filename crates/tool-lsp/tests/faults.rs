@@ -649,3 +649,45 @@ async fn an_unversioned_publish_sooner_than_the_servers_debounce_is_not_the_chan
     .assert_eq(&transcript);
     run.finish().await;
 }
+
+/// A save-time check that, like rust-analyzer's `cargo check` under load,
+/// is cancelled by a restart right after it begins (a `begin` and an `end`
+/// with nothing between), the restart beginning longer than a quiet window
+/// later: the cancelled run is no proof, and the write waits for the run
+/// that did the check (rust-analyzer's row of the matrix answered "no new
+/// errors" for a write that added E0425, 1 run in 3 under load).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_check_run_cancelled_by_its_restart_is_not_the_check() {
+    let config: CatalogConfig = serde_json::from_value(json!({
+        "servers": [{
+            "id": "faulty", "extensions": {"fault": "fault"},
+            "commands": [[fault_injecting_lsp(), "--save-check-restarts-ms=600"]],
+            "root_markers": ["fault.toml"], "startup_settle_ms": 0,
+            "save_check_progress": "fault/check",
+            "save_check_sources": ["fault-check"]
+        }],
+        "diagnostics_wait_ms": 10_000
+    }))
+    .unwrap();
+    let run = Run::with_binding(project(), LspBinding::new(config));
+    let mut transcript = String::new();
+    for content in ["fine\n", "fine\nan ERROR\n", "fine\n"] {
+        let out = run
+            .call("write", json!({"path": "n.fault", "content": content}))
+            .await
+            .unwrap();
+        transcript.push_str(&out.replace(fault_injecting_lsp(), "FAULT_LSP"));
+        transcript.push('\n');
+    }
+    expect_test::expect![[r#"
+        wrote n.fault
+        lsp: no new errors or warnings in n.fault
+        lsp: other files not checked: faulty (FAULT_LSP --save-check-restarts-ms=600) had not finished its first check of the project when this change began (later changes are judged)
+        wrote n.fault
+        lsp: 1 new problem in n.fault after this write:
+        n.fault:2:4 error [F001] fault: ERROR marker
+        wrote n.fault
+        lsp: no new errors or warnings in n.fault
+    "#]].assert_eq(&transcript);
+    run.finish().await;
+}

@@ -27,6 +27,26 @@ pub struct ProgressRun {
     pub title: String,
     pub begun: Instant,
     pub ended: Option<Instant>,
+    /// Whether it reported anything between its begin and end
+    /// (rust-analyzer's `cargo check` reports each crate it checked).
+    pub reported: bool,
+    /// The `source` of every diagnostic published while it ran.
+    pub sources_published: std::collections::BTreeSet<String>,
+}
+
+impl ProgressRun {
+    /// Whether the run did work a check's result can be read from: it
+    /// reported progress, or published a diagnostic of one of `sources`
+    /// (any source when none are named). rust-analyzer ends a cancelled
+    /// `cargo check` run (a restart) with the same `end` as a finished one;
+    /// the cancelled one did neither.
+    pub fn did_work(&self, sources: &[String]) -> bool {
+        self.reported
+            || self
+                .sources_published
+                .iter()
+                .any(|s| sources.is_empty() || sources.contains(s))
+    }
 }
 
 /// What a progress run said: its title (at `begin`), its last message.

@@ -157,6 +157,13 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                 .and_then(|d| serde_json::from_value(d).ok())
                 .unwrap_or_default();
             let uri = normalize_uri(uri);
+            {
+                let mut a = shared.activity.lock().expect("activity");
+                for run in a.history.iter_mut().filter(|r| r.ended.is_none()) {
+                    let sources = diagnostics.iter().filter_map(|d| d.source.clone());
+                    run.sources_published.extend(sources);
+                }
+            }
             let mut store = shared.diagnostics.lock().expect("diagnostics");
             let seq = *shared.diag_seq.borrow() + 1;
             let replaced = store.insert(
@@ -206,6 +213,8 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                         title: title.clone(),
                         begun: Instant::now(),
                         ended: None,
+                        reported: false,
+                        sources_published: std::collections::BTreeSet::new(),
                     });
                     let message = value
                         .get("message")
@@ -214,6 +223,14 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                     a.tokens.insert(token, Said { title, message });
                 }
                 Some("report") => {
+                    if let Some(run) = a
+                        .history
+                        .iter_mut()
+                        .rev()
+                        .find(|r| r.token == token && r.ended.is_none())
+                    {
+                        run.reported = true;
+                    }
                     if let (Some(said), Some(msg)) = (
                         a.tokens.get_mut(&token),
                         value.get("message").and_then(Value::as_str),

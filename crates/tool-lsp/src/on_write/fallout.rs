@@ -36,8 +36,9 @@ struct Judged {
     /// How long after a change it publishes for the other files.
     delay: Duration,
     /// The progress prefix of its save-time check (`cargo check`), whose
-    /// run after the write is waited for.
-    check: Option<String>,
+    /// run after the write is waited for, and the sources of its
+    /// diagnostics.
+    check: Option<(String, Vec<String>)>,
 }
 
 /// Each judged server's publishes before a write.
@@ -105,10 +106,10 @@ impl PublishedBefore {
                 continue;
             };
             let known = match &slot.entry.save_check_progress {
-                Some(prefix) => client
-                    .progress_runs(prefix)
-                    .iter()
-                    .any(|r| r.ended.is_some_and(|e| e < call_started)),
+                Some(prefix) => client.progress_runs(prefix).iter().any(|r| {
+                    r.ended.is_some_and(|e| e < call_started)
+                        && r.did_work(&slot.entry.save_check_sources)
+                }),
                 None => client.diag_seq() > 0,
             };
             if known {
@@ -117,7 +118,11 @@ impl PublishedBefore {
                     delay: Duration::from_millis(
                         slot.entry.project_diagnostics_delay_ms.unwrap_or(0),
                     ),
-                    check: slot.entry.save_check_progress.clone(),
+                    check: slot
+                        .entry
+                        .save_check_progress
+                        .clone()
+                        .map(|prefix| (prefix, slot.entry.save_check_sources.clone())),
                     client,
                 });
             }
@@ -186,9 +191,13 @@ impl PublishedBefore {
                 delay,
                 check,
             } = judged;
-            if let Some(prefix) = check {
+            if let Some((prefix, sources)) = check {
                 if crate::on_write::save_check::save_check_done(
-                    client, prefix, written, deadline, None,
+                    client,
+                    (prefix, sources),
+                    written,
+                    deadline,
+                    None,
                 )
                 .await
                 .is_err()
@@ -265,7 +274,7 @@ pub(crate) async fn await_first_check(sup: &LspSupervisor, paths: &[PathBuf], bo
                 .map(|m| (m, uri.as_str()));
             let done = crate::on_write::save_check::save_check_done(
                 &client,
-                prefix,
+                (prefix, &slot.entry.save_check_sources),
                 client.started,
                 deadline,
                 nudge,

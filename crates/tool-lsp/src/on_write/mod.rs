@@ -309,7 +309,8 @@ impl DiagnosticsOnWrite {
         let check = entry.save_check_progress.clone();
         let since = save_check::counts_since(path, call_started, saved);
         let nudge = entry.save_check_nudge.as_deref();
-        let checked_by = check.as_deref().map(|prefix| (prefix, nudge));
+        let sources = entry.save_check_sources.as_slice();
+        let checked_by = check.as_deref().map(|prefix| (prefix, sources, nudge));
         match settled(client, &uri, &doc, checked_by, (since, saved), bound).await {
             Ok(Settled { diags, own }) => Ok(Checked {
                 from_check: check.as_deref().map(|prefix| {
@@ -385,7 +386,7 @@ impl DiagnosticsOnWrite {
                 &client,
                 &uri,
                 &doc,
-                check.as_deref().map(|p| (p, None)),
+                check.as_deref().map(|p| (p, sources.as_slice(), None)),
                 (saved, saved),
                 LATE_BOUND,
             )

@@ -108,19 +108,20 @@ pub(crate) struct Settled {
 }
 
 /// `(since, saved)`: a save-time check run begun at `since` or later counts;
-/// the bound runs from `saved`. `check`: the check's progress prefix and the
-/// notification that starts one (see [`crate::ServerEntry::save_check_nudge`]).
+/// the bound runs from `saved`. `check`: the check's progress prefix, the
+/// sources of its diagnostics and the notification that starts one (see
+/// [`crate::ServerEntry::save_check_nudge`]).
 pub(crate) async fn settled(
     client: &LspClient,
     uri: &str,
     doc: &OpenDoc,
-    check: Option<(&str, Option<&str>)>,
+    check: Option<(&str, &[String], Option<&str>)>,
     (since, saved): (Instant, Instant),
     bound: Duration,
 ) -> Result<Settled, NotReady> {
     let deadline = tokio::time::Instant::from_std(saved + bound);
     let fresh = diagnostics::fresh(client, uri, doc, bound).await?;
-    let Some((prefix, nudge)) = check else {
+    let Some((prefix, sources, nudge)) = check else {
         return Ok(Settled {
             own: fresh.diagnostics.clone(),
             diags: fresh.diagnostics,
@@ -129,7 +130,7 @@ pub(crate) async fn settled(
     // Until a check's results have settled with no other check begun.
     loop {
         let nudge = nudge.map(|method| (method, uri));
-        save_check_done(client, prefix, since, deadline, nudge).await?;
+        save_check_done(client, (prefix, sources), since, deadline, nudge).await?;
         if check_results_settled(client, uri, prefix, deadline).await {
             break;
         }
@@ -204,12 +205,16 @@ pub(crate) fn not_known_whether_new(
 }
 
 /// rust-analyzer's proof after a save: a `cargo check` (flycheck) run whose
-/// progress began after `saved` has ended and the server is quiescent (its
-/// results may still be on their way: see [`check_results_settled`]).
+/// progress began after `saved` has ended having done work (a run cancelled
+/// by a restart ends the same way, and its restart may begin more than a
+/// quiet window later: seen 211 ms under load) and the server is quiescent
+/// (its results may still be on their way: see [`check_results_settled`]).
+/// `(token_prefix, sources)`: the check's progress prefix and the sources
+/// of its diagnostics.
 /// `Err` when the bound ran out first.
 pub(crate) async fn save_check_done(
     client: &LspClient,
-    token_prefix: &str,
+    (token_prefix, sources): (&str, &[String]),
     saved: Instant,
     deadline: tokio::time::Instant,
     nudge: Option<(&str, &str)>,
@@ -222,7 +227,11 @@ pub(crate) async fn save_check_done(
         }
         let runs = client.progress_runs(token_prefix);
         let idle = runs.iter().all(|r| r.ended.is_some()) && !client.not_quiescent();
-        if idle && runs.iter().any(|r| r.begun >= saved && r.ended.is_some()) {
+        if idle
+            && runs
+                .iter()
+                .any(|r| r.begun >= saved && r.ended.is_some() && r.did_work(sources))
+        {
             return Ok(());
         }
         // No check of the written file begun and none running: the save
