@@ -86,6 +86,27 @@ enum Phase {
     Interrupting { why: StopReason, until: Instant },
 }
 
+/// One cell's run while its events come in: what it said, how far it got.
+struct CellState<'a> {
+    cell: u64,
+    started: Instant,
+    output: Collector<'a>,
+    bridge: JoinSet<Value>,
+    bridged_calls: usize,
+    phase: Phase,
+    done: Option<(CellStatus, Option<String>)>,
+    drain_until: Instant,
+    ends: u8,
+    closed_streams: u8,
+    replies_closed: bool,
+    between: Vec<u8>,
+    between_bytes: u64,
+    late_bytes: u64,
+    undrained: bool,
+    /// Whether the cell's begin marker arrived (the driver started running it).
+    began: bool,
+}
+
 /// Run `code` as the next cell of `kernel`; its output collects in `shared`
 /// (a look may take part of it meanwhile) and what is left is the run's.
 pub async fn run(
@@ -96,23 +117,26 @@ pub async fn run(
     shared: &SharedOutput,
 ) -> CellRun {
     let started = Instant::now();
-    let cell = kernel.next_cell();
-    let output = Collector(shared);
-    let mut bridge: JoinSet<Value> = JoinSet::new();
-    let mut bridged_calls = 0usize;
-    let mut phase = Phase::Running;
+    let mut st = CellState {
+        cell: kernel.next_cell(),
+        started,
+        output: Collector(shared),
+        bridge: JoinSet::new(),
+        bridged_calls: 0,
+        phase: Phase::Running,
+        done: None,
+        drain_until: started,
+        ends: 0,
+        closed_streams: 0,
+        replies_closed: false,
+        between: Vec::new(),
+        between_bytes: 0,
+        late_bytes: 0,
+        undrained: false,
+        began: false,
+    };
+    let cell = st.cell;
     let mut idle_deadline = started + limits.idle_budget;
-    let mut done: Option<(CellStatus, Option<String>)> = None;
-    let mut drain_until = Instant::now();
-    let mut ends = 0u8;
-    let mut closed_streams = 0u8;
-    let mut replies_closed = false;
-    let mut between = Vec::new();
-    let mut between_bytes = 0u64;
-    let mut late_bytes = 0u64;
-    let mut undrained = false;
-    // Whether the cell's begin marker arrived (the driver started running it).
-    let mut began = false;
 
     if kernel
         .send(&json!({"type": "exec", "cell": cell, "code": code, "max_output_bytes": limits.max_output_bytes}))
@@ -120,178 +144,221 @@ pub async fn run(
         .is_err()
     {
         let how = finish_dead(kernel).await;
-        return CellRun {
-            cell,
-            end: CellEnd::Died { how },
-            output: output.rest(),
-            elapsed: started.elapsed(),
-            bridged_calls,
-            between,
-            between_bytes,
-            late_bytes,
-            undrained,
-        };
+        return st.into_run(CellEnd::Died { how });
     }
 
     let end = loop {
-        if done.is_some() && (ends >= 2 || closed_streams >= 2) {
-            break finished(done.take().expect("done"), &phase);
+        if st.done.is_some() && (st.ends >= 2 || st.closed_streams >= 2) {
+            break finished(st.done.take().expect("done"), &st.phase);
         }
-        let idle_counts = done.is_none() && bridge.is_empty() && matches!(phase, Phase::Running);
-        let interrupt_until = match phase {
-            Phase::Interrupting { until, .. } if done.is_none() => Some(until),
+        let idle_counts =
+            st.done.is_none() && st.bridge.is_empty() && matches!(st.phase, Phase::Running);
+        let interrupt_until = match st.phase {
+            Phase::Interrupting { until, .. } if st.done.is_none() => Some(until),
             _ => None,
         };
         tokio::select! {
             ev = kernel.next_event() => {
                 let Some(ev) = ev else {
-                    replies_closed = true;
-                    closed_streams = 2;
+                    st.replies_closed = true;
+                    st.closed_streams = 2;
                     continue;
                 };
-                let alive = match ev {
-                    KernelEvent::Text(_, Frame::Cell(c), t) => {
-                        if c == cell {
-                            output.get().push_text(&t);
-                            if done.is_some() {
-                                drain_until = Instant::now() + DRAIN_QUIET;
-                            }
-                            true
-                        } else {
-                            late_bytes += t.len() as u64;
-                            false
-                        }
-                    }
-                    KernelEvent::Text(_, Frame::Between, t) => {
-                        between_bytes += t.len() as u64;
-                        let room = BETWEEN_CAP.saturating_sub(between.len());
-                        between.extend_from_slice(&t[..room.min(t.len())]);
-                        true
-                    }
-                    KernelEvent::Output(_, OutputPiece::Display { cell: c, seq }) => {
-                        if c == cell { output.get().mark_display(seq); }
-                        true
-                    }
-                    // The cell began: the budget counts from here, not
-                    // from when it was sent (a loaded kernel may take a
-                    // while to read it).
-                    KernelEvent::Output(_, OutputPiece::Begin { cell: c }) => {
-                        if c == cell && !began {
-                            began = true;
-                            // An interrupt sent before the cell began found
-                            // nothing of it to stop: send it again, and give
-                            // the cell its grace from now.
-                            if let Phase::Interrupting { why, .. } = phase {
-                                if done.is_none() {
-                                    tracing::info!(cell, "the cell began after it was interrupted; interrupting it again");
-                                    kernel.interrupt().await;
-                                    phase = Phase::Interrupting { why, until: Instant::now() + limits.grace };
-                                }
-                            }
-                        }
-                        c == cell
-                    }
-                    KernelEvent::Output(_, OutputPiece::End { cell: c }) => {
-                        if c == cell { ends += 1; }
-                        false
-                    }
-                    KernelEvent::Output(_, OutputPiece::Skipped { cell: c, bytes }) => {
-                        if c == cell {
-                            output.get().skip(bytes);
-                            if done.is_some() {
-                                drain_until = Instant::now() + DRAIN_QUIET;
-                            }
-                        }
-                        c == cell
-                    }
-                    KernelEvent::Output(_, OutputPiece::Text(_)) => false,
-                    KernelEvent::Message(DriverMessage::Display { cell: c, seq, echo, text, images }) => {
-                        if c == cell { output.get().add_display(seq, echo, Display { text, images }); }
-                        true
-                    }
-                    KernelEvent::Message(DriverMessage::ToolCall { id, name, args, .. }) => {
-                        if matches!(phase, Phase::Running) && done.is_none() {
-                            bridged_calls += 1;
-                            tracing::debug!(tool = %name, id, "bridged call");
-                            bridge.spawn(bridge::dispatch(cx.nested(), id, name, args));
-                        } else {
-                            let reply = json!({"type": "tool_result", "id": id, "ok": false, "kind": "cancelled",
-                                "message": "the cell was interrupted; bridged calls are no longer served"});
-                            let _ = kernel.send(&reply).await;
-                        }
-                        false
-                    }
-                    KernelEvent::Message(DriverMessage::Done { cell: c, status, error }) => {
-                        if c == cell {
-                            done = Some((status, error));
-                            drain_until = Instant::now() + DRAIN_QUIET;
-                        }
-                        false
-                    }
-                    KernelEvent::Message(DriverMessage::Ready { .. } | DriverMessage::Inspect { .. }) => false,
-                    KernelEvent::RepliesClosed => { replies_closed = true; false }
-                    KernelEvent::StreamClosed(_) => { closed_streams += 1; false }
-                };
-                if alive && bridge.is_empty() {
+                let alive = st.on_event(ev, kernel, cx, &limits).await;
+                if alive && st.bridge.is_empty() {
                     idle_deadline = Instant::now() + limits.idle_budget;
                 }
-                if replies_closed && done.is_none() {
+                if st.replies_closed && st.done.is_none() {
                     // The driver is gone; find out how the process ended.
                     let how = finish_dead(kernel).await;
-                    drain_output(kernel, &output).await;
-                    break match phase {
+                    drain_output(kernel, &st.output).await;
+                    break match st.phase {
                         Phase::Interrupting { why, .. } => CellEnd::Killed { why },
                         Phase::Running => CellEnd::Died { how },
                     };
                 }
             }
-            Some(joined) = bridge.join_next(), if !bridge.is_empty() => {
+            Some(joined) = st.bridge.join_next(), if !st.bridge.is_empty() => {
                 if let Ok(reply) = joined {
                     if kernel.send(&reply).await.is_err() {
-                        replies_closed = true;
+                        st.replies_closed = true;
                     }
                 }
-                if bridge.is_empty() {
+                if st.bridge.is_empty() {
                     idle_deadline = Instant::now() + limits.idle_budget;
                 }
             }
             () = sleep_until(idle_deadline), if idle_counts => {
                 tracing::info!(cell, budget_ms = limits.idle_budget.as_millis() as u64, "idle budget ran out; interrupting");
                 kernel.interrupt().await;
-                phase = Phase::Interrupting { why: StopReason::IdleBudget(limits.idle_budget), until: Instant::now() + limits.grace };
+                st.phase = Phase::Interrupting { why: StopReason::IdleBudget(limits.idle_budget), until: Instant::now() + limits.grace };
             }
-            () = cx.cancel.cancelled(), if matches!(phase, Phase::Running) && done.is_none() => {
+            () = cx.cancel.cancelled(), if matches!(st.phase, Phase::Running) && st.done.is_none() => {
                 tracing::info!(cell, "call cancelled; interrupting the cell");
-                bridge.abort_all();
+                st.bridge.abort_all();
                 kernel.interrupt().await;
-                phase = Phase::Interrupting { why: StopReason::Cancelled, until: Instant::now() + limits.grace };
+                st.phase = Phase::Interrupting { why: StopReason::Cancelled, until: Instant::now() + limits.grace };
             }
             () = sleep_until(interrupt_until.unwrap_or(started)), if interrupt_until.is_some() => {
-                let Phase::Interrupting { why, .. } = phase else { unreachable!() };
+                let Phase::Interrupting { why, .. } = st.phase else { unreachable!() };
                 tracing::info!(cell, "the cell did not stop after the interrupt; killing the kernel");
                 kernel.kill().await;
                 kernel.exited = kernel.child.try_wait().ok().flatten();
-                drain_output(kernel, &output).await;
+                drain_output(kernel, &st.output).await;
                 break CellEnd::Killed { why };
             }
-            () = sleep_until(drain_until), if done.is_some() => {
-                tracing::warn!(cell, ends, "the cell's end markers did not arrive; answering without them");
-                undrained = true;
-                break finished(done.take().expect("done"), &phase);
+            () = sleep_until(st.drain_until), if st.done.is_some() => {
+                tracing::warn!(cell, ends = st.ends, "the cell's end markers did not arrive; answering without them");
+                st.undrained = true;
+                break finished(st.done.take().expect("done"), &st.phase);
             }
         }
     };
-    bridge.abort_all();
-    CellRun {
-        cell,
-        end,
-        output: output.rest(),
-        elapsed: started.elapsed(),
-        bridged_calls,
-        between,
-        between_bytes,
-        late_bytes,
-        undrained,
+    st.bridge.abort_all();
+    st.into_run(end)
+}
+
+impl CellState<'_> {
+    /// Take one event of the kernel; `true` when it shows the cell alive
+    /// (its idle budget starts again).
+    async fn on_event(
+        &mut self,
+        ev: KernelEvent,
+        kernel: &mut KernelProcess,
+        cx: &CallContext,
+        limits: &CellLimits,
+    ) -> bool {
+        let cell = self.cell;
+        match ev {
+            KernelEvent::Text(_, Frame::Cell(c), t) => {
+                if c == cell {
+                    self.output.get().push_text(&t);
+                    if self.done.is_some() {
+                        self.drain_until = Instant::now() + DRAIN_QUIET;
+                    }
+                    true
+                } else {
+                    self.late_bytes += t.len() as u64;
+                    false
+                }
+            }
+            KernelEvent::Text(_, Frame::Between, t) => {
+                self.between_bytes += t.len() as u64;
+                let room = BETWEEN_CAP.saturating_sub(self.between.len());
+                self.between.extend_from_slice(&t[..room.min(t.len())]);
+                true
+            }
+            KernelEvent::Output(_, OutputPiece::Display { cell: c, seq }) => {
+                if c == cell {
+                    self.output.get().mark_display(seq);
+                }
+                true
+            }
+            // The cell began: the budget counts from here, not from when it
+            // was sent (a loaded kernel may take a while to read it).
+            KernelEvent::Output(_, OutputPiece::Begin { cell: c }) => {
+                if c == cell && !self.began {
+                    self.began = true;
+                    // An interrupt sent before the cell began found nothing
+                    // of it to stop: send it again, and give the cell its
+                    // grace from now.
+                    if let Phase::Interrupting { why, .. } = self.phase {
+                        if self.done.is_none() {
+                            tracing::info!(
+                                cell,
+                                "the cell began after it was interrupted; interrupting it again"
+                            );
+                            kernel.interrupt().await;
+                            self.phase = Phase::Interrupting {
+                                why,
+                                until: Instant::now() + limits.grace,
+                            };
+                        }
+                    }
+                }
+                c == cell
+            }
+            KernelEvent::Output(_, OutputPiece::End { cell: c }) => {
+                if c == cell {
+                    self.ends += 1;
+                }
+                false
+            }
+            KernelEvent::Output(_, OutputPiece::Skipped { cell: c, bytes }) => {
+                if c == cell {
+                    self.output.get().skip(bytes);
+                    if self.done.is_some() {
+                        self.drain_until = Instant::now() + DRAIN_QUIET;
+                    }
+                }
+                c == cell
+            }
+            KernelEvent::Output(_, OutputPiece::Text(_)) => false,
+            KernelEvent::Message(DriverMessage::Display {
+                cell: c,
+                seq,
+                echo,
+                text,
+                images,
+            }) => {
+                if c == cell {
+                    self.output
+                        .get()
+                        .add_display(seq, echo, Display { text, images });
+                }
+                true
+            }
+            KernelEvent::Message(DriverMessage::ToolCall { id, name, args, .. }) => {
+                if matches!(self.phase, Phase::Running) && self.done.is_none() {
+                    self.bridged_calls += 1;
+                    tracing::debug!(tool = %name, id, "bridged call");
+                    self.bridge
+                        .spawn(bridge::dispatch(cx.nested(), id, name, args));
+                } else {
+                    let reply = json!({"type": "tool_result", "id": id, "ok": false, "kind": "cancelled",
+                        "message": "the cell was interrupted; bridged calls are no longer served"});
+                    let _ = kernel.send(&reply).await;
+                }
+                false
+            }
+            KernelEvent::Message(DriverMessage::Done {
+                cell: c,
+                status,
+                error,
+            }) => {
+                if c == cell {
+                    self.done = Some((status, error));
+                    self.drain_until = Instant::now() + DRAIN_QUIET;
+                }
+                false
+            }
+            KernelEvent::Message(DriverMessage::Ready { .. } | DriverMessage::Inspect { .. }) => {
+                false
+            }
+            KernelEvent::RepliesClosed => {
+                self.replies_closed = true;
+                false
+            }
+            KernelEvent::StreamClosed(_) => {
+                self.closed_streams += 1;
+                false
+            }
+        }
+    }
+
+    /// The run's answer, ended as `end`.
+    fn into_run(self, end: CellEnd) -> CellRun {
+        CellRun {
+            cell: self.cell,
+            end,
+            output: self.output.rest(),
+            elapsed: self.started.elapsed(),
+            bridged_calls: self.bridged_calls,
+            between: self.between,
+            between_bytes: self.between_bytes,
+            late_bytes: self.late_bytes,
+            undrained: self.undrained,
+        }
     }
 }
 

@@ -139,7 +139,93 @@ impl std::fmt::Debug for EvalTool {
 
 const DESCRIPTION: &str = include_str!("../descriptions/eval.md");
 
+/// The call's description, one line of at most 120 characters; refused
+/// when empty, or when eval is called from inside an eval cell.
+fn call_description(args: &EvalArgs, cx: &CallContext) -> Result<String, ToolError> {
+    let description = args
+        .description
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if description.is_empty() {
+        return Err(ToolError::bad_args(
+            "argument `description`: must not be empty; say in 5–10 words what the cell does",
+        ));
+    }
+    // A tool called from inside a cell that calls eval again would wait for
+    // the cell that is waiting for it.
+    if cx.call_stack.iter().filter(|n| *n == EVAL_TOOL).count() > 1 {
+        return Err(ToolError::refused(
+            "eval was called from inside an eval cell; a cell cannot start another cell (it would wait for \
+             itself); run the code directly in the first cell",
+        ));
+    }
+    Ok(tool_core::format::cap_chars(&description, 120).into_owned())
+}
+
 impl EvalTool {
+    /// A kernel in `slot`, started when there is none (or `reset` stopped
+    /// it): the notes the answer begins with, and whether the variables of
+    /// earlier cells are gone.
+    async fn ensure_kernel(
+        &self,
+        slot: &mut KernelSlot,
+        language: Language,
+        reset: bool,
+    ) -> Result<(Vec<String>, bool), ToolError> {
+        let mut notes = Vec::new();
+        let mut earlier_variables_lost = false;
+        if reset {
+            if let Some(mut k) = slot.kernel.take() {
+                k.kill().await;
+                earlier_variables_lost = true;
+                notes.push(format!(
+                    "(reset: the previous {language} kernel was stopped; this cell runs in a clean one)"
+                ));
+            }
+            slot.lost = None;
+        }
+        if slot.kernel.is_none() {
+            let kernel = self
+                .factory
+                .start(language)
+                .await
+                .map_err(|e| ToolError::Unavailable(e.0))?;
+            let where_ = self
+                .factory
+                .sandbox()
+                .map(|s| format!(", {}", s.describe()))
+                .unwrap_or_default();
+            let mut line = format!(
+                "(started a {language} kernel: {} {} from {}{where_})",
+                match language {
+                    Language::Python => "Python",
+                    Language::Javascript => "Node.js",
+                },
+                kernel.version.trim_start_matches('v'),
+                if kernel.interpreter.origin == "$PATH" {
+                    kernel.interpreter.program.display().to_string()
+                } else {
+                    format!(
+                        "{} ({})",
+                        kernel.interpreter.program.display(),
+                        kernel.interpreter.origin
+                    )
+                }
+            );
+            if let Some(why) = slot.lost.take() {
+                earlier_variables_lost = true;
+                line = format!(
+                    "(new {language} kernel: the previous one {why}; variables from earlier cells are gone — run \
+                     the cells that defined them again)\n{line}"
+                );
+            }
+            notes.push(line);
+            slot.kernel = Some(kernel);
+        }
+        Ok((notes, earlier_variables_lost))
+    }
+
     pub fn new(factory: Arc<KernelFactory>) -> Self {
         EvalTool {
             factory,
@@ -367,25 +453,7 @@ impl Tool for EvalTool {
 
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: EvalArgs = tool_core::parse_args(args)?;
-        let description = args
-            .description
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        if description.is_empty() {
-            return Err(ToolError::bad_args(
-                "argument `description`: must not be empty; say in 5–10 words what the cell does",
-            ));
-        }
-        let description = tool_core::format::cap_chars(&description, 120).into_owned();
-        // A tool called from inside a cell that calls eval again would wait for
-        // the cell that is waiting for it.
-        if cx.call_stack.iter().filter(|n| *n == EVAL_TOOL).count() > 1 {
-            return Err(ToolError::refused(
-                "eval was called from inside an eval cell; a cell cannot start another cell (it would wait for \
-                 itself); run the code directly in the first cell",
-            ));
-        }
+        let description = call_description(&args, cx)?;
         let language = args.language;
         if let Some(id) = args.job {
             if !args.code.trim().is_empty() || args.inspect || args.background || args.reset {
@@ -432,56 +500,8 @@ impl Tool for EvalTool {
             },
         )?;
         let slot = kernels.slots.entry(language).or_default();
-        let mut notes = Vec::new();
-        let mut earlier_variables_lost = false;
-        if args.reset {
-            if let Some(mut k) = slot.kernel.take() {
-                k.kill().await;
-                earlier_variables_lost = true;
-                notes.push(format!(
-                    "(reset: the previous {language} kernel was stopped; this cell runs in a clean one)"
-                ));
-            }
-            slot.lost = None;
-        }
-        if slot.kernel.is_none() {
-            let kernel = self
-                .factory
-                .start(language)
-                .await
-                .map_err(|e| ToolError::Unavailable(e.0))?;
-            let where_ = self
-                .factory
-                .sandbox()
-                .map(|s| format!(", {}", s.describe()))
-                .unwrap_or_default();
-            let mut line = format!(
-                "(started a {language} kernel: {} {} from {}{where_})",
-                match language {
-                    Language::Python => "Python",
-                    Language::Javascript => "Node.js",
-                },
-                kernel.version.trim_start_matches('v'),
-                if kernel.interpreter.origin == "$PATH" {
-                    kernel.interpreter.program.display().to_string()
-                } else {
-                    format!(
-                        "{} ({})",
-                        kernel.interpreter.program.display(),
-                        kernel.interpreter.origin
-                    )
-                }
-            );
-            if let Some(why) = slot.lost.take() {
-                earlier_variables_lost = true;
-                line = format!(
-                    "(new {language} kernel: the previous one {why}; variables from earlier cells are gone — run \
-                     the cells that defined them again)\n{line}"
-                );
-            }
-            notes.push(line);
-            slot.kernel = Some(kernel);
-        }
+        let (notes, earlier_variables_lost) =
+            self.ensure_kernel(slot, language, args.reset).await?;
         if args.background {
             let kernel = slot.kernel.take().expect("kernel just ensured");
             let pid = kernel.pid();

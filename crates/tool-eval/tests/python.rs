@@ -8,7 +8,14 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn state_echo_display_tables_figures_and_errors() {
     let Some(run) = Run::fixtures() else { return };
+    state_echo_display_tables_and_figures(&run).await;
+    errors_await_and_captured_output(&run).await;
+    run.finish().await;
+}
 
+/// The first cells of a kernel: state kept, the last expression echoed,
+/// display, rich reprs, tables and figures.
+async fn state_echo_display_tables_and_figures(run: &Run) {
     // State persists; the last expression is echoed.
     let out = run.py("x = 20\ny = x + 1").await.unwrap();
     let t = text(&out);
@@ -121,7 +128,11 @@ async fn state_echo_display_tables_figures_and_errors() {
         .unwrap();
     let (_, data) = out.images().next().expect("a PIL image is shown");
     assert_eq!(png_size(data), (1568, 523), "large images are downscaled");
+}
 
+/// The same kernel's later cells: errors, top-level await, output written
+/// outside Python's streams, caps.
+async fn errors_await_and_captured_output(run: &Run) {
     // Exceptions: an error result with the traceback trimmed to the user's frames.
     run.py("def inner(v):\n    return 1 / v\n").await.unwrap();
     let e = run.py("print('partial')\ninner(0)").await.unwrap_err();
@@ -225,8 +236,6 @@ async fn state_echo_display_tables_figures_and_errors() {
         .await
         .unwrap_err();
     expect!["bad arguments: argument `bogus`: unknown field `bogus`, expected one of `code`, `description`, `language`, `reset`, `timeout_seconds`, `inspect`, `background`, `job`, `cancel`; check the tool's input schema"].assert_eq(&err_text(&e));
-
-    run.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

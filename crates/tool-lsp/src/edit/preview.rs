@@ -63,6 +63,58 @@ struct Opened<'a> {
 }
 
 impl ServerPreview {
+    /// A file created in a folder the disk lacks is not found by a server
+    /// that lists folders before files (tsserver): its importers would be
+    /// reported broken. Said so, never passed off as an error.
+    fn creates_folders(&self, change: &StagedChange) -> Option<PreviewSection> {
+        let mut new_folders: Vec<String> = change
+            .files
+            .iter()
+            .filter(|f| !f.existed())
+            .filter(|f| self.sup.catalog().for_file(&f.path).is_some())
+            .filter_map(|f| missing_folder(&f.path))
+            .map(|dir| format!("{}/", self.sup.rel(&dir)))
+            .collect();
+        new_folders.sort();
+        new_folders.dedup();
+        if new_folders.is_empty() {
+            return None;
+        }
+        Some(PreviewSection {
+            text: format!(
+                "after this change: not computed: it creates {} {}, not on disk yet, and language servers look for files in the disk's folders, which a preview never touches — resolve accept reports the diagnostics after the write",
+                if new_folders.len() == 1 { "the folder" } else { "the folders" },
+                new_folders.join(", ")
+            ),
+            syntax_errors: Vec::new(),
+        })
+    }
+
+    /// The servers of `opened` still indexing once the diagnostics bound
+    /// has passed, each with what it was doing; each server waited for once.
+    async fn still_indexing(
+        &self,
+        opened: &[Opened<'_>],
+    ) -> Vec<(Arc<crate::client::LspClient>, String)> {
+        let mut indexing: Vec<(Arc<crate::client::LspClient>, String)> = Vec::new();
+        let mut idle: Vec<Arc<crate::client::LspClient>> = Vec::new();
+        for o in opened {
+            let client = &o.target.client;
+            if idle
+                .iter()
+                .chain(indexing.iter().map(|(c, _)| c))
+                .any(|c| Arc::ptr_eq(c, client))
+            {
+                continue;
+            }
+            match client.wait_until_idle(self.sup.timeouts.diagnostics).await {
+                Ok(()) => idle.push(client.clone()),
+                Err((what, _)) => indexing.push((client.clone(), what)),
+            }
+        }
+        indexing
+    }
+
     pub fn new(sup: Arc<LspSupervisor>, ledger: Arc<RunLedger>) -> Self {
         ServerPreview { sup, ledger }
     }
@@ -290,28 +342,8 @@ impl PreviewHook for ServerPreview {
     /// diagnostics, then every file restored.
     async fn diagnostics_delta(&self, change: &StagedChange) -> Option<PreviewSection> {
         let has_server = |f: &&StagedFile| self.sup.catalog().for_file(&f.path).is_some();
-        // A file created in a folder the disk lacks is not found by a
-        // server that lists folders before files (tsserver): its importers
-        // would be reported broken. Said so, never passed off as an error.
-        let mut new_folders: Vec<String> = change
-            .files
-            .iter()
-            .filter(|f| !f.existed())
-            .filter(has_server)
-            .filter_map(|f| missing_folder(&f.path))
-            .map(|dir| format!("{}/", self.sup.rel(&dir)))
-            .collect();
-        new_folders.sort();
-        new_folders.dedup();
-        if !new_folders.is_empty() {
-            return Some(PreviewSection {
-                text: format!(
-                    "after this change: not computed: it creates {} {}, not on disk yet, and language servers look for files in the disk's folders, which a preview never touches — resolve accept reports the diagnostics after the write",
-                    if new_folders.len() == 1 { "the folder" } else { "the folders" },
-                    new_folders.join(", ")
-                ),
-                syntax_errors: Vec::new(),
-            });
+        if let Some(refusal) = self.creates_folders(change) {
+            return Some(refusal);
         }
         let mut files: Vec<&StagedFile> = change
             .files
@@ -353,22 +385,7 @@ impl PreviewHook for ServerPreview {
         // any file (rust-analyzer before its workspace is loaded): that
         // would be passed off as clean. Each server is waited for until it
         // reports no indexing, within the diagnostics bound.
-        let mut indexing: Vec<(Arc<crate::client::LspClient>, String)> = Vec::new();
-        let mut idle: Vec<Arc<crate::client::LspClient>> = Vec::new();
-        for o in &opened {
-            let client = &o.target.client;
-            if idle
-                .iter()
-                .chain(indexing.iter().map(|(c, _)| c))
-                .any(|c| Arc::ptr_eq(c, client))
-            {
-                continue;
-            }
-            match client.wait_until_idle(self.sup.timeouts.diagnostics).await {
-                Ok(()) => idle.push(client.clone()),
-                Err((what, _)) => indexing.push((client.clone(), what)),
-            }
-        }
+        let indexing = self.still_indexing(&opened).await;
         // A deleted file is closed for the preview (after the baselines,
         // which may open a move's source): the server then sees the disk,
         // which still holds it, as for files the change leaves alone.
