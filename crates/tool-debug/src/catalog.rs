@@ -282,18 +282,6 @@ impl Catalog {
         None
     }
 
-    /// The adapter that attaches to the running process `pid` when none is
-    /// named: a Python interpreter goes to debugpy, anything else by its
-    /// executable (`/proc/PID/exe`) as [`Catalog::route`] would send it.
-    pub fn route_process(&self, pid: u32) -> Option<&AdapterSpec> {
-        let exe = tool_core::process::procfs::exe(pid)?;
-        let name = exe.file_name()?.to_str()?;
-        if name.starts_with("python") {
-            return self.specs.iter().find(|s| s.kind == AdapterKind::Debugpy);
-        }
-        self.route(&exe)
-    }
-
     /// The project's interpreter: `.venv/bin/python`, `venv/bin/python` in
     /// the project (then the workspace root), then `python3` on the path.
     pub fn project_python(&self, project: &Path, root: &Path) -> Option<(PathBuf, String)> {

@@ -3,13 +3,90 @@
 //! `watch`; for Rust projects it loads the toolchain's formatters, which
 //! need its embedded Python pointed at the right place on Debian.
 
-use super::LaunchInput;
-use crate::catalog::Catalog;
+use super::{
+    Adapter, LaunchInput, LaunchTarget, ProgramLaunch, RequestArguments, Setup, StdinRoute,
+    StopQuestion,
+};
+use crate::catalog::{Catalog, ResolvedAdapter};
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
+/// lldb's DAP adapter.
+pub struct Lldb;
+
+impl Adapter for Lldb {
+    fn setup(&self, catalog: &Catalog, command: &[OsString], project_dir: &Path) -> Setup {
+        setup(catalog, command, project_dir)
+    }
+
+    fn launch_target(&self, l: &ProgramLaunch<'_>) -> Result<LaunchTarget, String> {
+        if l.test.is_some() && l.path.extension().is_some_and(|e| e == "rs") {
+            return Ok(LaunchTarget::RustTest);
+        }
+        if !crate::catalog::is_native_executable(l.path) {
+            return Err(format!(
+                "`{}` is not a compiled program; lldb runs executables: {}",
+                l.program,
+                build_hint(l.path, l.program)
+            ));
+        }
+        l.plain()
+    }
+
+    /// lldb's own setting, `target.input-path`, read at launch.
+    fn stdin_route(&self) -> Option<StdinRoute> {
+        Some(StdinRoute::File)
+    }
+
+    /// A Rust program stops on `rust_panic`.
+    fn default_functions(&self, program: &Path) -> Vec<String> {
+        if is_rust_executable(program) {
+            vec![RUST_PANIC.to_string()]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn launch(&self, input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+        Ok(RequestArguments::plain(launch(input)))
+    }
+
+    fn attach_port(&self, _adapter: &ResolvedAdapter, port: u16) -> RequestArguments {
+        RequestArguments::plain(attach(port))
+    }
+
+    fn attach_pid(&self, adapter: &ResolvedAdapter, pid: u32) -> Result<RequestArguments, String> {
+        Ok(RequestArguments::plain(attach_pid(adapter, pid)))
+    }
+
+    fn stop_question(&self) -> Option<StopQuestion> {
+        Some(StopQuestion {
+            expression: STOP_QUESTION,
+            read: stop_reason_in,
+        })
+    }
+}
+
+/// What to do with a source file handed to lldb, by its language.
+fn build_hint(path: &Path, program: &str) -> String {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "c" => format!("build it with debug info (`gcc -g -O0 -o prog {program}`) and launch `prog`"),
+        "cc" | "cpp" | "cxx" => {
+            format!("build it with debug info (`g++ -g -O0 -o prog {program}`) and launch `prog`")
+        }
+        "rs" => "build the crate (`cargo build`) and launch its executable under target/debug/".into(),
+        "py" => "a Python file runs under debugpy: launch it without `adapter`, or with `adapter: debugpy`".into(),
+        "go" => "a Go file runs under delve: launch it without `adapter`, or with `adapter: delve`".into(),
+        _ => "build it with debug info and launch the executable".into(),
+    }
+}
+
+fn launch(input: &LaunchInput<'_>) -> Value {
     // The program gets the run's PATH even when the adapter's was changed
     // for its embedded Python.
     let mut env = vec![format!("PATH={}", input.search_path.to_string_lossy())];
@@ -31,34 +108,23 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
     })
 }
 
-pub(super) fn attach(port: u16) -> Value {
+fn attach(port: u16) -> Value {
     json!({
         "attachCommands": [format!("gdb-remote 127.0.0.1:{port}")],
     })
 }
 
 /// Attach to a running process by its id (ptrace).
-pub(super) fn attach_pid(adapter: &crate::catalog::ResolvedAdapter, pid: u32) -> Value {
+fn attach_pid(adapter: &ResolvedAdapter, pid: u32) -> Value {
     json!({
         "pid": pid,
         "initCommands": adapter.init_commands,
     })
 }
 
-/// What lldb needs besides its command line in `project_dir`.
-#[derive(Debug, Default)]
-pub(crate) struct Setup {
-    /// Commands run before the target is created (Rust formatters).
-    pub init_commands: Vec<String>,
-    /// Extra environment for the adapter process.
-    pub env: Vec<(String, String)>,
-    /// Put in front of the adapter's PATH.
-    pub path_prefix: Option<PathBuf>,
-}
-
 /// The Rust formatters for a Cargo project, and the Python environment
 /// they need.
-pub(crate) fn setup(catalog: &Catalog, command: &[OsString], project_dir: &Path) -> Setup {
+fn setup(catalog: &Catalog, command: &[OsString], project_dir: &Path) -> Setup {
     let init_commands = if project_dir.join("Cargo.toml").is_file() {
         rust_formatters(catalog)
     } else {
