@@ -324,15 +324,12 @@ impl Catalog {
 /// `spawn_blocking` or accept the short wait.
 fn run_probe(program: &Path, args: &[&str], path: &OsString) -> Option<String> {
     use std::io::Read;
-    use std::process::{Command, Stdio};
-    use tool_core::process::BlockingChild;
+    use tool_core::process::{BlockingChild, ChildSpec, Io};
     let mut child = BlockingChild::spawn(
-        Command::new(program)
+        &ChildSpec::new(program)
             .args(args)
             .env("PATH", path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
+            .stderr(Io::Null),
     )
     .ok()?;
     let status = child.wait_bounded(Duration::from_secs(10)).ok()??;

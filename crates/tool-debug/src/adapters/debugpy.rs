@@ -170,33 +170,26 @@ pub fn pid_attach_refusal(why: &str) -> String {
 }
 
 fn probe_gdb_injection() -> Result<(), String> {
-    use std::process::{Command, Stdio};
     use std::time::Duration;
-    use tool_core::process::BlockingChild;
+    use tool_core::process::{BlockingChild, ChildSpec, Io};
     // Killed with its group when dropped, at the end of this function.
     let target = BlockingChild::spawn(
-        Command::new("sleep")
+        &ChildSpec::new("sleep")
             .arg("60")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null()),
+            .stdout(Io::Null)
+            .stderr(Io::Null),
     )
     .map_err(|e| format!("cannot start a process to probe gdb with: {e}"))?;
     let pid = target.id();
-    let gdb = BlockingChild::spawn(
-        Command::new("gdb")
-            .args([
-                "-nx",
-                "--batch",
-                "-p",
-                &pid.to_string(),
-                "-ex",
-                "call (int)getpid()",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    );
+    // stdin null, stdout and stderr piped: ChildSpec's defaults.
+    let gdb = BlockingChild::spawn(&ChildSpec::new("gdb").args([
+        "-nx",
+        "--batch",
+        "-p",
+        &pid.to_string(),
+        "-ex",
+        "call (int)getpid()",
+    ]));
     let result = match gdb {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err("gdb is not installed (debugpy needs it to attach by pid)".to_string())
