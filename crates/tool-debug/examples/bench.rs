@@ -421,6 +421,21 @@ fn cases() -> Vec<Case> {
             "the tool loads Rust formatters here"
         );
         let mut bare_env = setup.env.clone();
+        // The bare client's PYTHONPATH is the package where the LLVM
+        // install keeps it; the tool's is its own copy with the bytecode
+        // compiled, which is part of what is measured.
+        if let Some(package) = llvm_python_package(&lldb) {
+            for (k, v) in &mut bare_env {
+                if k == "PYTHONPATH" {
+                    let rest = v.split_once(':').map(|(_, r)| r.to_string());
+                    *v = package.to_string_lossy().into_owned();
+                    if let Some(rest) = rest {
+                        v.push(':');
+                        v.push_str(&rest);
+                    }
+                }
+            }
+        }
         if let Some(prefix) = &setup.path_prefix {
             let mut path = prefix.clone().into_os_string();
             path.push(":");
@@ -477,6 +492,25 @@ fn cases() -> Vec<Case> {
         println!("skipping node: not installed");
     }
     out
+}
+
+/// The folder of lldb's Python package in the LLVM install of the adapter
+/// `binary` (`…/llvm-14/lib/python3.11/dist-packages`).
+fn llvm_python_package(binary: &Path) -> Option<PathBuf> {
+    let llvm = binary
+        .canonicalize()
+        .ok()?
+        .parent()?
+        .parent()?
+        .to_path_buf();
+    let mut found: Vec<PathBuf> = std::fs::read_dir(llvm.join("lib"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join("dist-packages"))
+        .filter(|p| p.join("lldb/__init__.py").is_file())
+        .collect();
+    found.sort();
+    found.pop()
 }
 
 /// How the bare client starts: the adapter's command line, a build run

@@ -136,6 +136,8 @@ fn setup(catalog: &Catalog, command: &[OsString], project_dir: &Path) -> Setup {
     // embedded Python costs ~100 ms a launch.
     if !init_commands.is_empty() {
         if let Some(dir) = command.first().and_then(|c| llvm_python_dir(Path::new(c))) {
+            let version = dir_version(&dir);
+            let dir = compiled_copy(&dir, &version).unwrap_or(dir);
             let mut path = dir.into_os_string();
             if let Some(old) = std::env::var_os("PYTHONPATH").filter(|o| !o.is_empty()) {
                 path.push(":");
@@ -150,7 +152,7 @@ fn setup(catalog: &Catalog, command: &[OsString], project_dir: &Path) -> Setup {
             // pyenv build) and fails to start. Point it at the system one.
             // Python also reads the `pyvenv.cfg` of the first `python3`
             // on PATH, so the system one must come first for the adapter.
-            if let Some(home) = system_python_home(&dir_version(&env)) {
+            if let Some(home) = system_python_home(&version) {
                 env.push(("PYTHONHOME".to_string(), home));
                 path_prefix = Some(PathBuf::from("/usr/bin"));
             }
@@ -208,20 +210,93 @@ fn llvm_python_dir(binary: &Path) -> Option<PathBuf> {
     candidates.pop()
 }
 
-/// `python3.11` from the PYTHONPATH entry just made
+/// `python3.11` from the folder of lldb's Python package
 /// (`…/lib/python3.11/dist-packages`).
-fn dir_version(env: &[(String, String)]) -> String {
-    env.iter()
-        .find(|(k, _)| k == "PYTHONPATH")
-        .and_then(|(_, v)| v.split(':').next())
-        .and_then(|p| {
-            Path::new(p)
-                .parent()?
-                .file_name()?
-                .to_str()
-                .map(String::from)
-        })
+fn dir_version(dir: &Path) -> String {
+    dir.parent()
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+        .map(String::from)
         .unwrap_or_default()
+}
+
+/// lldb's Python package (`dir/lldb`) copied into our data folder with its
+/// bytecode compiled by the system Python of the same `version`: Debian
+/// ships the package without `.pyc` files and lldb's Python writes none,
+/// so every start compiled the 600 KB `lldb/__init__.py` again, ~50 ms of
+/// each launch that loads the Rust formatters. Made once per package (its
+/// folder and its `__init__.py`'s size and mtime name the copy), in a
+/// folder of its own renamed into place; `None` (use the package itself)
+/// when anything fails.
+fn compiled_copy(dir: &Path, version: &str) -> Option<PathBuf> {
+    use std::hash::{Hash, Hasher};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tool_core::process::{BlockingChild, ChildSpec, Io};
+    static ATTEMPTS: AtomicUsize = AtomicUsize::new(0);
+    let init = dir.join("lldb").join("__init__.py").metadata().ok()?;
+    let mut key = std::collections::hash_map::DefaultHasher::new();
+    (dir, init.len(), init.modified().ok()?).hash(&mut key);
+    let name = format!("{version}-{:016x}", key.finish());
+    let parent = tool_core::programs::data_dir()?.join("lldb-python");
+    let home = parent.join(&name);
+    if home.join("lldb").join("__pycache__").is_dir() {
+        return Some(home);
+    }
+    let python = Path::new("/usr/bin").join(version);
+    if version.is_empty() || !python.is_file() {
+        return None;
+    }
+    let part = parent.join(format!(
+        ".{name}.part-{}-{}",
+        std::process::id(),
+        ATTEMPTS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let made = copy_package(&dir.join("lldb"), &part.join("lldb"))
+        .ok()
+        .and_then(|()| {
+            let mut compile = BlockingChild::spawn(
+                &ChildSpec::new(&python)
+                    .args(["-m", "compileall", "-q"])
+                    .arg(&part)
+                    .stdout(Io::Null)
+                    .stderr(Io::Null),
+            )
+            .ok()?;
+            let status = compile
+                .wait_bounded(std::time::Duration::from_mins(1))
+                .ok()??;
+            status.success().then_some(())
+        })
+        .and_then(|()| {
+            // Another run may have made it first: then that copy is used.
+            std::fs::rename(&part, &home)
+                .ok()
+                .or_else(|| home.join("lldb").join("__pycache__").is_dir().then_some(()))
+        });
+    let _ = std::fs::remove_dir_all(&part);
+    made.map(|()| home)
+}
+
+/// Copy the package folder `from` to `to`: files copied, symbolic links
+/// (to liblldb, lldb-argdumper) made again to where they point, dangling
+/// ones too (Debian's lldb-argdumper link is).
+fn copy_package(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type()?;
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(from.join(std::fs::read_link(&source)?), &target)?;
+        } else if kind.is_dir() {
+            if entry.file_name() != "__pycache__" {
+                copy_package(&source, &target)?;
+            }
+        } else {
+            std::fs::copy(&source, &target)?;
+        }
+    }
+    Ok(())
 }
 
 /// `/usr` when the system Python of that version is installed there.
