@@ -8,8 +8,13 @@
 //! answer contains. The bare client does nothing else: no catalog, no
 //! checks, no formatting — but the same protocol work: it also sends the
 //! adapter's default exception filters, which the tool sends as IDEs do
-//! (debugpy's `uncaught` filter alone costs it ~0.5 s of start-up here).
-//! Target: the tool adds under 50 ms.
+//! (debugpy's `uncaught` filter alone costs it ~0.5 s of start-up here);
+//! and for a Rust test under lldb, the same rust-lldb formatters and the
+//! Python environment they need, since Rust values read wrong without
+//! them. Target: the tool adds under 50 ms.
+//!
+//! `DEBUG_BENCH_CASES=cargo,node` runs only the rows whose name holds one
+//! of the words (and no conditional-breakpoint table).
 //!
 //! Then the cost of a conditional breakpoint against none, per adapter,
 //! through the tool: a loop whose line runs [`HOT_HITS`] times, launched to
@@ -37,11 +42,12 @@ struct BareClient {
 }
 
 impl BareClient {
-    fn start(command: &[String], cwd: &Path) -> BareClient {
+    fn start(command: &[String], env: &[(String, String)], cwd: &Path) -> BareClient {
         let mut child = Command::new(&command[0])
             .args(&command[1..])
             .current_dir(cwd)
             .env("PATH", test_support::fixtures::path_env())
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -108,14 +114,14 @@ impl BareClient {
 
     /// Spawn to knowing the top frame of the first stop.
     fn first_stop(
-        command: &[String],
+        (command, env): (&[String], &[(String, String)]),
         cwd: &Path,
         launch: Value,
         file: &Path,
         line: u32,
     ) -> Duration {
         let started = Instant::now();
-        let mut c = BareClient::start(command, cwd);
+        let mut c = BareClient::start(command, env, cwd);
         let init = c.send("initialize", json!({"adapterID": "bench", "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path"}));
         let caps = c.response(init);
         c.send("launch", launch);
@@ -169,6 +175,9 @@ struct Case {
     /// the bare debugger must run too (`cargo test --no-run`, which the
     /// tool runs on each launch).
     bare_build: Option<Vec<String>>,
+    /// The bare adapter's environment (PATH, when given, replaces the
+    /// fixtures' one).
+    bare_env: Vec<(String, String)>,
     /// The DAP launch arguments; `Null`: `bare_command` is Node, driven
     /// through its inspector ([`inspector_first_stop`]).
     bare_launch: Value,
@@ -302,6 +311,7 @@ fn cases() -> Vec<Case> {
             line: 6,
             bare_command: vec![python.to_string_lossy().into_owned(), "-m".into(), "debugpy.adapter".into()],
             bare_build: None,
+            bare_env: Vec::new(),
             bare_launch: json!({"type": "python", "request": "launch", "program": file, "cwd": root.path(),
                 "python": [python], "console": "internalConsole", "justMyCode": true}),
             file,
@@ -332,6 +342,7 @@ fn cases() -> Vec<Case> {
             line: 5,
             bare_command: vec![lldb.to_string_lossy().into_owned()],
             bare_build: None,
+            bare_env: Vec::new(),
             bare_launch: json!({"program": dir.join("avg"), "cwd": dir, "stopOnEntry": false}),
             file: dir.join("avg.c"),
             root,
@@ -357,6 +368,7 @@ fn cases() -> Vec<Case> {
                 "debugpy.adapter".into(),
             ],
             bare_build: None,
+            bare_env: Vec::new(),
             bare_launch: json!({"type": "python", "request": "launch", "module": "pytest",
                 "args": ["tests/test_stats.py::test_mean"], "cwd": dir,
                 "python": [python], "console": "internalConsole", "justMyCode": true}),
@@ -392,6 +404,44 @@ fn cases() -> Vec<Case> {
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .find_map(|v| v["executable"].as_str().map(PathBuf::from))
             .expect("cargo names the test binary");
+        // Like for like: Rust values need rust-lldb's formatters, so the
+        // bare client gets what the tool gives lldb in a Cargo project —
+        // the same `initCommands` and the environment lldb's embedded
+        // Python needs to start at all (Debian's lldb-vscode-14 looks for
+        // its `lldb` module in the wrong place; without it, `values` shows
+        // as raw fields and Python's ~100 ms start-up is skipped).
+        let catalog =
+            tool_debug::Catalog::new(Vec::new(), test_support::fixtures::path_env(), Vec::new());
+        let lldb_spec = catalog.spec("lldb").expect("lldb is built in").clone();
+        let setup = catalog
+            .resolve(&lldb_spec, &dir, &dir)
+            .expect("lldb resolves for the Cargo project");
+        assert!(
+            !setup.init_commands.is_empty(),
+            "the tool loads Rust formatters here"
+        );
+        let mut bare_env = setup.env.clone();
+        // The bare client's PYTHONPATH is the package where the LLVM
+        // install keeps it; the tool's is its own copy with the bytecode
+        // compiled, which is part of what is measured.
+        if let Some(package) = llvm_python_package(&lldb) {
+            for (k, v) in &mut bare_env {
+                if k == "PYTHONPATH" {
+                    let rest = v.split_once(':').map(|(_, r)| r.to_string());
+                    *v = package.to_string_lossy().into_owned();
+                    if let Some(rest) = rest {
+                        v.push(':');
+                        v.push_str(&rest);
+                    }
+                }
+            }
+        }
+        if let Some(prefix) = &setup.path_prefix {
+            let mut path = prefix.clone().into_os_string();
+            path.push(":");
+            path.push(test_support::fixtures::path_env());
+            bare_env.push(("PATH".into(), path.to_string_lossy().into_owned()));
+        }
         out.push(Case {
             name: "lldb     cargo test",
             program: "tests/mean.rs",
@@ -410,7 +460,9 @@ fn cases() -> Vec<Case> {
                 .map(String::from)
                 .to_vec(),
             ),
+            bare_env,
             bare_launch: json!({"program": binary, "cwd": dir, "stopOnEntry": false,
+                "initCommands": setup.init_commands,
                 "args": ["mean_of_six", "--exact", "--nocapture", "--test-threads=1"]}),
             file: dir.join("tests/mean.rs"),
             root,
@@ -431,6 +483,7 @@ fn cases() -> Vec<Case> {
             line: 7,
             bare_command: vec![node.to_string_lossy().into_owned()],
             bare_build: None,
+            bare_env: Vec::new(),
             bare_launch: Value::Null,
             file,
             root,
@@ -441,9 +494,32 @@ fn cases() -> Vec<Case> {
     out
 }
 
+/// The folder of lldb's Python package in the LLVM install of the adapter
+/// `binary` (`…/llvm-14/lib/python3.11/dist-packages`).
+fn llvm_python_package(binary: &Path) -> Option<PathBuf> {
+    let llvm = binary
+        .canonicalize()
+        .ok()?
+        .parent()?
+        .parent()?
+        .to_path_buf();
+    let mut found: Vec<PathBuf> = std::fs::read_dir(llvm.join("lib"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join("dist-packages"))
+        .filter(|p| p.join("lldb/__init__.py").is_file())
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+/// How the bare client starts: the adapter's command line, a build run
+/// first (timed with it), the adapter's extra environment.
+type BareStart<'a> = (&'a [String], Option<&'a [String]>, &'a [(String, String)]);
+
 /// The bare client's launch to first stop for `case`.
 fn bare_first_stop(
-    (command, build): (&[String], Option<&[String]>),
+    (command, build, env): BareStart<'_>,
     cwd: &Path,
     launch: Value,
     file: &Path,
@@ -457,12 +533,12 @@ fn bare_first_stop(
             .output()
             .unwrap();
         assert!(built.status.success(), "{build:?} failed");
-        return started.elapsed() + bare_first_stop((command, None), cwd, launch, file, line);
+        return started.elapsed() + bare_first_stop((command, None, env), cwd, launch, file, line);
     }
     if launch.is_null() {
         inspector_first_stop(&command[0], cwd, file, line)
     } else {
-        BareClient::first_stop(command, cwd, launch, file, line)
+        BareClient::first_stop((command, env), cwd, launch, file, line)
     }
 }
 
@@ -678,11 +754,25 @@ async fn main() {
         "{:<18} {:<7} {:>12} {:>12} {:>10} {:>8}",
         "adapter/program", "", "bare ms", "tool ms", "overhead", "ratio"
     );
+    // `DEBUG_BENCH_CASES=cargo,node`: only the rows whose name holds one
+    // of these words, and no conditional-breakpoint table.
+    let only: Option<Vec<String>> = std::env::var("DEBUG_BENCH_CASES")
+        .ok()
+        .map(|v| v.split(',').map(str::to_string).collect());
     for case in cases() {
+        if let Some(only) = &only {
+            if !only.iter().any(|w| case.name.contains(w.as_str())) {
+                continue;
+            }
+        }
         // Warm-up: first starts pay disk caches (and the tool its one-time
         // interpreter probe, cached after).
         let _ = bare_first_stop(
-            (&case.bare_command, case.bare_build.as_deref()),
+            (
+                &case.bare_command,
+                case.bare_build.as_deref(),
+                &case.bare_env,
+            ),
             case.root.path(),
             case.bare_launch.clone(),
             &case.file,
@@ -691,9 +781,10 @@ async fn main() {
         let _ = through_tool(&case, &supervisor, 0).await;
         let (mut bare, mut tool) = (Vec::new(), Vec::new());
         for round in 1..=ROUNDS {
-            let (cmd, build, cwd, launch, file, line) = (
+            let (cmd, build, env, cwd, launch, file, line) = (
                 case.bare_command.clone(),
                 case.bare_build.clone(),
+                case.bare_env.clone(),
                 case.root.path().to_path_buf(),
                 case.bare_launch.clone(),
                 case.file.clone(),
@@ -701,7 +792,7 @@ async fn main() {
             );
             let bare_run = move || {
                 tokio::task::spawn_blocking(move || {
-                    bare_first_stop((&cmd, build.as_deref()), &cwd, launch, &file, line)
+                    bare_first_stop((&cmd, build.as_deref(), &env), &cwd, launch, &file, line)
                 })
             };
             // Alternate who goes first, so neither always gets warm caches.
@@ -727,6 +818,8 @@ async fn main() {
             );
         }
     }
-    conditional_cost(&supervisor).await;
+    if only.is_none() {
+        conditional_cost(&supervisor).await;
+    }
     supervisor.shutdown_all().await;
 }

@@ -282,18 +282,6 @@ impl Catalog {
         None
     }
 
-    /// The adapter that attaches to the running process `pid` when none is
-    /// named: a Python interpreter goes to debugpy, anything else by its
-    /// executable (`/proc/PID/exe`) as [`Catalog::route`] would send it.
-    pub fn route_process(&self, pid: u32) -> Option<&AdapterSpec> {
-        let exe = tool_core::process::procfs::exe(pid)?;
-        let name = exe.file_name()?.to_str()?;
-        if name.starts_with("python") {
-            return self.specs.iter().find(|s| s.kind == AdapterKind::Debugpy);
-        }
-        self.route(&exe)
-    }
-
     /// The project's interpreter: `.venv/bin/python`, `venv/bin/python` in
     /// the project (then the workspace root), then `python3` on the path.
     pub fn project_python(&self, project: &Path, root: &Path) -> Option<(PathBuf, String)> {
@@ -336,15 +324,12 @@ impl Catalog {
 /// `spawn_blocking` or accept the short wait.
 fn run_probe(program: &Path, args: &[&str], path: &OsString) -> Option<String> {
     use std::io::Read;
-    use std::process::{Command, Stdio};
-    use tool_core::process::BlockingChild;
+    use tool_core::process::{BlockingChild, ChildSpec, Io};
     let mut child = BlockingChild::spawn(
-        Command::new(program)
+        &ChildSpec::new(program)
             .args(args)
             .env("PATH", path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
+            .stderr(Io::Null),
     )
     .ok()?;
     let status = child.wait_bounded(Duration::from_secs(10)).ok()??;
@@ -421,7 +406,9 @@ pub fn file_contains(path: &Path, mark: &[u8], limit: u64) -> bool {
     if file.take(limit).read_to_end(&mut head).is_err() {
         return false;
     }
-    head.windows(mark.len()).any(|w| w == mark)
+    // memmem, not a sliding window: a Rust test binary is several MB, and
+    // a naive scan of it cost ~12 ms of every launch.
+    memchr::memmem::find(&head, mark).is_some()
 }
 
 /// The marker the Go linker writes into every executable it builds (the

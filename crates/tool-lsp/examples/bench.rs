@@ -626,7 +626,7 @@ fn checker_time(checker: &[&str], root: &Path) -> Option<Duration> {
         .env("CARGO_TARGET_DIR", root.join("checker-target"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    tool_core::process::blocking::foreground_output(&mut command).ok()?;
+    command.output().ok()?;
     Some(t.elapsed())
 }
 

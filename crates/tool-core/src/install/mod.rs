@@ -13,10 +13,10 @@
 //! packages are installed only when running as root; otherwise the command
 //! to run is named.
 
+use crate::process::ChildSpec;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// The built-in recipes, embedded in the binary.
@@ -349,7 +349,7 @@ fn remove_install(home: &Path, bin: &Path, targets: &[Entry]) {
 
 fn build(recipe: &Recipe, home: &Path) -> Result<(), String> {
     match &recipe.source {
-        Source::Npm(packages) => run(Command::new("npm")
+        Source::Npm(packages) => run(&ChildSpec::new("npm")
             .args([
                 "install",
                 "--no-audit",
@@ -360,8 +360,8 @@ fn build(recipe: &Recipe, home: &Path) -> Result<(), String> {
             .arg(home)
             .args(packages)),
         Source::Pypi(packages) => {
-            run(Command::new("python3").args(["-m", "venv"]).arg(home))?;
-            run(Command::new(home.join("bin/python"))
+            run(&ChildSpec::new("python3").args(["-m", "venv"]).arg(home))?;
+            run(&ChildSpec::new(home.join("bin/python"))
                 .args([
                     "-m",
                     "pip",
@@ -372,7 +372,7 @@ fn build(recipe: &Recipe, home: &Path) -> Result<(), String> {
                 .args(packages))
         }
         Source::Go(packages) => packages.iter().try_for_each(|p| {
-            run(Command::new("go")
+            run(&ChildSpec::new("go")
                 .args(["install", p])
                 .env("GOBIN", home.join("bin"))
                 .env("GOFLAGS", "-mod=mod"))
@@ -381,12 +381,13 @@ fn build(recipe: &Recipe, home: &Path) -> Result<(), String> {
     }
 }
 
-/// Run `cmd` to its end; an error carries its last stderr lines.
-fn run(cmd: &mut Command) -> Result<(), String> {
-    let shown = format!("{:?}", cmd.get_program())
+/// Run `spec` (its stdin null, its output captured) to its end; an error
+/// carries its last stderr lines.
+fn run(spec: &ChildSpec) -> Result<(), String> {
+    let shown = format!("{:?}", spec.program())
         .trim_matches('"')
         .to_string();
-    let out = crate::process::blocking::foreground_output(cmd.stdin(std::process::Stdio::null()))
+    let out = crate::process::blocking::foreground_output(spec)
         .map_err(|e| format!("could not start {shown}: {e}"))?;
     if out.status.success() {
         return Ok(());
@@ -406,7 +407,7 @@ fn run(cmd: &mut Command) -> Result<(), String> {
 }
 
 fn rustup(components: &[String]) -> Result<Outcome, String> {
-    let out = crate::process::blocking::foreground_output(Command::new("rustup").args([
+    let out = crate::process::blocking::foreground_output(&ChildSpec::new("rustup").args([
         "component",
         "list",
         "--installed",
@@ -420,7 +421,7 @@ fn rustup(components: &[String]) -> Result<Outcome, String> {
     if missing.is_empty() {
         return Ok(Outcome::Present);
     }
-    run(Command::new("rustup")
+    run(&ChildSpec::new("rustup")
         .args(["component", "add"])
         .args(&missing))?;
     Ok(Outcome::Installed(missing.into_iter().cloned().collect()))
@@ -438,7 +439,7 @@ fn debian(recipe: &Recipe, packages: &[String]) -> Result<Outcome, String> {
     if !rustix::process::geteuid().is_root() {
         return Ok(Outcome::NeedsRoot(command));
     }
-    run(Command::new("apt-get")
+    run(&ChildSpec::new("apt-get")
         .args(["install", "-y", "-qq", "--no-install-recommends"])
         .args(packages)
         .env("DEBIAN_FRONTEND", "noninteractive"))?;

@@ -5,13 +5,16 @@
 //! installer's npm, pip, go, rustup, apt-get), left in the user's process
 //! group so that the terminal's Ctrl-C stops it with the command.
 //!
-//! Long-lived children of a run (servers, adapters, kernels, workers) are
-//! [`super::ChildSpec`]'s, which a keeper reaps whatever ends the host.
+//! Both are described by a [`ChildSpec`], as every child is. Long-lived
+//! children of a run (servers, adapters, kernels, workers) are started by
+//! [`ChildSpec::spawn`], under a keeper that reaps them whatever ends the
+//! host.
 
 use super::signals::{self, Signal};
+use super::ChildSpec;
 use std::io;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdout, Command, ExitStatus, Output};
+use std::process::{Child, ChildStderr, ChildStdout, ExitStatus, Output};
 use std::time::{Duration, Instant};
 
 /// A probe's child, in a process group of its own: killed with its group
@@ -24,9 +27,16 @@ pub struct BlockingChild {
 }
 
 impl BlockingChild {
-    /// Start `cmd` leading a new process group.
-    pub fn spawn(cmd: &mut Command) -> io::Result<BlockingChild> {
-        let child = cmd.process_group(0).spawn()?;
+    /// Start `spec` leading a new process group (its extra pipes, if any,
+    /// are refused: a probe has the standard three).
+    pub fn spawn(spec: &ChildSpec) -> io::Result<BlockingChild> {
+        if spec.has_extra_pipes() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a blocking child has no extra pipes",
+            ));
+        }
+        let child = spec.command().process_group(0).spawn()?;
         Ok(BlockingChild {
             child: Some(child),
             ended: false,
@@ -47,6 +57,11 @@ impl BlockingChild {
     /// Its standard output, when piped and not taken yet.
     pub fn take_stdout(&mut self) -> Option<ChildStdout> {
         self.child().stdout.take()
+    }
+
+    /// Its standard error, when piped and not taken yet.
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        self.child().stderr.take()
     }
 
     /// Wait at most `bound` for it to end: its status, or `None` when the
@@ -96,22 +111,23 @@ impl Drop for BlockingChild {
 /// Run a foreground step of a command the user runs (the installer's) to
 /// its end, with its output captured: in the user's process group, so the
 /// terminal's signals reach it with the command.
-pub fn foreground_output(cmd: &mut Command) -> io::Result<Output> {
-    cmd.output()
+pub fn foreground_output(spec: &ChildSpec) -> io::Result<Output> {
+    spec.command().output()
 }
 
 #[cfg(test)]
 mod tests {
     use super::BlockingChild;
-    use std::process::{Command, Stdio};
+    use crate::process::{ChildSpec, Io};
     use std::time::Duration;
 
     #[test]
     fn a_probe_past_its_bound_is_killed_with_its_group() {
         let mut child = BlockingChild::spawn(
-            Command::new("sh")
+            &ChildSpec::new("sh")
                 .args(["-c", "sleep 300 & sleep 300"])
-                .stdout(Stdio::null()),
+                .stdout(Io::Null)
+                .stderr(Io::Inherit),
         )
         .unwrap();
         let pgid = child.id();
@@ -134,8 +150,13 @@ mod tests {
 
     #[test]
     fn a_probe_that_ends_gives_its_output() {
-        let mut child =
-            BlockingChild::spawn(Command::new("echo").arg("3.12").stdout(Stdio::piped())).unwrap();
+        let mut child = BlockingChild::spawn(
+            &ChildSpec::new("echo")
+                .arg("3.12")
+                .stdin(Io::Inherit)
+                .stderr(Io::Inherit),
+        )
+        .unwrap();
         let status = child.wait_bounded(Duration::from_secs(10)).unwrap();
         assert!(status.is_some_and(|s| s.success()));
         let out = child.wait_with_output().unwrap();

@@ -177,18 +177,20 @@ impl ChildSpec {
             .join(" ")
     }
 
-    /// Start it. Must be called inside a tokio runtime.
-    pub fn spawn(&self) -> io::Result<ChildProcess> {
-        let mut cmd = Command::new(&self.program);
+    /// Whether it asks for pipes beyond the standard three.
+    pub(super) fn has_extra_pipes(&self) -> bool {
+        !self.extra.is_empty()
+    }
+
+    /// The program, its arguments, working directory, environment and
+    /// standard streams as a `std` command (extra pipes are placed by
+    /// [`Self::spawn`] only).
+    pub(super) fn command(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(&self.program);
         cmd.args(&self.args)
             .stdin(self.stdin.stdio())
             .stdout(self.stdout.stdio())
-            .stderr(self.stderr.stdio())
-            // The keeper leads this group; the program makes its own.
-            .process_group(0)
-            // Never SIGKILL the keeper: it must outlive the program to kill
-            // what the program left. Dropping the link ends it instead.
-            .kill_on_drop(false);
+            .stderr(self.stderr.stdio());
         if let Some(dir) = &self.cwd {
             cmd.current_dir(dir);
         }
@@ -201,6 +203,17 @@ impl ChildSpec {
                 None => cmd.env_remove(k),
             };
         }
+        cmd
+    }
+
+    /// Start it. Must be called inside a tokio runtime.
+    pub fn spawn(&self) -> io::Result<ChildProcess> {
+        let mut cmd = Command::from(self.command());
+        // The keeper leads this group; the program makes its own.
+        cmd.process_group(0)
+            // Never SIGKILL the keeper: it must outlive the program to kill
+            // what the program left. Dropping the link ends it instead.
+            .kill_on_drop(false);
 
         // Pipes: (target fd in child, child's end, our end, direction).
         let mut child_ends: Vec<(RawFd, OwnedFd)> = Vec::new();

@@ -4,12 +4,85 @@
 //! from elsewhere is another environment and fails in ways that look like
 //! broken code.
 
-use super::{LaunchInput, RequestArguments};
-use crate::catalog::{Catalog, CommandLine};
+use super::{
+    python_tests, Adapter, AttachTarget, LaunchInput, LaunchTarget, ProgramLaunch,
+    RequestArguments, StdinRoute,
+};
+use crate::catalog::{AdapterSpec, Catalog, CommandLine, ResolvedAdapter};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
+/// debugpy, Python's debug adapter.
+pub struct Debugpy;
+
+impl Adapter for Debugpy {
+    fn command(
+        &self,
+        catalog: &Catalog,
+        _spec: &AdapterSpec,
+        project: &Path,
+        root: &Path,
+    ) -> Result<CommandLine, String> {
+        resolve_command(catalog, project, root)
+    }
+
+    fn launch_target(&self, l: &ProgramLaunch<'_>) -> Result<LaunchTarget, String> {
+        let program = l.program;
+        match (l.mode, l.test) {
+            (None, None) => Ok(LaunchTarget::Program { go: None }),
+            (None, Some(test)) if l.path.is_file() => Ok(LaunchTarget::PythonTest(
+                python_tests::split_node_id(test).1.to_string(),
+            )),
+            (None, Some(_)) => Err(format!(
+                "`test` runs one test of a Python test file, and `{program}` is a folder; pass the test file as `program`, or use `module` (pytest, with `args`) for a folder"
+            )),
+            (Some(_), _) => Err(format!(
+                "`mode` is for Go programs under delve, and `{program}` goes to the debugpy adapter; leave it out (`test` runs a Python test, `module` runs python -m)"
+            )),
+        }
+    }
+
+    fn runs_python(&self) -> bool {
+        true
+    }
+
+    /// The debuggee is started through `sh -c 'exec … < FILE'`: its
+    /// launcher gives it /dev/null otherwise.
+    fn stdin_route(&self) -> Option<StdinRoute> {
+        Some(StdinRoute::File)
+    }
+
+    /// debugpy's launcher hands its debuggee /dev/null.
+    fn holds_stdin_open(&self) -> bool {
+        true
+    }
+
+    fn launch(&self, input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+        Ok(RequestArguments::plain(launch(input)))
+    }
+
+    fn attach_port(&self, _adapter: &ResolvedAdapter, port: u16) -> RequestArguments {
+        attach(port)
+    }
+
+    fn attach_pid(&self, _adapter: &ResolvedAdapter, pid: u32) -> Result<RequestArguments, String> {
+        Ok(RequestArguments::plain(attach_pid(pid)))
+    }
+
+    /// By pid, debugpy injects itself with gdb, which must work here.
+    fn check_attach(&self, target: AttachTarget) -> Result<(), String> {
+        match target {
+            AttachTarget::Pid(_) => gdb_can_inject().map_err(|why| pid_attach_refusal(&why)),
+            AttachTarget::Port(_) => Ok(()),
+        }
+    }
+
+    fn tidy_output(&self, text: String) -> String {
+        hide_adapter_frames(&text)
+    }
+}
+
+fn launch(input: &LaunchInput<'_>) -> Value {
     let python = input
         .adapter
         .debuggee_python
@@ -63,7 +136,7 @@ fn shell_quoted(text: &str) -> String {
 
 /// `python -m debugpy --listen PORT` runs its own adapter on that port:
 /// the client connects straight to it, as an IDE does for `connect`.
-pub(super) fn attach(port: u16) -> RequestArguments {
+fn attach(port: u16) -> RequestArguments {
     RequestArguments {
         arguments: json!({
             "type": "python", "request": "attach", "name": "agent-tools",
@@ -97,33 +170,26 @@ pub fn pid_attach_refusal(why: &str) -> String {
 }
 
 fn probe_gdb_injection() -> Result<(), String> {
-    use std::process::{Command, Stdio};
     use std::time::Duration;
-    use tool_core::process::BlockingChild;
+    use tool_core::process::{BlockingChild, ChildSpec, Io};
     // Killed with its group when dropped, at the end of this function.
     let target = BlockingChild::spawn(
-        Command::new("sleep")
+        &ChildSpec::new("sleep")
             .arg("60")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null()),
+            .stdout(Io::Null)
+            .stderr(Io::Null),
     )
     .map_err(|e| format!("cannot start a process to probe gdb with: {e}"))?;
     let pid = target.id();
-    let gdb = BlockingChild::spawn(
-        Command::new("gdb")
-            .args([
-                "-nx",
-                "--batch",
-                "-p",
-                &pid.to_string(),
-                "-ex",
-                "call (int)getpid()",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    );
+    // stdin null, stdout and stderr piped: ChildSpec's defaults.
+    let gdb = BlockingChild::spawn(&ChildSpec::new("gdb").args([
+        "-nx",
+        "--batch",
+        "-p",
+        &pid.to_string(),
+        "-ex",
+        "call (int)getpid()",
+    ]));
     let result = match gdb {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err("gdb is not installed (debugpy needs it to attach by pid)".to_string())
@@ -165,7 +231,7 @@ fn probe_gdb_injection() -> Result<(), String> {
 
 /// Attach to a running Python process: the adapter injects debugpy into it
 /// with gdb (which needs ptrace permission over it).
-pub(super) fn attach_pid(pid: u32) -> Value {
+fn attach_pid(pid: u32) -> Value {
     json!({
         "type": "python", "request": "attach", "name": "agent-tools",
         "processId": pid, "justMyCode": true,
@@ -174,11 +240,7 @@ pub(super) fn attach_pid(pid: u32) -> Value {
 
 /// The adapter's command line (`INTERPRETER -m debugpy.adapter`), the
 /// debuggee's interpreter and notes on which was used.
-pub(crate) fn resolve_command(
-    catalog: &Catalog,
-    project: &Path,
-    root: &Path,
-) -> Result<CommandLine, String> {
+fn resolve_command(catalog: &Catalog, project: &Path, root: &Path) -> Result<CommandLine, String> {
     let Some((debuggee, origin)) = catalog.project_python(project, root) else {
         return Err("no Python interpreter: no .venv/bin/python or venv/bin/python, and python3 not on PATH".into());
     };

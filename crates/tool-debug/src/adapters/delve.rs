@@ -3,10 +3,49 @@
 //! folder, never the workspace); a headless `dlv` speaks DAP, so attaching
 //! connects straight to it; it reports exit codes in a console line.
 
-use super::{LaunchInput, RequestArguments};
+use super::{Adapter, LaunchInput, LaunchTarget, ProgramLaunch, RequestArguments, StdinRoute};
 use crate::args::GoMode;
+use crate::catalog::ResolvedAdapter;
 use serde_json::json;
 use std::path::{Path, PathBuf};
+
+/// delve, Go's debugger.
+pub struct Delve;
+
+impl Adapter for Delve {
+    fn launch_target(&self, l: &ProgramLaunch<'_>) -> Result<LaunchTarget, String> {
+        let go = launch_mode(l.path, l.mode, l.test)
+            .map_err(|why| format!("cannot launch `{}` under delve: {why}", l.program))?;
+        Ok(LaunchTarget::Program { go: Some(go) })
+    }
+
+    /// Written into the adapter's own standard input, which the debuggee
+    /// inherits: `dlv dap` speaks DAP on TCP and starts its target with
+    /// its own stdin.
+    fn stdin_route(&self) -> Option<StdinRoute> {
+        Some(StdinRoute::AdapterStdin)
+    }
+
+    fn launch(&self, input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+        launch(input)
+    }
+
+    fn attach_port(&self, _adapter: &ResolvedAdapter, port: u16) -> RequestArguments {
+        attach(port)
+    }
+
+    fn attach_pid(&self, _adapter: &ResolvedAdapter, pid: u32) -> Result<RequestArguments, String> {
+        Ok(RequestArguments::plain(attach_pid(pid)))
+    }
+
+    fn threads_are_goroutines(&self) -> bool {
+        true
+    }
+
+    fn goroutine(&self, thread_name: &str) -> Option<GoroutineName> {
+        goroutine_name(thread_name)
+    }
+}
 
 /// How delve launches a program: its `mode`, the `program` it is given
 /// and the arguments in front of the model's.
@@ -76,7 +115,7 @@ pub fn launch_mode(
     })
 }
 
-pub(super) fn launch(input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+fn launch(input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
     let go = match &input.go {
         Some(go) => go.clone(),
         None => launch_mode(input.program, None, None)
@@ -108,7 +147,7 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> std::io::Result<RequestArgument
     })
 }
 
-pub(super) fn attach(port: u16) -> RequestArguments {
+fn attach(port: u16) -> RequestArguments {
     // A headless dlv speaks DAP itself: connect straight to it.
     RequestArguments {
         arguments: json!({"request": "attach", "mode": "remote"}),
@@ -118,7 +157,7 @@ pub(super) fn attach(port: u16) -> RequestArguments {
 }
 
 /// Attach to a running Go process by its id (`dlv dap` in local attach mode).
-pub(super) fn attach_pid(pid: u32) -> serde_json::Value {
+fn attach_pid(pid: u32) -> serde_json::Value {
     json!({"request": "attach", "mode": "local", "processId": pid})
 }
 

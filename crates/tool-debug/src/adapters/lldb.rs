@@ -3,13 +3,90 @@
 //! `watch`; for Rust projects it loads the toolchain's formatters, which
 //! need its embedded Python pointed at the right place on Debian.
 
-use super::LaunchInput;
-use crate::catalog::Catalog;
+use super::{
+    Adapter, LaunchInput, LaunchTarget, ProgramLaunch, RequestArguments, Setup, StdinRoute,
+    StopQuestion,
+};
+use crate::catalog::{Catalog, ResolvedAdapter};
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
+/// lldb's DAP adapter.
+pub struct Lldb;
+
+impl Adapter for Lldb {
+    fn setup(&self, catalog: &Catalog, command: &[OsString], project_dir: &Path) -> Setup {
+        setup(catalog, command, project_dir)
+    }
+
+    fn launch_target(&self, l: &ProgramLaunch<'_>) -> Result<LaunchTarget, String> {
+        if l.test.is_some() && l.path.extension().is_some_and(|e| e == "rs") {
+            return Ok(LaunchTarget::RustTest);
+        }
+        if !crate::catalog::is_native_executable(l.path) {
+            return Err(format!(
+                "`{}` is not a compiled program; lldb runs executables: {}",
+                l.program,
+                build_hint(l.path, l.program)
+            ));
+        }
+        l.plain()
+    }
+
+    /// lldb's own setting, `target.input-path`, read at launch.
+    fn stdin_route(&self) -> Option<StdinRoute> {
+        Some(StdinRoute::File)
+    }
+
+    /// A Rust program stops on `rust_panic`.
+    fn default_functions(&self, program: &Path) -> Vec<String> {
+        if is_rust_executable(program) {
+            vec![RUST_PANIC.to_string()]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn launch(&self, input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+        Ok(RequestArguments::plain(launch(input)))
+    }
+
+    fn attach_port(&self, _adapter: &ResolvedAdapter, port: u16) -> RequestArguments {
+        RequestArguments::plain(attach(port))
+    }
+
+    fn attach_pid(&self, adapter: &ResolvedAdapter, pid: u32) -> Result<RequestArguments, String> {
+        Ok(RequestArguments::plain(attach_pid(adapter, pid)))
+    }
+
+    fn stop_question(&self) -> Option<StopQuestion> {
+        Some(StopQuestion {
+            expression: STOP_QUESTION,
+            read: stop_reason_in,
+        })
+    }
+}
+
+/// What to do with a source file handed to lldb, by its language.
+fn build_hint(path: &Path, program: &str) -> String {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "c" => format!("build it with debug info (`gcc -g -O0 -o prog {program}`) and launch `prog`"),
+        "cc" | "cpp" | "cxx" => {
+            format!("build it with debug info (`g++ -g -O0 -o prog {program}`) and launch `prog`")
+        }
+        "rs" => "build the crate (`cargo build`) and launch its executable under target/debug/".into(),
+        "py" => "a Python file runs under debugpy: launch it without `adapter`, or with `adapter: debugpy`".into(),
+        "go" => "a Go file runs under delve: launch it without `adapter`, or with `adapter: delve`".into(),
+        _ => "build it with debug info and launch the executable".into(),
+    }
+}
+
+fn launch(input: &LaunchInput<'_>) -> Value {
     // The program gets the run's PATH even when the adapter's was changed
     // for its embedded Python.
     let mut env = vec![format!("PATH={}", input.search_path.to_string_lossy())];
@@ -31,34 +108,23 @@ pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
     })
 }
 
-pub(super) fn attach(port: u16) -> Value {
+fn attach(port: u16) -> Value {
     json!({
         "attachCommands": [format!("gdb-remote 127.0.0.1:{port}")],
     })
 }
 
 /// Attach to a running process by its id (ptrace).
-pub(super) fn attach_pid(adapter: &crate::catalog::ResolvedAdapter, pid: u32) -> Value {
+fn attach_pid(adapter: &ResolvedAdapter, pid: u32) -> Value {
     json!({
         "pid": pid,
         "initCommands": adapter.init_commands,
     })
 }
 
-/// What lldb needs besides its command line in `project_dir`.
-#[derive(Debug, Default)]
-pub(crate) struct Setup {
-    /// Commands run before the target is created (Rust formatters).
-    pub init_commands: Vec<String>,
-    /// Extra environment for the adapter process.
-    pub env: Vec<(String, String)>,
-    /// Put in front of the adapter's PATH.
-    pub path_prefix: Option<PathBuf>,
-}
-
 /// The Rust formatters for a Cargo project, and the Python environment
 /// they need.
-pub(crate) fn setup(catalog: &Catalog, command: &[OsString], project_dir: &Path) -> Setup {
+fn setup(catalog: &Catalog, command: &[OsString], project_dir: &Path) -> Setup {
     let init_commands = if project_dir.join("Cargo.toml").is_file() {
         rust_formatters(catalog)
     } else {
@@ -70,6 +136,8 @@ pub(crate) fn setup(catalog: &Catalog, command: &[OsString], project_dir: &Path)
     // embedded Python costs ~100 ms a launch.
     if !init_commands.is_empty() {
         if let Some(dir) = command.first().and_then(|c| llvm_python_dir(Path::new(c))) {
+            let version = dir_version(&dir);
+            let dir = compiled_copy(&dir, &version).unwrap_or(dir);
             let mut path = dir.into_os_string();
             if let Some(old) = std::env::var_os("PYTHONPATH").filter(|o| !o.is_empty()) {
                 path.push(":");
@@ -84,7 +152,7 @@ pub(crate) fn setup(catalog: &Catalog, command: &[OsString], project_dir: &Path)
             // pyenv build) and fails to start. Point it at the system one.
             // Python also reads the `pyvenv.cfg` of the first `python3`
             // on PATH, so the system one must come first for the adapter.
-            if let Some(home) = system_python_home(&dir_version(&env)) {
+            if let Some(home) = system_python_home(&version) {
                 env.push(("PYTHONHOME".to_string(), home));
                 path_prefix = Some(PathBuf::from("/usr/bin"));
             }
@@ -142,20 +210,93 @@ fn llvm_python_dir(binary: &Path) -> Option<PathBuf> {
     candidates.pop()
 }
 
-/// `python3.11` from the PYTHONPATH entry just made
+/// `python3.11` from the folder of lldb's Python package
 /// (`…/lib/python3.11/dist-packages`).
-fn dir_version(env: &[(String, String)]) -> String {
-    env.iter()
-        .find(|(k, _)| k == "PYTHONPATH")
-        .and_then(|(_, v)| v.split(':').next())
-        .and_then(|p| {
-            Path::new(p)
-                .parent()?
-                .file_name()?
-                .to_str()
-                .map(String::from)
-        })
+fn dir_version(dir: &Path) -> String {
+    dir.parent()
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+        .map(String::from)
         .unwrap_or_default()
+}
+
+/// lldb's Python package (`dir/lldb`) copied into our data folder with its
+/// bytecode compiled by the system Python of the same `version`: Debian
+/// ships the package without `.pyc` files and lldb's Python writes none,
+/// so every start compiled the 600 KB `lldb/__init__.py` again, ~50 ms of
+/// each launch that loads the Rust formatters. Made once per package (its
+/// folder and its `__init__.py`'s size and mtime name the copy), in a
+/// folder of its own renamed into place; `None` (use the package itself)
+/// when anything fails.
+fn compiled_copy(dir: &Path, version: &str) -> Option<PathBuf> {
+    use std::hash::{Hash, Hasher};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tool_core::process::{BlockingChild, ChildSpec, Io};
+    static ATTEMPTS: AtomicUsize = AtomicUsize::new(0);
+    let init = dir.join("lldb").join("__init__.py").metadata().ok()?;
+    let mut key = std::collections::hash_map::DefaultHasher::new();
+    (dir, init.len(), init.modified().ok()?).hash(&mut key);
+    let name = format!("{version}-{:016x}", key.finish());
+    let parent = tool_core::programs::data_dir()?.join("lldb-python");
+    let home = parent.join(&name);
+    if home.join("lldb").join("__pycache__").is_dir() {
+        return Some(home);
+    }
+    let python = Path::new("/usr/bin").join(version);
+    if version.is_empty() || !python.is_file() {
+        return None;
+    }
+    let part = parent.join(format!(
+        ".{name}.part-{}-{}",
+        std::process::id(),
+        ATTEMPTS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let made = copy_package(&dir.join("lldb"), &part.join("lldb"))
+        .ok()
+        .and_then(|()| {
+            let mut compile = BlockingChild::spawn(
+                &ChildSpec::new(&python)
+                    .args(["-m", "compileall", "-q"])
+                    .arg(&part)
+                    .stdout(Io::Null)
+                    .stderr(Io::Null),
+            )
+            .ok()?;
+            let status = compile
+                .wait_bounded(std::time::Duration::from_mins(1))
+                .ok()??;
+            status.success().then_some(())
+        })
+        .and_then(|()| {
+            // Another run may have made it first: then that copy is used.
+            std::fs::rename(&part, &home)
+                .ok()
+                .or_else(|| home.join("lldb").join("__pycache__").is_dir().then_some(()))
+        });
+    let _ = std::fs::remove_dir_all(&part);
+    made.map(|()| home)
+}
+
+/// Copy the package folder `from` to `to`: files copied, symbolic links
+/// (to liblldb, lldb-argdumper) made again to where they point, dangling
+/// ones too (Debian's lldb-argdumper link is).
+fn copy_package(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type()?;
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(from.join(std::fs::read_link(&source)?), &target)?;
+        } else if kind.is_dir() {
+            if entry.file_name() != "__pycache__" {
+                copy_package(&source, &target)?;
+            }
+        } else {
+            std::fs::copy(&source, &target)?;
+        }
+    }
+    Ok(())
 }
 
 /// `/usr` when the system Python of that version is installed there.

@@ -1,13 +1,17 @@
 //! What each built-in adapter needs that the others do not, one file each:
-//! how it is found, its launch and attach arguments, and its quirks. Their
-//! catalog entries are data: `catalog/adapters.toml`, embedded and loaded
-//! here into [`AdapterSpec`]s. The catalog, the session and the ops stay adapter-neutral and
-//! ask here.
+//! how it is found, what a launch of a program runs under it, its launch
+//! and attach arguments, and its quirks — the [`Adapter`] trait, with one
+//! impl per `adapters/<name>.rs` ([`AdapterKind::adapter`] picks it).
+//! Their catalog entries are data: `catalog/adapters.toml`, embedded and
+//! loaded here into [`AdapterSpec`]s. The catalog, the session and the ops
+//! stay adapter-neutral and ask the trait.
 //!
 //! Invariant: a harness-supplied adapter ([`AdapterKind::Custom`]) gets plain
 //! `program`/`args`/`cwd` (launch) or `port` (attach) arguments, and every
-//! adapter's `launch_template` is merged over the built-in arguments last.
+//! adapter's `launch_template` is merged over the built-in arguments last
+//! ([`launch_arguments`], [`attach_arguments`]).
 
+pub mod custom;
 pub mod dart;
 pub mod debugpy;
 pub mod delve;
@@ -16,6 +20,7 @@ pub mod node;
 pub mod python_tests;
 pub mod rust_tests;
 
+use crate::args::GoMode;
 use crate::catalog::{
     find_marker, rel, AdapterKind, AdapterSpec, Catalog, CommandLine, NotUsable, ResolvedAdapter,
 };
@@ -45,6 +50,205 @@ pub fn parse_catalog(text: &str) -> Result<Vec<AdapterSpec>, String> {
 /// `catalog/adapters.toml` (a test checks it loads).
 pub fn builtin() -> Vec<AdapterSpec> {
     parse_catalog(BUILTIN_TOML).expect("the built-in catalog/adapters.toml is valid (tested)")
+}
+
+/// What one debug adapter knows that the others do not. The default
+/// methods are a plain DAP adapter's (dart's, a harness's `custom` one);
+/// each built-in adapter overrides what it does differently.
+pub trait Adapter: Sync {
+    /// The adapter's command line, the debuggee's interpreter (debugpy)
+    /// and notes: by default the first of the catalog `commands` whose
+    /// program is on the search path.
+    fn command(
+        &self,
+        catalog: &Catalog,
+        spec: &AdapterSpec,
+        _project: &Path,
+        _root: &Path,
+    ) -> Result<CommandLine, String> {
+        first_on_path(catalog, spec)
+    }
+
+    /// What it needs besides its command line for a project in
+    /// `project_dir` (lldb: Rust formatters and their Python).
+    fn setup(&self, _catalog: &Catalog, _command: &[OsString], _project_dir: &Path) -> Setup {
+        Setup::default()
+    }
+
+    /// What a `launch` of `launch.program` runs under this adapter, with
+    /// `mode` and `test` checked; `Err` says why they do not fit.
+    fn launch_target(&self, launch: &ProgramLaunch<'_>) -> Result<LaunchTarget, String> {
+        launch.plain()
+    }
+
+    /// Whether it debugs Python: `module` launches go to it.
+    fn runs_python(&self) -> bool {
+        false
+    }
+
+    /// How it can give a program its standard input, if it can.
+    fn stdin_route(&self) -> Option<StdinRoute> {
+        None
+    }
+
+    /// Whether a launch without `stdin` gives the program a pipe held open
+    /// (a read waits, and the wait is said), where the adapter would
+    /// otherwise give it end of file at once.
+    fn holds_stdin_open(&self) -> bool {
+        false
+    }
+
+    /// Function breakpoints a launch of `program` gets by default, as an
+    /// IDE sets them.
+    fn default_functions(&self, _program: &Path) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Its `launch` arguments for `input`, before the spec's template.
+    fn launch(&self, input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+        Ok(RequestArguments::plain(json!({
+            "program": input.program,
+            "args": input.args,
+            "cwd": input.cwd,
+            "env": input.env,
+        })))
+    }
+
+    /// Its `attach` arguments for a debug server on 127.0.0.1:`port`,
+    /// before the spec's template.
+    fn attach_port(&self, _adapter: &ResolvedAdapter, port: u16) -> RequestArguments {
+        RequestArguments::plain(json!({ "port": port }))
+    }
+
+    /// Its `attach` arguments for the running process `pid`, before the
+    /// spec's template; `Err` says why it cannot attach that way.
+    fn attach_pid(&self, adapter: &ResolvedAdapter, _pid: u32) -> Result<RequestArguments, String> {
+        Err(format!(
+            "the {} adapter cannot attach to a process id; start the program with its debug server and attach with `port`",
+            adapter.spec.id
+        ))
+    }
+
+    /// Checked before an attach to `target` starts the adapter (blocking,
+    /// run off the async threads); `Err` is the refusal.
+    fn check_attach(&self, _target: AttachTarget) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The question to ask it about a stop that came without a
+    /// description, if it needs one.
+    fn stop_question(&self) -> Option<StopQuestion> {
+        None
+    }
+
+    /// The program's output as the model reads it (debugpy: its own frames
+    /// left out of tracebacks).
+    fn tidy_output(&self, text: String) -> String {
+        text
+    }
+
+    /// Whether its threads are goroutines (delve): answers name them.
+    fn threads_are_goroutines(&self) -> bool {
+        false
+    }
+
+    /// The goroutine a thread of that `name` is, where threads are
+    /// goroutines.
+    fn goroutine(&self, _thread_name: &str) -> Option<delve::GoroutineName> {
+        None
+    }
+}
+
+impl AdapterKind {
+    /// The adapter behind this kind: the one place a kind is matched.
+    pub fn adapter(self) -> &'static dyn Adapter {
+        match self {
+            AdapterKind::Debugpy => &debugpy::Debugpy,
+            AdapterKind::Lldb => &lldb::Lldb,
+            AdapterKind::Delve => &delve::Delve,
+            AdapterKind::Dart => &dart::Dart,
+            AdapterKind::Node => &node::Node,
+            AdapterKind::Custom => &custom::Custom,
+        }
+    }
+}
+
+/// What an adapter needs besides its command line in a project.
+#[derive(Debug, Default)]
+pub struct Setup {
+    /// Commands run before the target is created (lldb: Rust formatters).
+    pub init_commands: Vec<String>,
+    /// Extra environment for the adapter process.
+    pub env: Vec<(String, String)>,
+    /// Put in front of the adapter's PATH.
+    pub path_prefix: Option<PathBuf>,
+}
+
+/// A `launch` of a program, as the model asked for it.
+#[derive(Debug, Clone, Copy)]
+pub struct ProgramLaunch<'a> {
+    /// The adapter's id, for messages.
+    pub adapter_id: &'a str,
+    /// The program as the model wrote it.
+    pub program: &'a str,
+    /// Its absolute path (a file or a folder).
+    pub path: &'a Path,
+    pub mode: Option<GoMode>,
+    pub test: Option<&'a str>,
+}
+
+impl ProgramLaunch<'_> {
+    /// The program itself, with neither `mode` nor `test`: what an adapter
+    /// without tests or modes accepts.
+    pub fn plain(&self) -> Result<LaunchTarget, String> {
+        if self.mode.is_none() && self.test.is_none() {
+            return Ok(LaunchTarget::Program { go: None });
+        }
+        Err(format!(
+            "`mode` and `test` are for Go programs under delve, Python test files under debugpy and Rust test files under lldb, and `{}` goes to the {} adapter; leave them out",
+            self.program, self.adapter_id
+        ))
+    }
+}
+
+/// What a `launch` runs, as its adapter decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchTarget {
+    /// The program itself (delve: how Go launches it).
+    Program { go: Option<delve::GoLaunch> },
+    /// One test of a Python test file: its name inside the file.
+    PythonTest(String),
+    /// One `node:test` test of the file: its name, and the label answers
+    /// give the launch.
+    NodeTest { name: String, label: String },
+    /// One Rust test of the file: its test binary is built by cargo
+    /// before lldb starts.
+    RustTest,
+}
+
+/// The first of `spec`'s commands whose program is on the search path.
+fn first_on_path(catalog: &Catalog, spec: &AdapterSpec) -> Result<CommandLine, String> {
+    for cmd in &spec.commands {
+        let Some((program, rest)) = cmd.split_first() else {
+            continue;
+        };
+        if let Some(path) = catalog.which(program) {
+            let mut line = vec![path.into_os_string()];
+            line.extend(rest.iter().map(OsString::from));
+            return Ok((line, None, Vec::new()));
+        }
+    }
+    let names: Vec<&str> = spec
+        .commands
+        .iter()
+        .filter_map(|c| c.first().map(String::as_str))
+        .filter(|n| !n.contains('/'))
+        .take(4)
+        .collect();
+    Err(format!(
+        "binary not found on PATH (looked for {})",
+        names.join(", ")
+    ))
 }
 
 #[cfg(test)]
@@ -109,8 +313,10 @@ impl Catalog {
         start: &Path,
         root: &Path,
     ) -> Result<ResolvedAdapter, NotUsable> {
+        let adapter = spec.kind.adapter();
         let marker = find_marker(&spec.markers, start, root);
-        let binary = self.resolve_command(
+        let binary = adapter.command(
+            self,
             spec,
             marker.as_ref().map_or(start, |(d, _)| d.as_path()),
             root,
@@ -143,11 +349,7 @@ impl Catalog {
             }
         };
         let (command, debuggee_python, notes) = binary.expect("checked above");
-        let setup = if spec.kind == AdapterKind::Lldb {
-            lldb::setup(self, &command, &project_dir)
-        } else {
-            Default::default()
-        };
+        let setup = adapter.setup(self, &command, &project_dir);
         Ok(ResolvedAdapter {
             spec: spec.clone(),
             command,
@@ -161,37 +363,17 @@ impl Catalog {
         })
     }
 
-    /// The command line, the debuggee interpreter (debugpy) and notes.
-    fn resolve_command(
-        &self,
-        spec: &AdapterSpec,
-        project: &Path,
-        root: &Path,
-    ) -> Result<CommandLine, String> {
-        if spec.kind == AdapterKind::Debugpy {
-            return debugpy::resolve_command(self, project, root);
+    /// The adapter that attaches to the running process `pid` when none is
+    /// named: a Python interpreter goes to the adapter that runs Python,
+    /// anything else by its executable (`/proc/PID/exe`) as
+    /// [`Catalog::route`] would send it.
+    pub fn route_process(&self, pid: u32) -> Option<&AdapterSpec> {
+        let exe = tool_core::process::procfs::exe(pid)?;
+        let name = exe.file_name()?.to_str()?;
+        if name.starts_with("python") {
+            return self.specs().iter().find(|s| s.kind.adapter().runs_python());
         }
-        for cmd in &spec.commands {
-            let Some((program, rest)) = cmd.split_first() else {
-                continue;
-            };
-            if let Some(path) = self.which(program) {
-                let mut line = vec![path.into_os_string()];
-                line.extend(rest.iter().map(OsString::from));
-                return Ok((line, None, Vec::new()));
-            }
-        }
-        let names: Vec<&str> = spec
-            .commands
-            .iter()
-            .filter_map(|c| c.first().map(String::as_str))
-            .filter(|n| !n.contains('/'))
-            .take(4)
-            .collect();
-        Err(format!(
-            "binary not found on PATH (looked for {})",
-            names.join(", ")
-        ))
+        self.route(&exe)
     }
 }
 
@@ -240,33 +422,6 @@ pub enum StdinRoute {
     AdapterStdin,
 }
 
-/// How the adapter can give a program its standard input, if it can.
-pub fn stdin_route(kind: AdapterKind) -> Option<StdinRoute> {
-    match kind {
-        AdapterKind::Lldb | AdapterKind::Debugpy => Some(StdinRoute::File),
-        AdapterKind::Delve | AdapterKind::Node => Some(StdinRoute::AdapterStdin),
-        AdapterKind::Dart | AdapterKind::Custom => None,
-    }
-}
-
-/// Whether a launch without `stdin` gives the program a pipe held open
-/// (a read waits, and the wait is said), where the adapter would otherwise
-/// give it end of file at once: debugpy's launcher hands its debuggee
-/// /dev/null. (lldb's debuggee already waits on the adapter's input.)
-pub fn holds_stdin_open(kind: AdapterKind) -> bool {
-    kind == AdapterKind::Debugpy
-}
-
-/// Function breakpoints a launch of `program` gets by default, as an IDE
-/// sets them: a Rust program under lldb stops on `rust_panic`.
-pub fn default_functions(kind: AdapterKind, program: &Path) -> Vec<String> {
-    if kind == AdapterKind::Lldb && lldb::is_rust_executable(program) {
-        vec![lldb::RUST_PANIC.to_string()]
-    } else {
-        Vec::new()
-    }
-}
-
 /// The arguments of a launch or attach request, and what they imply.
 #[derive(Debug)]
 pub struct RequestArguments {
@@ -278,7 +433,7 @@ pub struct RequestArguments {
 }
 
 impl RequestArguments {
-    fn plain(arguments: Value) -> Self {
+    pub(crate) fn plain(arguments: Value) -> Self {
         RequestArguments {
             arguments,
             scratch_dir: None,
@@ -290,18 +445,7 @@ impl RequestArguments {
 /// The `launch` arguments for `input`'s adapter.
 pub fn launch_arguments(input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
     let spec = &input.adapter.spec;
-    let mut out = match spec.kind {
-        AdapterKind::Debugpy => RequestArguments::plain(debugpy::launch(input)),
-        AdapterKind::Lldb => RequestArguments::plain(lldb::launch(input)),
-        AdapterKind::Delve => delve::launch(input)?,
-        AdapterKind::Node => RequestArguments::plain(node::launch(input)),
-        AdapterKind::Dart | AdapterKind::Custom => RequestArguments::plain(json!({
-            "program": input.program,
-            "args": input.args,
-            "cwd": input.cwd,
-            "env": input.env,
-        })),
-    };
+    let mut out = spec.kind.adapter().launch(input)?;
     merge(&mut out.arguments, &spec.launch_template);
     Ok(out)
 }
@@ -322,39 +466,10 @@ pub fn attach_arguments(
     target: AttachTarget,
 ) -> Result<RequestArguments, String> {
     let spec = &adapter.spec;
-    let mut out = match (spec.kind, target) {
-        (AdapterKind::Debugpy, AttachTarget::Port(port)) => debugpy::attach(port),
-        (AdapterKind::Debugpy, AttachTarget::Pid(pid)) => {
-            RequestArguments::plain(debugpy::attach_pid(pid))
-        }
-        (AdapterKind::Lldb, AttachTarget::Port(port)) => RequestArguments::plain(lldb::attach(port)),
-        (AdapterKind::Lldb, AttachTarget::Pid(pid)) => {
-            RequestArguments::plain(lldb::attach_pid(adapter, pid))
-        }
-        (AdapterKind::Delve, AttachTarget::Port(port)) => delve::attach(port),
-        (AdapterKind::Delve, AttachTarget::Pid(pid)) => {
-            RequestArguments::plain(delve::attach_pid(pid))
-        }
-        (AdapterKind::Dart, AttachTarget::Port(port)) => {
-            RequestArguments::plain(dart::attach(adapter, port))
-        }
-        (AdapterKind::Custom, AttachTarget::Port(port)) => {
-            RequestArguments::plain(json!({"port": port}))
-        }
-        (AdapterKind::Node, AttachTarget::Port(port)) => {
-            RequestArguments::plain(json!({ "port": port }))
-        }
-        (AdapterKind::Node, AttachTarget::Pid(_)) => {
-            return Err(
-                "the node backend attaches to a Node.js started with --inspect=127.0.0.1:PORT (pass that `port`), not to a pid".to_string(),
-            )
-        }
-        (AdapterKind::Dart | AdapterKind::Custom, AttachTarget::Pid(_)) => {
-            return Err(format!(
-                "the {} adapter cannot attach to a process id; start the program with its debug server and attach with `port`",
-                spec.id
-            ))
-        }
+    let kind = spec.kind.adapter();
+    let mut out = match target {
+        AttachTarget::Port(port) => kind.attach_port(adapter, port),
+        AttachTarget::Pid(pid) => kind.attach_pid(adapter, pid)?,
     };
     merge(&mut out.arguments, &spec.launch_template);
     Ok(out)
@@ -367,26 +482,6 @@ pub fn attach_arguments(
 pub struct StopQuestion {
     pub expression: &'static str,
     pub read: fn(&str) -> Option<String>,
-}
-
-/// The adapter's [`StopQuestion`], if it needs one.
-pub fn stop_question(kind: AdapterKind) -> Option<StopQuestion> {
-    match kind {
-        AdapterKind::Lldb => Some(StopQuestion {
-            expression: lldb::STOP_QUESTION,
-            read: lldb::stop_reason_in,
-        }),
-        _ => None,
-    }
-}
-
-/// The program's output as the model reads it: an adapter's own frames
-/// left out of tracebacks (debugpy).
-pub fn tidy_output(kind: AdapterKind, text: String) -> String {
-    match kind {
-        AdapterKind::Debugpy => debugpy::hide_adapter_frames(&text),
-        _ => text,
-    }
 }
 
 /// Shallow merge of `extra`'s keys over `base`.

@@ -4,13 +4,65 @@
 //! line, the `Debugger listening on ws://…` line it prints on stderr, the
 //! lines of its own it adds to the program's stderr, and `file://` URLs.
 
-use super::LaunchInput;
+use super::{Adapter, LaunchInput, LaunchTarget, ProgramLaunch, RequestArguments, StdinRoute};
+use crate::catalog::ResolvedAdapter;
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+/// Node.js, through its V8 inspector.
+pub struct Node;
+
+impl Adapter for Node {
+    fn launch_target(&self, l: &ProgramLaunch<'_>) -> Result<LaunchTarget, String> {
+        let program = l.program;
+        if l.path.is_dir()
+            || l.path
+                .extension()
+                .is_some_and(|e| !["js", "mjs", "cjs"].iter().any(|x| e == *x))
+        {
+            return Err(format!(
+                "`{program}` is not a JavaScript file; Node.js runs .js, .mjs and .cjs files (or a script without an extension that starts with #!/usr/bin/env node)"
+            ));
+        }
+        match (l.mode, l.test) {
+            (None, None) => Ok(LaunchTarget::Program { go: None }),
+            (None, Some(test)) => {
+                let source = std::fs::read_to_string(l.path)
+                    .map_err(|e| format!("cannot read the test file {program}: {e}"))?;
+                check_test(test.trim(), &source)
+                    .map_err(|why| format!("cannot run test `{test}` of {program}: {why}"))?;
+                Ok(LaunchTarget::NodeTest {
+                    name: test.trim().to_string(),
+                    label: format!("node:test {program} › {}", test.trim()),
+                })
+            }
+            (Some(_), _) => Err(format!(
+                "`mode` is for Go programs under delve, and `{program}` runs under Node.js; leave it out (`test` runs one node:test test of the file)"
+            )),
+        }
+    }
+
+    /// Node is the debuggee: its standard input is the adapter's.
+    fn stdin_route(&self) -> Option<StdinRoute> {
+        Some(StdinRoute::AdapterStdin)
+    }
+
+    fn launch(&self, input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+        Ok(RequestArguments::plain(launch(input)))
+    }
+
+    fn attach_pid(
+        &self,
+        _adapter: &ResolvedAdapter,
+        _pid: u32,
+    ) -> Result<RequestArguments, String> {
+        Err("the node backend attaches to a Node.js started with --inspect=127.0.0.1:PORT (pass that `port`), not to a pid".to_string())
+    }
+}
+
 /// The launch request's arguments: what [`command_line`] needs.
-pub(super) fn launch(input: &LaunchInput<'_>) -> Value {
+fn launch(input: &LaunchInput<'_>) -> Value {
     let node_args: Vec<String> = input
         .node_test
         .map(|name| vec![format!("--test-name-pattern=^{}$", regex_escaped(name))])

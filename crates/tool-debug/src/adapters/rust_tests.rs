@@ -10,9 +10,9 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
-use tool_core::process::BlockingChild;
+use tool_core::process::{BlockingChild, ChildSpec, Io};
 
 /// The cargo target a source file's tests are built in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,59 +93,46 @@ pub fn build(
     bound: Duration,
 ) -> Result<PathBuf, String> {
     let command = format!("cargo test --no-run {}", target.selector().join(" "));
-    let scratch = super::scratch_dir()
-        .map_err(|e| format!("cannot make a scratch folder for the build: {e}"))?;
-    let stderr_file = scratch.join("cargo-stderr");
-    let result = (|| {
-        let stderr = std::fs::File::create(&stderr_file)
-            .map_err(|e| format!("cannot make {}: {e}", stderr_file.display()))?;
-        let manifest = package.join("Cargo.toml");
-        let ran = run_bounded(
-            Command::new(cargo)
-                .args([
-                    "test",
-                    "--no-run",
-                    "--message-format=json",
-                    "--manifest-path",
-                ])
-                .arg(&manifest)
-                .args(target.selector())
-                .env("PATH", search_path)
-                .current_dir(package)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(stderr),
-            bound,
-        )
-        .map_err(|e| format!("running `{command}`: {e}"))?;
-        let Some((status, messages)) = ran else {
-            return Err(format!(
-                "`{command}` did not finish within {} s and was stopped; build it first in a terminal, then launch again (a built binary is not rebuilt)",
-                bound.as_secs()
-            ));
-        };
-        if !status.success() {
-            let mut lines = build_errors(&messages);
-            if lines.is_empty() {
-                let stderr = std::fs::read_to_string(&stderr_file).unwrap_or_default();
-                lines = stderr
-                    .lines()
-                    .filter(|l| !l.trim_start().starts_with("Compiling"))
-                    .take(ERROR_LINES)
-                    .map(str::to_string)
-                    .collect();
-            }
-            return Err(format!("`{command}` failed:\n{}", lines.join("\n")));
+    let manifest = package.join("Cargo.toml");
+    let ran = run_bounded(
+        &ChildSpec::new(cargo)
+            .args([
+                "test",
+                "--no-run",
+                "--message-format=json",
+                "--manifest-path",
+            ])
+            .arg(&manifest)
+            .args(target.selector())
+            .env("PATH", search_path)
+            .cwd(package),
+        bound,
+    )
+    .map_err(|e| format!("running `{command}`: {e}"))?;
+    let Some((status, messages, stderr)) = ran else {
+        return Err(format!(
+            "`{command}` did not finish within {} s and was stopped; build it first in a terminal, then launch again (a built binary is not rebuilt)",
+            bound.as_secs()
+        ));
+    };
+    if !status.success() {
+        let mut lines = build_errors(&messages);
+        if lines.is_empty() {
+            lines = stderr
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("Compiling"))
+                .take(ERROR_LINES)
+                .map(str::to_string)
+                .collect();
         }
-        pick_executable(&messages, &manifest).ok_or_else(|| {
-            format!(
-                "`{command}` built no test executable for the package at {}",
-                package.display()
-            )
-        })
-    })();
-    let _ = std::fs::remove_dir_all(&scratch);
-    result
+        return Err(format!("`{command}` failed:\n{}", lines.join("\n")));
+    }
+    pick_executable(&messages, &manifest).ok_or_else(|| {
+        format!(
+            "`{command}` built no test executable for the package at {}",
+            package.display()
+        )
+    })
 }
 
 /// How long the output of a child that ended is waited for.
@@ -194,18 +181,16 @@ pub fn pick_executable(messages: &str, manifest: &Path) -> Option<PathBuf> {
 /// name.
 pub fn list_tests(executable: &Path, cwd: &Path, bound: Duration) -> Result<Vec<String>, String> {
     let ran = run_bounded(
-        Command::new(executable)
+        &ChildSpec::new(executable)
             .arg("--list")
-            .current_dir(cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
+            .cwd(cwd)
+            .stderr(Io::Null),
         bound,
     )
     .map_err(|e| format!("running {} --list: {e}", executable.display()))?;
     match ran {
-        Some((s, text)) if s.success() => Ok(listed_tests(&text)),
-        Some((s, _)) => Err(format!("{} --list failed ({s})", executable.display())),
+        Some((s, text, _)) if s.success() => Ok(listed_tests(&text)),
+        Some((s, _, _)) => Err(format!("{} --list failed ({s})", executable.display())),
         None => Err(format!(
             "{} --list did not finish within {} s",
             executable.display(),
@@ -214,26 +199,34 @@ pub fn list_tests(executable: &Path, cwd: &Path, bound: Duration) -> Result<Vec<
     }
 }
 
-/// Run `cmd` (its stdout piped) in a process group of its own, reading
-/// its output while it runs (a big crate's messages fill a pipe): its
-/// status and output, or `None` when `bound` ran out and it was killed.
+/// Run `spec` in a process group of its own, reading its output while it
+/// runs (a big crate's messages fill a pipe): its status, stdout and
+/// stderr (each empty when not piped), or `None` when `bound` ran out and
+/// it was killed.
 fn run_bounded(
-    cmd: &mut Command,
+    spec: &ChildSpec,
     bound: Duration,
-) -> std::io::Result<Option<(ExitStatus, String)>> {
-    let mut child = BlockingChild::spawn(cmd)?;
-    let mut stdout = child.take_stdout().expect("the caller pipes stdout");
-    let (sender, read) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        let _ = sender.send(text);
-    });
+) -> std::io::Result<Option<(ExitStatus, String, String)>> {
+    let mut child = BlockingChild::spawn(spec)?;
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        let (sender, text) = std::sync::mpsc::channel();
+        if let Some(mut pipe) = pipe {
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = pipe.read_to_string(&mut text);
+                let _ = sender.send(text);
+            });
+        }
+        text
+    };
+    let stdout = read(child.take_stdout().map(|p| Box::new(p) as _));
+    let stderr = read(child.take_stderr().map(|p| Box::new(p) as _));
     let status = child.wait_bounded(bound)?;
-    // The pipe closes with the child; a process it left behind holding
-    // the pipe (a build's daemon) does not hold the answer up.
-    let text = read.recv_timeout(GRACE).unwrap_or_default();
-    Ok(status.map(|s| (s, text)))
+    // The pipes close with the child; a process it left behind holding
+    // them (a build's daemon) does not hold the answer up.
+    let stdout = stdout.recv_timeout(GRACE).unwrap_or_default();
+    let stderr = stderr.recv_timeout(GRACE).unwrap_or_default();
+    Ok(status.map(|s| (s, stdout, stderr)))
 }
 
 /// `mean_of_six: test` lines of libtest's `--list`.

@@ -91,7 +91,7 @@ impl OpContext<'_> {
         if !described.is_empty() {
             return Some(described.join(": "));
         }
-        let question = crate::adapters::stop_question(s.adapter_kind())?;
+        let question = s.adapter_kind().adapter().stop_question()?;
         let frame = self.top_frame(s, stop.thread_id?).await?;
         let body = s
             .request(

@@ -7,9 +7,7 @@ use super::results::{
     SetVariableResult, StackResult, ThreadEntry, ThreadsResult, VariableEntry, VariablesResult,
 };
 use super::{done, OpContext};
-use crate::adapters::delve;
 use crate::args::{DebugArgs, EvaluateContext, Op};
-use crate::catalog::AdapterKind;
 use crate::format;
 use crate::session::{HandleKind, RunState, Session, StopInfo};
 use dap_types::requests as req;
@@ -55,10 +53,10 @@ impl OpContext<'_> {
             RunState::Stopped(stop) => (false, stop.thread_id),
             _ => (true, None),
         };
-        let delve = s.adapter_kind() == AdapterKind::Delve;
+        let adapter = s.adapter_kind().adapter();
         let mut entries = Vec::new();
         for t in threads {
-            let goroutine = delve.then(|| delve::goroutine_name(&t.name)).flatten();
+            let goroutine = adapter.goroutine(&t.name);
             let mut entry = ThreadEntry {
                 id: t.id,
                 name: t.name,
@@ -87,7 +85,7 @@ impl OpContext<'_> {
             threads: entries,
             stopped,
             placeholders: (running && placeholders > 0).then(|| s.adapter_id().to_string()),
-            goroutines: delve,
+            goroutines: adapter.threads_are_goroutines(),
         })
     }
 
@@ -124,15 +122,16 @@ impl OpContext<'_> {
             })
             .collect();
         // delve's threads are goroutines: the stack says which.
-        let goroutine = match s.adapter_kind() {
-            AdapterKind::Delve => self
-                .thread_list(&s)
+        let adapter = s.adapter_kind().adapter();
+        let goroutine = if adapter.threads_are_goroutines() {
+            self.thread_list(&s)
                 .await
                 .ok()
                 .and_then(|l| l.into_iter().find(|t| t.id == thread))
-                .and_then(|t| delve::goroutine_name(&t.name))
-                .map(|g| g.id),
-            _ => None,
+                .and_then(|t| adapter.goroutine(&t.name))
+                .map(|g| g.id)
+        } else {
+            None
         };
         done(StackResult {
             goroutine,

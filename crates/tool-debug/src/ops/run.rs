@@ -8,10 +8,11 @@ use super::results::{
 };
 use super::{done, relative_to, wait_bound, OpContext};
 use crate::adapters::{
-    self, python_tests, rust_tests, AttachTarget, LaunchInput, RequestArguments,
+    self, python_tests, rust_tests, AttachTarget, LaunchInput, LaunchTarget, ProgramLaunch,
+    RequestArguments,
 };
 use crate::args::{DebugArgs, Op};
-use crate::catalog::{AdapterKind, AdapterSpec, ResolvedAdapter};
+use crate::catalog::{AdapterSpec, ResolvedAdapter};
 use crate::format;
 use crate::session::{Ending, LaunchPlan, RunState, Session, Settled};
 use dap_types::requests as req;
@@ -190,75 +191,29 @@ impl OpContext<'_> {
         } else {
             path.parent().unwrap_or(self.workspace.root()).to_path_buf()
         };
-        if spec.kind == AdapterKind::Lldb
-            && args.test.is_some()
-            && path.extension().is_some_and(|e| e == "rs")
-        {
-            return self.rust_test_plan(args, spec, &path, program).await;
-        }
-        if spec.kind == AdapterKind::Node
-            && (path.is_dir()
-                || path
-                    .extension()
-                    .is_some_and(|e| !["js", "mjs", "cjs"].iter().any(|x| e == *x)))
-        {
-            return Err(ToolError::bad_args(format!(
-                "`{program}` is not a JavaScript file; Node.js runs .js, .mjs and .cjs files (or a script without an extension that starts with #!/usr/bin/env node)"
-            )));
-        }
-        if spec.kind == AdapterKind::Lldb && !crate::catalog::is_native_executable(&path) {
-            return Err(ToolError::bad_args(format!(
-                "`{program}` is not a compiled program; lldb runs executables: {}",
-                build_hint(&path, program)
-            )));
-        }
-        let go = match (spec.kind, args.mode, args.test.as_deref()) {
-            (AdapterKind::Delve, mode, test) => Some(
-                adapters::delve::launch_mode(&path, mode, test).map_err(|why| {
-                    ToolError::bad_args(format!("cannot launch `{program}` under delve: {why}"))
-                })?,
-            ),
-            (_, None, None) => None,
-            (AdapterKind::Node, None, Some(test)) => {
-                let source = std::fs::read_to_string(&path).map_err(|e| {
-                    ToolError::bad_args(format!("cannot read the test file {program}: {e}"))
-                })?;
-                adapters::node::check_test(test.trim(), &source).map_err(|why| {
-                    ToolError::bad_args(format!("cannot run test `{test}` of {program}: {why}"))
-                })?;
-                None
-            }
-            (AdapterKind::Node, Some(_), _) => {
-                return Err(ToolError::bad_args(format!(
-                    "`mode` is for Go programs under delve, and `{program}` runs under Node.js; leave it out (`test` runs one node:test test of the file)"
-                )))
-            }
-            (AdapterKind::Debugpy, None, Some(_)) if path.is_file() => None,
-            (AdapterKind::Debugpy, None, Some(_)) => {
-                return Err(ToolError::bad_args(format!(
-                    "`test` runs one test of a Python test file, and `{program}` is a folder; pass the test file as `program`, or use `module` (pytest, with `args`) for a folder"
-                )))
-            }
-            (AdapterKind::Debugpy, Some(_), _) => {
-                return Err(ToolError::bad_args(format!(
-                    "`mode` is for Go programs under delve, and `{program}` goes to the debugpy adapter; leave it out (`test` runs a Python test, `module` runs python -m)"
-                )))
-            }
-            _ => {
-                return Err(ToolError::bad_args(format!(
-                    "`mode` and `test` are for Go programs under delve, Python test files under debugpy and Rust test files under lldb, and `{program}` goes to the {} adapter; leave them out",
-                    spec.id
-                )))
-            }
+        let launch = ProgramLaunch {
+            adapter_id: &spec.id,
+            program,
+            path: &path,
+            mode: args.mode,
+            test: args.test.as_deref(),
         };
-        let target = match (spec.kind, args.test.as_deref()) {
-            (AdapterKind::Debugpy, Some(test)) => {
-                PythonTarget::Test(python_tests::split_node_id(test).1)
-            }
-            (AdapterKind::Node, Some(test)) => {
-                PythonTarget::Named(format!("node:test {program} › {}", test.trim()))
-            }
-            _ => PythonTarget::Program,
+        let (go, target) = match spec
+            .kind
+            .adapter()
+            .launch_target(&launch)
+            .map_err(ToolError::bad_args)?
+        {
+            LaunchTarget::RustTest => return self.rust_test_plan(args, spec, &path, program).await,
+            LaunchTarget::Program { go } => (go, RunTarget::Program),
+            LaunchTarget::PythonTest(name) => (None, RunTarget::Test(name)),
+            LaunchTarget::NodeTest { name, label } => (
+                None,
+                RunTarget::Named {
+                    label,
+                    node_test: Some(name),
+                },
+            ),
         };
         self.finish_launch(args, spec, path, start, go, target)
             .await
@@ -291,7 +246,7 @@ impl OpContext<'_> {
                 .catalog()
                 .specs()
                 .iter()
-                .find(|s| s.kind == AdapterKind::Debugpy)
+                .find(|s| s.kind.adapter().runs_python())
                 .cloned()
                 .ok_or_else(|| {
                     ToolError::unavailable(
@@ -299,7 +254,7 @@ impl OpContext<'_> {
                     )
                 })?,
         };
-        if spec.kind != AdapterKind::Debugpy {
+        if !spec.kind.adapter().runs_python() {
             return Err(ToolError::bad_args(format!(
                 "`module` runs python -m {module} under debugpy, and the {} adapter is not debugpy; leave `adapter` out",
                 spec.id
@@ -315,7 +270,7 @@ impl OpContext<'_> {
             start.clone(),
             start,
             None,
-            PythonTarget::Module(run),
+            RunTarget::Module(run),
         )
         .await
     }
@@ -394,7 +349,10 @@ impl OpContext<'_> {
             run.executable.clone(),
             package,
             None,
-            PythonTarget::Named(run.label),
+            RunTarget::Named {
+                label: run.label,
+                node_test: None,
+            },
         )
         .await
     }
@@ -452,10 +410,11 @@ impl OpContext<'_> {
         path: std::path::PathBuf,
         start: std::path::PathBuf,
         go: Option<adapters::delve::GoLaunch>,
-        target: PythonTarget<'_>,
+        target: RunTarget,
     ) -> Result<LaunchPlan, ToolError> {
         let catalog = self.supervisor.catalog();
-        let stdin_route = match (&args.stdin, adapters::stdin_route(spec.kind)) {
+        let adapter = spec.kind.adapter();
+        let stdin_route = match (&args.stdin, adapter.stdin_route()) {
             (None, _) => None,
             (Some(_), Some(route)) => Some(route),
             (Some(_), None) => {
@@ -497,7 +456,7 @@ impl OpContext<'_> {
                 })?;
                 Some((dir, file))
             }
-            (None, _) if adapters::holds_stdin_open(spec.kind) => {
+            (None, _) if adapter.holds_stdin_open() => {
                 // A read with no input given waits, and is said to.
                 let dir = adapters::scratch_dir().map_err(|e| {
                     ToolError::failed(format!("cannot make a scratch folder for stdin: {e}"))
@@ -516,15 +475,15 @@ impl OpContext<'_> {
             .as_deref()
             .unwrap_or(&resolved.project_dir)
             .to_path_buf();
-        let named = match &target {
-            PythonTarget::Named(label) => Some(label.clone()),
-            _ => None,
+        let (named, node_test) = match &target {
+            RunTarget::Named { label, node_test } => (Some(label.clone()), node_test.clone()),
+            _ => (None, None),
         };
         let python = match target {
-            PythonTarget::Program | PythonTarget::Named(_) => None,
-            PythonTarget::Module(m) => Some(m),
-            PythonTarget::Test(name) => {
-                Some(self.python_test(&resolved, &path, &run_cwd, name).await?)
+            RunTarget::Program | RunTarget::Named { .. } => None,
+            RunTarget::Module(m) => Some(m),
+            RunTarget::Test(name) => {
+                Some(self.python_test(&resolved, &path, &run_cwd, &name).await?)
             }
         };
         let label = match (&python, named) {
@@ -543,10 +502,7 @@ impl OpContext<'_> {
             stdin_file: stdin.as_ref().map(|(_, f)| f.as_path()),
             go,
             python,
-            node_test: match spec.kind {
-                AdapterKind::Node => args.test.as_deref().map(str::trim),
-                _ => None,
-            },
+            node_test: node_test.as_deref(),
         });
         let mut request = match made {
             Ok(r) => r,
@@ -567,7 +523,7 @@ impl OpContext<'_> {
             plan.adapter_stdin = args.stdin.clone();
         }
         plan.held_stdin = held_stdin;
-        plan.default_functions = adapters::default_functions(spec.kind, &path);
+        plan.default_functions = adapter.default_functions(&path);
         Ok(plan)
     }
 
@@ -626,16 +582,11 @@ impl OpContext<'_> {
         if let AttachTarget::Port(port) = target {
             crate::session::refuse_closed_port(port).await?;
         }
-        if let (AdapterKind::Debugpy, AttachTarget::Pid(_)) = (spec.kind, target) {
-            let probe = tokio::task::spawn_blocking(adapters::debugpy::gdb_can_inject)
-                .await
-                .unwrap_or_else(|e| Err(e.to_string()));
-            if let Err(why) = probe {
-                return Err(ToolError::refused(adapters::debugpy::pid_attach_refusal(
-                    &why,
-                )));
-            }
-        }
+        let adapter = spec.kind.adapter();
+        tokio::task::spawn_blocking(move || adapter.check_attach(target))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))
+            .map_err(ToolError::refused)?;
         let resolved = self.resolve_adapter(&spec, &root).await?;
         let request = adapters::attach_arguments(&resolved, target).map_err(ToolError::refused)?;
         let label = match target {
@@ -1057,31 +1008,16 @@ impl OpContext<'_> {
 }
 
 /// What a launch runs besides a program file: Python tests and modules
-/// under debugpy, a Rust test binary under lldb.
-enum PythonTarget<'a> {
+/// under debugpy, a Rust test binary under lldb, a `node:test` test.
+enum RunTarget {
     Program,
-    /// One test (its name inside the program, a test file).
-    Test(&'a str),
+    /// One test (its name inside the program, a Python test file).
+    Test(String),
     Module(adapters::python_tests::PythonModule),
-    /// A program built for this launch (a Rust test binary), named in
-    /// answers by this label.
-    Named(String),
-}
-
-/// What to do with a source file handed to lldb, by its language.
-fn build_hint(path: &Path, program: &str) -> String {
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    match ext.as_str() {
-        "c" => format!("build it with debug info (`gcc -g -O0 -o prog {program}`) and launch `prog`"),
-        "cc" | "cpp" | "cxx" => {
-            format!("build it with debug info (`g++ -g -O0 -o prog {program}`) and launch `prog`")
-        }
-        "rs" => "build the crate (`cargo build`) and launch its executable under target/debug/".into(),
-        "py" => "a Python file runs under debugpy: launch it without `adapter`, or with `adapter: debugpy`".into(),
-        "go" => "a Go file runs under delve: launch it without `adapter`, or with `adapter: delve`".into(),
-        _ => "build it with debug info and launch the executable".into(),
-    }
+    /// A run named in answers by this label: a program built for this
+    /// launch (a Rust test binary), or one `node:test` test of the file.
+    Named {
+        label: String,
+        node_test: Option<String>,
+    },
 }

@@ -582,13 +582,13 @@ impl Session {
         let mut cursor = io.output_cursor.lock().expect("cursor lock");
         let mut chunk = io.output.read_since(*cursor);
         *cursor = chunk.cursor;
-        chunk.text = crate::adapters::tidy_output(self.adapter_kind(), chunk.text);
+        chunk.text = self.adapter_kind().adapter().tidy_output(chunk.text);
         chunk
     }
 
     pub fn output_tail(&self, bytes: usize) -> String {
         let tail = self.inner.io.output.tail(bytes);
-        crate::adapters::tidy_output(self.adapter_kind(), tail)
+        self.adapter_kind().adapter().tidy_output(tail)
     }
 
     /// Hand out a new handle for something of the current stop.
