@@ -172,6 +172,12 @@ pub struct ServerEntry {
     /// the change.
     #[serde(default)]
     pub change_diagnostics_delay_ms: Option<u64>,
+    /// It only publishes, and its check of a file reads the files that
+    /// one uses (clangd: the headers it includes): a write's dependents are
+    /// judged by opening them before the write and, after it, closing and
+    /// opening each again and reading its first publish.
+    #[serde(default)]
+    pub dependents_by_reopen: bool,
     /// The server reads a document from the disk when it is opened,
     /// ignoring the text sent, and checks only on open and save (fortls):
     /// a write's baseline is then taken before the write reaches the disk.
@@ -605,7 +611,7 @@ mod tests {
               |
             6 | port = 1
               | ^^^^
-            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `project_diagnostics_delay_ms`, `change_diagnostics_delay_ms`, `open_reads_disk`, `covers`, `fuller`, `tested`
+            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `project_diagnostics_delay_ms`, `change_diagnostics_delay_ms`, `dependents_by_reopen`, `open_reads_disk`, `covers`, `fuller`, `tested`
         "#]].assert_eq(&err);
     }
 

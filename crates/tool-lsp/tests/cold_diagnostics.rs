@@ -279,12 +279,18 @@ async fn rust_write_during_the_first_cargo_check_waits_for_the_check_of_the_writ
         &format!("mod generated;\n{RS_USE_AFTER_MOVE}{added}"),
     )
     .await;
+    // Whether a check had ended having done work before the write began
+    // depends on rust-analyzer's timing (a first check may be cancelled
+    // and restarted, or end and be followed by another): when none had,
+    // the other files are said not judged, in these words.
+    let not_judged = "\nlsp: other files not checked: rust (rust-analyzer) had not finished its first check of the project when this change began (later changes are judged)";
+    let out = out.strip_suffix(not_judged).unwrap_or(&out);
     expect_test::expect![[r#"
         wrote src/main.rs
         lsp: 1 new problem in src/main.rs after this write:
         src/main.rs:11:16 error [E0382] borrow of moved value: `a`
         lsp: 1 problem from cargo check in src/main.rs, not known whether new: rust had no cargo check results for the file from before this write (it started cold, or its first cargo check was still running), and none is on a line the write changed:
-        src/main.rs:5:16 error [E0382] borrow of moved value: `s`"#]].assert_eq(&out);
+        src/main.rs:5:16 error [E0382] borrow of moved value: `s`"#]].assert_eq(out);
     run.finish().await;
     let _ = std::fs::remove_dir_all(Path::new(&target));
 }

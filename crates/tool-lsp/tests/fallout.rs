@@ -1,7 +1,8 @@
 //! A write's new problems in other files: from the servers that publish
 //! for the whole project (rust-analyzer's cargo check, gopls), and from
 //! the files that mention what the write changed, opened and asked before
-//! and after it (basedpyright, tsserver). One table, a row per server. Each row starts a workspace whose other files call a
+//! and after it (basedpyright, tsserver), or opened before it and judged
+//! by their next publish (clangd checks its open files again on a save). One table, a row per server. Each row starts a workspace whose other files call a
 //! function (one of them also holds a problem of its own from before the
 //! run), writes the function's file once unchanged in meaning (the
 //! server starts and checks the project), then changes its signature: the
@@ -121,6 +122,31 @@ lsp: no new errors or warnings in m.ts
 lsp: 2 new problems in 2 other files after this write:
 m.test.ts:3:33 error [2554] Expected 2 arguments, but got 1.
 use.ts:3:32 error [2554] Expected 2 arguments, but got 1."#,
+    },
+    Row {
+        name: "c",
+        binary: "clangd",
+        files: &[
+            ("Makefile", "all:\n"),
+            ("util.h", "int f(int x);\n"),
+            ("util.c", "#include \"util.h\"\nint f(int x) { return x; }\n"),
+            ("use.c", "#include \"util.h\"\nint g(void) { return f(2); }\n"),
+            ("test_util.c", "#include \"util.h\"\nint t(void) { return f(1) == 1; }\nint standing(void) { return undefined_thing; }\n"),
+        ],
+        change: (
+            "util.h",
+            "/* The identity. */\nint f(int x);\n",
+            "/* The sum. */\nint f(int x, int y);\n",
+        ),
+        expect: r#"wrote util.h
+lsp: no new errors or warnings in util.h
+---
+wrote util.h
+lsp: no new errors or warnings in util.h
+lsp: 3 new problems in 3 other files after this write:
+test_util.c:2:25 error [typecheck_call_too_few_args] Too few arguments to function call, expected 2, have 1
+use.c:2:25 error [typecheck_call_too_few_args] Too few arguments to function call, expected 2, have 1
+util.c:2:5 error [conflicting_types] Conflicting types for 'f'"#,
     },
 ];
 

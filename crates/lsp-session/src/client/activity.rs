@@ -30,16 +30,19 @@ pub struct ProgressRun {
     /// Whether it reported anything between its begin and end
     /// (rust-analyzer's `cargo check` reports each crate it checked).
     pub reported: bool,
-    /// The `source` of every diagnostic published while it ran.
+    /// The `source` of every diagnostic published while it ran, or after
+    /// its end before another run of its token began.
     pub sources_published: std::collections::BTreeSet<String>,
 }
 
 impl ProgressRun {
     /// Whether the run did work a check's result can be read from: it
-    /// reported progress, or published a diagnostic of one of `sources`
-    /// (any source when none are named). rust-analyzer ends a cancelled
-    /// `cargo check` run (a restart) with the same `end` as a finished one;
-    /// the cancelled one did neither.
+    /// reported progress, or a diagnostic of one of `sources` (any source
+    /// when none are named) was published during it or after its end
+    /// (rust-analyzer publishes a failed check's results, which come with
+    /// no report, as late as just after the end). rust-analyzer ends a
+    /// `cargo check` run cancelled by its restart with the same `end` as a
+    /// finished one; the cancelled one did neither.
     pub fn did_work(&self, sources: &[String]) -> bool {
         self.reported
             || self

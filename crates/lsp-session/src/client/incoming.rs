@@ -158,10 +158,21 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                 .unwrap_or_default();
             let uri = normalize_uri(uri);
             {
+                // Each run still open, and each ended one no later run of
+                // its token has followed (rust-analyzer publishes a check's
+                // results during its run or just after its end).
                 let mut a = shared.activity.lock().expect("activity");
-                for run in a.history.iter_mut().filter(|r| r.ended.is_none()) {
-                    let sources = diagnostics.iter().filter_map(|d| d.source.clone());
-                    run.sources_published.extend(sources);
+                let latest: Vec<bool> = (0..a.history.len())
+                    .map(|i| {
+                        let token = &a.history[i].token;
+                        !a.history[i + 1..].iter().any(|r| &r.token == token)
+                    })
+                    .collect();
+                for (run, latest) in a.history.iter_mut().zip(latest) {
+                    if run.ended.is_none() || latest {
+                        let sources = diagnostics.iter().filter_map(|d| d.source.clone());
+                        run.sources_published.extend(sources);
+                    }
                 }
             }
             let mut store = shared.diagnostics.lock().expect("diagnostics");

@@ -9,9 +9,15 @@
 //! Bounded: at most [`MAX_DEPENDENTS`] files (nearest to the written one
 //! first), within [`BUDGET`]; the files past either are named as not
 //! checked, never implied clean. Only servers whose answer for a file that
-//! did not change is fresh by construction take part (a pull, or tsserver's
-//! own check); a server that only publishes would answer with what it said
+//! did not change is fresh take part: by construction (a pull, or
+//! tsserver's own check), or because a file opened again is checked
+//! again, reading the written one (clangd: a dependent is closed and
+//! opened after the write, and its first publish is its judgement); a
+//! server that only publishes on its own would answer with what it said
 //! before.
+//!
+//! In C and C++, a declaration names no keyword (`int add(int a);`): the
+//! names there are those a `(` follows, and `#define`d ones.
 
 use crate::client::{file_uri, read_document, LspClient, OpenDoc};
 use crate::diagnostics::{self, new_against, DiagLine, Labelled, TSSERVER_REQUEST};
@@ -68,6 +74,64 @@ pub(crate) fn declared_on(text: &str, (first, last): (u32, u32)) -> Vec<String> 
     names
 }
 
+/// Words a `(` may follow in C and C++ that name no function.
+const C_NOT_NAMES: [&str; 8] = [
+    "if", "while", "for", "switch", "return", "sizeof", "defined", "alignof",
+];
+
+/// The names declared on the lines `first..=last` (1-based) of C or C++
+/// `text`: each identifier a `(` follows (a function declared, defined or
+/// called there: a call's callee is judged too, which costs time, never
+/// truth), each `#define`d name, and what [`declared_on`] finds (`struct`,
+/// `enum`).
+pub(crate) fn declared_in_c_on(text: &str, (first, last): (u32, u32)) -> Vec<String> {
+    let mut names = declared_on(text, (first, last));
+    let mut add = |name: &str| {
+        let starts_as_name = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_');
+        if starts_as_name && !C_NOT_NAMES.contains(&name) && !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    };
+    for line in text
+        .lines()
+        .skip(first.saturating_sub(1) as usize)
+        .take((last + 1).saturating_sub(first) as usize)
+    {
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        if let Some(rest) = line.trim_start().strip_prefix('#') {
+            if let Some(defined) = rest.trim_start().strip_prefix("define") {
+                let name: String = defined
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| is_word(*c))
+                    .collect();
+                add(&name);
+            }
+            continue;
+        }
+        let mut word_start = None;
+        for (i, c) in line.char_indices() {
+            if is_word(c) {
+                word_start.get_or_insert(i);
+                continue;
+            }
+            let word = word_start.take().map(|s| &line[s..i]);
+            if let (Some(word), '(') = (word, c) {
+                add(word);
+            } else if let (Some(word), true) = (word, c.is_whitespace()) {
+                // `add (1, 2)`: the `(` after spaces.
+                if line[i..].trim_start().starts_with('(') {
+                    add(word);
+                }
+            }
+        }
+    }
+    names
+}
+
 /// The dependents of one written file, with their diagnostics before the
 /// write.
 pub(crate) struct Dependents {
@@ -77,6 +141,9 @@ pub(crate) struct Dependents {
     /// Files that mention a changed name and were not judged, and the names.
     unjudged: (usize, Vec<String>),
     started: Instant,
+    /// Whether a dependent is judged after the write by opening it again
+    /// (see [`crate::ServerEntry::dependents_by_reopen`]).
+    by_reopen: bool,
 }
 
 /// Whether `client` answers for an unchanged file with fresh diagnostics.
@@ -97,13 +164,19 @@ impl Dependents {
         let started = Instant::now();
         let (slot, _) = sup.server_slot_for(path).ok()?;
         let client = slot.running_client().await?;
-        if !answers_fresh(&client) || slot.entry.save_check_progress.is_some() {
+        let by_reopen = slot.entry.dependents_by_reopen;
+        if !(answers_fresh(&client) || by_reopen) || slot.entry.save_check_progress.is_some() {
             return None;
         }
+        let declared: fn(&str, (u32, u32)) -> Vec<String> =
+            match slot.entry.language_of(path).as_deref() {
+                Some("c" | "cpp" | "objective-c" | "objective-cpp") => declared_in_c_on,
+                _ => declared_on,
+            };
         let changed_new = crate::position::changed_lines(old, new);
         let changed_old = crate::position::changed_lines(new, old);
-        let mut names = declared_on(old, changed_old);
-        for n in declared_on(new, changed_new) {
+        let mut names = declared(old, changed_old);
+        for n in declared(new, changed_new) {
             if !names.contains(&n) {
                 names.push(n);
             }
@@ -138,6 +211,7 @@ impl Dependents {
             before: Vec::new(),
             unjudged: (files.len().saturating_sub(MAX_DEPENDENTS), names),
             started,
+            by_reopen,
         };
         for file in files.into_iter().take(MAX_DEPENDENTS) {
             let Some(language) = slot.entry.language_of(&file) else {
@@ -175,20 +249,71 @@ impl Dependents {
         ))
     }
 
+    /// A dependent's problems once it is closed and opened again: its first
+    /// publish after the open, within what is left of the budget. (By the
+    /// publish's place in the sequence, as an open starts the versions
+    /// again; and carrying a version from a server that sends them: clangd
+    /// clears a closed file's diagnostics with an unversioned publish that
+    /// arrives after the open.)
+    async fn reopened(
+        &self,
+        sup: &LspSupervisor,
+        file: &Path,
+        language: &str,
+    ) -> Option<Vec<DiagLine>> {
+        let left = BUDGET.checked_sub(self.started.elapsed())?;
+        let deadline = tokio::time::Instant::now() + left;
+        let uri = file_uri(file);
+        let mut changes = self.client.subscribe_diagnostics();
+        let versioned = self.client.publishes_versions();
+        self.client.close(&uri).await;
+        let seq = self
+            .client
+            .sync_file(file, language)
+            .await
+            .ok()?
+            .sent_at_seq;
+        let published = loop {
+            match self.client.published(&uri) {
+                Some(p) if p.seq > seq && (p.version.is_some() || !versioned) => break p,
+                _ => {}
+            }
+            tokio::time::timeout_at(deadline, changes.changed())
+                .await
+                .ok()?
+                .ok()?;
+        };
+        let text = read_document(sup.workspace(), file).ok();
+        Some(diagnostics::problem_lines(
+            &sup.rel(file),
+            &published.diagnostics,
+            text.as_deref(),
+            self.client.encoding,
+        ))
+    }
+
     /// Once the server holds the written text: each dependent's new
-    /// problems, by file, and the line naming what was not judged.
+    /// problems, by file, the files judged, and the line naming what was
+    /// not judged.
     pub(crate) async fn after(
         &self,
         sup: &LspSupervisor,
-    ) -> (BTreeMap<String, Vec<Labelled>>, Option<String>) {
+    ) -> (BTreeMap<String, Vec<Labelled>>, Vec<String>, Option<String>) {
         let mut new_by_file = BTreeMap::new();
+        let mut judged = Vec::new();
         let mut unjudged = self.unjudged.0;
         for (file, before) in &self.before {
             let language = &self.language_of[file];
-            let Some(now) = self.diagnostics(sup, file, language).await else {
+            let now = if self.by_reopen {
+                self.reopened(sup, file, language).await
+            } else {
+                self.diagnostics(sup, file, language).await
+            };
+            let Some(now) = now else {
                 unjudged += 1;
                 continue;
             };
+            judged.push(sup.rel(file));
             let new = new_against(before, &now);
             if !new.is_empty() {
                 new_by_file.insert(
@@ -210,13 +335,32 @@ impl Dependents {
                     .join(", ")
             )
         });
-        (new_by_file, note)
+        (new_by_file, judged, note)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::declared_on;
+
+    #[test]
+    fn the_names_declared_on_changed_lines_of_c() {
+        let cases: &[(&str, (u32, u32), &[&str])] = &[
+            ("int add(int a, int b, int c);\n", (1, 1), &["add"]),
+            (
+                "static inline long twice (long x) { return x; }\n",
+                (1, 1),
+                &["twice"],
+            ),
+            ("#define LIMIT(x) ((x) + 1)\n", (1, 1), &["LIMIT"]),
+            ("struct counter { int n; };\n", (1, 1), &["counter"]),
+            ("    if (n > 0) return sizeof(int);\n", (1, 1), &[]),
+            ("int x = 1;\nint f(void);\n", (1, 1), &[]),
+        ];
+        for (text, lines, want) in cases {
+            assert_eq!(super::declared_in_c_on(text, *lines), *want, "{text}");
+        }
+    }
 
     #[test]
     fn the_names_declared_on_changed_lines() {

@@ -105,6 +105,13 @@ impl PublishedBefore {
             let Some(client) = slot.running_client().await else {
                 continue;
             };
+            // tsserver's publishes are no judgement: a syntactic-only one
+            // comes first, and an unchanged set is not published again (a
+            // file's standing error read as new after a rename, 1 run in 5
+            // under load); its dependents are judged by its own check.
+            if client.offers_command(crate::diagnostics::TSSERVER_REQUEST) {
+                continue;
+            }
             let known = match &slot.entry.save_check_progress {
                 Some(prefix) => client.progress_runs(prefix).iter().any(|r| {
                     r.ended.is_some_and(|e| e < call_started)
@@ -306,7 +313,12 @@ pub(crate) async fn judged(
 ) -> (BTreeMap<String, Vec<Labelled>>, Vec<String>) {
     let (mut per_file, mut notes) = before.new_problems(sup, (touched, written)).await;
     for d in dependents {
-        let (new, note) = d.after(sup).await;
+        let (new, judged, note) = d.after(sup).await;
+        // A dependent's own judgement (its state taken just before the
+        // change) stands for that file over the publishes compared.
+        for file in judged {
+            per_file.remove(&file);
+        }
         for (file, lines) in new {
             per_file.entry(file).or_default().extend(lines);
         }

@@ -220,6 +220,9 @@ pub(crate) async fn save_check_done(
     nudge: Option<(&str, &str)>,
 ) -> Result<(), NotReady> {
     let mut activity = client.subscribe_activity();
+    // A failed check's results may be published after its end: they, too,
+    // prove the run did work.
+    let mut published = client.subscribe_diagnostics();
     let mut nudged = false;
     loop {
         if let Some(why) = client.gone() {
@@ -248,11 +251,11 @@ pub(crate) async fn save_check_done(
         } else {
             deadline.min(tokio::time::Instant::from_std(saved + QUIET_WINDOW))
         };
-        if tokio::time::timeout_at(wake, activity.changed())
-            .await
-            .is_err()
-            && tokio::time::Instant::now() >= deadline
-        {
+        let woke = tokio::select! {
+            r = tokio::time::timeout_at(wake, activity.changed()) => r.is_ok(),
+            r = tokio::time::timeout_at(wake, published.changed()) => r.is_ok(),
+        };
+        if !woke && tokio::time::Instant::now() >= deadline {
             let waited = Instant::now().saturating_duration_since(saved);
             return Err(NotReady::Timeout(waited));
         }
