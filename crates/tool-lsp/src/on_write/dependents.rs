@@ -344,25 +344,6 @@ mod tests {
     use super::declared_on;
 
     #[test]
-    fn the_names_declared_on_changed_lines_of_c() {
-        let cases: &[(&str, (u32, u32), &[&str])] = &[
-            ("int add(int a, int b, int c);\n", (1, 1), &["add"]),
-            (
-                "static inline long twice (long x) { return x; }\n",
-                (1, 1),
-                &["twice"],
-            ),
-            ("#define LIMIT(x) ((x) + 1)\n", (1, 1), &["LIMIT"]),
-            ("struct counter { int n; };\n", (1, 1), &["counter"]),
-            ("    if (n > 0) return sizeof(int);\n", (1, 1), &[]),
-            ("int x = 1;\nint f(void);\n", (1, 1), &[]),
-        ];
-        for (text, lines, want) in cases {
-            assert_eq!(super::declared_in_c_on(text, *lines), *want, "{text}");
-        }
-    }
-
-    #[test]
     fn the_names_declared_on_changed_lines() {
         let cases: &[(&str, (u32, u32), &[&str])] = &[
             ("def f(x):\n    return x\n", (1, 1), &["f"]),
@@ -382,7 +363,23 @@ mod tests {
             ("def f(): pass\ndef g(): pass\n", (2, 2), &["g"]),
         ];
         for (text, lines, want) in cases {
-            assert_eq!(declared_on(text, *lines), *want, "{text:?}");
+            assert_eq!(declared_on(text, *lines), *want, "{text}");
+        }
+        // C and C++: a declaration names no keyword.
+        let cases: &[(&str, (u32, u32), &[&str])] = &[
+            ("int add(int a, int b, int c);\n", (1, 1), &["add"]),
+            (
+                "static inline long twice (long x) { return x; }\n",
+                (1, 1),
+                &["twice"],
+            ),
+            ("#define LIMIT(x) ((x) + 1)\n", (1, 1), &["LIMIT"]),
+            ("struct counter { int n; };\n", (1, 1), &["counter"]),
+            ("    if (n > 0) return sizeof(int);\n", (1, 1), &[]),
+            ("int x = 1;\nint f(void);\n", (1, 1), &[]),
+        ];
+        for (text, lines, want) in cases {
+            assert_eq!(super::declared_in_c_on(text, *lines), *want, "{text}");
         }
     }
 }
