@@ -148,6 +148,34 @@ test_util.c:2:25 error [typecheck_call_too_few_args] Too few arguments to functi
 use.c:2:25 error [typecheck_call_too_few_args] Too few arguments to function call, expected 2, have 1
 util.c:2:5 error [conflicting_types] Conflicting types for 'f'"#,
     },
+    // The dependents were not open before the write (the first write
+    // changed another declaration): clangd reads the header from disk, so
+    // their state before it cannot be asked, and the answer says so.
+    Row {
+        name: "c-unopened",
+        binary: "clangd",
+        files: &[
+            ("Makefile", "all:\n"),
+            ("util.h", "int f(int x);\nint k(void);\n"),
+            ("util.c", "#include \"util.h\"\nint f(int x) { return x; }\n"),
+            ("use.c", "#include \"util.h\"\nint g(void) { return f(2); }\n"),
+            ("test_util.c", "#include \"util.h\"\nint t(void) { return f(1) == 1; }\nint standing(void) { return undefined_thing; }\n"),
+        ],
+        change: (
+            "util.h",
+            "int f(int x);\nlong k(void);\n",
+            "int f(int x, int y);\nlong k(void);\n",
+        ),
+        expect: r#"wrote util.h
+lsp: no new errors or warnings in util.h
+---
+wrote util.h
+lsp: no new errors or warnings in util.h
+lsp: 3 problems in 3 other files on lines that use `f`, not known whether new (they were not open in c (clangd) before this write, and it reads the written file from disk):
+test_util.c:2:25 error [typecheck_call_too_few_args] Too few arguments to function call, expected 2, have 1
+use.c:2:25 error [typecheck_call_too_few_args] Too few arguments to function call, expected 2, have 1
+util.c:2:5 error [conflicting_types] Conflicting types for 'f'"#,
+    },
 ];
 
 async fn answers(row: &Row) -> String {

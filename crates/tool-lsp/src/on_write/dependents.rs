@@ -137,7 +137,10 @@ pub(crate) fn declared_in_c_on(text: &str, (first, last): (u32, u32)) -> Vec<Str
 pub(crate) struct Dependents {
     client: Arc<LspClient>,
     language_of: BTreeMap<PathBuf, String>,
-    before: Vec<(PathBuf, Vec<DiagLine>)>,
+    /// Each dependent and its problems before the write; `None` where they
+    /// cannot be known (a server that reads the written file from disk,
+    /// and the dependent was not open in it before the write).
+    before: Vec<(PathBuf, Option<Vec<DiagLine>>)>,
     /// Files that mention a changed name and were not judged, and the names.
     unjudged: (usize, Vec<String>),
     started: Instant,
@@ -217,12 +220,20 @@ impl Dependents {
             let Some(language) = slot.entry.language_of(&file) else {
                 continue;
             };
+            // The write is on disk already: a server that reads the files a
+            // dependent uses from disk (clangd, its headers) would check a
+            // dependent opened now against the written text.
+            if by_reopen && out.client.doc(&file_uri(&file)).await.is_none() {
+                out.language_of.insert(file.clone(), language);
+                out.before.push((file, None));
+                continue;
+            }
             let Some(diags) = out.diagnostics(sup, &file, &language).await else {
                 out.unjudged.0 += 1;
                 continue;
             };
             out.language_of.insert(file.clone(), language);
-            out.before.push((file, diags));
+            out.before.push((file, Some(diags)));
         }
         (!out.before.is_empty() || out.unjudged.0 > 0).then_some(out)
     }
@@ -293,14 +304,16 @@ impl Dependents {
     }
 
     /// Once the server holds the written text: each dependent's new
-    /// problems, by file, the files judged, and the line naming what was
-    /// not judged.
+    /// problems, by file, the files judged, and lines for the rest: the
+    /// problems on lines that use a changed name in dependents whose state
+    /// before the write cannot be known, and what was not judged.
     pub(crate) async fn after(
         &self,
         sup: &LspSupervisor,
-    ) -> (BTreeMap<String, Vec<Labelled>>, Vec<String>, Option<String>) {
+    ) -> (BTreeMap<String, Vec<Labelled>>, Vec<String>, Vec<String>) {
         let mut new_by_file = BTreeMap::new();
         let mut judged = Vec::new();
+        let mut unknown: Vec<DiagLine> = Vec::new();
         let mut unjudged = self.unjudged.0;
         for (file, before) in &self.before {
             let language = &self.language_of[file];
@@ -314,6 +327,10 @@ impl Dependents {
                 continue;
             };
             judged.push(sup.rel(file));
+            let Some(before) = before else {
+                unknown.extend(self.on_lines_using_names(sup, file, now));
+                continue;
+            };
             let new = new_against(before, &now);
             if !new.is_empty() {
                 new_by_file.insert(
@@ -322,20 +339,65 @@ impl Dependents {
                 );
             }
         }
+        let mut notes = Vec::new();
+        if !unknown.is_empty() {
+            let files: std::collections::BTreeSet<&str> =
+                unknown.iter().map(|d| d.path.as_str()).collect();
+            notes.push(format!(
+                "lsp: {} in {} on lines that use {}, not known whether new (they were not open in {} before this write, and it reads the written file from disk):",
+                tool_core::format::plural(unknown.len(), "problem", "problems"),
+                tool_core::format::plural(files.len(), "other file", "other files"),
+                self.names_shown(),
+                self.client.name,
+            ));
+            notes.extend(unknown.iter().map(DiagLine::render));
+        }
         let note = (unjudged > 0).then(|| {
             format!(
                 "lsp: not checked: {} more {} mentioning {} (the budget for other files was spent)",
                 unjudged,
                 if unjudged == 1 { "file" } else { "files" },
-                self.unjudged
-                    .1
-                    .iter()
-                    .map(|n| format!("`{n}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                self.names_shown()
             )
         });
-        (new_by_file, judged, note)
+        notes.extend(note);
+        (new_by_file, judged, notes)
+    }
+
+    /// The changed names, as the model reads them: `a`, `b`.
+    fn names_shown(&self) -> String {
+        self.unjudged
+            .1
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Of a dependent's problems, those on a line that uses one of the
+    /// changed names (as a word).
+    fn on_lines_using_names(
+        &self,
+        sup: &LspSupervisor,
+        file: &Path,
+        problems: Vec<DiagLine>,
+    ) -> Vec<DiagLine> {
+        let Ok(text) = read_document(sup.workspace(), file) else {
+            return Vec::new();
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let uses = |line: &str| {
+            line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| self.unjudged.1.iter().any(|n| n == w))
+        };
+        problems
+            .into_iter()
+            .filter(|d| {
+                lines
+                    .get(d.line.saturating_sub(1) as usize)
+                    .is_some_and(|l| uses(l))
+            })
+            .collect()
     }
 }
 
