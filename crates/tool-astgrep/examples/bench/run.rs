@@ -14,6 +14,10 @@
 //! `target/bench-corpus/<name>` (redis and lua, unpacked from a fetched
 //! mirror; see docs/astgrep.md). `BENCH_RUN_REPEATS` (default 2) repeats
 //! per pattern, `BENCH_REPS` (default 3) CLI runs per pattern.
+//!
+//! For a profiler: `BENCH_RUN_CORPUS=redis` runs one corpus,
+//! `BENCH_OURS_ONLY=1` leaves the CLI out, `BENCH_NO_INDEX=1` searches
+//! without the index (as before it existed).
 
 use super::MatchSet;
 use std::path::Path;
@@ -120,7 +124,7 @@ fn env_usize(name: &str, default: usize) -> usize {
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
-    v[v.len() / 2]
+    v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
 fn ms(d: Duration) -> String {
@@ -130,10 +134,24 @@ fn ms(d: Duration) -> String {
 /// One table per corpus; returns whether every indexed search found what
 /// a search without the index finds.
 pub(crate) fn run(cli_path: &Path, corpora: &[Corpus<'_>]) -> bool {
-    let repeats = env_usize("BENCH_RUN_REPEATS", 2);
-    let reps = env_usize("BENCH_REPS", 3);
+    // 0 repeats: each pattern once (for a profile of first searches).
+    let repeats = std::env::var("BENCH_RUN_REPEATS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let ours_only = std::env::var_os("BENCH_OURS_ONLY").is_some();
+    let reps = if ours_only {
+        0
+    } else {
+        env_usize("BENCH_REPS", 3)
+    };
+    let no_index = std::env::var_os("BENCH_NO_INDEX").is_some();
+    let only_corpus = std::env::var("BENCH_RUN_CORPUS").ok();
     let mut all_fresh = true;
     for corpus in corpora {
+        if only_corpus.as_deref().is_some_and(|c| c != corpus.name) {
+            continue;
+        }
         let (files, bytes) = super::warm_ext(corpus.dir, corpus.lang);
         println!(
             "\nrun: {} ({} {} files, {:.0} MB), one index, {} patterns; \
@@ -167,7 +185,8 @@ pub(crate) fn run(cli_path: &Path, corpora: &[Corpus<'_>]) -> bool {
                     cli_set = s;
                 }
                 if i <= repeats {
-                    let (t, s) = ours(&ws, Some(&index), corpus.lang, pattern);
+                    let through = (!no_index).then_some(&index);
+                    let (t, s) = ours(&ws, through, corpus.lang, pattern);
                     if i == 0 {
                         first = t;
                     } else {
@@ -176,6 +195,9 @@ pub(crate) fn run(cli_path: &Path, corpora: &[Corpus<'_>]) -> bool {
                     }
                     ours_set = s;
                 }
+            }
+            if cli_times.is_empty() {
+                cli_times.push(Duration::ZERO);
             }
             let (rep, cli_t) = (median(again), median(cli_times));
             // Untimed: a search without the index.
