@@ -464,14 +464,16 @@ impl Pass<'_> {
         self.index.evict_if_over(&mut state);
     }
 
-    /// The search walked the whole workspace: forget the files it did not
-    /// find (deleted, renamed, newly ignored).
-    pub fn finish_whole_walk(&self) {
+    /// The search walked the whole workspace for the files `searched`
+    /// picks (its languages): forget those of them it did not find
+    /// (deleted, renamed, newly ignored). Files of other languages were not
+    /// looked at, so they stay.
+    pub fn finish_whole_walk(&self, searched: impl Fn(&Path) -> bool) {
         let mut state = self.index.state.lock().expect("index lock");
         let search = self.search;
         let mut freed = 0;
-        state.files.retain(|_, e| {
-            let keep = e.seen == search;
+        state.files.retain(|path, e| {
+            let keep = e.seen == search || !searched(path);
             if !keep {
                 freed += e.bytes();
             }

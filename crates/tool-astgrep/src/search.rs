@@ -372,7 +372,13 @@ pub fn run_indexed(
     if let Some(pass) = &pass {
         let whole = globs.is_none() && targets.iter().any(|t| t == root.path());
         if whole && !cancel.is_cancelled() && !stop.load(Ordering::Relaxed) {
-            pass.finish_whole_walk();
+            pass.finish_whole_walk(|path| {
+                if plan.explicit {
+                    plan.patterns.first().is_some_and(|p| p.lang.claims(path))
+                } else {
+                    Lang::from_path(path).is_some_and(|l| plan.patterns.iter().any(|p| p.lang == l))
+                }
+            });
         }
     }
     let collected = results.into_inner().expect("results lock").finish();

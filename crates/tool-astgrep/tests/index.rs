@@ -169,6 +169,17 @@ fn writes_behind_the_runs_back_deletions_and_renames_are_seen() {
     );
     // A search from the root forgot the files it no longer finds.
     assert_eq!(index.stats().files, 3);
+    // One of Python alone forgets no file of another language.
+    std::fs::remove_file(root.join("pkg/d.py")).unwrap();
+    let req = FindRequest {
+        index: Some(&index),
+        pattern: Some("len($A)"),
+        language: Some("python"),
+        ..Default::default()
+    };
+    ops::find_with(&ws, &req, &CancellationToken::new()).unwrap();
+    assert_eq!(index.stats().files, 2);
+    std::fs::write(root.join("pkg/d.py"), "len(q)\nisinstance(q, list)\n").unwrap();
     // Newly ignored.
     std::fs::write(root.join(".ignore"), "pkg/d.py\n").unwrap();
     assert_eq!(
