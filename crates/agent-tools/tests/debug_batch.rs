@@ -205,8 +205,10 @@ fn a_session_left_stopped_is_killed_when_batch_ends() {
 #[test]
 fn doctor_reports_which_adapters_are_usable_here() {
     let dir = python_project();
+    // `--all`: a line for each adapter, those of other languages too (plain
+    // `doctor` groups them; tests/cli.rs snapshots that).
     let out = bin()
-        .args(["doctor", "--root"])
+        .args(["doctor", "--all", "--root"])
         .arg(dir.path())
         .output()
         .unwrap();

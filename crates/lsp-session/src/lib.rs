@@ -23,7 +23,8 @@ pub mod format_setting;
 pub mod jsonrpc;
 pub mod position;
 pub mod ready_probe;
-pub mod source_walk;
+/// Moved to tool-core, which tool-debug's doctor shares it from.
+pub use tool_core::source_walk;
 pub mod supervisor;
 pub mod symbol_cache;
 pub mod transport;

@@ -12,6 +12,11 @@
 //! runs that case alone; `BENCH_PATTERN='print($$$A)'` (with
 //! `BENCH_REWRITE=…` for a rewrite) runs a pattern of one's own instead.
 //!
+//! Then the run table (`bench/run.rs`): several patterns in one run through
+//! the run's search index, each repeated, against the CLI, on the stdlib
+//! and the C projects under `target/bench-corpus`. `BENCH_CASE=run` runs
+//! that table alone.
+//!
 //! Then the memory table (`bench/memory.rs`): peak RSS and time of one
 //! `ast_grep` or `ast_edit` call against the CLI, each in a fresh process,
 //! on the stdlib or (`BENCH_COPIES=N`) N copies of it. `BENCH_CASE=memory`
@@ -19,6 +24,8 @@
 
 #[path = "bench/memory.rs"]
 mod memory;
+#[path = "bench/run.rs"]
+mod run;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -74,10 +81,24 @@ fn stdlib() -> PathBuf {
 }
 
 fn warm(dir: &Path) -> (usize, u64) {
+    warm_ext(dir, "python")
+}
+
+/// Read every file of `lang` under `dir` once (so no side pays for a cold
+/// page cache); their count and bytes.
+fn warm_ext(dir: &Path, lang: &str) -> (usize, u64) {
+    let exts: &[&str] = match lang {
+        "c" => &["c", "h"],
+        _ => &["py"],
+    };
     let mut files = 0;
     let mut bytes = 0;
     for entry in ignore::WalkBuilder::new(dir).build().flatten() {
-        if entry.path().extension().is_some_and(|e| e == "py") {
+        if entry
+            .path()
+            .extension()
+            .is_some_and(|e| exts.iter().any(|x| e == *x))
+        {
             if let Ok(b) = std::fs::read(entry.path()) {
                 files += 1;
                 bytes += b.len() as u64;
@@ -271,6 +292,10 @@ fn main() {
         memory::run(&cli, &memory::corpus(&corpus, copies), copies);
         return;
     }
+    if only.as_deref() == Some("run") {
+        run_table(&cli, &corpus);
+        return;
+    }
     let mut cases: Vec<&Case> = CASES
         .iter()
         .filter(|c| only.as_deref().is_none_or(|n| n == c.name))
@@ -406,6 +431,42 @@ fn main() {
         println!("(a target was missed or a match set differs; see above)");
     }
     if only.is_none() && std::env::var_os("BENCH_PATTERN").is_none() {
+        run_table(&cli, &corpus);
         memory::run(&cli, &memory::corpus(&corpus, copies), copies);
+    }
+}
+
+/// The run table over the stdlib and the C projects unpacked under
+/// `target/bench-corpus/{redis,lua}` (absent ones are named and skipped).
+fn run_table(cli: &Path, stdlib: &Path) {
+    let bench_corpus = test_support::fixtures::workspace_root().join("target/bench-corpus");
+    let mut c_projects = Vec::new();
+    for name in ["redis", "lua"] {
+        let dir = bench_corpus.join(name);
+        if dir.is_dir() {
+            c_projects.push((name, dir));
+        } else {
+            println!(
+                "run: no {name} at {} (unpack a checkout there to include it)",
+                dir.display()
+            );
+        }
+    }
+    let mut corpora = vec![run::Corpus {
+        name: "stdlib",
+        dir: stdlib,
+        lang: "python",
+        patterns: run::PYTHON,
+    }];
+    for (name, dir) in &c_projects {
+        corpora.push(run::Corpus {
+            name,
+            dir,
+            lang: "c",
+            patterns: run::C,
+        });
+    }
+    if !run::run(cli, &corpora) {
+        println!("(an indexed search differs from a fresh one; see above)");
     }
 }

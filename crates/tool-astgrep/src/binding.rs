@@ -1,9 +1,11 @@
 //! How a run binds the parser resource: one [`EditStore`] shared by
 //! `ast_grep`, `ast_edit` and `resolve`, opened (and its journal recovered)
 //! when the tools register, and set as the run's change store in its
-//! [`StagingLink`] so other tools' staged changes reach `resolve` too.
+//! [`StagingLink`] so other tools' staged changes reach `resolve` too; and
+//! the run's [`SearchIndex`], which every `ast_grep` of the run shares.
 
 use crate::catalog::Lang;
+use crate::index::{SearchIndex, DEFAULT_CACHE_MB};
 use crate::journal::{Journal, Recovery};
 use crate::store::EditStore;
 use crate::tools::{AstEditTool, AstGrepTool, ResolveTool};
@@ -19,6 +21,9 @@ pub struct AstGrepBinding {
     store: Mutex<Option<Arc<EditStore>>>,
     /// The run's staging link, when the host gave one.
     link: Mutex<Option<StagingLink>>,
+    /// The search index's budget in MiB; default [`DEFAULT_CACHE_MB`].
+    cache_mb: Option<usize>,
+    index: Mutex<Option<Arc<SearchIndex>>>,
 }
 
 impl AstGrepBinding {
@@ -30,6 +35,17 @@ impl AstGrepBinding {
     pub fn with_journal_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.journal_dir = Some(dir.into());
         self
+    }
+
+    /// Keep the run's search index within `mb` MiB (`[astgrep] cache_mb`).
+    pub fn with_cache_mb(mut self, mb: usize) -> Self {
+        self.cache_mb = Some(mb);
+        self
+    }
+
+    /// The run's search index, once registered.
+    pub fn index(&self) -> Option<Arc<SearchIndex>> {
+        self.index.lock().expect("index lock").clone()
     }
 
     fn journal(&self, run: &RunContext) -> Journal {
@@ -65,7 +81,11 @@ impl Binding for AstGrepBinding {
             .unwrap_or_default();
         link.set_store(store.clone());
         let ws = run.workspace.clone();
-        registry.register(Arc::new(AstGrepTool::new(ws.clone())))?;
+        let index = Arc::new(SearchIndex::with_budget_mb(
+            self.cache_mb.unwrap_or(DEFAULT_CACHE_MB),
+        ));
+        *self.index.lock().expect("index lock") = Some(index.clone());
+        registry.register(Arc::new(AstGrepTool::with_index(ws.clone(), index)))?;
         registry.register(Arc::new(
             AstEditTool::new(ws, store.clone()).with_link(link),
         ))?;
@@ -82,6 +102,10 @@ impl Binding for AstGrepBinding {
                 Lang::id_list()
             ),
             format!("apply journal: {}", journal.dir().display()),
+            format!(
+                "search index: up to {} MiB of texts and trees per run ([astgrep] cache_mb)",
+                self.cache_mb.unwrap_or(DEFAULT_CACHE_MB)
+            ),
         ];
         let mut recovered: Vec<Recovery> = self
             .store()

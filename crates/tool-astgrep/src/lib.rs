@@ -23,13 +23,16 @@
 //! 5. `matching` (one source: its tree, or a Python module's statements
 //!    holding the literal) — catalog, embedded, enclosing, excerpt, nesting,
 //!    pattern, rewrite, top_level; [`collect`] (what a search keeps of what
-//!    it found) — catalog, matching, rewrite; [`search`] (the walk) —
-//!    catalog, collect, matching, nesting, pattern, rewrite;
+//!    it found) — catalog, matching, rewrite; [`index`] (what a run's
+//!    searches keep: texts, trees, results) — matching, pattern, rewrite;
+//!    [`search`] (the walk) — catalog, collect, index, matching, nesting,
+//!    pattern, rewrite;
 //! 6. [`store`] — journal;
 //! 7. [`format`] — embedded, excerpt, nesting, rewrite, search, store;
-//! 8. [`ops`] — catalog, excerpt, format, pattern, rewrite, search, store;
-//! 9. [`tools`] — format, ops, store;
-//! 10. [`binding`] — catalog, journal, store, tools.
+//! 8. [`ops`] — catalog, excerpt, format, index, pattern, rewrite, search,
+//!    store;
+//! 9. [`tools`] — format, index, ops, store;
+//! 10. [`binding`] — catalog, index, journal, store, tools.
 //!
 //! This crate never writes a file except through tool-core's
 //! `FileTransaction`, and never writes one that `resolve` did not accept.
@@ -42,6 +45,7 @@ mod enclosing;
 pub mod excerpt;
 pub mod format;
 pub mod grammars;
+pub mod index;
 pub mod journal;
 mod matching;
 pub mod nesting;
@@ -58,6 +62,7 @@ mod top_level;
 
 pub use binding::{recover_interrupted, AstGrepBinding};
 pub use catalog::Lang;
+pub use index::SearchIndex;
 pub use pattern::{compile, CompiledPattern, PatternError};
 pub use store::EditStore;
 

@@ -268,6 +268,63 @@ impl LiteralSites {
     }
 }
 
+/// A file's whole syntax tree, kept by the run's search index (see
+/// [`crate::index`]) so a later search need not parse it again.
+pub(crate) struct ParsedFile {
+    pub lang: Lang,
+    /// Owns a copy of the file's text.
+    pub tree: AstGrep<Doc>,
+    /// Measured once: a tree too deep to match safely is never matched.
+    pub too_deep: Option<TooDeep>,
+}
+
+impl ParsedFile {
+    /// What the tree holds, roughly: its text and its nodes.
+    pub(crate) fn bytes(&self) -> usize {
+        /// What a kept tree costs per node: the process grew by 130 bytes
+        /// a node (beyond the texts) keeping 3,000 trees of the Python
+        /// standard library, by 92 keeping redis's C files.
+        const BYTES_PER_NODE: usize = 128;
+        let nodes = self.tree.root().get_inner_node().descendant_count();
+        self.tree.source().len() + nodes * BYTES_PER_NODE
+    }
+}
+
+/// The YAML grammar aborts on deep blocks: they are never parsed.
+fn yaml_too_deep(lang: Lang, source: &str) -> Option<TooDeep> {
+    if !lang.is(SupportLang::Yaml) {
+        return None;
+    }
+    let depth = yaml_block_depth(source);
+    (depth > MAX_YAML_BLOCK_DEPTH).then_some(TooDeep {
+        depth,
+        limit: MAX_YAML_BLOCK_DEPTH,
+    })
+}
+
+/// Parse a whole file; `Ok(None)` when it does not parse, `Err` for YAML
+/// too deep to parse at all.
+pub(crate) fn parse_whole(lang: Lang, source: &str) -> Result<Option<ParsedFile>, TooDeep> {
+    if let Some(deep) = yaml_too_deep(lang, source) {
+        return Err(deep);
+    }
+    let Ok(tree) = AstGrep::<Doc>::try_new(source, lang) else {
+        return Ok(None);
+    };
+    // Comparing two captures recurses over them: measure before matching.
+    // The probe is cheap (see `depth_beyond`), so every pattern's file is
+    // measured the same way and the matching walk is the only full walk.
+    let too_deep = depth_beyond(&tree.root(), MAX_FILE_TREE_DEPTH).map(|depth| TooDeep {
+        depth,
+        limit: MAX_FILE_TREE_DEPTH,
+    });
+    Ok(Some(ParsedFile {
+        lang,
+        tree,
+        too_deep,
+    }))
+}
+
 /// Match one source text; `Ok(None)` when nothing matched (or it does not
 /// parse), `Err` when its tree is too deep to match safely.
 pub fn match_source(
@@ -275,32 +332,43 @@ pub fn match_source(
     rewriter: Option<&Rewriter>,
     source: &str,
 ) -> Result<Option<FileMatches>, TooDeep> {
-    if pattern.lang.is(SupportLang::Yaml) {
-        // The YAML grammar aborts on deep blocks: never parse them.
-        let depth = yaml_block_depth(source);
-        if depth > MAX_YAML_BLOCK_DEPTH {
-            return Err(TooDeep {
-                depth,
-                limit: MAX_YAML_BLOCK_DEPTH,
-            });
-        }
+    match_source_keeping(pattern, rewriter, source).0
+}
+
+/// [`match_source`], handing back the whole tree when it parsed one (a
+/// Python module matched in parts gives none).
+pub(crate) fn match_source_keeping(
+    pattern: &CompiledPattern,
+    rewriter: Option<&Rewriter>,
+    source: &str,
+) -> (Result<Option<FileMatches>, TooDeep>, Option<ParsedFile>) {
+    if let Some(deep) = yaml_too_deep(pattern.lang, source) {
+        return (Err(deep), None);
     }
     if let Some(found) = match_in_parts(pattern, rewriter, source) {
-        return found;
+        return (found, None);
     }
-    let Ok(root) = AstGrep::<Doc>::try_new(source, pattern.lang) else {
-        return Ok(None);
+    let parsed = match parse_whole(pattern.lang, source) {
+        Ok(Some(parsed)) => parsed,
+        Ok(None) => return (Ok(None), None),
+        Err(deep) => return (Err(deep), None),
     };
-    let top = root.root();
-    // Comparing two captures recurses over them: measure before matching.
-    // The probe is cheap (see `depth_beyond`), so every pattern's file is
-    // measured the same way and the matching walk is the only full walk.
-    if let Some(depth) = depth_beyond(&top, MAX_FILE_TREE_DEPTH) {
-        return Err(TooDeep {
-            depth,
-            limit: MAX_FILE_TREE_DEPTH,
-        });
+    (match_tree(pattern, rewriter, &parsed), Some(parsed))
+}
+
+/// Match a whole file's tree (parsed now or kept from an earlier search).
+pub(crate) fn match_tree(
+    pattern: &CompiledPattern,
+    rewriter: Option<&Rewriter>,
+    parsed: &ParsedFile,
+) -> Result<Option<FileMatches>, TooDeep> {
+    debug_assert_eq!(parsed.lang, pattern.lang, "a tree of another language");
+    if let Some(deep) = parsed.too_deep {
+        return Err(deep);
     }
+    let root = &parsed.tree;
+    let source = root.source();
+    let top = root.root();
     let mut found = Collector {
         pattern,
         rewriter,
@@ -312,7 +380,7 @@ pub fn match_source(
         skip: 0,
         base: 0,
     };
-    found.collect(&root, 0..source.len(), whole);
+    found.collect(root, 0..source.len(), whole);
     let unsearched = if embedded::has_regions(pattern.lang) {
         match_regions(&mut found, source, &top)
     } else {
@@ -330,7 +398,7 @@ pub fn match_source(
     }
     let rewrite = rewriter
         .filter(|_| !edits.is_empty())
-        .map(|_| plan_rewrite(source, edits, |new| check_rewritten(&root, new)));
+        .map(|_| plan_rewrite(source, edits, |new| check_rewritten(root, new)));
     Ok(Some(FileMatches {
         records,
         rewrite,

@@ -6,6 +6,7 @@
 use crate::catalog::Lang;
 use crate::excerpt::one_line;
 use crate::format;
+use crate::index::SearchIndex;
 use crate::pattern::{check_text, compile, CompiledPattern, PatternError};
 use crate::rewrite::{
     check_rewritten_text, check_size, check_template, plan_rewrite, FileRewrite, Rewriter,
@@ -297,13 +298,15 @@ fn globs_shown(globs: &Option<ignore::overrides::Override>, paths: &[String]) ->
 fn run_search(
     scope: &Scope,
     ws: &Workspace,
+    index: Option<&SearchIndex>,
     cancel: &CancellationToken,
 ) -> Result<SearchOutcome, ToolError> {
-    search::run_paths(
+    search::run_indexed(
         &scope.plan,
         ws.dir(),
         &scope.targets,
         scope.globs.as_ref(),
+        index,
         cancel,
     )
     .map_err(|e| {
@@ -381,6 +384,8 @@ pub fn find(
 /// What `ast_grep` was asked to do, checked by [`find_with`].
 #[derive(Debug, Clone, Default)]
 pub struct FindRequest<'a> {
+    /// The run's index, when it has one (see [`crate::index`]).
+    pub index: Option<&'a SearchIndex>,
     pub pattern: Option<&'a str>,
     /// An ast-grep rule (YAML or JSON text, or an object), instead of a pattern.
     pub rule: Option<&'a Value>,
@@ -406,7 +411,7 @@ pub fn find_with(
     let mut scope = scope_for(ws, &query, &req.paths, req.language)?;
     // Only the page is shown, so only the matches up to its end are kept.
     scope.plan.keep = Keep::First(skip.saturating_add(max));
-    let outcome = run_search(&scope, ws, cancel)?;
+    let outcome = run_search(&scope, ws, req.index, cancel)?;
     cancelled(&outcome)?;
     let shown = query.shown();
     unparseable_in_scope(&outcome, &shown)?;
@@ -532,7 +537,7 @@ fn plan_operation(
         limit: MAX_EDIT_FILES,
         allow_parse_errors,
     };
-    let outcome = run_search(&scope, ws, cancel)?;
+    let outcome = run_search(&scope, ws, None, cancel)?;
     cancelled(&outcome)?;
     if let Some(reached) = outcome.over_limit {
         return Err(over_limit(&format!("at least {}", thousands(reached))));

@@ -21,6 +21,7 @@
 
 use crate::catalog::Lang;
 use crate::collect::Collector;
+use crate::index::{Loaded, Pass, SearchIndex};
 use crate::nesting::MATCH_STACK_BYTES;
 use crate::pattern::CompiledPattern;
 use crate::rewrite::Rewriter;
@@ -28,7 +29,7 @@ use ignore::{WalkBuilder, WalkState};
 use memchr::memmem::Finder;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use tool_core::fs::{FsError, Root};
 use tool_core::CancellationToken;
 
@@ -163,9 +164,9 @@ struct Counters {
     too_deep: Mutex<Vec<DeepFile>>,
 }
 
-/// A file the walk found, for a matching thread: its path, its size if the
-/// walk knew it, and which prepared pattern to use.
-type Work = (PathBuf, Option<u64>, usize);
+/// A file the walk found, for a matching thread: its path, its stat if the
+/// walk made one, and which prepared pattern to use.
+type Work = (PathBuf, Option<std::fs::Metadata>, usize);
 
 /// Run the search over `target` (a file or a directory inside `root`).
 /// Files are read through the root's handle (`tool_core::fs`): no link is
@@ -189,6 +190,21 @@ pub fn run_paths(
     globs: Option<&ignore::overrides::Override>,
     cancel: &CancellationToken,
 ) -> std::io::Result<SearchOutcome> {
+    run_indexed(plan, root, targets, globs, None, cancel)
+}
+
+/// [`run_paths`] through the run's [`SearchIndex`]: files unchanged since
+/// an earlier search are not read again, kept trees and results are used.
+/// The answer is the same as without it.
+pub fn run_indexed(
+    plan: &SearchPlan,
+    root: &Root,
+    targets: &[PathBuf],
+    globs: Option<&ignore::overrides::Override>,
+    index: Option<&SearchIndex>,
+    cancel: &CancellationToken,
+) -> std::io::Result<SearchOutcome> {
+    let pass = index.map(|i| i.begin(root));
     let prepared: Vec<Prepared<'_>> = plan
         .patterns
         .iter()
@@ -240,9 +256,14 @@ pub fn run_paths(
             found
         }
     };
-    let visit = |path: &Path, len: Option<u64>, which: usize| {
+    let visit = |path: &Path, meta: Option<&std::fs::Metadata>, which: usize| {
         let p = &prepared[which];
-        if let Some(r) = search_file(p, path, len, root, plan.max_file_bytes, &counters) {
+        let at = Source {
+            root,
+            pass: pass.as_ref(),
+            max_bytes: plan.max_file_bytes,
+        };
+        if let Some(r) = search_file(p, path, meta, &at, &counters) {
             if !results.lock().expect("results lock").add(r) {
                 stop.store(true, Ordering::Relaxed);
             }
@@ -257,12 +278,12 @@ pub fn run_paths(
     std::thread::scope(|s| -> std::io::Result<()> {
         let matcher = || loop {
             let next = work_rx.lock().expect("work lock").recv();
-            let Ok((path, len, which)) = next else {
+            let Ok((path, meta, which)) = next else {
                 return;
             };
             // After a cancel or a stop the queue is drained without work.
             if !cancel.is_cancelled() && !stop.load(Ordering::Relaxed) {
-                visit(&path, len, which);
+                visit(&path, meta.as_ref(), which);
             }
         };
         let mut started = 0;
@@ -325,9 +346,9 @@ pub fn run_paths(
                         if !first_time(entry.path()) {
                             return WalkState::Continue;
                         }
-                        let len = entry.metadata().ok().map(|m| m.len());
+                        let meta = entry.metadata().ok();
                         if work_tx
-                            .send((entry.path().to_path_buf(), len, which))
+                            .send((entry.path().to_path_buf(), meta, which))
                             .is_err()
                         {
                             return WalkState::Quit;
@@ -348,6 +369,18 @@ pub fn run_paths(
         Ok(())
     })?;
 
+    if let Some(pass) = &pass {
+        let whole = globs.is_none() && targets.iter().any(|t| t == root.path());
+        if whole && !cancel.is_cancelled() && !stop.load(Ordering::Relaxed) {
+            pass.finish_whole_walk(|path| {
+                if plan.explicit {
+                    plan.patterns.first().is_some_and(|p| p.lang.claims(path))
+                } else {
+                    Lang::from_path(path).is_some_and(|l| plan.patterns.iter().any(|p| p.lang == l))
+                }
+            });
+        }
+    }
     let collected = results.into_inner().expect("results lock").finish();
     let mut searched: Vec<LangCount> = prepared
         .iter()
@@ -395,36 +428,63 @@ fn relative(root: &Path, path: &Path) -> String {
     p.to_string_lossy().replace('\\', "/")
 }
 
+/// Where a matching thread gets a file's text: through the index when the
+/// run has one, else read from the root.
+struct Source<'a> {
+    root: &'a Root,
+    pass: Option<&'a Pass<'a>>,
+    max_bytes: u64,
+}
+
+impl Source<'_> {
+    fn load(&self, path: &Path, meta: Option<&std::fs::Metadata>) -> Loaded {
+        if let Some(pass) = self.pass {
+            return pass.load(path, meta, self.max_bytes);
+        }
+        let bytes = match self.root.read(path, self.max_bytes) {
+            Ok(b) => b,
+            Err(FsError::TooLarge { .. }) => return Loaded::TooLarge,
+            Err(_) => return Loaded::Unreadable,
+        };
+        if memchr::memchr(0, &bytes).is_some() {
+            return Loaded::Binary;
+        }
+        match String::from_utf8(bytes) {
+            Ok(s) => Loaded::Text(Arc::from(s)),
+            Err(_) => Loaded::NotUtf8,
+        }
+    }
+}
+
 fn search_file(
     p: &Prepared<'_>,
     path: &Path,
-    len: Option<u64>,
-    root: &Root,
-    max_bytes: u64,
+    meta: Option<&std::fs::Metadata>,
+    at: &Source<'_>,
     counters: &Counters,
 ) -> Option<FileResult> {
-    if len.is_some_and(|l| l > max_bytes) {
+    if meta.is_some_and(|m| m.len() > at.max_bytes) {
         counters.too_large.fetch_add(1, Ordering::Relaxed);
         return None;
     }
-    let bytes = match root.read(path, max_bytes) {
-        Ok(b) => b,
-        Err(FsError::TooLarge { .. }) => {
+    let source = match at.load(path, meta) {
+        Loaded::Text(t) => t,
+        Loaded::TooLarge => {
             counters.too_large.fetch_add(1, Ordering::Relaxed);
             return None;
         }
-        Err(_) => {
+        Loaded::Unreadable => {
             counters.unreadable.fetch_add(1, Ordering::Relaxed);
             return None;
         }
-    };
-    if memchr::memchr(0, &bytes).is_some() {
-        counters.binary.fetch_add(1, Ordering::Relaxed);
-        return None;
-    }
-    let Ok(source) = String::from_utf8(bytes) else {
-        counters.not_utf8.fetch_add(1, Ordering::Relaxed);
-        return None;
+        Loaded::Binary => {
+            counters.binary.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        Loaded::NotUtf8 => {
+            counters.not_utf8.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
     };
     counters.files_searched.fetch_add(1, Ordering::Relaxed);
     p.searched.fetch_add(1, Ordering::Relaxed);
@@ -434,7 +494,11 @@ fn search_file(
         counters.prefiltered.fetch_add(1, Ordering::Relaxed);
         return None;
     }
-    let result = match match_source(p.pattern, p.rewriter, &source) {
+    let found = match at.pass {
+        Some(pass) => pass.match_file(path, p.pattern, p.rewriter, &source),
+        None => match_source(p.pattern, p.rewriter, &source),
+    };
+    let result = match found {
         Ok(found) => found?,
         Err(TooDeep { depth, limit }) => {
             // Skipped, so not searched after all.
@@ -445,7 +509,7 @@ fn search_file(
                 .lock()
                 .expect("too_deep lock")
                 .push(DeepFile {
-                    rel: relative(root.path(), path),
+                    rel: relative(at.root.path(), path),
                     depth,
                     limit,
                 });
@@ -454,7 +518,7 @@ fn search_file(
     };
     Some(FileResult {
         path: path.to_path_buf(),
-        rel: relative(root.path(), path),
+        rel: relative(at.root.path(), path),
         lang: p.pattern.lang,
         matches: result.records,
         rewrite: result.rewrite,

@@ -1,6 +1,7 @@
 //! The three tools as the model sees them: typed arguments, specs, and thin
 //! `call`s that run the [`ops`](crate::ops) on a blocking thread.
 
+use crate::index::SearchIndex;
 use crate::ops;
 use crate::store::EditStore;
 use schemars::JsonSchema;
@@ -167,11 +168,18 @@ async fn blocking<T: Send + 'static>(
 /// `ast_grep`: structural search.
 pub struct AstGrepTool {
     workspace: Workspace,
+    /// What the run's earlier searches read and parsed.
+    index: Arc<SearchIndex>,
 }
 
 impl AstGrepTool {
+    /// With an index of the default budget of its own.
     pub fn new(workspace: Workspace) -> Self {
-        AstGrepTool { workspace }
+        AstGrepTool::with_index(workspace, Arc::default())
+    }
+
+    pub fn with_index(workspace: Workspace, index: Arc<SearchIndex>) -> Self {
+        AstGrepTool { workspace, index }
     }
 }
 
@@ -188,8 +196,10 @@ impl Tool for AstGrepTool {
         let args: AstGrepArgs = parse_args(args)?;
         let ws = self.workspace.clone();
         let cancel = cx.cancel.clone();
+        let index = self.index.clone();
         blocking(move || {
             let req = ops::FindRequest {
+                index: Some(&index),
                 pattern: args.pattern.as_deref(),
                 rule: args.rule.as_ref(),
                 paths: PathArg::entries(&args.path),

@@ -14,7 +14,8 @@
 //! the run's [`notices`] board, whose news rides on the next tool result, and
 //! the private [`scratch`] folders a run keeps non-workspace files in, and
 //! the fold of config [`layers`] over a built-in catalog, with its trust
-//! rule, and input [`schema`]s any JSON Schema validator accepts.
+//! rule, and input [`schema`]s any JSON Schema validator accepts, and the
+//! [`source_walk`] over a root's source files (which languages it holds).
 //!
 //! This crate must never depend on a `tool-*` crate, and never start a process
 //! or write a file other than through [`process`], [`fs`] and [`files`].
@@ -37,6 +38,7 @@ pub mod programs;
 pub mod registry;
 pub mod schema;
 pub mod scratch;
+pub mod source_walk;
 pub mod staging;
 pub mod tier;
 pub mod tool;

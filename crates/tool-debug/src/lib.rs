@@ -226,9 +226,16 @@ impl DebugSupervisor {
         }
     }
 
-    /// One line per adapter: usable here or not, and why.
+    /// For `doctor`: a line per adapter of a language the checkout has
+    /// files of (usable here or not, and why), the rest one line per reason.
     pub fn adapter_report(&self, root: &std::path::Path) -> Vec<String> {
-        ops::adapter_lines(&self.catalog, root)
+        ops::adapter_lines(&self.catalog, root, false)
+    }
+
+    /// [`Self::adapter_report`] with a line for every adapter, none grouped
+    /// (`doctor --all`).
+    pub fn adapter_report_all(&self, root: &std::path::Path) -> Vec<String> {
+        ops::adapter_lines(&self.catalog, root, true)
     }
 }
 
@@ -310,6 +317,10 @@ impl Binding for DebugBinding {
 
     fn doctor(&self, run: &RunContext) -> Vec<String> {
         self.supervisor.adapter_report(run.workspace.root())
+    }
+
+    fn doctor_all(&self, run: &RunContext) -> Vec<String> {
+        self.supervisor.adapter_report_all(run.workspace.root())
     }
 }
 

@@ -24,10 +24,12 @@ impl ToolsetBuilder {
 struct AstGrepSection {
     /// The folder of the edit journal.
     journal_dir: Option<PathBuf>,
+    /// The budget of the run's search index, in MiB.
+    cache_mb: Option<usize>,
 }
 
 /// The binding the binary uses for this family. The config section
-/// `[astgrep]` may set `journal_dir`.
+/// `[astgrep]` may set `journal_dir` and `cache_mb`.
 pub(crate) fn default_binding(
     opts: &RunOptions,
     _run: &RunContext,
@@ -37,6 +39,9 @@ pub(crate) fn default_binding(
     let mut binding = AstGrepBinding::new();
     if let Some(dir) = section.journal_dir {
         binding = binding.with_journal_dir(dir);
+    }
+    if let Some(mb) = section.cache_mb {
+        binding = binding.with_cache_mb(mb);
     }
     Ok(Box::new(binding))
 }

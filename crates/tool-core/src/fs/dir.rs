@@ -14,6 +14,13 @@ impl DirHandle {
         join_shown(&self.shown, &name.to_string_lossy())
     }
 
+    /// Tell the root's [`WriteLog`](super::WriteLog) that `shown` changed.
+    fn noted(&self, shown: &str) {
+        if let Some(log) = &self.writes {
+            log.note(shown);
+        }
+    }
+
     /// The kind and permission bits of `name` here, not following a link;
     /// `None` when absent.
     pub fn child_kind(&self, name: &OsStr) -> Result<Option<(FileKind, u32)>, FsError> {
@@ -121,6 +128,7 @@ impl DirHandle {
             let _ = rustix::fs::unlinkat(&self.fd, tmp.as_str(), AtFlags::empty());
         } else {
             let _ = rustix::fs::fsync(&self.fd);
+            self.noted(&shown);
         }
         result
     }
@@ -137,6 +145,7 @@ impl DirHandle {
             Some(_) => match rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()) {
                 Ok(()) | Err(Errno::NOENT) => {
                     let _ = rustix::fs::fsync(&self.fd);
+                    self.noted(&shown);
                     Ok(())
                 }
                 Err(e) => Err(FsError::from_errno(e, &shown, "remove")),

@@ -37,7 +37,7 @@
 //! walk), `dir` (what a directory handle does: read, replace, remove, list),
 //! `root` (the same from the workspace root, by path), `temp` (temporary
 //! file names and the stale-temp sweep), `own_file` (our own files outside
-//! any workspace).
+//! any workspace), `write_log` (what the run's tools wrote, for caches).
 
 mod beneath;
 mod dir;
@@ -46,12 +46,14 @@ mod root;
 mod temp;
 #[cfg(test)]
 mod tests;
+mod write_log;
 
 use beneath::{components, kind_of, open_beneath, open_child_dir};
 pub use beneath::{force_component_walk, uses_openat2};
 pub use own_file::{read_own_file, write_own_file};
 use temp::temp_name;
 pub use temp::temp_owner;
+pub use write_log::{WriteLog, WritesSince};
 
 use rustix::fs::FileType;
 use rustix::io::Errno;
@@ -180,6 +182,8 @@ impl From<FsError> for crate::ToolError {
 pub struct Root {
     path: PathBuf,
     fd: Arc<OwnedFd>,
+    /// Shared by every clone and every directory handle made from it.
+    writes: Arc<WriteLog>,
 }
 
 impl fmt::Debug for Root {
@@ -220,6 +224,12 @@ impl RegularFile {
         self.len == 0
     }
 
+    /// `fstat` of the open file (sizes, times, inode), for caches that
+    /// must tell later whether the file changed.
+    pub fn metadata(&self) -> io::Result<std::fs::Metadata> {
+        self.file.metadata()
+    }
+
     /// The whole file, refused unopened when it is over `max` bytes (by its
     /// `fstat` size, or because it grew past `max` while read).
     pub fn read_capped(mut self, max: u64) -> Result<Vec<u8>, FsError> {
@@ -256,6 +266,8 @@ pub struct DirHandle {
     fd: OwnedFd,
     /// The directory as the model reads it ("" for the root).
     shown: String,
+    /// The root's log, when this folder is inside a workspace root.
+    writes: Option<Arc<WriteLog>>,
 }
 
 fn join_shown(dir: &str, name: &str) -> String {

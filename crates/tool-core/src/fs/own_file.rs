@@ -18,6 +18,7 @@ pub fn write_own_file(path: &Path, contents: &[u8]) -> io::Result<()> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
     std::fs::create_dir_all(parent)?;
     let dir = DirHandle {
+        writes: None,
         fd: rustix::fs::open(
             parent,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,

@@ -3,7 +3,7 @@
 
 use super::{
     components, kind_of, open_beneath, open_child_dir, regular, DirHandle, FileKind, FsError,
-    Opened, RegularFile, Root,
+    Opened, RegularFile, Root, WriteLog,
 };
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
@@ -25,11 +25,18 @@ impl Root {
         Ok(Root {
             path: path.to_path_buf(),
             fd: Arc::new(fd),
+            writes: Arc::default(),
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// What the run's tools wrote or removed through this root (and its
+    /// clones) so far.
+    pub fn writes(&self) -> &Arc<WriteLog> {
+        &self.writes
     }
 
     /// `path` (absolute inside the root, or relative to it) relative to the
@@ -62,7 +69,11 @@ impl Root {
         let (kind, _, _) =
             kind_of(fd.as_fd()).map_err(|e| FsError::from_errno(e, &shown, "inspect"))?;
         match kind {
-            FileKind::Directory => Ok(Opened::Dir(DirHandle { fd, shown })),
+            FileKind::Directory => Ok(Opened::Dir(DirHandle {
+                fd,
+                shown,
+                writes: Some(self.writes.clone()),
+            })),
             _ => regular(fd, shown).map(Opened::File),
         }
     }
@@ -208,6 +219,7 @@ impl Root {
             DirHandle {
                 fd,
                 shown: parent_shown,
+                writes: Some(self.writes.clone()),
             },
             last.to_os_string(),
         ))

@@ -134,6 +134,7 @@ impl Root {
                     queue.push_back(DirHandle {
                         shown: dir.shown_child(&name),
                         fd,
+                        writes: dir.writes.clone(),
                     });
                 }
             }

@@ -54,13 +54,59 @@ fn check_adapters(catalog: &Catalog, root: &Path) -> Vec<AdapterCheck> {
         .collect()
 }
 
-/// One line per adapter: usable here or not, and why (for `doctor`).
-pub(crate) fn adapter_lines(catalog: &Catalog, root: &Path) -> Vec<String> {
-    check_adapters(catalog, root)
-        .into_iter()
-        .map(|c| c.line)
-        .chain(set_aside_lines(catalog, root))
-        .collect()
+/// For `doctor`: a line per adapter of a language the checkout has files
+/// of (usable here or not, and why), the others one line per reason, as
+/// lsp's doctor groups its servers; with `all`, a line for every adapter.
+pub(crate) fn adapter_lines(catalog: &Catalog, root: &Path, all: bool) -> Vec<String> {
+    let present = tool_core::source_walk::first_file_per_name(root);
+    let (mut usable, mut no_project, mut not_installed) = (Vec::new(), Vec::new(), Vec::new());
+    let mut lines = Vec::new();
+    for (spec, check) in catalog.specs().iter().zip(check_adapters(catalog, root)) {
+        if all || has_files_of(spec, &present) {
+            lines.push(check.line);
+            continue;
+        }
+        let group = if check.usable {
+            &mut usable
+        } else if check.line.contains("not usable: no root marker") {
+            // The binary was found; only the project is missing.
+            &mut no_project
+        } else {
+            &mut not_installed
+        };
+        group.push(check.id);
+    }
+    let groups = [
+        ("usable, no files of theirs here", usable),
+        ("no project of theirs here", no_project),
+        ("not installed, no files of theirs here", not_installed),
+    ];
+    let grouped = groups.iter().any(|(_, ids)| !ids.is_empty());
+    for (why, ids) in groups {
+        if !ids.is_empty() {
+            lines.push(format!("debug — {why} ({}): {}", ids.len(), ids.join(", ")));
+        }
+    }
+    if grouped {
+        lines
+            .push("debug — `agent-tools doctor --all` gives each of those a line, with why".into());
+    }
+    lines.extend(set_aside_lines(catalog, root));
+    lines
+}
+
+/// Whether the checkout has a file the adapter debugs or a file that marks
+/// its project (`present`: the first file of each `.ext` and each name).
+fn has_files_of(
+    spec: &crate::catalog::AdapterSpec,
+    present: &std::collections::BTreeMap<String, std::path::PathBuf>,
+) -> bool {
+    let ext = |x: &str| present.contains_key(&format!(".{x}"));
+    spec.extensions.iter().any(|x| ext(x))
+        || spec.markers.iter().any(|m| match m.strip_prefix("*.") {
+            Some(x) => ext(x),
+            None => present.contains_key(m),
+        })
 }
 
 /// The project entries set aside (untrusted workspace), one notice each.

@@ -63,6 +63,8 @@ pub(crate) async fn run(
     );
     for fam in FAMILIES {
         let state = toolset.state(fam.feature);
+        // A family's tools unregistered for one reason: said once.
+        let mut said: Option<(&str, String)> = None;
         for tool in fam.tools {
             let (name, tier) = (tool.name, tool.tier);
             let registered = toolset.registry().contains(name);
@@ -78,6 +80,17 @@ pub(crate) async fn run(
                     format!("{resource} bound; tool not registered in this mode"),
                 ),
                 BindingState::Unbound { why } => ("yes", format!("needs {}: {why}", fam.resource)),
+            };
+            let why = match &said {
+                Some((first, same)) if !registered && !all && *same == why => {
+                    format!("as {first}")
+                }
+                _ => {
+                    if !registered {
+                        said = Some((name, why.clone()));
+                    }
+                    why
+                }
             };
             let _ = writeln!(
                 out,

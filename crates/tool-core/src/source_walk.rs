@@ -1,6 +1,6 @@
 //! The walk over a root's source files that warm-up, the rename
 //! completeness scan and the search for which languages a workspace holds
-//! share: ignore-aware like ripgrep, hidden files and
+//! (lsp's and debug's doctor lines) share: ignore-aware like ripgrep, hidden files and
 //! symlinks left out, in path order, dependency and build folders skipped.
 
 use std::collections::BTreeMap;
