@@ -353,74 +353,10 @@ fn main() {
     let mut summary = Vec::new();
     let mut parts = Vec::new();
     for case in cases {
-        let mut ours_times = Vec::new();
-        let mut cli_times = Vec::new();
-        let mut ours_cpu = Vec::new();
-        let mut cli_cpu = Vec::new();
-        let mut ours: Option<Ours> = None;
-        let mut cli_run: Option<Cli> = None;
-        for _ in 0..reps {
-            let o = run_ours(&corpus, case);
-            ours_times.push(o.time);
-            ours_cpu.push(o.cpu);
-            ours = Some(o);
-            let c = run_cli(&cli, &corpus, case);
-            cli_times.push(c.time);
-            cli_cpu.push(c.cpu);
-            cli_run = Some(c);
-        }
-        let (mut ours, mut cli_run) = (ours.expect("ran"), cli_run.expect("ran"));
-        ours.time = median(ours_times);
-        cli_run.time = median(cli_times);
-        ours.cpu = median(ours_cpu);
-        cli_run.cpu = median(cli_cpu);
-        let cpu_ratio = ours.cpu.as_secs_f64() / cli_run.cpu.as_secs_f64().max(1e-9);
-        let ratio = ours.time.as_secs_f64() / cli_run.time.as_secs_f64().max(1e-9);
-        if let Some(t) = case.target {
-            summary.push(format!(
-                "{} {ratio:.2}x (target ≤{t:.1}x; cpu {cpu_ratio:.2}x)",
-                case.name
-            ));
-        }
-        parts.push(format!("{} {} of {}", case.name, ours.in_parts, ours.files));
-        let mut identical = ours.matches == cli_run.matches;
-        if case.rewrite.is_some() {
-            identical &= ours.rewritten == cli_run.rewritten;
-        }
-        let meets = case.target.is_none_or(|t| ratio <= t);
-        all_ok &= identical && meets;
-        println!(
-            "{:<14} {:<22} {:>9} {:>10} {:>6.2}x {:>7}  {:>7}/{:<7} {:>4.2}x  {:>8}/{:<8}  {}",
-            case.name,
-            case.pattern,
-            secs(ours.time),
-            secs(cli_run.time),
-            ratio,
-            case.target
-                .map_or_else(|| "-".into(), |t| format!("≤{t:.1}x")),
-            secs(ours.cpu),
-            secs(cli_run.cpu),
-            cpu_ratio,
-            ours.matches.len(),
-            cli_run.matches.len(),
-            if identical { "yes" } else { "NO" }
-        );
-        if !identical {
-            let only_ours: Vec<_> = ours.matches.difference(&cli_run.matches).take(5).collect();
-            let only_cli: Vec<_> = cli_run.matches.difference(&ours.matches).take(5).collect();
-            println!("    only ours: {only_ours:?}");
-            println!("    only ast-grep: {only_cli:?}");
-            if case.rewrite.is_some() {
-                let differing: Vec<&String> = ours
-                    .rewritten
-                    .keys()
-                    .chain(cli_run.rewritten.keys())
-                    .filter(|k| ours.rewritten.get(*k) != cli_run.rewritten.get(*k))
-                    .take(5)
-                    .collect();
-                println!("    rewritten files that differ: {differing:?}");
-            }
-        }
+        let (ok, target, part) = bench_case(&cli, &corpus, case, reps);
+        all_ok &= ok;
+        summary.extend(target);
+        parts.push(part);
     }
     println!(
         "files with matches parsed only in part (the top-level statements holding the literal): {}",
@@ -434,6 +370,86 @@ fn main() {
         run_table(&cli, &corpus);
         memory::run(&cli, &memory::corpus(&corpus, copies), copies);
     }
+}
+
+/// One case: `reps` rounds of ours and the CLI's, interleaved; its table
+/// row printed. Whether it met its target with identical matches, its
+/// ratio line for the summary, and its parts count.
+fn bench_case(
+    cli: &Path,
+    corpus: &Path,
+    case: &Case,
+    reps: usize,
+) -> (bool, Option<String>, String) {
+    let mut ours_times = Vec::new();
+    let mut cli_times = Vec::new();
+    let mut ours_cpu = Vec::new();
+    let mut cli_cpu = Vec::new();
+    let mut ours: Option<Ours> = None;
+    let mut cli_run: Option<Cli> = None;
+    for _ in 0..reps {
+        let o = run_ours(corpus, case);
+        ours_times.push(o.time);
+        ours_cpu.push(o.cpu);
+        ours = Some(o);
+        let c = run_cli(cli, corpus, case);
+        cli_times.push(c.time);
+        cli_cpu.push(c.cpu);
+        cli_run = Some(c);
+    }
+    let (mut ours, mut cli_run) = (ours.expect("ran"), cli_run.expect("ran"));
+    ours.time = median(ours_times);
+    cli_run.time = median(cli_times);
+    ours.cpu = median(ours_cpu);
+    cli_run.cpu = median(cli_cpu);
+    let cpu_ratio = ours.cpu.as_secs_f64() / cli_run.cpu.as_secs_f64().max(1e-9);
+    let ratio = ours.time.as_secs_f64() / cli_run.time.as_secs_f64().max(1e-9);
+    let target = case.target.map(|t| {
+        format!(
+            "{} {ratio:.2}x (target ≤{t:.1}x; cpu {cpu_ratio:.2}x)",
+            case.name
+        )
+    });
+    let part = format!("{} {} of {}", case.name, ours.in_parts, ours.files);
+    let mut identical = ours.matches == cli_run.matches;
+    if case.rewrite.is_some() {
+        identical &= ours.rewritten == cli_run.rewritten;
+    }
+    let meets = case.target.is_none_or(|t| ratio <= t);
+    let ok = identical && meets;
+    println!(
+        "{:<14} {:<22} {:>9} {:>10} {:>6.2}x {:>7}  {:>7}/{:<7} {:>4.2}x  {:>8}/{:<8}  {}",
+        case.name,
+        case.pattern,
+        secs(ours.time),
+        secs(cli_run.time),
+        ratio,
+        case.target
+            .map_or_else(|| "-".into(), |t| format!("≤{t:.1}x")),
+        secs(ours.cpu),
+        secs(cli_run.cpu),
+        cpu_ratio,
+        ours.matches.len(),
+        cli_run.matches.len(),
+        if identical { "yes" } else { "NO" }
+    );
+    if !identical {
+        let only_ours: Vec<_> = ours.matches.difference(&cli_run.matches).take(5).collect();
+        let only_cli: Vec<_> = cli_run.matches.difference(&ours.matches).take(5).collect();
+        println!("    only ours: {only_ours:?}");
+        println!("    only ast-grep: {only_cli:?}");
+        if case.rewrite.is_some() {
+            let differing: Vec<&String> = ours
+                .rewritten
+                .keys()
+                .chain(cli_run.rewritten.keys())
+                .filter(|k| ours.rewritten.get(*k) != cli_run.rewritten.get(*k))
+                .take(5)
+                .collect();
+            println!("    rewritten files that differ: {differing:?}");
+        }
+    }
+    (ok, target, part)
 }
 
 /// The run table over the stdlib and the C projects unpacked under

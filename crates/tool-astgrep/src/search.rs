@@ -154,6 +154,7 @@ struct Prepared<'p> {
     searched: AtomicUsize,
 }
 
+#[derive(Default)]
 struct Counters {
     files_searched: AtomicUsize,
     prefiltered: AtomicUsize,
@@ -205,39 +206,13 @@ pub fn run_indexed(
     cancel: &CancellationToken,
 ) -> std::io::Result<SearchOutcome> {
     let pass = index.map(|i| i.begin(root));
-    let prepared: Vec<Prepared<'_>> = plan
-        .patterns
-        .iter()
-        .enumerate()
-        .map(|(i, p)| Prepared {
-            pattern: p,
-            finder: p
-                .required_literal
-                .as_deref()
-                .map(|t| Finder::new(t.as_bytes())),
-            others: p
-                .other_literals
-                .iter()
-                .map(|t| Finder::new(t.as_bytes()))
-                .collect(),
-            rewriter: plan.rewriters.as_ref().map(|r| &r[i]),
-            searched: AtomicUsize::new(0),
-        })
-        .collect();
+    let prepared = prepare(plan);
     let uncompiled: Vec<(Lang, AtomicUsize)> = plan
         .uncompiled
         .iter()
         .map(|l| (*l, AtomicUsize::new(0)))
         .collect();
-    let counters = Counters {
-        files_searched: AtomicUsize::new(0),
-        prefiltered: AtomicUsize::new(0),
-        binary: AtomicUsize::new(0),
-        not_utf8: AtomicUsize::new(0),
-        too_large: AtomicUsize::new(0),
-        unreadable: AtomicUsize::new(0),
-        too_deep: Mutex::new(Vec::new()),
-    };
+    let counters = Counters::default();
     let results = Mutex::new(Collector::new(plan.keep));
     // Set when the answer is decided before the walk ends.
     let stop = AtomicBool::new(false);
@@ -381,7 +356,46 @@ pub fn run_indexed(
             });
         }
     }
-    let collected = results.into_inner().expect("results lock").finish();
+    Ok(outcome(
+        plan,
+        (&prepared, &uncompiled),
+        counters,
+        results.into_inner().expect("results lock"),
+        cancel.is_cancelled(),
+    ))
+}
+
+/// Each pattern of `plan` with its literal finders and rewriter.
+fn prepare(plan: &SearchPlan) -> Vec<Prepared<'_>> {
+    plan.patterns
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Prepared {
+            pattern: p,
+            finder: p
+                .required_literal
+                .as_deref()
+                .map(|t| Finder::new(t.as_bytes())),
+            others: p
+                .other_literals
+                .iter()
+                .map(|t| Finder::new(t.as_bytes()))
+                .collect(),
+            rewriter: plan.rewriters.as_ref().map(|r| &r[i]),
+            searched: AtomicUsize::new(0),
+        })
+        .collect()
+}
+
+/// The search's answer from what its threads counted and collected.
+fn outcome(
+    plan: &SearchPlan,
+    (prepared, uncompiled): (&[Prepared<'_>], &[(Lang, AtomicUsize)]),
+    counters: Counters,
+    results: Collector,
+    cancelled: bool,
+) -> SearchOutcome {
+    let collected = results.finish();
     let mut searched: Vec<LangCount> = prepared
         .iter()
         .map(|p| LangCount {
@@ -402,7 +416,7 @@ pub fn run_indexed(
     not_searched.sort_by_key(|c| c.lang.id());
     let mut too_deep = counters.too_deep.into_inner().expect("too_deep lock");
     too_deep.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok(SearchOutcome {
+    SearchOutcome {
         files: collected.files,
         matches_total: collected.total_matches,
         files_matched: collected.files_with_matches,
@@ -419,8 +433,8 @@ pub fn run_indexed(
             unreadable: counters.unreadable.load(Ordering::Relaxed),
             too_deep,
         },
-        cancelled: cancel.is_cancelled(),
-    })
+        cancelled,
+    }
 }
 
 fn relative(root: &Path, path: &Path) -> String {

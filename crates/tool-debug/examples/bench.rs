@@ -293,6 +293,10 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "a table: one row literal per case, no logic to split"
+)]
 fn cases() -> Vec<Case> {
     let fixtures = test_support::fixtures::workspace_root().join("tests/fixtures/debug");
     let mut out = Vec::new();

@@ -1709,6 +1709,11 @@ async fn scenario(row: Row) {
     b.call(json!({"op": "terminate"})).await;
     assert_no_orphans(&b, &recorded).await;
 
+    attach(&b, dir.path(), &row).await;
+}
+
+/// Attaching: to nothing, to a silent listener, then to running ones.
+async fn attach(b: &Bench, dir: &Path, row: &Row) {
     // Nothing listens: refused at once, with the connection error.
     let port = closed_port();
     let started = Instant::now();
@@ -1717,7 +1722,7 @@ async fn scenario(row: Row) {
         .await;
     let took = started.elapsed();
     row.closed_port
-        .assert_eq(&stable(&normalized(&b, &err.to_string()), Some(port)));
+        .assert_eq(&stable(&normalized(b, &err.to_string()), Some(port)));
     assert!(took < Duration::from_secs(1), "refused after {took:?}");
     assert!(b.processes().await.is_empty());
 
@@ -1750,12 +1755,17 @@ async fn scenario(row: Row) {
     assert!(took < Duration::from_secs(5), "gave up after {took:?}");
     assert!(b.processes().await.is_empty());
     drop(silent);
+    attach_running(b, dir, row).await;
+}
 
+/// Attaching to a debuggee started outside the run, and to a running
+/// process by its pid: `terminate` lets each go on running.
+async fn attach_running(b: &Bench, dir: &Path, row: &Row) {
     // Attached to a debuggee started outside the run, `terminate`
     // disconnects and leaves it running.
     if let Some(listening) = &row.listening {
         let port = closed_port();
-        let mut server = (listening.start)(dir.path(), port);
+        let mut server = (listening.start)(dir, port);
         for _ in 0..200 {
             if tool_debug::session::port_listened_on(port) == Some(true) {
                 break;
@@ -1770,7 +1780,7 @@ async fn scenario(row: Row) {
         // Where an attach that stops stands, and why, varies: lldb-server
         // starts the program stopped at its entry, and it stops again in the
         // loader, so the stop is said up to its reason.
-        let said: Vec<String> = stable(&seen(&b, &text), Some(port))
+        let said: Vec<String> = stable(&seen(b, &text), Some(port))
             .lines()
             .map(|l| match l.split_once(" (") {
                 Some((stopped, _)) if stopped == "stopped" => stopped.to_string(),
@@ -1792,7 +1802,7 @@ async fn scenario(row: Row) {
                 children[0]
             }
         };
-        wait_for_pause(&b).await;
+        wait_for_pause(b).await;
         let (text, s) = b.call(json!({"op": "terminate"})).await;
         assert_eq!(
             (
@@ -1823,7 +1833,7 @@ async fn scenario(row: Row) {
         _ => None,
     };
     if let (Some(spinner), Some(why)) = (row.spinner, gdb_refused) {
-        let mut program = spinner(dir.path());
+        let mut program = spinner(dir);
         let pid = program.id();
         let err = b
             .err(json!({"op": "attach", "pid": pid, "timeout_seconds": 20}))
@@ -1839,7 +1849,7 @@ async fn scenario(row: Row) {
         kill(pid);
         let _ = program.wait();
     } else if let Some(spinner) = row.spinner {
-        let mut program = spinner(dir.path());
+        let mut program = spinner(dir);
         let pid = program.id();
         // Without `adapter`: routed by what the process runs.
         let (text, _) = b
@@ -1849,7 +1859,7 @@ async fn scenario(row: Row) {
             head(&text),
             format!("debug attach  pid {pid} under {}", row.adapter)
         );
-        wait_for_pause(&b).await;
+        wait_for_pause(b).await;
         let recorded = b.processes().await;
         assert!(
             !recorded.contains(&pid),
@@ -1865,7 +1875,7 @@ async fn scenario(row: Row) {
             tool_core::process::pid_alive(pid),
             "the debuggee was killed"
         );
-        assert_no_orphans(&b, &recorded).await;
+        assert_no_orphans(b, &recorded).await;
         kill(pid);
         let _ = program.wait();
     }

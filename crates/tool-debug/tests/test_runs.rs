@@ -66,6 +66,10 @@ fn venv_without_pytest(dir: &std::path::Path) {
     assert!(status.success());
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "a table: one row literal per case, no logic to split"
+)]
 fn python_cases() -> Vec<Case> {
     const PY: &[&[&str]] = &[&["debugpy"], &["python3"]];
     vec![

@@ -137,66 +137,71 @@ fn answer_server_request(
     }
 }
 
+/// A `textDocument/publishDiagnostics`: kept as the document's latest
+/// (the one it replaces among the earlier ones), its sources noted on the
+/// progress runs it may belong to.
+fn on_publish(shared: &Shared, params: &Value) {
+    let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+        return;
+    };
+    let version = params
+        .get("version")
+        .and_then(Value::as_i64)
+        .map(|v| v as i32);
+    if version.is_some() {
+        shared.publishes_versions.store(true, Ordering::Relaxed);
+    }
+    shared.delivered.store(true, Ordering::Relaxed);
+    let diagnostics: Vec<lsp_types::Diagnostic> = params
+        .get("diagnostics")
+        .cloned()
+        .and_then(|d| serde_json::from_value(d).ok())
+        .unwrap_or_default();
+    let uri = normalize_uri(uri);
+    {
+        // Each run still open, and each ended one no later run of
+        // its token has followed (rust-analyzer publishes a check's
+        // results during its run or just after its end).
+        let mut a = shared.activity.lock().expect("activity");
+        let latest: Vec<bool> = (0..a.history.len())
+            .map(|i| {
+                let token = &a.history[i].token;
+                !a.history[i + 1..].iter().any(|r| &r.token == token)
+            })
+            .collect();
+        for (run, latest) in a.history.iter_mut().zip(latest) {
+            if run.ended.is_none() || latest {
+                let sources = diagnostics.iter().filter_map(|d| d.source.clone());
+                run.sources_published.extend(sources);
+            }
+        }
+    }
+    let mut store = shared.diagnostics.lock().expect("diagnostics");
+    let seq = *shared.diag_seq.borrow() + 1;
+    let replaced = store.insert(
+        uri.clone(),
+        Published {
+            version,
+            diagnostics,
+            seq,
+            at: Instant::now(),
+        },
+    );
+    drop(store);
+    if let Some(old) = replaced {
+        let mut earlier = shared.earlier.lock().expect("earlier");
+        let kept = earlier.entry(uri).or_default();
+        if kept.len() >= super::EARLIER_PUBLISHES {
+            kept.pop_front();
+        }
+        kept.push_back(old);
+    }
+    shared.diag_seq.send_replace(seq);
+}
+
 fn handle_notification(shared: &Shared, method: &str, params: Value) {
     match method {
-        "textDocument/publishDiagnostics" => {
-            let Some(uri) = params.get("uri").and_then(Value::as_str) else {
-                return;
-            };
-            let version = params
-                .get("version")
-                .and_then(Value::as_i64)
-                .map(|v| v as i32);
-            if version.is_some() {
-                shared.publishes_versions.store(true, Ordering::Relaxed);
-            }
-            shared.delivered.store(true, Ordering::Relaxed);
-            let diagnostics: Vec<lsp_types::Diagnostic> = params
-                .get("diagnostics")
-                .cloned()
-                .and_then(|d| serde_json::from_value(d).ok())
-                .unwrap_or_default();
-            let uri = normalize_uri(uri);
-            {
-                // Each run still open, and each ended one no later run of
-                // its token has followed (rust-analyzer publishes a check's
-                // results during its run or just after its end).
-                let mut a = shared.activity.lock().expect("activity");
-                let latest: Vec<bool> = (0..a.history.len())
-                    .map(|i| {
-                        let token = &a.history[i].token;
-                        !a.history[i + 1..].iter().any(|r| &r.token == token)
-                    })
-                    .collect();
-                for (run, latest) in a.history.iter_mut().zip(latest) {
-                    if run.ended.is_none() || latest {
-                        let sources = diagnostics.iter().filter_map(|d| d.source.clone());
-                        run.sources_published.extend(sources);
-                    }
-                }
-            }
-            let mut store = shared.diagnostics.lock().expect("diagnostics");
-            let seq = *shared.diag_seq.borrow() + 1;
-            let replaced = store.insert(
-                uri.clone(),
-                Published {
-                    version,
-                    diagnostics,
-                    seq,
-                    at: Instant::now(),
-                },
-            );
-            drop(store);
-            if let Some(old) = replaced {
-                let mut earlier = shared.earlier.lock().expect("earlier");
-                let kept = earlier.entry(uri).or_default();
-                if kept.len() >= super::EARLIER_PUBLISHES {
-                    kept.pop_front();
-                }
-                kept.push_back(old);
-            }
-            shared.diag_seq.send_replace(seq);
-        }
+        "textDocument/publishDiagnostics" => on_publish(shared, &params),
         "$/progress" => {
             let token = match params.get("token") {
                 Some(Value::String(s)) => s.clone(),
