@@ -95,7 +95,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "[astgrep]\njournal = \"j\"\n",
-        "[astgrep] journal = \"j\": unknown field `journal`, expected `journal_dir`",
+        "[astgrep] journal = \"j\": unknown field `journal`, expected `journal_dir` or `cache_mb`",
     ),
     (
         "[astgrep]\njournal_dir = 3\n",
