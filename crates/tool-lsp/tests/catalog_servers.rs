@@ -267,6 +267,23 @@ const ROWS: &[Row] = &[
         broken: ("broken.ts", "lsp diagnostics  broken.ts (biome) — 1 error, 1 warning\nbroken.ts:1:1 error [lint/suspicious/noDebugger] This is an unexpected use of the debugger statement.\nbroken.ts:2:1 warning [lint/style/useConst] This let declares a variable that is only assigned once.\n(1 hint or info not shown)"),
         hover: None,
     },
+    Row {
+        id: "java",
+        binary: "jdtls",
+        files: &[
+            ("pom.xml", "<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>m</groupId>\n  <artifactId>m</artifactId>\n  <version>0</version>\n  <properties><maven.compiler.release>17</maven.compiler.release></properties>\n</project>\n"),
+            ("src/main/java/m/App.java", "package m;\n\nimport m.util.Greeter;\n\npublic class App {\n    public static void main(String[] args) {\n        System.out.println(Greeter.greet(\"world\"));\n    }\n}\n"),
+            ("src/main/java/m/util/Greeter.java", "package m.util;\n\n/** Says hello. */\npublic final class Greeter {\n    /** The greeting for {@code name}. */\n    public static String greet(String name) {\n        return \"hello \" + name;\n    }\n}\n"),
+            ("src/main/java/m/Broken.java", "package m;\n\nclass Broken {\n    int f() {\n        return Greeter.greet(1);\n    }\n}\n"),
+        ],
+        file: "src/main/java/m/App.java",
+        // Its background searches show as indexing a while after the
+        // first answer.
+        status: "java at . (jdtls -data {own_dir}): running, pid PID, …",
+        symbols: "lsp symbols  src/main/java/m/App.java — 3 symbols\n1: package m\n5: class App\n  6: method main(String[])   : void",
+        broken: ("src/main/java/m/Broken.java", "lsp diagnostics  src/main/java/m/Broken.java (java) — 1 error, 0 warnings\nsrc/main/java/m/Broken.java:5:16 error [570425394] Greeter cannot be resolved"),
+        hover: Some((7, "greet", "lsp hover  `greet` at src/main/java/m/App.java:7\nString m.util.Greeter.greet(String name)\n\nThe greeting for `name`.\n\n* **Parameters:**\n  * **name**\n…")),
+    },
 ];
 
 /// A config whose catalog is the built-in entry `id` alone (a linter
@@ -291,7 +308,9 @@ async fn check(row: &Row) -> Vec<String> {
     let mut failures = Vec::new();
     let dir = tempfile::tempdir().unwrap();
     for (path, text) in row.files {
-        std::fs::write(dir.path().join(path), text).unwrap();
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     let run = Run::with_binding(dir, LspBinding::new(only(row.id)));
     let mut fail = |what: &str, want: &str, out: &str| {
