@@ -36,6 +36,12 @@ struct Row {
     hover: Option<(u32, &'static str, &'static str)>,
 }
 
+/// A two-package Maven project without dependencies (jdtls imports it
+/// offline): App calls Greeter across packages.
+const JAVA_POM: (&str, &str) = ("pom.xml", "<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>m</groupId>\n  <artifactId>m</artifactId>\n  <version>0</version>\n  <properties><maven.compiler.release>17</maven.compiler.release></properties>\n</project>\n");
+const JAVA_APP: (&str, &str) = ("src/main/java/m/App.java", "package m;\n\nimport m.util.Greeter;\n\npublic class App {\n    public static void main(String[] args) {\n        System.out.println(Greeter.greet(\"world\"));\n    }\n}\n");
+const JAVA_GREETER: (&str, &str) = ("src/main/java/m/util/Greeter.java", "package m.util;\n\n/** Says hello. */\npublic final class Greeter {\n    /** The greeting for {@code name}. */\n    public static String greet(String name) {\n        return \"hello \" + name;\n    }\n}\n");
+
 const ROWS: &[Row] = &[
     Row {
         id: "bash",
@@ -271,9 +277,9 @@ const ROWS: &[Row] = &[
         id: "java",
         binary: "jdtls",
         files: &[
-            ("pom.xml", "<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>m</groupId>\n  <artifactId>m</artifactId>\n  <version>0</version>\n  <properties><maven.compiler.release>17</maven.compiler.release></properties>\n</project>\n"),
-            ("src/main/java/m/App.java", "package m;\n\nimport m.util.Greeter;\n\npublic class App {\n    public static void main(String[] args) {\n        System.out.println(Greeter.greet(\"world\"));\n    }\n}\n"),
-            ("src/main/java/m/util/Greeter.java", "package m.util;\n\n/** Says hello. */\npublic final class Greeter {\n    /** The greeting for {@code name}. */\n    public static String greet(String name) {\n        return \"hello \" + name;\n    }\n}\n"),
+            JAVA_POM,
+            JAVA_APP,
+            JAVA_GREETER,
             ("src/main/java/m/Broken.java", "package m;\n\nclass Broken {\n    int f() {\n        return Greeter.greet(1);\n    }\n}\n"),
         ],
         file: "src/main/java/m/App.java",
@@ -798,4 +804,55 @@ async fn a_server_over_its_memory_ceiling_is_stopped_told_and_started_again() {
     expect_test::expect![[r#"
         json at . (vscode-json-language-server --stdio): stopped: it went over its memory ceiling (last N s ago: N MiB > N MiB); the next call that needs it starts it again
         [lsp warning, N.N s ago] lsp: json at . used N MiB, over its memory ceiling of N MiB: stopped; the next call that needs it starts it afresh"#]].assert_eq(&digits_masked(&told.join("\n")));
+}
+
+/// jdtls across the packages of a Maven project, in one server: definition
+/// and references of a method, then a signature change whose write names
+/// the call it breaks in the other package.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_definition_references_and_a_signature_changes_fallout() {
+    if test_support::fixtures::require(&["jdtls"]).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in [JAVA_POM, JAVA_APP, JAVA_GREETER] {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let run = Run::with_binding(dir, LspBinding::new(only("java")));
+    let (app, greeter) = (JAVA_APP.0, JAVA_GREETER.0);
+    let mut out = Vec::new();
+    for args in [
+        json!({"op": "definition", "file": app, "line": 7, "symbol": "greet"}),
+        json!({"op": "references", "file": greeter, "line": 6, "symbol": "greet"}),
+    ] {
+        out.push(
+            run.call("lsp", args)
+                .await
+                .unwrap_or_else(|e| e.to_string()),
+        );
+    }
+    let changed = JAVA_GREETER
+        .1
+        .replace("greet(String name)", "greet(String name, int times)");
+    out.push(
+        run.call("write", json!({"path": greeter, "content": changed}))
+            .await
+            .unwrap_or_else(|e| e.to_string()),
+    );
+    let root = run.root.clone();
+    run.finish().await;
+    expect_test::expect![[r#"
+        lsp definition  `greet` at src/main/java/m/App.java:7
+        src/main/java/m/util/Greeter.java:6    public static String greet(String name) {  (in Greeter/greet(String))
+
+        lsp references  `greet` at src/main/java/m/util/Greeter.java:6 — 2 references in 2 files
+        src/main/java/m/App.java:7             System.out.println(Greeter.greet("world"));  (in App/main(String[]))
+        src/main/java/m/util/Greeter.java:6    public static String greet(String name) {  (in Greeter/greet(String))
+
+        wrote src/main/java/m/util/Greeter.java
+        lsp: no new errors or warnings in src/main/java/m/util/Greeter.java
+        lsp: 1 new problem in 1 other file after this write:
+        src/main/java/m/App.java:7:36 error [67108979] The method greet(String, int) in the type Greeter is not applicable for the arguments (String)"#]].assert_eq(&masked(&out.join("\n\n"), &root));
 }

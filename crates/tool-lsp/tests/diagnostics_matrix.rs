@@ -879,6 +879,7 @@ old.vim:1:15 error unexpected token: <EOL>"#,
         expect: r#"## 1 new
 wrote src/main/java/m/N.java
 lsp: no new errors or warnings in src/main/java/m/N.java
+lsp: other files not checked: java (jdtls -data {own_dir}) had not finished its first check of the project when this change began (later changes are judged)
 ## 2 error
 wrote src/main/java/m/N.java
 lsp: 1 new problem in src/main/java/m/N.java after this write:
