@@ -148,7 +148,7 @@ fn an_unknown_language_is_refused_and_installs_nothing() {
     let out = agent_tools(t.path(), t.path(), &["install", "cobol"]);
     assert_eq!(out.status.code(), Some(2));
     expect![[r#"
-        agent-tools install: nothing to install for cobol; languages: bash, c, cpp, css, dockerfile, fortran, go, graphql, html, javascript, json, php, python, rust, sql, svelte, typescript, vim, yaml; recipes: basedpyright, debugpy, typescript-language-server, rust-analyzer, gopls, delve, clangd, lldb, ruff, jedi-language-server, python-lsp-server, biome, ccls, bash-language-server, shellcheck, yaml-language-server, vscode-langservers-extracted, dockerfile-language-server, intelephense, svelte-language-server, graphql-language-service, sql-language-server, vim-language-server, fortls
+        agent-tools install: nothing to install for cobol; languages: bash, c, cpp, css, dockerfile, fortran, go, graphql, html, java, javascript, json, php, python, rust, sql, svelte, typescript, vim, yaml; recipes: basedpyright, debugpy, typescript-language-server, rust-analyzer, gopls, delve, clangd, lldb, jdtls, ruff, jedi-language-server, python-lsp-server, biome, ccls, bash-language-server, shellcheck, yaml-language-server, vscode-langservers-extracted, dockerfile-language-server, intelephense, svelte-language-server, graphql-language-service, sql-language-server, vim-language-server, fortls
     "#]]
     .assert_eq(&String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0);

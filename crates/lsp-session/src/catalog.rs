@@ -89,7 +89,9 @@ pub struct ServerEntry {
     /// Whole file names (`Dockerfile`) and the LSP language id of each.
     #[serde(default)]
     pub file_names: BTreeMap<String, String>,
-    /// Server command lines in order of preference.
+    /// Server command lines in order of preference. An argument's
+    /// `{own_dir}` is a new folder of the server process's own, removed when
+    /// it stops (jdtls's `-data`, its workspace index).
     pub commands: Vec<Vec<String>>,
     pub root_markers: Vec<String>,
     #[serde(default)]
@@ -143,6 +145,13 @@ pub struct ServerEntry {
     /// otherwise, which the end of one run would stop under another run).
     #[serde(default)]
     pub own_dir_env: Vec<String>,
+    /// The server runs on Java and needs a JDK of at least this feature
+    /// release (jdtls: 21). The first found by [`tool_core::jdk::find`]
+    /// (`$JAVA_HOME`, the `java` on the run's PATH, the JDKs installed in
+    /// /usr/lib/jvm, /opt…) is the server's `JAVA_HOME` and first on its
+    /// PATH; the project's own build keeps the JDK the run's PATH gives.
+    #[serde(default)]
+    pub jdk: Option<u32>,
     /// A `workspace/executeCommand` the server answers only once it has
     /// loaded the project of an open file: while a fresh server has not
     /// reported progress, its answer proves it ready, so a server that
@@ -611,7 +620,7 @@ mod tests {
               |
             6 | port = 1
               | ^^^^
-            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `project_diagnostics_delay_ms`, `change_diagnostics_delay_ms`, `dependents_by_reopen`, `open_reads_disk`, `covers`, `fuller`, `tested`
+            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `jdk`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `project_diagnostics_delay_ms`, `change_diagnostics_delay_ms`, `dependents_by_reopen`, `open_reads_disk`, `covers`, `fuller`, `tested`
         "#]].assert_eq(&err);
     }
 

@@ -183,6 +183,9 @@ pub struct StartSpec {
     /// Environment variables set to a new folder of this server process's
     /// own (see [`crate::ServerEntry::own_dir_env`]).
     pub own_dir_env: Vec<String>,
+    /// More environment variables of the server process (a Java server's
+    /// `JAVA_HOME`).
+    pub env: Vec<(String, OsString)>,
     /// A command whose answer proves the server ready (see
     /// [`crate::ServerEntry::ready_probe`]).
     pub ready_probe: Option<crate::ready_probe::ReadyProbe>,

@@ -415,13 +415,29 @@ impl LspSupervisor {
             let wait = backoff(state.crashes).saturating_sub(at.elapsed());
             tokio::time::sleep(wait).await;
         }
+        let (path_env, env) = match slot.entry.jdk {
+            None => (self.path_env.clone(), Vec::new()),
+            Some(min) => {
+                let jdk = tool_core::jdk::find(
+                    min,
+                    std::env::var_os("JAVA_HOME").as_ref(),
+                    self.path_env.as_ref(),
+                )
+                .map_err(|why| ToolError::failed(format!("{name} cannot start: it {why}")))?;
+                (
+                    Some(jdk.path_with_bin(self.path_env.as_ref())),
+                    vec![("JAVA_HOME".to_string(), jdk.home.into_os_string())],
+                )
+            }
+        };
         let spec = StartSpec {
             name: name.clone(),
             program: slot.program.clone(),
             args: slot.command[1..].to_vec(),
             root: slot.root.clone(),
             workspace: self.workspace.clone(),
-            path_env: self.path_env.clone(),
+            path_env,
+            env,
             initialization_options: slot.entry.initialization_options.clone(),
             settings: slot.entry.settings.clone(),
             init_timeout: self.timeouts.startup,

@@ -30,6 +30,7 @@ pub mod format;
 pub mod framing;
 pub mod fs;
 pub mod install;
+pub mod jdk;
 pub mod layers;
 pub mod notices;
 pub mod output;

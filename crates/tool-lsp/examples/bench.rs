@@ -488,6 +488,7 @@ async fn bare_cold(
         started_message: None,
         settle: Duration::ZERO,
         own_dir_env: Vec::new(),
+        env: Vec::new(),
         ready_probe: None,
         change_diagnostics_delay: std::time::Duration::ZERO,
     })

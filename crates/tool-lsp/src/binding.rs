@@ -276,6 +276,37 @@ impl LspBinding {
             .collect()
     }
 
+    /// `"; runs on JDK 25.0.3 at /usr/lib/jvm/…"` for a server that needs
+    /// a JDK (see [`catalog::ServerEntry::jdk`]), or why it cannot start.
+    fn jdk_note(&self, e: &catalog::ServerEntry) -> String {
+        let Some(min) = e.jdk else {
+            return String::new();
+        };
+        let java_home = std::env::var_os("JAVA_HOME");
+        match tool_core::jdk::find(min, java_home.as_ref(), self.path_env.as_ref()) {
+            Ok(jdk) => {
+                let build = tool_core::jdk::candidates(java_home.as_ref(), self.path_env.as_ref())
+                    .into_iter()
+                    .next()
+                    .filter(|b| b.home != jdk.home)
+                    .map(|b| {
+                        format!(
+                            ", the project's build on JDK {} at {}",
+                            b.version,
+                            b.home.display()
+                        )
+                    })
+                    .unwrap_or_default();
+                format!(
+                    "; runs on JDK {} at {} (needs {min}+){build}",
+                    jdk.version,
+                    jdk.home.display()
+                )
+            }
+            Err(why) => format!("; cannot start: it {why}"),
+        }
+    }
+
     /// The line of one entry: where it starts, or why it cannot here.
     fn doctor_line(&self, run: &RunContext, e: &catalog::ServerEntry, r: &Resolution) -> String {
         let name = match e.role {
@@ -295,11 +326,12 @@ impl LspBinding {
                 },
                 _,
             ) => format!(
-                "lsp {name}: usable, starts at {} ({} → {}{}){untested}{}",
+                "lsp {name}: usable, starts at {} ({} → {}{}){}{untested}{}",
                 run.workspace.relative(root),
                 command.join(" "),
                 program.display(),
                 catalog::project_local_note(program, run.workspace.root()),
+                self.jdk_note(e),
                 e.partial_cover()
                     .map(|(_, note)| format!("; {note}"))
                     .unwrap_or_default()

@@ -36,6 +36,12 @@ struct Row {
     hover: Option<(u32, &'static str, &'static str)>,
 }
 
+/// A two-package Maven project without dependencies (jdtls imports it
+/// offline): App calls Greeter across packages.
+const JAVA_POM: (&str, &str) = ("pom.xml", "<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>m</groupId>\n  <artifactId>m</artifactId>\n  <version>0</version>\n  <properties><maven.compiler.release>17</maven.compiler.release></properties>\n</project>\n");
+const JAVA_APP: (&str, &str) = ("src/main/java/m/App.java", "package m;\n\nimport m.util.Greeter;\n\npublic class App {\n    public static void main(String[] args) {\n        System.out.println(Greeter.greet(\"world\"));\n    }\n}\n");
+const JAVA_GREETER: (&str, &str) = ("src/main/java/m/util/Greeter.java", "package m.util;\n\n/** Says hello. */\npublic final class Greeter {\n    /** The greeting for {@code name}. */\n    public static String greet(String name) {\n        return \"hello \" + name;\n    }\n}\n");
+
 const ROWS: &[Row] = &[
     Row {
         id: "bash",
@@ -267,6 +273,23 @@ const ROWS: &[Row] = &[
         broken: ("broken.ts", "lsp diagnostics  broken.ts (biome) — 1 error, 1 warning\nbroken.ts:1:1 error [lint/suspicious/noDebugger] This is an unexpected use of the debugger statement.\nbroken.ts:2:1 warning [lint/style/useConst] This let declares a variable that is only assigned once.\n(1 hint or info not shown)"),
         hover: None,
     },
+    Row {
+        id: "java",
+        binary: "jdtls",
+        files: &[
+            JAVA_POM,
+            JAVA_APP,
+            JAVA_GREETER,
+            ("src/main/java/m/Broken.java", "package m;\n\nclass Broken {\n    int f() {\n        return Greeter.greet(1);\n    }\n}\n"),
+        ],
+        file: "src/main/java/m/App.java",
+        // Its background searches show as indexing a while after the
+        // first answer.
+        status: "java at . (jdtls -data {own_dir}): running, pid PID, …",
+        symbols: "lsp symbols  src/main/java/m/App.java — 3 symbols\n1: package m\n5: class App\n  6: method main(String[])   : void",
+        broken: ("src/main/java/m/Broken.java", "lsp diagnostics  src/main/java/m/Broken.java (java) — 1 error, 0 warnings\nsrc/main/java/m/Broken.java:5:16 error [570425394] Greeter cannot be resolved"),
+        hover: Some((7, "greet", "lsp hover  `greet` at src/main/java/m/App.java:7\nString m.util.Greeter.greet(String name)\n\nThe greeting for `name`.\n\n* **Parameters:**\n  * **name**\n…")),
+    },
 ];
 
 /// A config whose catalog is the built-in entry `id` alone (a linter
@@ -291,7 +314,9 @@ async fn check(row: &Row) -> Vec<String> {
     let mut failures = Vec::new();
     let dir = tempfile::tempdir().unwrap();
     for (path, text) in row.files {
-        std::fs::write(dir.path().join(path), text).unwrap();
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     let run = Run::with_binding(dir, LspBinding::new(only(row.id)));
     let mut fail = |what: &str, want: &str, out: &str| {
@@ -779,4 +804,55 @@ async fn a_server_over_its_memory_ceiling_is_stopped_told_and_started_again() {
     expect_test::expect![[r#"
         json at . (vscode-json-language-server --stdio): stopped: it went over its memory ceiling (last N s ago: N MiB > N MiB); the next call that needs it starts it again
         [lsp warning, N.N s ago] lsp: json at . used N MiB, over its memory ceiling of N MiB: stopped; the next call that needs it starts it afresh"#]].assert_eq(&digits_masked(&told.join("\n")));
+}
+
+/// jdtls across the packages of a Maven project, in one server: definition
+/// and references of a method, then a signature change whose write names
+/// the call it breaks in the other package.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_definition_references_and_a_signature_changes_fallout() {
+    if test_support::fixtures::require(&["jdtls"]).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in [JAVA_POM, JAVA_APP, JAVA_GREETER] {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let run = Run::with_binding(dir, LspBinding::new(only("java")));
+    let (app, greeter) = (JAVA_APP.0, JAVA_GREETER.0);
+    let mut out = Vec::new();
+    for args in [
+        json!({"op": "definition", "file": app, "line": 7, "symbol": "greet"}),
+        json!({"op": "references", "file": greeter, "line": 6, "symbol": "greet"}),
+    ] {
+        out.push(
+            run.call("lsp", args)
+                .await
+                .unwrap_or_else(|e| e.to_string()),
+        );
+    }
+    let changed = JAVA_GREETER
+        .1
+        .replace("greet(String name)", "greet(String name, int times)");
+    out.push(
+        run.call("write", json!({"path": greeter, "content": changed}))
+            .await
+            .unwrap_or_else(|e| e.to_string()),
+    );
+    let root = run.root.clone();
+    run.finish().await;
+    expect_test::expect![[r#"
+        lsp definition  `greet` at src/main/java/m/App.java:7
+        src/main/java/m/util/Greeter.java:6    public static String greet(String name) {  (in Greeter/greet(String))
+
+        lsp references  `greet` at src/main/java/m/util/Greeter.java:6 — 2 references in 2 files
+        src/main/java/m/App.java:7             System.out.println(Greeter.greet("world"));  (in App/main(String[]))
+        src/main/java/m/util/Greeter.java:6    public static String greet(String name) {  (in Greeter/greet(String))
+
+        wrote src/main/java/m/util/Greeter.java
+        lsp: no new errors or warnings in src/main/java/m/util/Greeter.java
+        lsp: 1 new problem in 1 other file after this write:
+        src/main/java/m/App.java:7:36 error [67108979] The method greet(String, int) in the type Greeter is not applicable for the arguments (String)"#]].assert_eq(&masked(&out.join("\n\n"), &root));
 }

@@ -61,6 +61,18 @@ const PYTHON_OLD: (&str, &str) = (
     "def f(x: int) -> int:\n    return undefined_other\n",
 );
 
+/// A Maven project without dependencies (jdtls imports it offline).
+const JAVA_POM: &str = r#"<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>m</groupId>
+  <artifactId>m</artifactId>
+  <version>0</version>
+  <properties>
+    <maven.compiler.release>17</maven.compiler.release>
+  </properties>
+</project>
+"#;
+
 const ROWS: &[Row] = &[
     Row {
         name: "basedpyright",
@@ -841,6 +853,47 @@ old.vim:1:15 error unexpected token: <EOL>
 ## 5 op
 lsp diagnostics  old.vim (vim) — 1 error, 0 warnings
 old.vim:1:15 error unexpected token: <EOL>"#,
+    },
+    Row {
+        name: "java",
+        entry: "java",
+        command: None,
+        no_settings: false,
+        node_modules: false,
+        files: &[
+            ("pom.xml", JAVA_POM),
+            (
+                "src/main/java/m/Old.java",
+                "package m;\n\npublic class Old {\n    public static int f(int x) {\n        return x;\n    }\n}\n",
+            ),
+        ],
+        new: (
+            "src/main/java/m/N.java",
+            "package m;\n\npublic class N {\n    static int g() {\n        return Old.f(1);\n    }\n}\n",
+            "package m;\n\npublic class N {\n    static int g() {\n        return undefinedName;\n    }\n}\n",
+        ),
+        old: (
+            "src/main/java/m/Old.java",
+            "package m;\n\npublic class Old {\n    public static int f(int x) {\n        return undefinedOther;\n    }\n}\n",
+        ),
+        expect: r#"## 1 new
+wrote src/main/java/m/N.java
+lsp: no new errors or warnings in src/main/java/m/N.java
+lsp: other files not checked: java (jdtls -data {own_dir}) had not finished its first check of the project when this change began (later changes are judged)
+## 2 error
+wrote src/main/java/m/N.java
+lsp: 1 new problem in src/main/java/m/N.java after this write:
+src/main/java/m/N.java:5:16 error [33554515] undefinedName cannot be resolved to a variable
+## 3 back
+wrote src/main/java/m/N.java
+lsp: no new errors or warnings in src/main/java/m/N.java
+## 4 old
+wrote src/main/java/m/Old.java
+lsp: 1 new problem in src/main/java/m/Old.java after this write:
+src/main/java/m/Old.java:5:16 error [33554515] undefinedOther cannot be resolved to a variable
+## 5 op
+lsp diagnostics  src/main/java/m/Old.java (java) — 1 error, 0 warnings
+src/main/java/m/Old.java:5:16 error [33554515] undefinedOther cannot be resolved to a variable"#,
     },
     Row {
         name: "eslint",

@@ -21,10 +21,31 @@ pub(super) struct ServerProcess {
     pub own_dir: Option<tool_core::scratch::ScratchDir>,
 }
 
+/// The placeholder of a command's argument for the server's own folder
+/// (see [`crate::ServerEntry::commands`]).
+const OWN_DIR: &str = "{own_dir}";
+
 /// Start `spec`'s program in the root, with its stdio piped.
 pub(super) fn spawn(spec: &StartSpec) -> Result<ServerProcess, String> {
+    let in_args = spec.args.iter().any(|a| a.contains(OWN_DIR));
+    let own_dir = if spec.own_dir_env.is_empty() && !in_args {
+        None
+    } else {
+        Some(
+            tool_core::scratch::ScratchDir::create("lsp")
+                .map_err(|e| format!("cannot make {}'s own folder: {e}", spec.name))?,
+        )
+    };
+    let args: Vec<String> = match &own_dir {
+        Some(dir) => spec
+            .args
+            .iter()
+            .map(|a| a.replace(OWN_DIR, &dir.path().to_string_lossy()))
+            .collect(),
+        None => spec.args.clone(),
+    };
     let mut child_spec = ChildSpec::new(&spec.program)
-        .args(&spec.args)
+        .args(&args)
         .cwd(&spec.root)
         .stdin(Io::Pipe)
         .stdout(Io::Pipe)
@@ -32,16 +53,14 @@ pub(super) fn spawn(spec: &StartSpec) -> Result<ServerProcess, String> {
     if let Some(p) = &spec.path_env {
         child_spec = child_spec.env("PATH", p);
     }
-    let own_dir = if spec.own_dir_env.is_empty() {
-        None
-    } else {
-        let dir = tool_core::scratch::ScratchDir::create("lsp")
-            .map_err(|e| format!("cannot make {}'s own folder: {e}", spec.name))?;
+    for (var, value) in &spec.env {
+        child_spec = child_spec.env(var, value);
+    }
+    if let Some(dir) = &own_dir {
         for var in &spec.own_dir_env {
             child_spec = child_spec.env(var, dir.path());
         }
-        Some(dir)
-    };
+    }
     let mut child = child_spec
         .spawn()
         .map_err(|e| format!("cannot start `{}`: {e}", child_spec.display()))?;

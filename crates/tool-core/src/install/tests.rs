@@ -15,6 +15,7 @@ fn every_built_in_recipe_loads_with_one_source_and_distinct_executables() {
             "delve",
             "clangd",
             "lldb",
+            "jdtls",
             "ruff",
             "jedi-language-server",
             "python-lsp-server",
@@ -76,9 +77,9 @@ fn languages_and_names_select_recipes_in_file_order() {
     assert_eq!(
         select(&words(&["python", "cobol"])).unwrap_err(),
         "nothing to install for cobol; languages: bash, c, cpp, css, dockerfile, fortran, go, graphql, html, \
-         javascript, json, php, python, rust, sql, svelte, typescript, vim, yaml; recipes: basedpyright, debugpy, \
-         typescript-language-server, rust-analyzer, gopls, delve, clangd, lldb, ruff, jedi-language-server, \
-         python-lsp-server, biome, ccls, bash-language-server, shellcheck, yaml-language-server, \
+         java, javascript, json, php, python, rust, sql, svelte, typescript, vim, yaml; recipes: basedpyright, debugpy, \
+         typescript-language-server, rust-analyzer, gopls, delve, clangd, lldb, jdtls, ruff, \
+         jedi-language-server, python-lsp-server, biome, ccls, bash-language-server, shellcheck, yaml-language-server, \
          vscode-langservers-extracted, dockerfile-language-server, intelephense, svelte-language-server, \
          graphql-language-service, sql-language-server, vim-language-server, fortls"
     );
