@@ -403,14 +403,14 @@ async fn go_gopls() {
             19: function Greet
 
             lsp symbols  query `Greet` (the workspace's matches)
-            broken.go:3  function example.com/greeter.count (in example.com/greeter)
-            main.go:5  function example.com/greeter.main (in example.com/greeter)
-            util.go:4  interface example.com/greeter.Speaker (in example.com/greeter)
-            util.go:5  method example.com/greeter.Speaker.Say (in example.com/greeter)
-            util.go:9  struct Greeter (in example.com/greeter)
-            util.go:10  field Greeter.Word (in example.com/greeter)
-            util.go:14  method Greeter.Say (in example.com/greeter)
-            util.go:19  function Greet (in example.com/greeter)
+            broken.go:3  function example.com/greeter.count
+            main.go:5  function example.com/greeter.main
+            util.go:4  interface example.com/greeter.Speaker
+            util.go:5  method example.com/greeter.Speaker.Say
+            util.go:9  struct Greeter
+            util.go:10  field Greeter.Word
+            util.go:14  method Greeter.Say
+            util.go:19  function Greet
 
             lsp diagnostics  broken.go (go) — 1 error, 0 warnings
             broken.go:4:9 error [IncompatibleAssign] cannot use "not a number" (untyped string constant) as int value in return statement

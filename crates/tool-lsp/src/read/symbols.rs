@@ -182,14 +182,20 @@ pub(crate) fn workspace_symbols(ws: &Workspace, answer: &WorkspaceSymbols) -> Ve
 }
 
 /// Workspace symbol rows for a model, what they share said once: the
-/// container most rows have (gopls's package; at least two, and more than
-/// any other) goes to the header's
+/// container most of the workspace's rows have (gopls's package; at least
+/// two, and more than any other) goes to the header's
 /// `in <container>` (returned), the others keep ` (in <container>)`; rows
 /// of one file follow its path as `  line: kind name`, a file with one row
 /// is `path:line  kind name`.
 pub(crate) fn render_workspace_rows(rows: &[SymbolRow]) -> (Option<String>, Vec<String>) {
+    // What the workspace's own rows share (a server may add its standard
+    // library's, by absolute path), else what all share.
+    let own = rows.iter().any(|r| !Path::new(&r.0).is_absolute());
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
-    for (_, _, _, c) in rows {
+    for (path, _, _, c) in rows {
+        if own && Path::new(path).is_absolute() {
+            continue;
+        }
         if let Some(c) = c {
             *counts.entry(c.as_str()).or_default() += 1;
         }

@@ -160,6 +160,9 @@ fn workspace_rows_say_the_common_container_once_and_group_by_file() {
         row("mux.go", 64, "field Router.routes", Some("m")),
         row("route.go", 17, "struct Route", Some("m")),
         row("/go/src/x.go", 9, "function Route", None),
+        row("/go/src/y.go", 1, "function Router", Some("std")),
+        row("/go/src/y.go", 2, "function Routes", Some("std")),
+        row("/go/src/z.go", 3, "function Routed", Some("std")),
     ];
     let (common, lines) = render_workspace_rows(&rows);
     assert_eq!(common.as_deref(), Some("m"));
@@ -169,7 +172,11 @@ fn workspace_rows_say_the_common_container_once_and_group_by_file() {
           54: struct Router
           64: field Router.routes
         route.go:17  struct Route
-        /go/src/x.go:9  function Route"#]]
+        /go/src/x.go:9  function Route
+        /go/src/y.go
+          1: function Router (in std)
+          2: function Routes (in std)
+        /go/src/z.go:3  function Routed (in std)"#]]
     .assert_eq(&lines.join("\n"));
     // No container most rows share: each row keeps its own.
     let (common, lines) = render_workspace_rows(&rows[..1]);
