@@ -17,7 +17,7 @@ pub(crate) const BENCHES: &[(&str, &str)] = &[
     ("eval", "tool-eval"),
 ];
 
-pub(crate) const NAMES: &[&str] = &["astgrep", "lsp", "debug", "eval"];
+pub(crate) const NAMES: &[&str] = &["astgrep", "lsp", "debug", "eval", "context"];
 
 pub(crate) fn run(root: &Path, name: Option<&str>) -> Result<()> {
     let selected: Vec<&(&str, &str)> = match name {

@@ -6,9 +6,12 @@
 //! `test` installs what is missing and runs every test of the workspace.
 //! `faults` runs the fault suite alone (`tests/tests/faults_*.rs`).
 //! `fuzz [CASES]` runs the property-based fuzz targets with many cases.
-//! `bench` runs the benchmarks that measure this project against its peers.
+//! `bench` runs the benchmarks that measure this project against its peers;
+//! `bench context [ROOT CALLS.jsonl]` counts the bytes and o200k tokens of
+//! what the model reads (see `context.rs`).
 
 mod bench;
+mod context;
 mod fixtures;
 
 use anyhow::{bail, Context, Result};
@@ -31,11 +34,14 @@ fn main() -> Result<()> {
         Some("fuzz") => fuzz(&root, args.get(1).map(String::as_str)),
         Some("bench") => {
             fixtures::install(&root)?;
+            if args.get(1).map(String::as_str) == Some("context") {
+                return context::run(&root, &args[2..]);
+            }
             bench::run(&root, args.get(1).map(String::as_str))
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask fixtures | test [-- NEXTEST ARGS] | faults [-- TEST ARGS] | fuzz [CASES] | bench [NAME]"
+                "usage: cargo xtask fixtures | test [-- NEXTEST ARGS] | faults [-- TEST ARGS] | fuzz [CASES] | bench [NAME] | bench context [ROOT CALLS.jsonl]"
             );
             eprintln!("benchmarks: {}", bench::NAMES.join(", "));
             std::process::exit(2);

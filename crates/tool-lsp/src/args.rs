@@ -107,6 +107,10 @@ pub(crate) struct LspArgs {
     /// Workspace symbol search text (op `symbols`).
     #[serde(default)]
     pub query: Option<String>,
+    /// Op `symbols` with `file`: each symbol's signature too (`true`); by
+    /// default the outline only: line, kind, name and nesting.
+    #[serde(default)]
+    pub detail: Option<bool>,
     /// How long this call may wait for the server, 5 to 300 seconds (default: the
     /// configured bounds, 20 s a request, 60 s for indexing). Not the project checker's.
     #[serde(default)]

@@ -23,6 +23,8 @@
 //! read (pyright's `include`, tsconfig's `include`, a catalog addition);
 //! rust-analyzer and gopls load the whole Cargo workspace or Go module.
 
+pub(crate) mod decide;
+
 use crate::planned_edit::PlannedEdit;
 use crate::positioning;
 use crate::source_walk::source_walk;
@@ -121,9 +123,6 @@ pub(crate) fn scan(ws: &Workspace, root: &Path, extensions: &[String], ident: &s
 pub(crate) const MAX_OPENED: usize = 200;
 /// At most this many files are listed as not renamed.
 pub(crate) const MAX_LISTED: usize = 30;
-/// At most this many files are named as mentioning a symbol beyond its
-/// references.
-pub(crate) const MAX_BEYOND_SHOWN: usize = 10;
 
 /// Whether `root` has what clangd needs to see every file of the project.
 pub(crate) fn has_compile_database(root: &Path) -> bool {
@@ -306,6 +305,120 @@ impl Reach {
             .collect()
     }
 
+    /// The symbol's definition as the server gives it at `p`'s position,
+    /// and the moment the leftover mentions must be decided by.
+    async fn anchor(
+        ws: &Workspace,
+        p: &positioning::Positioned,
+        t: &Timeouts,
+    ) -> (Vec<crate::render::Loc>, std::time::Instant) {
+        let deadline = std::time::Instant::now() + t.request;
+        let client = &p.target.client;
+        let answer = client
+            .request_as::<Option<lsp_types::GotoDefinitionResponse>>(
+                "textDocument/definition",
+                serde_json::json!({"textDocument": {"uri": p.uri}, "position": p.position}),
+                t.request,
+            )
+            .await;
+        let at = answer
+            .ok()
+            .map(|a| crate::render::locations(ws, a.as_ref()))
+            .unwrap_or_default();
+        (at, deadline)
+    }
+
+    /// A rename's leftover mentions decided by the server: those in
+    /// `unrenamed` files that `plan` did not touch, each asked about.
+    pub(crate) async fn decide_unrenamed(
+        &self,
+        ws: &Workspace,
+        p: &positioning::Positioned,
+        t: &Timeouts,
+        plan: &PlannedEdit,
+        new_name: &str,
+        unrenamed: &[Mentioning],
+    ) -> decide::Decided {
+        if unrenamed.is_empty() {
+            return decide::Decided::default();
+        }
+        let (at, deadline) = Self::anchor(ws, p, t).await;
+        let mut files = Vec::new();
+        let mut d = decide::Decided::default();
+        for m in unrenamed {
+            let before = ws
+                .dir()
+                .read(&m.path, MAX_BYTES)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok());
+            let left = before
+                .as_ref()
+                .and_then(|before| match plan.text_after(&m.path) {
+                    None => Some(decide::mentions_in(&m.path, before, &self.symbol)),
+                    Some((path, Some(after))) if path == m.path => {
+                        decide::left_by_rename(&m.path, before, after, &self.symbol, new_name)
+                    }
+                    Some(_) => None,
+                });
+            match (before, left) {
+                (Some(before), Some(left)) => files.push((m.path.clone(), before, left)),
+                _ => d.undecided.push((m.path.clone(), m.count)),
+            }
+        }
+        let client = &p.target.client;
+        let mut decided =
+            decide::decide(ws, client, &p.target.language_id, files, &at, &[], deadline).await;
+        decided.undecided.append(&mut d.undecided);
+        decided.undecided.sort();
+        decided
+    }
+
+    /// The mentions in `beyond` (files without a reference) decided by the
+    /// server; `references` are those in hand.
+    pub(crate) async fn decide_beyond(
+        &self,
+        ws: &Workspace,
+        p: &positioning::Positioned,
+        t: &Timeouts,
+        beyond: &[Mentioning],
+        references: &[crate::render::Loc],
+    ) -> decide::Decided {
+        if beyond.is_empty() {
+            return decide::Decided::default();
+        }
+        let (at, deadline) = Self::anchor(ws, p, t).await;
+        let mut files = Vec::new();
+        let mut undecided = Vec::new();
+        for m in beyond {
+            match ws
+                .dir()
+                .read(&m.path, MAX_BYTES)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+            {
+                Some(text) => {
+                    let found = decide::mentions_in(&m.path, &text, &self.symbol);
+                    files.push((m.path.clone(), text, found));
+                }
+                None => undecided.push((m.path.clone(), m.count)),
+            }
+        }
+        let client = &p.target.client;
+        let mut decided = decide::decide(
+            ws,
+            client,
+            &p.target.language_id,
+            files,
+            &at,
+            references,
+            deadline,
+        )
+        .await;
+        decided.undecided.extend(undecided);
+        decided.undecided.sort();
+        decided
+    }
+
     /// The mentioning files that hold none of `references` (one path per
     /// reference): files the server may not have seen, or whose mentions
     /// are other symbols or text. A mention beside a reference (a doc
@@ -319,31 +432,15 @@ impl Reach {
             .collect()
     }
 
-    /// One line for the references' answer: the files that mention the
-    /// symbol and hold none of its references (at most [`MAX_BEYOND_SHOWN`]
-    /// named), and where the scan stopped.
-    pub(crate) fn report_beyond(&self, ws: &Workspace, beyond: &[Mentioning]) -> Vec<String> {
-        let mut rows = Vec::new();
-        if !beyond.is_empty() {
-            let shown: Vec<String> = beyond
-                .iter()
-                .take(MAX_BEYOND_SHOWN)
-                .map(|m| format!("{} ({})", ws.relative(&m.path), m.count))
-                .collect();
-            let more = beyond.len().saturating_sub(MAX_BEYOND_SHOWN);
-            let tail = if more > 0 {
-                format!(
-                    " and {}",
-                    tool_core::format::plural(more, "more file", "more files")
-                )
-            } else {
-                String::new()
-            };
-            rows.push(format!(
-                "also mentioned in files without a reference (other symbols of the same name, comments and strings, or uses the server cannot resolve): {}{tail}",
-                shown.join(", ")
-            ));
-        }
+    /// The lines for mentions the server has decided (see
+    /// [`decide::report`]), and where the scan stopped.
+    pub(crate) fn report_decided(
+        &self,
+        ws: &Workspace,
+        lead: &str,
+        decided: &decide::Decided,
+    ) -> Vec<String> {
+        let mut rows = decide::report(ws, &self.symbol, lead, decided);
         rows.extend(self.scan.stopped.clone());
         rows
     }

@@ -42,6 +42,10 @@ async fn bad_arguments_are_refused_before_any_server_starts() {
         json!({"op": "capabilities"}),
         json!({"op": "capabilities", "file": "/etc/passwd"}),
         json!({"op": "call_graph", "file": "app.py"}),
+        // `detail` is a boolean, for one file's symbols only.
+        json!({"op": "symbols", "file": "app.py", "detail": "yes"}),
+        json!({"op": "symbols", "query": "greet", "detail": true}),
+        json!({"op": "hover", "file": "app.py", "line": 5, "symbol": "greet", "detail": true}),
     ];
     let mut said = Vec::new();
     for args in cases {
@@ -53,7 +57,7 @@ async fn bad_arguments_are_refused_before_any_server_starts() {
         bad arguments: argument `op`: unknown variant `fly`, expected one of `diagnostics`, `definition`, `type_definition`, `implementation`, `references`, `hover`, `symbols`, `code_actions`, `status`, `reload`, `incoming_calls`, `outgoing_calls`, `supertypes`, `subtypes`, `signature_help`, `capabilities`; check the tool's input schema
         bad arguments: missing field `op`; check the tool's input schema
         bad arguments: argument `line`: invalid type: string "five", expected u32; check the tool's input schema
-        bad arguments: argument `column`: unknown field `column`, expected one of `op`, `file`, `line`, `symbol`, `occurrence`, `query`, `timeout_seconds`; check the tool's input schema
+        bad arguments: argument `column`: unknown field `column`, expected one of `op`, `file`, `line`, `symbol`, `occurrence`, `query`, `detail`, `timeout_seconds`; check the tool's input schema
         bad arguments: op `definition` needs `symbol`: the identifier on line 5 the question is about (positions are never guessed from a column)
         bad arguments: op `definition` needs `line` (1-based) and `symbol` (the identifier on that line)
         bad arguments: op `hover` needs `file` (a path relative to the workspace root)
@@ -77,7 +81,10 @@ async fn bad_arguments_are_refused_before_any_server_starts() {
         bad arguments: line 99 is past the end of app.py, which has 9 lines
         bad arguments: op `capabilities` needs `file` (a path relative to the workspace root)
         bad arguments: `/etc/passwd` is outside the workspace; only paths inside ROOT can be used (give them relative to it)
-        bad arguments: argument `op`: unknown variant `call_graph`, expected one of `diagnostics`, `definition`, `type_definition`, `implementation`, `references`, `hover`, `symbols`, `code_actions`, `status`, `reload`, `incoming_calls`, `outgoing_calls`, `supertypes`, `subtypes`, `signature_help`, `capabilities`; check the tool's input schema"#]].assert_eq(&said.join("\n"));
+        bad arguments: argument `op`: unknown variant `call_graph`, expected one of `diagnostics`, `definition`, `type_definition`, `implementation`, `references`, `hover`, `symbols`, `code_actions`, `status`, `reload`, `incoming_calls`, `outgoing_calls`, `supertypes`, `subtypes`, `signature_help`, `capabilities`; check the tool's input schema
+        bad arguments: argument `detail`: invalid type: string "yes", expected a boolean; check the tool's input schema
+        bad arguments: `detail` (true or false) applies to op `symbols` with `file` only: drop it, or ask for one file's symbols
+        bad arguments: `detail` (true or false) applies to op `symbols` with `file` only: drop it, or ask for one file's symbols"#]].assert_eq(&said.join("\n"));
     // Two occurrences on one line: listed, and `occurrence` picks one.
     std::fs::write(
         run.root.join("twice.py"),

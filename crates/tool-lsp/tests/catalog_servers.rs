@@ -65,7 +65,7 @@ const ROWS: &[Row] = &[
         ],
         file: "config.yaml",
         status: "yaml at . (yaml-language-server --stdio): running, pid PID, ready (utf-16 positions)",
-        symbols: "lsp symbols  config.yaml — 5 symbols\n1: module server\n  2: number port  8080\n  3: string name  demo\n4: array items\n  5: string 0",
+        symbols: "lsp symbols  config.yaml — 5 symbols\n1: module server\n  2: number port\n  3: string name\n4: array items\n  5: string 0",
         broken: ("broken.yaml", "lsp diagnostics  broken.yaml (yaml) — 1 error, 0 warnings\nbroken.yaml:2:1 error [0] Flow sequence in block collection must be sufficiently indented and end with a ]"),
         hover: None,
     },
@@ -104,7 +104,7 @@ const ROWS: &[Row] = &[
         ],
         file: "data.json",
         status: "json at . (vscode-json-language-server --stdio): running, pid PID, ready (utf-16 positions)",
-        symbols: "lsp symbols  data.json — 4 symbols\n2: string name  demo\n3: array items\n  3: number 0\n  3: number 1",
+        symbols: "lsp symbols  data.json — 4 symbols\n2: string name\n3: array items\n  3: number 0\n  3: number 1",
         broken: ("broken.json", "lsp diagnostics  broken.json (json) — 1 error, 0 warnings\nbroken.json:3:3 error [514] Expected comma"),
         hover: None,
     },
@@ -199,7 +199,7 @@ const ROWS: &[Row] = &[
         ],
         file: "app.py",
         status: "python-jedi at . (jedi-language-server): running, pid PID, ready (utf-8 positions)",
-        symbols: "lsp symbols  app.py — 2 symbols\n1: function greet  def greet\n6: class Greeter  class Greeter",
+        symbols: "lsp symbols  app.py — 2 symbols\n1: function greet\n6: class Greeter",
         broken: ("broken.py", "lsp diagnostics  broken.py (python-jedi) — 1 error, 0 warnings\nbroken.py:1:7 error SyntaxError: invalid syntax (broken.py, line 1)"),
         hover: Some((10, "greet", "lsp hover  `greet` at app.py:10\ndef greet(name: str) -> str\n\nSay hi.\nFull name: app.greet")),
     },
@@ -255,7 +255,7 @@ const ROWS: &[Row] = &[
         ],
         file: "main.c",
         status: "c-ccls at . (ccls): running, pid PID, ready (utf-32 positions)",
-        symbols: "lsp symbols  main.c — 4 symbols\n1: function add  int add(int a, int b)\n2: struct point  struct point {}\n  2: field x  int point::x\n3: function main  int main()",
+        symbols: "lsp symbols  main.c — 4 symbols\n1: function add\n2: struct point\n  2: field x\n3: function main",
         broken: ("broken.c", "lsp diagnostics  broken.c (c-ccls) — 1 error, 0 warnings\nbroken.c:1:25 error [2] use of undeclared identifier 'undefined_thing'"),
         hover: None,
     },
@@ -731,7 +731,7 @@ async fn json_server_stopped_then_started_again(
     let first = run.lsp(symbols.clone()).await;
     expect_test::expect![[r#"
         lsp symbols  data.json — 1 symbol
-        2: string name  demo"#]]
+        2: string name"#]]
     .assert_eq(&first);
     let pids = run.pids().await;
     assert_eq!(pids.len(), 1);

@@ -160,7 +160,7 @@ async fn typescript_language_server() {
             lsp_rename  `greet` → `salute`: 4 edits in 2 files
             src/app.ts (3 edits)
             src/util.ts (1 edit)
-            not renamed — src/util.ts: 1 mention of `greet` (may be other symbols)
+            not renamed — `greet` in comments and strings: src/util.ts:1
 
             src/app.ts:1: import { Greeter, salute, Speaker } from "./util";
             src/app.ts:4:   const message = salute("world");
@@ -218,7 +218,7 @@ async fn c_clangd_with_compile_commands() {
             util.h:4    struct counter {  (in counter)
 
             lsp symbols  util.c — 1 symbol
-            3: function add  int (int, int)
+            3: function add
 
             lsp symbols  query `add` (the workspace's matches)
             util.c:3  function add
@@ -312,12 +312,12 @@ async fn rust_analyzer() {
 
             lsp symbols  src/util.rs — 7 symbols
             2: interface Speaker
-              3: method say  fn(&self) -> String
+              3: method say
             7: struct Greeter
-              8: field word  String
+              8: field word
             11: object impl Speaker for Greeter
-              12: method say  fn(&self) -> String
-            18: function greet  fn(name: &str) -> String
+              12: method say
+            18: function greet
 
             lsp symbols  query `Greet` (the workspace's matches)
             src/util.rs:7  struct Greeter
@@ -340,7 +340,7 @@ async fn rust_analyzer() {
             lsp_rename  `greet` → `salute`: 4 edits in 2 files
             src/main.rs (3 edits)
             src/util.rs (1 edit)
-            not renamed — src/util.rs: 1 mention of `greet` (may be other symbols)
+            not renamed — `greet` in comments and strings: src/util.rs:1
 
             src/main.rs:4: use util::{salute, Greeter, Speaker};
             src/main.rs:7:     let message = salute("world");
@@ -395,22 +395,22 @@ async fn go_gopls() {
             util.go:9    type Greeter struct {  (in Greeter)
 
             lsp symbols  util.go — 6 symbols
-            4: interface Speaker  interface{...}
-              5: method Say  func() string
-            9: struct Greeter  struct{...}
-              10: field Word  string
-            14: method (Greeter).Say  func() string
-            19: function Greet  func(name string) string
+            4: interface Speaker
+              5: method Say
+            9: struct Greeter
+              10: field Word
+            14: method (Greeter).Say
+            19: function Greet
 
             lsp symbols  query `Greet` (the workspace's matches)
-            broken.go:3  function example.com/greeter.count (in example.com/greeter)
-            main.go:5  function example.com/greeter.main (in example.com/greeter)
-            util.go:4  interface example.com/greeter.Speaker (in example.com/greeter)
-            util.go:5  method example.com/greeter.Speaker.Say (in example.com/greeter)
-            util.go:9  struct Greeter (in example.com/greeter)
-            util.go:10  field Greeter.Word (in example.com/greeter)
-            util.go:14  method Greeter.Say (in example.com/greeter)
-            util.go:19  function Greet (in example.com/greeter)
+            broken.go:3  function example.com/greeter.count
+            main.go:5  function example.com/greeter.main
+            util.go:4  interface example.com/greeter.Speaker
+            util.go:5  method example.com/greeter.Speaker.Say
+            util.go:9  struct Greeter
+            util.go:10  field Greeter.Word
+            util.go:14  method Greeter.Say
+            util.go:19  function Greet
 
             lsp diagnostics  broken.go (go) — 1 error, 0 warnings
             broken.go:4:9 error [IncompatibleAssign] cannot use "not a number" (untyped string constant) as int value in return statement

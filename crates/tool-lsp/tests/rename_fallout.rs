@@ -65,7 +65,8 @@ async fn a_path_that_may_name_the_item_refuses_the_rename_and_partial_says_what_
         src/imp.rs (1 edit)
         src/lib.rs (2 edits)
         1 of them a path in macro bodies (the server renames a macro's paths only where it is used)
-        not renamed — src/lib.rs: 3 mentions of `level` (may be other symbols)"#]]
+        not renamed — `level` in comments and strings: src/lib.rs:4, 12
+        not renamed — 1 mention of `level` in code the server did not resolve (may be other symbols): src/lib.rs (1)"#]]
     .assert_eq(&masked(&partial, &root));
     // The re-export and the module path renamed; `$crate::level` left.
     let lib = FILES[1]

@@ -34,9 +34,10 @@ async fn a_makefile_c_project_is_searched_by_clangd_alone_and_says_what_it_saw()
     let out = run.lsp(json!({"op": "symbols", "query": "util_"})).await;
     expect![[r#"
         lsp symbols  query `util_` — 3 matches
-        main.c:2    function util_local
-        util.h:1    function util_add
-        util.h:2    function util_twice
+        main.c:2  function util_local
+        util.h
+          1: function util_add
+          2: function util_twice
         c (clangd) has no compile database at ., so it searched only the files open in it (main.c); give the project a compile_commands.json to search all of it"#]].assert_eq(&out);
     let status = run.lsp(json!({"op": "status"})).await;
     let running: Vec<&str> = status
@@ -102,7 +103,7 @@ async fn the_server_starts_at_the_root_project_not_at_a_nested_docs_project() {
         .await;
     expect![[r#"
         lsp symbols  query `HTTPAdapter` — 1 match
-        src/pkg/adapters.py:1    class HTTPAdapter"#]]
+        src/pkg/adapters.py:1  class HTTPAdapter"#]]
     .assert_eq(&out);
     let status = run.lsp(json!({"op": "status"})).await;
     let running: Vec<&str> = status

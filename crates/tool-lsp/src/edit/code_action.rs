@@ -121,6 +121,7 @@ pub(crate) async fn run(
         symbol: Some(args.symbol.clone()),
         occurrence: args.occurrence,
         query: None,
+        detail: None,
         timeout_seconds: args.timeout_seconds,
     };
     // Everything that waits on the server is bounded by `timeout_seconds`;

@@ -54,8 +54,10 @@ fn check_new_name(sup: &LspSupervisor, args: &SymbolRename) -> Result<(), ToolEr
 struct Prepared {
     p: positioning::Positioned,
     plan: PlannedEdit,
-    reach: Reach,
+    /// The files whose leftover mentions are reported.
     unrenamed: Vec<Mentioning>,
+    /// The lines that report them.
+    report: Vec<String>,
     /// Rust paths in macro bodies renamed beside the server's edit.
     macro_paths: usize,
 }
@@ -113,8 +115,8 @@ async fn stage(
     let Prepared {
         p,
         plan,
-        reach,
         unrenamed,
+        report,
         ..
     } = prepared;
     let ws = sup.workspace();
@@ -130,7 +132,7 @@ async fn stage(
         tool_core::format::plural(change.files.len(), "file", "files"),
     );
     let mut out = staged_output(link, ws, change, header).await?;
-    for line in reach.report(ws, &unrenamed) {
+    for line in report {
         out.push_text(line);
     }
     if let Some(Value::Object(obj)) = out.structured.as_mut() {
@@ -157,6 +159,7 @@ async fn prepare(
         symbol: Some(args.symbol.clone()),
         occurrence: args.occurrence,
         query: None,
+        detail: None,
         timeout_seconds: args.timeout_seconds,
     };
     let p = positioning::position(sup, t, &largs)
@@ -269,11 +272,21 @@ async fn prepare(
             reach.report(ws, &unrenamed).join("\n")
         )));
     }
+    // What the rename left, decided by the server: other symbols of the
+    // same name are not reported.
+    let decided = reach
+        .decide_unrenamed(ws, &p, t, &plan, &args.new_name, &unrenamed)
+        .await;
+    let report = reach.report_decided(ws, "not renamed", &decided);
+    let unrenamed = unrenamed
+        .into_iter()
+        .filter(|m| decided.reported(&m.path))
+        .collect();
     Ok(Prepared {
         p,
         plan,
-        reach,
         unrenamed,
+        report,
         macro_paths,
     })
 }
@@ -379,9 +392,10 @@ async fn commit(
     let Prepared {
         p,
         plan,
-        reach,
         unrenamed,
+        report,
         macro_paths,
+        ..
     } = prepared;
     let client = &p.target.client;
     let ws = sup.workspace();
@@ -435,7 +449,7 @@ async fn commit(
             ws.relative(to)
         ));
     }
-    out.extend(reach.report(ws, &unrenamed));
+    out.extend(report);
     // What the rename broke comes first: in any file, those it edited too
     // (rustc reports a macro's broken path where the macro is defined).
     let (broken, notes) =

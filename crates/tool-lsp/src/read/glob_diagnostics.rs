@@ -98,6 +98,7 @@ pub(crate) async fn run(
                 symbol: None,
                 occurrence: None,
                 query: None,
+                detail: None,
                 timeout_seconds: None,
             };
             let answer = file_diagnostics(sup, t, &args).await;

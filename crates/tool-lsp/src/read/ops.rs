@@ -97,6 +97,11 @@ async fn request(
 /// Run one `lsp` call.
 pub(crate) async fn run(sup: &LspSupervisor, args: LspArgs) -> Result<ToolOutput, ToolError> {
     let t = call_timeouts(sup, args.timeout_seconds)?;
+    if args.detail.is_some() && (args.op != Op::Symbols || args.query.is_some()) {
+        return Err(ToolError::bad_args(
+            "`detail` (true or false) applies to op `symbols` with `file` only: drop it, or ask for one file's symbols",
+        ));
+    }
     let (secs, file) = (args.timeout_seconds, args.file.clone());
     if file.as_deref() == Some("*") {
         // The project checker has its own bound and its own process to stop.
@@ -237,7 +242,10 @@ async fn navigate(
             .await?;
             let locs: Vec<Loc> = render::locations(ws, references(&v).as_ref());
             let paths: Vec<&std::path::Path> = locs.iter().map(|l| l.path.as_path()).collect();
-            let beyond = reach.report_beyond(ws, &reach.beyond(&paths));
+            let decided = reach
+                .decide_beyond(ws, &p, t, &reach.beyond(&paths), &locs)
+                .await;
+            let beyond = reach.report_decided(ws, "also mentioned", &decided);
             if locs.is_empty() {
                 let mut out = format!(
                     "{head}\nno references found (the server is ready and answered with none)"
@@ -438,7 +446,7 @@ async fn symbols(
     let answer = symbols::document_symbols_of(client, &file.path, t.request)
         .await
         .map_err(|e| e.into_tool_error(&client.name))?;
-    let rows = symbols::document_symbols(&answer);
+    let rows = symbols::document_symbols(&answer, args.detail.unwrap_or(false));
     let head = format!("lsp symbols  {}", file.shown);
     if rows.is_empty() {
         return Ok(ToolOutput::text(format!("{head}\nno symbols in this file")));
@@ -552,21 +560,14 @@ async fn workspace_symbols(
         return Ok(ToolOutput::text(out.join("\n")));
     }
     let total = rows.len();
-    let width = rows
-        .iter()
-        .take(WORKSPACE_SYMBOLS_CAP)
-        .map(|(p, l, _)| p.len() + l.to_string().len() + 1)
-        .max()
-        .unwrap_or(0);
+    let shown = &rows[..total.min(WORKSPACE_SYMBOLS_CAP)];
+    let (common, lines) = symbols::render_workspace_rows(shown);
     let mut out = vec![format!(
-        "{head} — {}",
-        tool_core::format::plural(total, "match", "matches")
+        "{head} — {}{}",
+        tool_core::format::plural(total, "match", "matches"),
+        common.map(|c| format!(" in {c}")).unwrap_or_default()
     )];
-    out.extend(
-        rows.iter()
-            .take(WORKSPACE_SYMBOLS_CAP)
-            .map(|(p, l, t)| format!("{:<width$}    {t}", format!("{p}:{l}"))),
-    );
+    out.extend(lines);
     if total > WORKSPACE_SYMBOLS_CAP {
         out.push(tool_core::format::capped_note(
             WORKSPACE_SYMBOLS_CAP,
@@ -584,7 +585,7 @@ async fn symbols_of(
     t: &Timeouts,
     client: &LspClient,
     query: &str,
-) -> Result<Vec<(String, u32, String)>, ToolError> {
+) -> Result<Vec<symbols::SymbolRow>, ToolError> {
     client.resync_open().await;
     wait_ready(t, client).await?;
     // A cold server's index may not hold the workspace's files yet

@@ -38,12 +38,13 @@ pub(crate) async fn document_symbols_of(
         .await
 }
 
-/// One row: 0-based line, depth in the tree, `kind name  detail`.
+/// One row: 0-based line, depth in the tree, `kind name` (and `  detail`
+/// when asked for).
 type Row = (u32, usize, String);
 
 fn row(line: u32, depth: usize, kind: &str, name: &str, detail: Option<&str>) -> Row {
     let detail = detail
-        .filter(|d| !d.is_empty())
+        .filter(|d| !d.trim().is_empty())
         .map(|d| {
             format!(
                 "  {}",
@@ -55,21 +56,28 @@ fn row(line: u32, depth: usize, kind: &str, name: &str, detail: Option<&str>) ->
 }
 
 /// Document symbols (a `DocumentSymbol` tree or flat `SymbolInformation`),
-/// as indented `line: kind name` rows in source order.
-pub(crate) fn document_symbols(answer: &DocumentSymbols) -> Vec<String> {
-    fn tree(symbols: &[DocumentSymbol], depth: usize, out: &mut Vec<Row>) {
+/// as indented `line: kind name` rows in source order: an outline, each
+/// row with its signature (the server's `detail`) only when `detail`.
+pub(crate) fn document_symbols(answer: &DocumentSymbols, detail: bool) -> Vec<String> {
+    fn tree(symbols: &[DocumentSymbol], depth: usize, detail: bool, out: &mut Vec<Row>) {
         for s in symbols {
             let kind = symbol_kind_name(s.kind);
             let line = s.selection_range.start.line;
-            out.push(row(line, depth, kind, &s.name, s.detail.as_deref()));
-            tree(s.children.as_deref().unwrap_or_default(), depth + 1, out);
+            let shown = s.detail.as_deref().filter(|_| detail);
+            out.push(row(line, depth, kind, &s.name, shown));
+            tree(
+                s.children.as_deref().unwrap_or_default(),
+                depth + 1,
+                detail,
+                out,
+            );
         }
     }
     let mut rows = Vec::new();
     match answer {
         Answer::Typed(None) => {}
         Answer::Typed(Some(DocumentSymbolResponse::Nested(symbols))) => {
-            tree(symbols, 0, &mut rows);
+            tree(symbols, 0, detail, &mut rows);
         }
         Answer::Typed(Some(DocumentSymbolResponse::Flat(infos))) => {
             for s in infos {
@@ -77,7 +85,10 @@ pub(crate) fn document_symbols(answer: &DocumentSymbols) -> Vec<String> {
                 rows.push(row(s.location.range.start.line, 0, kind, &s.name, None));
             }
         }
-        Answer::Raw(v) => raw_document_rows(v.as_array().map_or(&[], Vec::as_slice), 0, &mut rows),
+        Answer::Raw(v) => {
+            let items = v.as_array().map_or(&[][..], Vec::as_slice);
+            raw_document_rows(items, 0, detail, &mut rows);
+        }
     }
     // Flat SymbolInformation lists come unordered; a tree is kept in order.
     let flat = rows.iter().all(|(_, d, _)| *d == 0);
@@ -92,7 +103,7 @@ pub(crate) fn document_symbols(answer: &DocumentSymbols) -> Vec<String> {
 /// The rows of document symbols lsp-types does not decode: each item's
 /// name (`?` when missing), kind, and the first start line among its
 /// `selectionRange`, `range` and `location.range` (0 when none has one).
-fn raw_document_rows(items: &[Value], depth: usize, out: &mut Vec<Row>) {
+fn raw_document_rows(items: &[Value], depth: usize, detail: bool, out: &mut Vec<Row>) {
     for it in items {
         let name = it.get("name").and_then(Value::as_str).unwrap_or("?");
         let kind = kind_name(it.get("kind").and_then(Value::as_u64));
@@ -102,10 +113,10 @@ fn raw_document_rows(items: &[Value], depth: usize, out: &mut Vec<Row>) {
             .or_else(|| it.pointer("/location/range/start/line"))
             .and_then(Value::as_u64)
             .unwrap_or(0) as u32;
-        let detail = it.get("detail").and_then(Value::as_str);
-        out.push(row(line, depth, kind, name, detail));
+        let shown = it.get("detail").and_then(Value::as_str).filter(|_| detail);
+        out.push(row(line, depth, kind, name, shown));
         if let Some(children) = it.get("children").and_then(Value::as_array) {
-            raw_document_rows(children, depth + 1, out);
+            raw_document_rows(children, depth + 1, detail, out);
         }
     }
 }
@@ -113,28 +124,26 @@ fn raw_document_rows(items: &[Value], depth: usize, out: &mut Vec<Row>) {
 /// A workspace symbols answer, typed where it decodes.
 pub(crate) type WorkspaceSymbols = Answer<Option<WorkspaceSymbolResponse>>;
 
-/// Workspace symbols as `path:line  kind name (in container)`, sorted;
-/// symbols outside files left out.
-pub(crate) fn workspace_symbols(
-    ws: &Workspace,
-    answer: &WorkspaceSymbols,
-) -> Vec<(String, u32, String)> {
+/// One workspace symbol: shown path, 1-based line, `kind name`, and its
+/// container (a package, a class) when the server names one.
+pub(crate) type SymbolRow = (String, u32, String, Option<String>);
+
+/// Workspace symbols as rows, sorted; symbols outside files left out.
+pub(crate) fn workspace_symbols(ws: &Workspace, answer: &WorkspaceSymbols) -> Vec<SymbolRow> {
     let row = |path: Option<std::path::PathBuf>,
                line: u32,
                kind: &str,
                name: &str,
                container: Option<&str>| {
-        let container = container
-            .filter(|c| !c.is_empty())
-            .map(|c| format!(" (in {c})"))
-            .unwrap_or_default();
+        let container = container.filter(|c| !c.is_empty()).map(str::to_string);
         Some((
             show_path(ws, &path?),
             line + 1,
-            format!("{kind} {name}{container}"),
+            format!("{kind} {name}"),
+            container,
         ))
     };
-    let mut out: Vec<(String, u32, String)> = match answer {
+    let mut out: Vec<SymbolRow> = match answer {
         Answer::Typed(response) => typed_workspace_symbols(response.as_ref())
             .into_iter()
             .filter_map(|(uri, line, kind, name, container)| {
@@ -170,6 +179,56 @@ pub(crate) fn workspace_symbols(
     out.sort();
     out.dedup();
     out
+}
+
+/// Workspace symbol rows for a model, what they share said once: the
+/// container most of the workspace's rows have (gopls's package; at least
+/// two, and more than any other) goes to the header's
+/// `in <container>` (returned), the others keep ` (in <container>)`; rows
+/// of one file follow its path as `  line: kind name`, a file with one row
+/// is `path:line  kind name`.
+pub(crate) fn render_workspace_rows(rows: &[SymbolRow]) -> (Option<String>, Vec<String>) {
+    // What the workspace's own rows share (a server may add its standard
+    // library's, by absolute path), else what all share.
+    let own = rows.iter().any(|r| !Path::new(&r.0).is_absolute());
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for (path, _, _, c) in rows {
+        if own && Path::new(path).is_absolute() {
+            continue;
+        }
+        if let Some(c) = c {
+            *counts.entry(c.as_str()).or_default() += 1;
+        }
+    }
+    // The one most rows share, when at least two do and no other as many.
+    let mut ranked: Vec<(&str, usize)> = counts.into_iter().collect();
+    ranked.sort_by_key(|r| std::cmp::Reverse(r.1));
+    let common = match ranked.as_slice() {
+        [(c, n), rest @ ..] if *n >= 2 && rest.first().is_none_or(|(_, m)| m < n) => {
+            Some((*c).to_string())
+        }
+        _ => None,
+    };
+    let text = |(_, _, t, c): &SymbolRow| match c {
+        Some(c) if Some(c) != common.as_ref() => format!("{t} (in {c})"),
+        _ => t.clone(),
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < rows.len() {
+        let path = &rows[i].0;
+        let n = rows[i..].iter().take_while(|r| &r.0 == path).count();
+        if n == 1 {
+            out.push(format!("{path}:{}  {}", rows[i].1, text(&rows[i])));
+        } else {
+            out.push(path.clone());
+            for r in &rows[i..i + n] {
+                out.push(format!("  {}: {}", r.1, text(r)));
+            }
+        }
+        i += n;
+    }
+    (common, out)
 }
 
 /// Each symbol of a typed `workspace/symbol` answer: its file's URI, its

@@ -338,15 +338,20 @@ pub(crate) async fn run_scenario_with(s: &Scenario, binding: LspBinding) {
     // column of places to their width)
     said.push(run.lsp(json!({"op": "symbols", "file": s.util})).await);
     let out = run.lsp(json!({"op": "symbols", "query": s.query})).await;
-    let ours: Vec<String> = out
-        .lines()
-        .skip(1)
-        .filter(|l| !l.starts_with('/'))
-        .map(|l| {
-            let (place, what) = l.split_once(' ').unwrap_or((l, ""));
-            format!("{place}  {}", what.trim_start())
-        })
-        .collect();
+    // Rows grouped under their file read back as `path:line  kind name`.
+    let mut file = String::new();
+    let mut ours: Vec<String> = Vec::new();
+    for l in out.lines().skip(1) {
+        if let Some(row) = l.strip_prefix("  ") {
+            let (line, what) = row.split_once(": ").unwrap_or((row, ""));
+            ours.push(format!("{file}:{line}  {what}"));
+        } else if l.contains("  ") {
+            ours.push(l.to_string());
+        } else {
+            file = l.to_string();
+        }
+    }
+    ours.retain(|l| !l.starts_with('/'));
     said.push(format!(
         "lsp symbols  query `{}` (the workspace's matches)\n{}",
         s.query,

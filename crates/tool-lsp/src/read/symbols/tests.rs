@@ -9,11 +9,15 @@ fn range(start: u32, end: u32) -> Value {
 }
 
 fn doc_rows(answer: &Value) -> (bool, Vec<String>) {
+    doc_rows_with(answer, true)
+}
+
+fn doc_rows_with(answer: &Value, detail: bool) -> (bool, Vec<String>) {
     let decoded: DocumentSymbols = Answer::decode("textDocument/documentSymbol", answer.clone());
-    let rows = document_symbols(&decoded);
+    let rows = document_symbols(&decoded, detail);
     // The raw reader, which read every answer before, agrees.
     assert_eq!(
-        document_symbols(&Answer::Raw(answer.clone())),
+        document_symbols(&Answer::Raw(answer.clone()), detail),
         rows,
         "{answer}"
     );
@@ -42,6 +46,16 @@ fn a_document_symbol_tree_is_indented_in_source_order() {
                 "  5: symbol x".to_string(),
             ]
         )
+    );
+    // By default an outline: no signatures.
+    assert_eq!(
+        doc_rows_with(&tree, false).1,
+        [
+            "11: struct B",
+            "1: class A",
+            "  3: method m",
+            "  5: symbol x"
+        ]
     );
 }
 
@@ -97,7 +111,13 @@ fn workspace_symbols_of_every_shape_become_rows() {
         );
         (matches!(decoded, Answer::Typed(_)), rows)
     };
-    let at = |line: u32, text: &str| ("pkg/a.py".to_string(), line, text.to_string());
+    let at = |line: u32, text: &str| {
+        let (text, container) = match text.split_once(" (in ") {
+            Some((t, c)) => (t, Some(c.trim_end_matches(')').to_string())),
+            None => (text, None),
+        };
+        ("pkg/a.py".to_string(), line, text.to_string(), container)
+    };
     // SymbolInformation[], a repeat and a symbol outside files dropped.
     assert_eq!(
         rows(json!([
@@ -127,4 +147,39 @@ fn workspace_symbols_of_every_shape_become_rows() {
         (false, vec![at(3, "symbol G")])
     );
     assert_eq!(rows(Value::Null), (true, vec![]));
+}
+
+#[test]
+fn workspace_rows_say_the_common_container_once_and_group_by_file() {
+    let row = |p: &str, l: u32, t: &str, c: Option<&str>| {
+        (p.to_string(), l, t.to_string(), c.map(str::to_string))
+    };
+    let rows = [
+        row("a_test.go", 3, "function TestRoute", Some("m_test")),
+        row("mux.go", 54, "struct Router", Some("m")),
+        row("mux.go", 64, "field Router.routes", Some("m")),
+        row("route.go", 17, "struct Route", Some("m")),
+        row("/go/src/x.go", 9, "function Route", None),
+        row("/go/src/y.go", 1, "function Router", Some("std")),
+        row("/go/src/y.go", 2, "function Routes", Some("std")),
+        row("/go/src/z.go", 3, "function Routed", Some("std")),
+    ];
+    let (common, lines) = render_workspace_rows(&rows);
+    assert_eq!(common.as_deref(), Some("m"));
+    expect_test::expect![[r#"
+        a_test.go:3  function TestRoute (in m_test)
+        mux.go
+          54: struct Router
+          64: field Router.routes
+        route.go:17  struct Route
+        /go/src/x.go:9  function Route
+        /go/src/y.go
+          1: function Router (in std)
+          2: function Routes (in std)
+        /go/src/z.go:3  function Routed (in std)"#]]
+    .assert_eq(&lines.join("\n"));
+    // No container most rows share: each row keeps its own.
+    let (common, lines) = render_workspace_rows(&rows[..1]);
+    assert_eq!(common, None);
+    assert_eq!(lines, ["a_test.go:3  function TestRoute (in m_test)"]);
 }
