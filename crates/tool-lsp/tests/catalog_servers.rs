@@ -286,7 +286,7 @@ const ROWS: &[Row] = &[
         // Its background searches show as indexing a while after the
         // first answer.
         status: "java at . (jdtls -data {own_dir}): running, pid PID, …",
-        symbols: "lsp symbols  src/main/java/m/App.java — 3 symbols\n1: package m\n5: class App\n  6: method main(String[])   : void",
+        symbols: "lsp symbols  src/main/java/m/App.java — 3 symbols\n1: package m\n5: class App\n  6: method main(String[])",
         broken: ("src/main/java/m/Broken.java", "lsp diagnostics  src/main/java/m/Broken.java (java) — 1 error, 0 warnings\nsrc/main/java/m/Broken.java:5:16 error [570425394] Greeter cannot be resolved"),
         hover: Some((7, "greet", "lsp hover  `greet` at src/main/java/m/App.java:7\nString m.util.Greeter.greet(String name)\n\nThe greeting for `name`.\n\n* **Parameters:**\n  * **name**\n…")),
     },
