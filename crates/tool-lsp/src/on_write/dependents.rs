@@ -250,14 +250,23 @@ impl Dependents {
         let fresh = diagnostics::fresh(&self.client, &file_uri(file), &doc, left)
             .await
             .ok()?;
+        Some(self.problem_lines(sup, file, &fresh.diagnostics))
+    }
+
+    /// A dependent's diagnostics as the problems the model reads.
+    fn problem_lines(
+        &self,
+        sup: &LspSupervisor,
+        file: &Path,
+        diagnostics: &[lsp_types::Diagnostic],
+    ) -> Vec<DiagLine> {
         let text = read_document(sup.workspace(), file).ok();
-        let shown = sup.rel(file);
-        Some(diagnostics::problem_lines(
-            &shown,
-            &fresh.diagnostics,
+        diagnostics::problem_lines(
+            &sup.rel(file),
+            diagnostics,
             text.as_deref(),
             self.client.encoding,
-        ))
+        )
     }
 
     /// A dependent's problems once it is closed and opened again: its first
@@ -294,13 +303,7 @@ impl Dependents {
                 .ok()?
                 .ok()?;
         };
-        let text = read_document(sup.workspace(), file).ok();
-        Some(diagnostics::problem_lines(
-            &sup.rel(file),
-            &published.diagnostics,
-            text.as_deref(),
-            self.client.encoding,
-        ))
+        Some(self.problem_lines(sup, file, &published.diagnostics))
     }
 
     /// Once the server holds the written text: each dependent's new
