@@ -1952,14 +1952,7 @@ async fn exception_filters_are_listed_before_a_start() {
         json!({"id": "uncaught", "label": "Uncaught Exceptions", "default": true})
     );
 
-    let (text, _) = b.call(json!({"op": "status"})).await;
-    expect![[r#"
-        debug status  no session; 0 breakpoints set
-        launch a program to start one
-        debugpy: exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
-        lldb: exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
-        delve: exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)
-        node: exception filters (as the adapter announced when tested): all, uncaught (on by default)"#]].assert_eq(&text);
+    assert_status_without_session(&b).await;
     b.call(json!({"op": "exception_breakpoints", "filters": ["raised"]}))
         .await;
     let (text, _) = b.call(json!({"op": "status"})).await;

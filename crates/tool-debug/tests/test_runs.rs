@@ -436,14 +436,7 @@ async fn bad_rust_test_launches_are_answered_and_start_nothing() {
           |                    |
           |                    expected due to this"#]]
     .assert_eq(&said.join("\n"));
-    let (text, _) = b.call(json!({"op": "status"})).await;
-    expect![[r#"
-        debug status  no session; 0 breakpoints set
-        launch a program to start one
-        debugpy: exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
-        lldb: exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
-        delve: exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)
-        node: exception filters (as the adapter announced when tested): all, uncaught (on by default)"#]].assert_eq(&text);
+    assert_status_without_session(&b).await;
     assert!(b.processes().await.is_empty());
 }
 
@@ -490,13 +483,6 @@ async fn bad_test_launches_are_refused_and_change_nothing() {
         not available here: tests/test_marked.py imports pytest, and the project interpreter .venv/bin/python cannot import it; install it there (`.venv/bin/python -m pip install pytest`)
         bad arguments: `mode` is for Go programs under delve, and `tests/test_units.py` goes to the debugpy adapter; leave it out (`test` runs a Python test, `module` runs python -m)"#]]
     .assert_eq(&said.join("\n"));
-    let (text, _) = b.call(json!({"op": "status"})).await;
-    expect![[r#"
-        debug status  no session; 0 breakpoints set
-        launch a program to start one
-        debugpy: exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
-        lldb: exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
-        delve: exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)
-        node: exception filters (as the adapter announced when tested): all, uncaught (on by default)"#]].assert_eq(&text);
+    assert_status_without_session(&b).await;
     assert!(b.processes().await.is_empty());
 }

@@ -204,3 +204,16 @@ pub(crate) fn adapter_lines(text: &str, adapter: &str) -> String {
         .collect();
     lines.join("\n")
 }
+
+/// `status` with no session and no breakpoint: what each adapter's
+/// exception filters are, as announced when tested.
+pub(crate) async fn assert_status_without_session(b: &Bench) {
+    let (text, _) = b.call(serde_json::json!({"op": "status"})).await;
+    expect_test::expect![[r#"
+        debug status  no session; 0 breakpoints set
+        launch a program to start one
+        debugpy: exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
+        lldb: exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
+        delve: exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)
+        node: exception filters (as the adapter announced when tested): all, uncaught (on by default)"#]].assert_eq(&text);
+}
