@@ -193,7 +193,7 @@ impl Job {
                     .output
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .take(),
+                    .take_for_look(),
             },
             Some((state, run)) => match run.take() {
                 Some(run) => Look::Ended { state: *state, run },

@@ -77,10 +77,21 @@ impl CellOutput {
         }
     }
 
-    /// What arrived so far; this keeps collecting afresh, under the same caps.
+    /// All that arrived so far; this keeps collecting afresh, under the
+    /// same caps.
     pub fn take(&mut self) -> CellOutput {
         let fresh = CellOutput::new(self.head_cap + self.tail_cap, self.max_images);
         std::mem::replace(self, fresh)
+    }
+
+    /// What a look at a running cell shows: all but the echoed last value,
+    /// which is the cell's end and stays for it (a look can come between the
+    /// value's arrival and the cell's end).
+    pub fn take_for_look(&mut self) -> CellOutput {
+        let echo = self.echo.take();
+        let taken = self.take();
+        self.echo = echo;
+        taken
     }
 
     pub fn push_text(&mut self, mut bytes: &[u8]) {
@@ -403,6 +414,26 @@ mod tests {
         );
         let r = out.render("label\n".into(), test_saver(&Scratch::new()));
         assert_eq!(text_of(&r), "label\nbefore\n{'a': 1}\nafter\n42");
+    }
+
+    #[test]
+    fn a_look_before_the_end_leaves_the_last_value_for_the_end() {
+        let mut out = CellOutput::new(1024, 8);
+        out.push_text(b"5\n");
+        out.add_display(
+            1,
+            true,
+            Display {
+                text: Some("'counted'".into()),
+                images: vec![],
+            },
+        );
+        let look = out.take_for_look();
+        let r = look.render(String::new(), test_saver(&Scratch::new()));
+        assert_eq!(text_of(&r), "5");
+        let end = out.take();
+        let r = end.render(String::new(), test_saver(&Scratch::new()));
+        assert_eq!(text_of(&r), "'counted'");
     }
 
     #[test]
