@@ -311,6 +311,12 @@ impl Tool for WriteTool {
         format!("write {len} bytes to {path}")
     }
 
+    fn writes(&self, args: &Value) -> Vec<String> {
+        parse_args::<WriteArgs>(args.clone())
+            .map(|a| vec![a.path])
+            .unwrap_or_default()
+    }
+
     async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: WriteArgs = parse_args(args)?;
         let path = self.ws.resolve_file(&args.path)?;
@@ -412,6 +418,12 @@ impl Tool for EditTool {
         let path = args.get("path").and_then(Value::as_str).unwrap_or("?");
         let old = args.get("old_string").and_then(Value::as_str).unwrap_or("");
         format!("edit {path}: replace `{}`", cap_chars(old, 80))
+    }
+
+    fn writes(&self, args: &Value) -> Vec<String> {
+        parse_args::<EditArgs>(args.clone())
+            .map(|a| vec![a.path])
+            .unwrap_or_default()
     }
 
     async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
@@ -734,5 +746,24 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(err, ToolError::UnknownTool { .. }), "{err}");
+    }
+
+    /// What diagnostics on write checks after a call: the file it names.
+    #[test]
+    fn write_and_edit_declare_the_file_they_write() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let write = WriteTool::new(ws.clone());
+        assert_eq!(
+            write.writes(&json!({"path": "src/a.py", "content": "x"})),
+            vec!["src/a.py"]
+        );
+        let edit = EditTool::new(ws);
+        assert_eq!(
+            edit.writes(&json!({"path": "b.rs", "old_string": "a", "new_string": "b"})),
+            vec!["b.rs"]
+        );
+        // Arguments the call would refuse name nothing.
+        assert!(write.writes(&json!({"file": "src/a.py"})).is_empty());
     }
 }

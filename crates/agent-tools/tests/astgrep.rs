@@ -3,11 +3,11 @@
 //! surface sees them, and doctor reports the journal and its recoveries.
 #![cfg(feature = "astgrep")]
 
-use agent_tools::tool_astgrep::journal::Journal;
 use agent_tools::tool_astgrep::AstGrepBinding;
 use agent_tools::{BindingState, RunOptions, ToolsetBuilder};
 use serde_json::json;
 use std::sync::Arc;
+use tool_core::staging::Journal;
 use tool_core::{AllowAll, CallContext, Surface, ToolError};
 
 #[tokio::test]

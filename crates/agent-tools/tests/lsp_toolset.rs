@@ -1,6 +1,7 @@
 //! The lsp family through the facade: the default binding from the `[lsp]`
-//! config, `doctor` lines, and diagnostics on write wrapped around the
-//! facade's own `write` and `edit` tools, against real basedpyright.
+//! config, `doctor` lines, diagnostics on write wrapped around the
+//! facade's own `write` and `edit` tools, and a staged code action resolved
+//! with no other family bound, against real basedpyright.
 
 #![cfg(feature = "lsp")]
 
@@ -20,6 +21,14 @@ fn lines_of(lines: &[String], starts: &[&str]) -> String {
         .map(String::as_str)
         .collect();
     picked.join("\n")
+}
+
+/// The text of a call on the exec surface; panics with the error.
+async fn text(reg: tool_core::Registry, name: &str, args: serde_json::Value) -> String {
+    reg.call(Surface::new(Tier::Exec), name, args, CallContext::new())
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .joined_text()
 }
 
 fn python_project() -> tempfile::TempDir {
@@ -110,15 +119,7 @@ async fn the_facades_write_and_edit_report_new_diagnostics() {
         .build()
         .unwrap();
     let reg = toolset.registry();
-    let call = |name: &'static str, args: serde_json::Value| {
-        let reg = reg.clone();
-        async move {
-            reg.call(Surface::new(Tier::Exec), name, args, CallContext::new())
-                .await
-                .unwrap_or_else(|e| panic!("{name}: {e}"))
-                .joined_text()
-        }
-    };
+    let call = |name: &'static str, args| text(reg.clone(), name, args);
     let out = call(
         "write",
         json!({"path": "app.py", "content": "def greet(name: str) -> int:\n    return name\n"}),
@@ -160,6 +161,69 @@ async fn the_facades_write_and_edit_report_new_diagnostics() {
         .map_or("", |(head, _)| head);
     expect_test::expect!["python at . (basedpyright-langserver --stdio): running"]
         .assert_eq(python);
+}
+
+/// Staging is the run's, not a family's: with the lsp family alone bound,
+/// a staged code action is kept, shown, and written by `resolve`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lsp_family_alone_stages_a_code_action_and_resolves_it() {
+    if test_support::fixtures::require(&["basedpyright-langserver"]).is_none() {
+        return;
+    }
+    let d = python_project();
+    // The apply journal goes in `.git/`, inside the temporary checkout.
+    std::fs::create_dir(d.path().join(".git")).unwrap();
+    let app = "import os\nprint(1)\n";
+    std::fs::write(d.path().join("app.py"), app).unwrap();
+    // A generous bound: a cold server's first check can be slow on a
+    // shared machine.
+    let config = CatalogConfig {
+        diagnostics_wait_ms: Some(60_000),
+        ..CatalogConfig::default()
+    };
+    let binding = LspBinding::new(config).with_path(Some(test_support::fixtures::path_env()));
+    let toolset = ToolsetBuilder::new(d.path())
+        .unwrap()
+        .approver(Arc::new(AllowAll))
+        .bind("lsp", Box::new(binding))
+        .build()
+        .unwrap();
+    let reg = toolset.registry();
+    expect_test::expect![[r#"
+        lsp
+        lsp_code_action
+        lsp_rename
+        resolve"#]]
+    .assert_eq(&reg.names().join("\n"));
+    let call = |name: &'static str, args| text(reg.clone(), name, args);
+    let staged = call(
+        "lsp_code_action",
+        json!({"file": "app.py", "line": 1, "symbol": "os", "action": 1, "stage": true}),
+    )
+    .await;
+    expect_test::expect![[r#"
+        (proposed) 1 edit in 1 file … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        lsp_code_action  "Add `# pyright: ignore[reportUnusedImport]`" at app.py:1: 1 edit in 1 file; nothing is written until accepted
+        --- a/app.py
+        +++ b/app.py
+        @@ -1,2 +1,2 @@
+        -import os
+        +import os  # pyright: ignore[reportUnusedImport]
+         print(1)
+        after this change: 1 warning fixed"#]].assert_eq(&staged);
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("app.py")).unwrap(),
+        app
+    );
+    let resolved = call("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    expect_test::expect![[r#"
+        resolve edit_1: accepted — 1 replacement written to 1 file: app.py
+        lsp: no new errors or warnings in app.py"#]]
+    .assert_eq(&resolved);
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("app.py")).unwrap(),
+        "import os  # pyright: ignore[reportUnusedImport]\nprint(1)\n"
+    );
 }
 
 /// A checkout whose `.agent-tools.toml` names a server that would leave a

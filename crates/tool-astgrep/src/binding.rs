@@ -1,25 +1,24 @@
-//! How a run binds the parser resource: one [`EditStore`] shared by
-//! `ast_grep`, `ast_edit` and `resolve`, opened (and its journal recovered)
-//! when the tools register, and set as the run's change store in its
-//! [`StagingLink`] so other tools' staged changes reach `resolve` too; and
-//! the run's [`SearchIndex`], which every `ast_grep` of the run shares.
+//! How a run binds the parser resource: `ast_grep`, `ast_edit`, and
+//! `resolve` over the run's edit store, which the run's [`StagingLink`]
+//! holds (opened, and its journal recovered, by the first binding whose
+//! tools stage; see [`tool_core::staging`]); and the run's [`SearchIndex`],
+//! which every `ast_grep` of the run shares.
 
 use crate::catalog::Lang;
 use crate::index::{SearchIndex, DEFAULT_CACHE_MB};
-use crate::journal::{Journal, Recovery};
-use crate::store::EditStore;
-use crate::tools::{AstEditTool, AstGrepTool, ResolveTool};
-use std::path::{Path, PathBuf};
+use crate::tools::{AstEditTool, AstGrepTool};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use tool_core::{Binding, Registry, RegistryError, RunContext, StagingLink, Workspace};
+use tool_core::staging::{EditStore, Recovery};
+use tool_core::{Binding, Registry, RegistryError, RunContext, StagingLink};
 
 /// The tree-sitter parser resource of one run.
 #[derive(Debug, Default)]
 pub struct AstGrepBinding {
-    /// Where the apply journal lives; default [`Journal::for_root`].
+    /// Where the apply journal lives; default
+    /// [`Journal::for_root`](tool_core::staging::Journal::for_root).
     journal_dir: Option<PathBuf>,
-    store: Mutex<Option<Arc<EditStore>>>,
-    /// The run's staging link, when the host gave one.
+    /// The run's staging link (a private one when the host gave none).
     link: Mutex<Option<StagingLink>>,
     /// The search index's budget in MiB; default [`DEFAULT_CACHE_MB`].
     cache_mb: Option<usize>,
@@ -31,7 +30,8 @@ impl AstGrepBinding {
         Self::default()
     }
 
-    /// Keep the apply journal in `dir` instead of the default place.
+    /// Keep the apply journal in `dir` instead of the default place (it is
+    /// the run's: every staged change's accept is journalled there).
     pub fn with_journal_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.journal_dir = Some(dir.into());
         self
@@ -48,16 +48,23 @@ impl AstGrepBinding {
         self.index.lock().expect("index lock").clone()
     }
 
-    fn journal(&self, run: &RunContext) -> Journal {
-        match &self.journal_dir {
-            Some(d) => Journal::at(d, &run.workspace),
-            None => Journal::for_root(&run.workspace),
+    /// The run's staging link, with this binding's journal folder said.
+    fn staging_link(&self) -> StagingLink {
+        let link = self
+            .link
+            .lock()
+            .expect("link lock")
+            .get_or_insert_with(StagingLink::default)
+            .clone();
+        if let Some(dir) = &self.journal_dir {
+            link.set_journal_dir(dir);
         }
+        link
     }
 
     /// The run's edit store, once registered.
     pub fn store(&self) -> Option<Arc<EditStore>> {
-        self.store.lock().expect("store lock").clone()
+        self.staging_link().store().cloned()
     }
 }
 
@@ -68,33 +75,25 @@ impl Binding for AstGrepBinding {
 
     fn link_staging(&self, link: &StagingLink) {
         *self.link.lock().expect("link lock") = Some(link.clone());
+        // Said before any binding registers, so before the store opens.
+        self.staging_link();
     }
 
     fn register(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
-        let store = Arc::new(EditStore::open(self.journal(run)));
-        *self.store.lock().expect("store lock") = Some(store.clone());
-        let link = self
-            .link
-            .lock()
-            .expect("link lock")
-            .clone()
-            .unwrap_or_default();
-        link.set_store(store.clone());
+        let link = self.staging_link();
         let ws = run.workspace.clone();
         let index = Arc::new(SearchIndex::with_budget_mb(
             self.cache_mb.unwrap_or(DEFAULT_CACHE_MB),
         ));
         *self.index.lock().expect("index lock") = Some(index.clone());
         registry.register(Arc::new(AstGrepTool::with_index(ws.clone(), index)))?;
-        registry.register(Arc::new(
-            AstEditTool::new(ws, store.clone()).with_link(link),
-        ))?;
-        registry.register(Arc::new(ResolveTool::new(store)))?;
+        let store = link.register_resolve(&ws, registry)?;
+        registry.register(Arc::new(AstEditTool::new(ws, store).with_link(link)))?;
         Ok(())
     }
 
     fn doctor(&self, run: &RunContext) -> Vec<String> {
-        let journal = self.journal(run);
+        let journal = self.staging_link().journal(&run.workspace);
         let mut lines = vec![
             format!(
                 "{} grammars shipped: {}",
@@ -118,18 +117,4 @@ impl Binding for AstGrepBinding {
         lines.extend(recovered.iter().map(Recovery::describe));
         lines
     }
-}
-
-/// Recover interrupted applies under a workspace root (for `agent-tools
-/// doctor` and hosts without a binding): one line per record acted on.
-pub fn recover_interrupted(root: &Path) -> Vec<String> {
-    let ws = match Workspace::new(root) {
-        Ok(ws) => ws,
-        Err(e) => return vec![format!("cannot open {}: {e}", root.display())],
-    };
-    Journal::for_root(&ws)
-        .recover()
-        .iter()
-        .map(Recovery::describe)
-        .collect()
 }

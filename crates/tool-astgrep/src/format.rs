@@ -8,12 +8,7 @@ use crate::rewrite::SyntaxBreak;
 use crate::search::{MatchRecord, Scope, SearchOutcome, Skipped};
 use serde_json::{json, Value};
 use tool_core::format::{plural, thousands};
-
-/// Diff lines shown in an ast_edit preview. With
-/// [`tool_core::staging::DIFF_LINE_CHARS`] characters at most per line,
-/// this bounds a preview to about 50,000 characters whatever was rewritten
-/// (a minified file is one long line).
-pub const PREVIEW_LINES: usize = 200;
+use tool_core::staging;
 
 const NARROW: &str = "narrow with path or a more specific pattern";
 
@@ -473,18 +468,18 @@ pub fn staged_text(
     outcome: &SearchOutcome,
     preview: &str,
 ) -> String {
-    let mut out = vec![format!(
-        "(proposed) {} in {} … call resolve with edit_id \"{}\" and action \"accept\" to write them, or \"discard\"",
-        plural(s.replacements, "replacement", "replacements"),
-        plural(s.files, "file", "files"),
-        s.id
+    let mut out = vec![staging::proposal(
+        &plural(s.replacements, "replacement", "replacements"),
+        s.files,
+        s.id,
     )];
     out.push(format!(
-        "ast_edit  {}  →  {}  [{}] in {}; nothing is written until accepted",
+        "ast_edit  {}  →  {}  [{}] in {}{}",
         one_line(s.pattern, 60),
         one_line(s.rewrite, 60),
         languages_label(outcome),
-        scope.shown
+        scope.shown,
+        staging::NOT_WRITTEN_YET
     ));
     scope_lines(scope, outcome, &mut out);
     if s.nested > 0 {

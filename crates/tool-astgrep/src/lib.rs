@@ -1,17 +1,18 @@
-//! ast_grep, ast_edit and resolve: structural search and staged,
-//! all-or-nothing rewrites over every grammar ast-grep ships.
+//! ast_grep and ast_edit: structural search and staged, all-or-nothing
+//! rewrites over every grammar ast-grep ships; the run's `resolve`, store
+//! and journal are tool-core's ([`tool_core::staging`]).
 //!
 //! Layout: [`catalog`] (language ids), [`skeleton`] and [`pattern`] (the
 //! pattern compiler), [`search`] (the parallel, pre-filtered walk),
-//! [`rewrite`] (templates and replacements), [`store`] and [`journal`]
-//! (staged edits and crash-safe apply), [`format`] (what the model reads),
-//! [`tools`] and [`binding`] (the three tools and how a run binds them).
+//! [`rewrite`] (templates and replacements), [`format`] (what the model
+//! reads), [`tools`] and [`binding`] (the two tools and how a run binds
+//! them).
 //! The model-facing tool descriptions are prose in `descriptions/<tool>.md`.
 //!
 //! Module order: a module uses only modules before it, so there is no import
 //! circle (check with `grep -n "crate::" src/*.rs`):
 //!
-//! 1. [`grammars`] (the extra tree-sitter grammars), [`excerpt`], [`journal`],
+//! 1. [`grammars`] (the extra tree-sitter grammars), [`excerpt`],
 //!    [`nesting`], [`parser_memory`], `top_level` (where a Python file's
 //!    top-level statements begin) — no crate imports; [`catalog`] — grammars;
 //!    [`embedded`] (macro bodies searched on their own), `enclosing` (the
@@ -27,12 +28,10 @@
 //!    searches keep: texts, trees, results) — matching, pattern, rewrite;
 //!    [`search`] (the walk) — catalog, collect, index, matching, nesting,
 //!    pattern, rewrite;
-//! 6. [`store`] — journal;
-//! 7. [`format`] — embedded, excerpt, nesting, rewrite, search, store;
-//! 8. [`ops`] — catalog, excerpt, format, index, pattern, rewrite, search,
-//!    store;
-//! 9. [`tools`] — format, index, ops, store;
-//! 10. [`binding`] — catalog, index, journal, store, tools.
+//! 6. [`format`] — embedded, excerpt, nesting, rewrite, search;
+//! 7. [`ops`] — catalog, excerpt, format, index, pattern, rewrite, search;
+//! 8. [`tools`] — format, index, ops;
+//! 9. [`binding`] — catalog, index, tools.
 //!
 //! This crate never writes a file except through tool-core's
 //! `FileTransaction`, and never writes one that `resolve` did not accept.
@@ -46,7 +45,6 @@ pub mod excerpt;
 pub mod format;
 pub mod grammars;
 pub mod index;
-pub mod journal;
 mod matching;
 pub mod nesting;
 pub mod ops;
@@ -56,18 +54,20 @@ pub mod rewrite;
 pub mod rule;
 pub mod search;
 pub mod skeleton;
-pub mod store;
 pub mod tools;
 mod top_level;
 
-pub use binding::{recover_interrupted, AstGrepBinding};
+pub use binding::AstGrepBinding;
 pub use catalog::Lang;
 pub use index::SearchIndex;
 pub use pattern::{compile, CompiledPattern, PatternError};
-pub use store::EditStore;
 
 /// This crate's tools as the host lists them before a resource is bound.
 pub const FAMILY: tool_core::FamilyDecl = tool_core::FamilyDecl {
-    tools: &[tools::AST_GREP, tools::AST_EDIT, tools::RESOLVE],
+    tools: &[
+        tools::AST_GREP,
+        tools::AST_EDIT,
+        tool_core::staging::RESOLVE,
+    ],
     resource: "tree-sitter parser",
 };

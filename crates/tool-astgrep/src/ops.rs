@@ -1,4 +1,5 @@
-//! The three operations behind the tools: find, stage a rewrite, resolve.
+//! The two operations behind the tools: find, and stage a rewrite (`resolve`
+//! is tool-core's, over the run's store).
 //!
 //! Each takes checked arguments, does the work synchronously (the tools run
 //! it on a blocking thread) and returns the [`ToolOutput`] the model reads.
@@ -13,14 +14,13 @@ use crate::rewrite::{
 };
 use crate::rule::{self, RuleSpec};
 use crate::search::{self, Keep, Scope, SearchOutcome, SearchPlan, DEFAULT_MAX_FILE_BYTES};
-use crate::store::EditStore;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use tool_core::files::TransactionError;
 use tool_core::format::thousands;
 use tool_core::fs::FileKind;
-use tool_core::staging::{ChangeStore, StagedChange, StagedFile};
+use tool_core::staging::{EditStore, StagedChange, StagedFile, PREVIEW_LINES};
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 /// The largest `max_results` accepted.
@@ -750,7 +750,7 @@ pub fn stage_with(
     change.files = files;
     let replacements = change.edits();
     // Only the files the preview shows are read again.
-    let preview = change.diff(ws.dir(), format::PREVIEW_LINES).map_err(|e| {
+    let preview = change.diff(ws.dir(), PREVIEW_LINES).map_err(|e| {
         let path = match &e {
             TransactionError::Drifted(paths) => paths.first(),
             TransactionError::NotAFile { path, .. } => Some(path),
@@ -786,42 +786,4 @@ pub fn stage_with(
         "refused": refused_json,
         "languages": format::language_ids(&first.outcome),
     })))
-}
-
-/// `resolve`.
-pub fn resolve(store: &EditStore, edit_id: &str, accept: bool) -> Result<ToolOutput, ToolError> {
-    let id = edit_id.trim();
-    if id.is_empty() {
-        return Err(ToolError::bad_args(
-            "empty edit_id; pass the id an ast_edit result named, e.g. \"edit_1\"",
-        ));
-    }
-    if accept {
-        let done = store.accept(id)?;
-        let text = format!(
-            "resolve {id}: accepted — {} written to {}: {}",
-            tool_core::format::plural(done.replacements, "replacement", "replacements"),
-            tool_core::format::plural(done.files.len(), "file", "files"),
-            format::list_capped(&done.files, 20)
-        );
-        Ok(ToolOutput::text(text).with_structured(json!({
-            "edit_id": id,
-            "action": "accept",
-            "files": done.files,
-            "replacements": done.replacements,
-        })))
-    } else {
-        let done = store.discard(id)?;
-        let text = format!(
-            "resolve {id}: discarded — {} in {} dropped; nothing was written",
-            tool_core::format::plural(done.replacements, "replacement", "replacements"),
-            tool_core::format::plural(done.files, "file", "files"),
-        );
-        Ok(ToolOutput::text(text).with_structured(json!({
-            "edit_id": id,
-            "action": "discard",
-            "files": done.files,
-            "replacements": done.replacements,
-        })))
-    }
 }

@@ -1,14 +1,14 @@
-//! The three tools as the model sees them: typed arguments, specs, and thin
-//! `call`s that run the [`ops`](crate::ops) on a blocking thread.
+//! The two tools as the model sees them: typed arguments, specs, and thin
+//! `call`s that run the [`ops`](crate::ops) on a blocking thread. `resolve`
+//! is tool-core's ([`tool_core::staging::ResolveTool`]).
 
 use crate::index::SearchIndex;
 use crate::ops;
-use crate::store::EditStore;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
-use tool_core::staging::ChangeStore;
+use tool_core::staging::EditStore;
 use tool_core::{
     async_trait, parse_args, schema_for, CallContext, StagingLink, Tier, Tool, ToolDecl, ToolError,
     ToolOutput, ToolSpec, Workspace,
@@ -124,35 +124,13 @@ pub struct OperationArg {
     pub rewrite: Option<String>,
 }
 
-/// What `resolve` does with a staged edit.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum ResolveAction {
-    /// Write every file of the edit, or none if any changed since staging.
-    Accept,
-    /// Drop the edit; nothing is written.
-    Discard,
-}
-
-/// Arguments of `resolve`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ResolveArgs {
-    /// The id an ast_edit result named, e.g. "edit_1".
-    pub edit_id: String,
-    /// `accept` or `discard`.
-    pub action: ResolveAction,
-}
-
-/// A description file's text: the prose as reviewed, without the trailing
-/// newline an editor adds.
 /// `ast_grep`: search only.
 pub const AST_GREP: ToolDecl = ToolDecl::new("ast_grep", Tier::Read);
 /// `ast_edit`: only stages a change; nothing is written until `resolve`.
 pub const AST_EDIT: ToolDecl = ToolDecl::new("ast_edit", Tier::Write).hints(false, false, false);
-/// `resolve`: writes an accepted change.
-pub const RESOLVE: ToolDecl = ToolDecl::new("resolve", Tier::Write).hints(true, false, false);
 
+/// A description file's text: the prose as reviewed, without the trailing
+/// newline an editor adds.
 fn description(text: &'static str) -> &'static str {
     text.trim_end()
 }
@@ -329,47 +307,3 @@ pub async fn with_diagnostics_delta(
 
 /// At most this many of a refused rewrite's syntax errors are listed.
 const SYNTAX_ERRORS_LISTED: usize = 10;
-
-/// `resolve`: apply or discard a staged edit.
-pub struct ResolveTool {
-    store: Arc<EditStore>,
-}
-
-impl ResolveTool {
-    pub fn new(store: Arc<EditStore>) -> Self {
-        ResolveTool { store }
-    }
-}
-
-#[async_trait]
-impl Tool for ResolveTool {
-    fn spec(&self) -> ToolSpec {
-        RESOLVE.spec(
-            description(include_str!("../descriptions/resolve.md")),
-            schema_for::<ResolveArgs>(),
-        )
-    }
-
-    fn describe_call(&self, args: &Value) -> String {
-        let id = args.get("edit_id").and_then(Value::as_str).unwrap_or("?");
-        let action = args.get("action").and_then(Value::as_str).unwrap_or("?");
-        match self.store.staged_files(id) {
-            Some(files) if action == "accept" => format!(
-                "accept {id}: write {} ({})",
-                tool_core::format::plural(files.len(), "file", "files"),
-                crate::format::list_capped(
-                    &files.iter().map(|f| f.rel.clone()).collect::<Vec<_>>(),
-                    5
-                )
-            ),
-            _ => format!("{action} {id}"),
-        }
-    }
-
-    async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
-        let args: ResolveArgs = parse_args(args)?;
-        let store = self.store.clone();
-        blocking(move || ops::resolve(&store, &args.edit_id, args.action == ResolveAction::Accept))
-            .await
-    }
-}

@@ -8,10 +8,10 @@ use expect_test::expect;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::{run_with, Run};
-use tool_astgrep::journal::{Journal, Recovery};
 use tool_astgrep::ops;
-use tool_astgrep::store::{EditStore, InjectedFault};
 use tool_core::staging::StagedContent;
+use tool_core::staging::{self, Journal, Recovery};
+use tool_core::staging::{EditStore, InjectedFault};
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 fn fixtures() -> PathBuf {
@@ -99,7 +99,7 @@ fn stage_preview_accept(
     assert_eq!(run.read(&rel), before, "staging must not write");
     assert_eq!(edit_id(&out), "edit_1");
 
-    let done = ops::resolve(&run.store, "edit_1", true).unwrap();
+    let done = staging::resolve(&run.store, "edit_1", true).unwrap();
     assert_eq!(
         done.joined_text(),
         format!(
@@ -116,7 +116,7 @@ fn stage_preview_accept(
             assert_eq!(run.read(&other), Run::original(&other));
         }
     }
-    let again = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    let again = staging::resolve(&run.store, "edit_1", true).unwrap_err();
     expect_test::expect!["refused: edit_1 was already accepted (1 file written); there is nothing left to resolve — call ast_edit again for a new change"].assert_eq(&again.to_string());
 }
 
@@ -213,11 +213,11 @@ fn nested_matches_are_counted_and_left_for_a_rerun() {
         -foo(2)
         +bar(foo(foo(1)))
         +bar(2)"#]].assert_eq(&out.joined_text());
-    ops::resolve(&run.store, "edit_1", true).unwrap();
+    staging::resolve(&run.store, "edit_1", true).unwrap();
     assert_eq!(run.read("a.py"), "bar(foo(foo(1)))\nbar(2)\n");
     let out = run.stage("foo($X)", "bar($X)", None).unwrap();
     assert_eq!(edit_id(&out), "edit_2");
-    ops::resolve(&run.store, "edit_2", true).unwrap();
+    staging::resolve(&run.store, "edit_2", true).unwrap();
     assert_eq!(run.read("a.py"), "bar(bar(foo(1)))\nbar(2)\n");
 }
 
@@ -227,7 +227,7 @@ fn a_rewrite_naming_an_unknown_metavariable_stages_nothing() {
     let err = run.stage("foo($X)", "bar($Y)", None).unwrap_err();
     assert!(matches!(err, ToolError::BadArgs(_)), "{err}");
     expect!["bad arguments: the rewrite cannot be filled in: `$Y` is not a metavariable of the pattern; the pattern binds $X; nothing was staged"].assert_eq(&err.to_string());
-    let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    let err = staging::resolve(&run.store, "edit_1", true).unwrap_err();
     expect!["bad arguments: unknown edit_id `edit_1`; nothing is staged in this run — call ast_edit (or lsp_rename with `stage: true`) first"].assert_eq(&err.to_string());
 }
 
@@ -247,7 +247,7 @@ fn no_match_stages_nothing() {
 fn ids_unknown_accepted_or_discarded_are_errors() {
     let run = run_with(&[("a.py", "foo(1)\n".into()), ("b.py", "foo(2)\n".into())]);
     run.stage("foo($X)", "bar($X)", None).unwrap();
-    let d = ops::resolve(&run.store, "edit_1", false).unwrap();
+    let d = staging::resolve(&run.store, "edit_1", false).unwrap();
     expect!["resolve edit_1: discarded — 2 replacements in 2 files dropped; nothing was written"]
         .assert_eq(&d.joined_text());
     assert_eq!(run.read("a.py"), "foo(1)\n");
@@ -259,7 +259,7 @@ fn ids_unknown_accepted_or_discarded_are_errors() {
     ]
     .into_iter()
     .map(|(id, accept)| {
-        ops::resolve(&run.store, id, accept)
+        staging::resolve(&run.store, id, accept)
             .unwrap_err()
             .to_string()
     })
@@ -283,13 +283,13 @@ fn drift_rejects_the_whole_change_and_names_the_files() {
     ]);
     run.stage("foo($X)", "bar($X)", None).unwrap();
     std::fs::write(run.root.join("b.py"), "foo(2)  # edited meanwhile\n").unwrap();
-    let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    let err = staging::resolve(&run.store, "edit_1", true).unwrap_err();
     assert!(matches!(err, ToolError::Refused(_)), "{err}");
     expect_test::expect!["refused: edit_1 rejected: 1 file changed since staging: b.py; nothing was written. Call ast_edit again to stage the change against the current content"].assert_eq(&err.to_string());
     assert_eq!(run.read("a.py"), "foo(1)\n");
     assert_eq!(run.read("b.py"), "foo(2)  # edited meanwhile\n");
     assert_eq!(run.read("c.py"), "foo(3)\n");
-    let again = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    let again = staging::resolve(&run.store, "edit_1", true).unwrap_err();
     expect_test::expect!["refused: edit_1 was rejected (1 file changed since staging: b.py); call ast_edit again to stage it against the current files"].assert_eq(&again.to_string());
     assert!(std::fs::read_dir(&run.journal).map_or(0, std::iter::Iterator::count) == 0);
 }
@@ -304,7 +304,7 @@ fn a_file_that_became_a_symlink_rejects_the_change() {
     let b = run.root.join("b.py");
     std::fs::rename(&b, run.root.join("b.orig")).unwrap();
     std::os::unix::fs::symlink(run.root.join("b.orig"), &b).unwrap();
-    let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    let err = staging::resolve(&run.store, "edit_1", true).unwrap_err();
     assert!(matches!(err, ToolError::Refused(_)), "{err}");
     assert_eq!(
         err.to_string(),
@@ -379,7 +379,7 @@ fn a_failed_write_in_the_middle_changes_no_file() {
         eprintln!("chattr unavailable: injecting the failed write instead");
         run.store.inject_fault(Some(InjectedFault::FailWrite(1)));
     }
-    let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    let err = staging::resolve(&run.store, "edit_1", true).unwrap_err();
     assert!(matches!(err, ToolError::Failed(_)), "{err}");
     // The cause is the system's words (or the injected fault's).
     let msg = err
@@ -401,7 +401,7 @@ fn a_failed_write_in_the_middle_changes_no_file() {
     drop(guard);
     run.store.inject_fault(None);
     // Once the cause is fixed the same edit applies.
-    ops::resolve(&run.store, "edit_1", true).unwrap();
+    staging::resolve(&run.store, "edit_1", true).unwrap();
     assert_eq!(run.read("a.py"), "bar(1)\n");
     assert_eq!(run.read("b.py"), "bar(2)\n");
     assert_eq!(run.read("c.py"), "bar(3)\n");
@@ -545,7 +545,7 @@ fn a_staged_edit_holds_its_replacements_not_the_files() {
     let edited = format!("# PADDING\n{}foo(1)\n", &pad[10..]);
     assert_eq!(edited.len(), files[1].1.len());
     std::fs::write(run.root.join("m1.py"), &edited).unwrap();
-    let err = ops::resolve(&run.store, "edit_1", true).unwrap_err();
+    let err = staging::resolve(&run.store, "edit_1", true).unwrap_err();
     expect![["refused: edit_1 rejected: 1 file changed since staging: m1.py; nothing was written. Call ast_edit again to stage the change against the current content"]].assert_eq(&err.to_string());
     assert_eq!(run.read("m0.py"), files[0].1);
     assert_eq!(run.read("m1.py"), edited);
@@ -602,7 +602,7 @@ fn the_preview_shows_what_accept_writes() {
         .assert_eq(lines[lines.len() - 1]);
     assert_eq!(lines.len(), 2 + 200 + 1);
 
-    ops::resolve(&run.store, "edit_1", true).unwrap();
+    staging::resolve(&run.store, "edit_1", true).unwrap();
     assert_eq!(run.read("a.py"), "x = bar(1)\ny = qux(2)\n");
     for i in 0..60 {
         assert_eq!(run.read(&format!("m/{i:02}.py")), format!("bar({i})\n"));

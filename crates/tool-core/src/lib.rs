@@ -8,9 +8,10 @@
 //! path inside the run's root, the handle-based file access every tool opens
 //! workspace files with ([`fs`]), all-or-nothing file writes ([`files`]), the
 //! one child-process helper every crate starts processes with, and the
-//! `Content-Length` [`framing`] the LSP and DAP clients share, and the
-//! [`staging`] types that connect a tool that stages a change, the store
-//! `resolve` accepts it from, and the language servers' preview of it, and
+//! `Content-Length` [`framing`] the LSP and DAP clients share, and
+//! [`staging`]: every staged change, the run's store of them, its crash
+//! journal and the `resolve` tool, linked to the language servers' preview
+//! of a change, and
 //! the run's [`notices`] board, whose news rides on the next tool result, and
 //! the private [`scratch`] folders a run keeps non-workspace files in, and
 //! the fold of config [`layers`] over a built-in catalog, with its trust
@@ -18,7 +19,9 @@
 //! [`source_walk`] over a root's source files (which languages it holds).
 //!
 //! This crate must never depend on a `tool-*` crate, and never start a process
-//! or write a file other than through [`process`], [`fs`] and [`files`].
+//! or write a file other than through [`process`], [`fs`] and [`files`] (the
+//! journal's own records aside, which [`staging::journal`] removes or sets
+//! aside itself).
 
 pub mod args;
 pub mod binding;
@@ -56,6 +59,7 @@ pub use registry::{
 };
 pub use staging::{PreviewHook, PreviewSection, StagedChange, StagingLink};
 pub use tier::{Surface, Tier};
+pub use tool::paths_in_patch;
 pub use tool::{CallContext, Progress, ProgressSink, Tool, ToolSpec};
 pub use workspace::Workspace;
 

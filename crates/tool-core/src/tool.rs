@@ -64,6 +64,46 @@ pub trait Tool: Send + Sync {
         }
         format!("run `{}` with {a}", self.spec().name)
     }
+
+    /// The workspace files a call with `args` writes, as far as they are
+    /// known before it runs, each relative to the workspace root as the
+    /// call names it: what a decorator that checks written files
+    /// (diagnostics on write) checks after the call. A wrapper answers for
+    /// the tool it wraps. Default: none — the tool writes no file, or
+    /// reports on what it wrote itself.
+    fn writes(&self, _args: &Value) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The files a patch names as written: `*** Add/Update/Delete File:` and
+/// `*** Move to:` lines (the Codex patch format) and `+++ b/` lines
+/// (unified diffs), sorted, once each; for a harness's `apply_patch` to
+/// declare in [`Tool::writes`].
+pub fn paths_in_patch(patch: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in patch.lines() {
+        let l = line.trim_end();
+        for prefix in [
+            "*** Add File: ",
+            "*** Update File: ",
+            "*** Delete File: ",
+            "*** Move to: ",
+            "+++ b/",
+            "+++ ",
+        ] {
+            if let Some(p) = l.strip_prefix(prefix) {
+                let p = p.split('\t').next().unwrap_or(p).trim();
+                if p != "/dev/null" && !p.is_empty() {
+                    out.push(p.to_string());
+                }
+                break;
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// A progress report from a long call.
@@ -179,5 +219,18 @@ impl CallContext {
                 total: None,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_names_the_files_it_writes() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** Add File: b.rs\n+fn f() {}\n*** End Patch\n";
+        assert_eq!(paths_in_patch(patch), vec!["b.rs", "src/a.py"]);
+        let diff = "--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n";
+        assert_eq!(paths_in_patch(diff), vec!["x.go"]);
     }
 }

@@ -1,36 +1,32 @@
-//! [`LspBinding`]: how a run's language-server supervisor brings `lsp` and
-//! `lsp_rename` into the registry, wraps the harness's write tools (and
-//! `resolve`, which writes staged changes) with diagnostics on write, and
-//! sets the run's preview hook: the diagnostics delta of staged changes.
-//! The harness's own write tools (not `resolve` or `lsp_code_action`, whose
-//! previews showed the exact text) also format on write where the config
-//! turns it on.
+//! [`LspBinding`]: how a run's language-server supervisor brings `lsp`,
+//! `lsp_rename` and `lsp_code_action` into the registry (and `resolve`,
+//! through the run's staging link, when no other binding did), wraps the
+//! harness's write tools (and `resolve`, which writes staged changes) with
+//! diagnostics on write, and sets the run's preview hook: the diagnostics
+//! delta of staged changes. Each wrapped tool names the files a call
+//! writes itself ([`tool_core::Tool::writes`]). The harness's own write
+//! tools (not `resolve` or `lsp_code_action`, whose previews showed the
+//! exact text) also format on write where the config turns it on.
 
 use crate::catalog::{self, Catalog, Resolution, Role};
 use crate::config::CatalogConfig;
 use crate::edit::file_move::ResolveAnnouncingMoves;
 use crate::edit::preview::ServerPreview;
-use crate::on_write::{self, DiagnosticsOnWrite, FormatOnWrite, RunLedger, TouchedPaths};
+use crate::on_write::{DiagnosticsOnWrite, FormatOnWrite, RunLedger};
 use crate::supervisor::{LspSupervisor, Timeouts};
 use crate::tools::{LspCodeActionTool, LspRenameTool, LspTool};
-use serde_json::Value;
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tool_core::{Binding, Registry, RegistryError, RunContext, StagingLink};
 
-/// The harness tools wrapped with diagnostics on write, and how each names
-/// the files it writes.
-pub(crate) fn write_tools() -> Vec<(&'static str, TouchedPaths)> {
-    vec![
-        ("write", Arc::new(on_write::path_argument) as TouchedPaths),
-        ("edit", Arc::new(on_write::path_argument) as TouchedPaths),
-        (
-            "apply_patch",
-            Arc::new(on_write::patch_paths) as TouchedPaths,
-        ),
-    ]
-}
+/// The harness's write tools: wrapped with diagnostics on write, and
+/// formatted on write.
+pub(crate) const HARNESS_WRITE_TOOLS: [&str; 3] = ["write", "edit", "apply_patch"];
+
+/// This run's tools that write what a preview showed: wrapped with
+/// diagnostics on write, never formatted.
+const STAGED_WRITE_TOOLS: [&str; 2] = ["resolve", "lsp_code_action"];
 
 /// A run's language-server supervisor, bound.
 pub struct LspBinding {
@@ -40,18 +36,6 @@ pub struct LspBinding {
     ledger: Arc<RunLedger>,
     /// The run's staging link, when the host gave one.
     link: Mutex<Option<StagingLink>>,
-}
-
-/// The files a `resolve` call writes: those of the change it accepts.
-fn resolved_paths(link: StagingLink) -> TouchedPaths {
-    Arc::new(move |args: &Value| {
-        let accept = args.get("action").and_then(Value::as_str) == Some("accept");
-        let id = args.get("edit_id").and_then(Value::as_str).unwrap_or("");
-        match link.store().and_then(|s| s.staged_change(id.trim())) {
-            Some(change) if accept => change.files.into_iter().map(|f| f.rel).collect(),
-            _ => Vec::new(),
-        }
-    })
 }
 
 impl LspBinding {
@@ -132,6 +116,9 @@ impl Binding for LspBinding {
     fn register(&self, run: &RunContext, registry: &Registry) -> Result<(), RegistryError> {
         let sup = self.supervisor_for(run);
         let link = self.staging_link();
+        // Staged renames, moves and code actions are resolved by the run's
+        // `resolve`, whichever other families are bound.
+        link.register_resolve(&run.workspace, registry)?;
         link.set_hook(Arc::new(ServerPreview::new(
             sup.clone(),
             self.ledger.clone(),
@@ -152,7 +139,6 @@ impl Binding for LspBinding {
             settings: self.config.format_on_write.clone(),
             untrusted: self.config.untrusted_formatters.clone(),
         });
-        let harness_writes: Vec<&str> = write_tools().into_iter().map(|(n, _)| n).collect();
         if registry.contains("resolve") {
             // Inside diagnostics on write: the servers learn of a move
             // before the moved files are synced into them.
@@ -161,23 +147,12 @@ impl Binding for LspBinding {
                 Arc::new(ResolveAnnouncingMoves::new(inner, sup, link, ledger))
             })?;
         }
-        let mut tools = write_tools();
-        tools.push(("resolve", resolved_paths(self.staging_link())));
-        // A staged action writes nothing: the preview carries its delta.
-        let applied_file: TouchedPaths = Arc::new(|args: &Value| {
-            if args.get("stage").and_then(Value::as_bool) == Some(true) {
-                Vec::new()
-            } else {
-                on_write::path_argument(args)
-            }
-        });
-        tools.push(("lsp_code_action", applied_file));
-        for (name, touched) in tools {
+        for name in HARNESS_WRITE_TOOLS.into_iter().chain(STAGED_WRITE_TOOLS) {
             if registry.contains(name) {
                 let (sup, ledger) = (sup.clone(), self.ledger.clone());
-                let format = harness_writes.contains(&name).then(|| format.clone());
+                let format = HARNESS_WRITE_TOOLS.contains(&name).then(|| format.clone());
                 registry.wrap(name, move |inner| {
-                    let wrapped = DiagnosticsOnWrite::new(inner, sup, ledger, touched);
+                    let wrapped = DiagnosticsOnWrite::new(inner, sup, ledger);
                     Arc::new(match format {
                         Some(f) => wrapped.with_format(f),
                         None => wrapped,

@@ -55,7 +55,7 @@ pub use catalog::{Catalog, ServerEntry};
 pub use config::CatalogConfig;
 pub use diagnostics::DiagnosticLedger;
 pub use edit::preview::ServerPreview;
-pub use on_write::{DiagnosticsOnWrite, FormatOnWrite, RunLedger, TouchedPaths};
+pub use on_write::{DiagnosticsOnWrite, FormatOnWrite, RunLedger};
 pub use position::PositionEncoding;
 pub use supervisor::{LspSupervisor, Timeouts};
 pub use tools::{LspCodeActionTool, LspRenameTool, LspTool};

@@ -173,6 +173,16 @@ impl Tool for LspCodeActionTool {
         )
     }
 
+    /// The file the action is asked at, unless it is staged (a staged
+    /// action writes nothing; its preview carries its delta). Files the
+    /// server's edit reaches beyond it are not known before the call.
+    fn writes(&self, args: &Value) -> Vec<String> {
+        match tool_core::parse_args::<crate::edit::code_action::CodeActionArgs>(args.clone()) {
+            Ok(a) if !a.stage => vec![a.file],
+            _ => Vec::new(),
+        }
+    }
+
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: crate::edit::code_action::CodeActionArgs = tool_core::parse_args(args)?;
         // Not cancellable half-way: the transaction commits or it does not.

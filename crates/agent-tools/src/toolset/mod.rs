@@ -169,9 +169,10 @@ impl ToolsetBuilder {
     pub fn build(self) -> Result<Toolset, RegistryError> {
         let registry = Registry::new();
         registry.set_approver(self.approver);
-        // One staging link per run: the parser binding's edit store keeps
-        // what lsp_rename stages, and the language servers preview what
-        // ast_edit stages, without either crate knowing the other.
+        // One staging link per run: one edit store, opened by the first
+        // binding whose tools stage (which registers `resolve`), keeps what
+        // ast_edit, lsp_rename and lsp_code_action stage, and the language
+        // servers preview it, without any tool crate knowing another.
         let staging = StagingLink::default();
         for (_, binding) in &self.bindings {
             binding.link_staging(&staging);

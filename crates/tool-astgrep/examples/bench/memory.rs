@@ -17,9 +17,9 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use tool_astgrep::journal::Journal;
 use tool_astgrep::ops;
-use tool_astgrep::store::EditStore;
+use tool_core::staging::EditStore;
+use tool_core::staging::Journal;
 use tool_core::{CancellationToken, Workspace};
 
 pub(crate) struct MemoryCase {

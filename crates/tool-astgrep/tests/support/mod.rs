@@ -5,9 +5,9 @@
 #![allow(dead_code)] // each test binary uses its own part
 
 use std::path::PathBuf;
-use tool_astgrep::journal::Journal;
 use tool_astgrep::ops;
-use tool_astgrep::store::EditStore;
+use tool_core::staging::EditStore;
+use tool_core::staging::Journal;
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 /// A temporary workspace and a store whose journal lives beside it.

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use tool_core::files::TransactionError;
 use tool_core::format::plural;
 use tool_core::fs::FileKind;
-use tool_core::staging::StagedChange;
+use tool_core::staging::{ResolveAction, ResolveArgs, StagedChange};
 use tool_core::{
     async_trait, CallContext, StagingLink, Tool, ToolError, ToolOutput, ToolSpec, Workspace,
 };
@@ -343,14 +343,22 @@ impl Tool for ResolveAnnouncingMoves {
         self.inner.describe_call(args)
     }
 
+    fn writes(&self, args: &Value) -> Vec<String> {
+        self.inner.writes(args)
+    }
+
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
-        let accept = args.get("action").and_then(Value::as_str) == Some("accept");
-        let id = args.get("edit_id").and_then(Value::as_str).unwrap_or("");
         // Read before the call: an accepted change leaves the store.
         let ws = self.sup.workspace();
-        let change = match self.link.store().and_then(|s| s.staged_change(id.trim())) {
-            Some(change) if accept => change,
-            _ => return self.inner.call(cx, args).await,
+        let accepted = match tool_core::parse_args::<ResolveArgs>(args.clone()) {
+            Ok(a) if a.action == ResolveAction::Accept => self
+                .link
+                .store()
+                .and_then(|s| s.staged_change(a.edit_id.trim())),
+            _ => None,
+        };
+        let Some(change) = accepted else {
+            return self.inner.call(cx, args).await;
         };
         let pairs = staged_move_pairs(ws, &change);
         // Files that mention a moved file and that no server edited: their

@@ -2,13 +2,11 @@
 //! its id, its diff and the diagnostics it would cause; nothing is written.
 
 use serde_json::json;
+use tool_core::staging::{proposal, NOT_WRITTEN_YET, PREVIEW_LINES};
 use tool_core::{StagedChange, StagingLink, ToolError, ToolOutput, Workspace};
 
 /// Files a preview checks, at most (each may wait the diagnostics bound).
 pub(crate) const PREVIEW_FILES: usize = 20;
-
-/// Lines of diff a staged change's preview shows.
-pub(crate) const PREVIEW_LINES: usize = 200;
 
 /// Stage `change` in the run's change store and answer with its id, its
 /// diff and the servers' diagnostics delta; nothing is written.
@@ -20,7 +18,7 @@ pub(crate) async fn staged_output(
 ) -> Result<ToolOutput, ToolError> {
     let Some(store) = link.store() else {
         return Err(ToolError::unavailable(format!(
-            "`stage: true` needs the run's `resolve` tool to accept the change, and this run has none (the astgrep family is not bound); nothing was staged or written — call {} without `stage` to write at once",
+            "`stage: true` needs the run's `resolve` tool to accept the change, and this run has none (the tool was made without the run's staging link); nothing was staged or written — call {} without `stage` to write at once",
             change.tool
         )));
     };
@@ -30,12 +28,12 @@ pub(crate) async fn staged_output(
         .map_err(|e| ToolError::failed(format!("{e}; nothing was staged")))?;
     let id = store.stage_change(change.clone());
     let mut text = vec![
-        format!(
-            "(proposed) {} in {} … call resolve with edit_id \"{id}\" and action \"accept\" to write them, or \"discard\"",
-            tool_core::format::plural(change.edits(), "edit", "edits"),
-            tool_core::format::plural(change.files.len(), "file", "files"),
+        proposal(
+            &tool_core::format::plural(change.edits(), "edit", "edits"),
+            change.files.len(),
+            &id,
         ),
-        format!("{header}; nothing is written until accepted"),
+        format!("{header}{NOT_WRITTEN_YET}"),
         diff,
     ];
     let delta = link.diagnostics_delta(&change).await.map(|s| s.text);

@@ -1,6 +1,7 @@
 //! Diagnostics on write: a decorator around any tool that writes files.
 //!
-//! After the inner tool succeeds, each file it touched is synced into its
+//! The files a call writes are those the inner tool declares for its
+//! arguments ([`Tool::writes`]). After the inner tool succeeds, each is synced into its
 //! language server (a new version, then didSave), the diagnostics of that
 //! version are awaited (bounded), and only the ones the run's ledger has not
 //! seen are folded into the tool's result. The agent learns it broke the
@@ -45,10 +46,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tool_core::notices::{NoticeBoard, NoticeLevel};
 use tool_core::{async_trait, CallContext, Tool, ToolError, ToolOutput, ToolSpec};
-
-/// Names the files a call of the wrapped tool writes, from its arguments
-/// (paths as the model gave them, relative to the workspace root).
-pub type TouchedPaths = Arc<dyn Fn(&Value) -> Vec<String> + Send + Sync>;
 
 /// How much the wrapper reports.
 #[derive(Debug, Clone, Copy)]
@@ -168,23 +165,16 @@ pub struct DiagnosticsOnWrite {
     inner: Arc<dyn Tool>,
     sup: Arc<LspSupervisor>,
     ledger: Arc<RunLedger>,
-    touched: TouchedPaths,
     limits: ReportLimits,
     format: Option<Arc<FormatOnWrite>>,
 }
 
 impl DiagnosticsOnWrite {
-    pub fn new(
-        inner: Arc<dyn Tool>,
-        sup: Arc<LspSupervisor>,
-        ledger: Arc<RunLedger>,
-        touched: TouchedPaths,
-    ) -> Self {
+    pub fn new(inner: Arc<dyn Tool>, sup: Arc<LspSupervisor>, ledger: Arc<RunLedger>) -> Self {
         DiagnosticsOnWrite {
             inner,
             sup,
             ledger,
-            touched,
             limits: ReportLimits::default(),
             format: None,
         }
@@ -203,7 +193,9 @@ impl DiagnosticsOnWrite {
     }
 
     fn paths(&self, args: &Value) -> Vec<PathBuf> {
-        let mut out: Vec<PathBuf> = (self.touched)(args)
+        let mut out: Vec<PathBuf> = self
+            .inner
+            .writes(args)
             .iter()
             .filter_map(|p| self.sup.workspace().resolve(p).ok())
             .filter(|p| self.sup.catalog().for_file(p).is_some())
@@ -679,6 +671,10 @@ impl Tool for DiagnosticsOnWrite {
         self.inner.describe_call(args)
     }
 
+    fn writes(&self, args: &Value) -> Vec<String> {
+        self.inner.writes(args)
+    }
+
     async fn call(&self, cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let files: Vec<(PathBuf, Vec<Checker>)> = self
             .paths(&args)
@@ -916,66 +912,9 @@ impl DiagnosticsOnWrite {
     }
 }
 
-/// The paths a `write` or `edit` call names (`path`, or `file_path`/`file`).
-pub(crate) fn path_argument(args: &Value) -> Vec<String> {
-    ["path", "file_path", "file"]
-        .iter()
-        .find_map(|k| args.get(*k).and_then(Value::as_str))
-        .map(|p| vec![p.to_string()])
-        .unwrap_or_default()
-}
-
-/// The paths an `apply_patch` call names: `*** Add/Update/Delete File:`,
-/// `*** Move to:` (the Codex patch format) and `+++ b/` (unified diffs).
-pub(crate) fn patch_paths(args: &Value) -> Vec<String> {
-    let text = ["patch", "input", "diff"]
-        .iter()
-        .find_map(|k| args.get(*k).and_then(Value::as_str))
-        .unwrap_or("");
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let l = line.trim_end();
-        for prefix in [
-            "*** Add File: ",
-            "*** Update File: ",
-            "*** Delete File: ",
-            "*** Move to: ",
-            "+++ b/",
-            "+++ ",
-        ] {
-            if let Some(p) = l.strip_prefix(prefix) {
-                let p = p.split('\t').next().unwrap_or(p).trim();
-                if p != "/dev/null" && !p.is_empty() {
-                    out.push(p.to_string());
-                }
-                break;
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn touched_paths_come_from_the_arguments() {
-        assert_eq!(
-            path_argument(&json!({"path": "src/a.py", "content": "x"})),
-            vec!["src/a.py"]
-        );
-        let patch = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** Add File: b.rs\n+fn f() {}\n*** End Patch\n";
-        assert_eq!(
-            patch_paths(&json!({"patch": patch})),
-            vec!["b.rs", "src/a.py"]
-        );
-        let diff = "--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n";
-        assert_eq!(patch_paths(&json!({"input": diff})), vec!["x.go"]);
-    }
 
     fn line(n: u32, msg: &str) -> DiagLine {
         DiagLine {

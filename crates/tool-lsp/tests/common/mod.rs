@@ -42,6 +42,11 @@ impl Tool for PlainWriteTool {
             json!({"type": "object"}),
         )
     }
+    fn writes(&self, args: &Value) -> Vec<String> {
+        tool_core::parse_args::<WriteArgs>(args.clone())
+            .map(|a| vec![a.path])
+            .unwrap_or_default()
+    }
     async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let a: WriteArgs = tool_core::parse_args(args)?;
         let p = self.ws.resolve(&a.path)?;

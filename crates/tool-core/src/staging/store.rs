@@ -1,7 +1,7 @@
 //! The run's edit store: staged changes under ids (`edit_1`, `edit_2`, …),
-//! accepted all-or-nothing or discarded. It keeps any
-//! [`StagedChange`] — an ast_edit rewrite, and through the run's
-//! [`tool_core::StagingLink`] a staged rename, file move or code action.
+//! accepted all-or-nothing or discarded. It keeps any [`StagedChange`] — an
+//! ast_edit rewrite, a staged rename, file move or code action — and the
+//! run's [`StagingLink`](super::StagingLink) hands it to every binding.
 //!
 //! Edits live in memory for the run; only the apply journal touches disk.
 //! An ast_edit keeps each file's replacements and the fingerprint of the
@@ -12,13 +12,14 @@
 //! used once — after accept, discard or rejection it answers with what
 //! happened to it.
 
-use crate::journal::{Journal, Recovery};
+use super::change::{StagedChange, StagedFile};
+use super::journal::{Journal, Recovery};
+use crate::files::TransactionError;
+use crate::format::plural;
+use crate::ToolError;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use tool_core::files::TransactionError;
-use tool_core::staging::{ChangeStore, StagedChange, StagedFile};
-use tool_core::ToolError;
 
 #[derive(Debug)]
 enum EditState {
@@ -71,7 +72,7 @@ pub struct EditStore {
 
 impl EditStore {
     /// Open the store, first recovering any apply a crashed process left
-    /// half done (see [`crate::journal`]).
+    /// half done (see [`super::journal`]).
     pub fn open(journal: Journal) -> EditStore {
         let recovered = journal.recover();
         for r in &recovered {
@@ -99,6 +100,23 @@ impl EditStore {
         *self.fault.lock().expect("fault lock") = fault;
     }
 
+    /// Keep `change` under a new id, which is returned.
+    pub fn stage_change(&self, change: StagedChange) -> String {
+        let mut inner = self.inner.lock().expect("store lock");
+        inner.next += 1;
+        let id = format!("edit_{}", inner.next);
+        inner.edits.insert(id.clone(), EditState::Staged(change));
+        id
+    }
+
+    /// A change still staged under `id`.
+    pub fn staged_change(&self, id: &str) -> Option<StagedChange> {
+        match self.inner.lock().expect("store lock").edits.get(id) {
+            Some(EditState::Staged(c)) => Some(c.clone()),
+            _ => None,
+        }
+    }
+
     /// A staged edit's files, for previews and tests.
     pub fn staged_files(&self, id: &str) -> Option<Vec<StagedFile>> {
         self.staged_change(id).map(|c| c.files)
@@ -124,7 +142,7 @@ impl EditStore {
             }
             Some(EditState::Accepted { files, tool }) => Err(ToolError::refused(format!(
                 "{id} was already accepted ({} written); there is nothing left to resolve — call {tool} again for a new change",
-                tool_core::format::plural(*files, "file", "files")
+                plural(*files, "file", "files")
             ))),
             Some(EditState::Discarded { tool }) => Err(ToolError::refused(format!(
                 "{id} was already discarded; nothing of it can be applied — call {tool} again to stage it anew"
@@ -204,7 +222,7 @@ impl EditStore {
         let changed = |d: Vec<PathBuf>| {
             format!(
                 "{} changed since staging: {}",
-                tool_core::format::plural(d.len(), "file", "files"),
+                plural(d.len(), "file", "files"),
                 d.iter().map(rel).collect::<Vec<_>>().join(", ")
             )
         };
@@ -300,28 +318,11 @@ impl EditStore {
     }
 }
 
-impl ChangeStore for EditStore {
-    fn stage_change(&self, change: StagedChange) -> String {
-        let mut inner = self.inner.lock().expect("store lock");
-        inner.next += 1;
-        let id = format!("edit_{}", inner.next);
-        inner.edits.insert(id.clone(), EditState::Staged(change));
-        id
-    }
-
-    fn staged_change(&self, id: &str) -> Option<StagedChange> {
-        match self.inner.lock().expect("store lock").edits.get(id) {
-            Some(EditState::Staged(c)) => Some(c.clone()),
-            _ => None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tool_core::staging::{StagedContent, StagedMove};
-    use tool_core::Workspace;
+    use crate::staging::StagedContent;
+    use crate::Workspace;
 
     /// A move staged as another tool would: `a.ts` deleted, `lib/a.ts`
     /// created, `main.ts` edited.
@@ -332,31 +333,8 @@ mod tests {
         std::fs::write(root.join("main.ts"), "import { a } from './a';\n").unwrap();
         let ws = Workspace::new(&root).unwrap();
         let store = EditStore::open(Journal::at(root.join(".journal"), &ws));
-        let file = |rel: &str, old: Option<&str>, new: Option<&str>| {
-            StagedFile::whole(
-                root.join(rel),
-                rel.into(),
-                old.map(Into::into),
-                new.map(Into::into),
-                usize::from(old.is_some() && new.is_some()),
-            )
-        };
-        let change = StagedChange {
-            tool: "lsp_rename".into(),
-            files: vec![
-                file("a.ts", Some("export const a = 1;\n"), None),
-                file("lib/a.ts", None, Some("export const a = 1;\n")),
-                file(
-                    "main.ts",
-                    Some("import { a } from './a';\n"),
-                    Some("import { a } from './lib/a';\n"),
-                ),
-            ],
-            moves: vec![StagedMove {
-                from: "a.ts".into(),
-                to: "lib/a.ts".into(),
-            }],
-        };
+        let change =
+            crate::staging::change::a_staged_move(&root, |old, new| usize::from(old && new));
         (d, store, change)
     }
 

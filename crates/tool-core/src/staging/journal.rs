@@ -16,15 +16,16 @@
 //! `$XDG_STATE_HOME/agent-tools/astgrep-journal/<hash of the root>/`
 //! (`~/.local/state` when unset).
 
+use crate::files::{FileChange, FileTransaction};
+use crate::format::plural;
+use crate::fs::{write_own_file, Root};
+use crate::Workspace;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use tool_core::files::{FileChange, FileTransaction};
-use tool_core::fs::{write_own_file, Root};
-use tool_core::Workspace;
 
 /// Records this process is applying right now: recovery leaves them alone.
 static OPEN_RECORDS: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
@@ -120,7 +121,7 @@ impl Recovery {
             ),
             Recovery::RolledBack { edit_id, restored } => format!(
                 "interrupted apply of {edit_id} rolled back: restored {} ({})",
-                tool_core::format::plural(restored.len(), "file", "files"),
+                plural(restored.len(), "file", "files"),
                 list(restored)
             ),
             Recovery::Conflict {
@@ -130,8 +131,8 @@ impl Recovery {
                 record,
             } => format!(
                 "interrupted apply of {edit_id}: restored {}; {} changed by someone since and left alone ({}); old and new contents kept in {}",
-                tool_core::format::plural(restored.len(), "file", "files"),
-                tool_core::format::plural(untouched.len(), "file", "files"),
+                plural(restored.len(), "file", "files"),
+                plural(untouched.len(), "file", "files"),
                 list(untouched),
                 record.display()
             ),
@@ -293,7 +294,7 @@ impl Journal {
             let live = if record.pid == std::process::id() {
                 OPEN_RECORDS.lock().expect("open records").contains(&path)
             } else {
-                tool_core::process::pid_alive(record.pid)
+                crate::process::pid_alive(record.pid)
             };
             if live {
                 continue;
@@ -386,6 +387,20 @@ impl Journal {
             }
         }
     }
+}
+
+/// Recover interrupted applies under a workspace root (for `agent-tools
+/// doctor` and hosts without a binding): one line per record acted on.
+pub fn recover_interrupted(root: &Path) -> Vec<String> {
+    let ws = match Workspace::new(root) {
+        Ok(ws) => ws,
+        Err(e) => return vec![format!("cannot open {}: {e}", root.display())],
+    };
+    Journal::for_root(&ws)
+        .recover()
+        .iter()
+        .map(Recovery::describe)
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,33 +1,12 @@
-//! Staged changes: a proposed change of workspace files that is shown first
-//! and written only when `resolve` accepts it.
-//!
-//! A [`StagedChange`] is what any staging tool proposes (a structural
-//! rewrite, a rename, a file move, a code action): every file's content
-//! before and after, and the moves it makes. A file keeps its content in one
-//! of two ways ([`StagedContent`]): both texts whole (`None`: absent), as a
-//! rename or a move stages them, or only its replacements and the
-//! [`Fingerprint`] of the text they apply to, as ast_edit stages them, so
-//! that a wide rewrite holds its replacements and not every file twice; such
-//! a file's texts are read from disk when it is shown or written. A
-//! [`ChangeStore`] keeps staged changes under ids; a [`PreviewHook`]
-//! computes what the language servers would report after a change, without
-//! touching the disk. The two live in different tool crates, which never
-//! depend on each other: a [`StagingLink`] made by the facade for one run
-//! connects them.
-//!
-//! Invariants: a staged change never writes by itself; accepting one goes
-//! through one [`FileTransaction`] (every file checked against what it held
-//! at staging, then all written or none); what a file held at staging is its
-//! `old` text, or the text its fingerprint was taken of (same length, same
-//! SHA-256), so any edit since is drift.
+//! A [`StagedChange`]: what a staging tool proposes, file by file, and the
+//! [`FileTransaction`] that writes it once accepted — every file expected
+//! to hold what it held at staging.
 
 use crate::files::{FileChange, FileTransaction, TransactionError};
-use crate::format::{plural, thousands};
 use crate::fs::{FsError, Root};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
 
 /// A text known by its length and SHA-256, without holding it: what a file
 /// staged as replacements keeps of the text they apply to.
@@ -111,8 +90,9 @@ pub enum StagedContent {
         original: Fingerprint,
         replacements: Vec<Replacement>,
         /// Lines of the file's diff below its header (see
-        /// [`diff_body_lines`]), counted while the texts were in hand, so a
-        /// preview that has no room for the file counts it without reading it.
+        /// [`diff_body_lines`](super::diff_body_lines)), counted while the
+        /// texts were in hand, so a preview that has no room for the file
+        /// counts it without reading it.
         diff_lines: usize,
     },
 }
@@ -293,189 +273,44 @@ impl StagedChange {
             .find(|f| f.path == path)
             .map(|f| f.rel.as_str())
     }
-
-    /// A unified diff of the change, at most `max_lines` lines of at most
-    /// [`DIFF_LINE_CHARS`] characters, ending with what was left out. A
-    /// created file diffs against `/dev/null`, a deleted one to it. Of the
-    /// files staged as replacements, only those shown are read (beneath
-    /// `root`); one that changed since staging is an error.
-    pub fn diff(&self, root: &Root, max_lines: usize) -> Result<String, TransactionError> {
-        let mut shown: Vec<String> = Vec::new();
-        let (mut hidden_lines, mut hidden_files) = (0, 0);
-        for m in &self.moves {
-            shown.push(format!("move {} → {}", m.from.display(), m.to.display()));
-        }
-        for f in &self.files {
-            let from = if f.existed() {
-                format!("a/{}", f.rel)
-            } else {
-                "/dev/null".into()
-            };
-            let to = if f.remains() {
-                format!("b/{}", f.rel)
-            } else {
-                "/dev/null".into()
-            };
-            let room = max_lines.saturating_sub(shown.len());
-            if let (0, StagedContent::Replaced { diff_lines, .. }) = (room, &f.content) {
-                // Counted as the diff below would count it, without reading it.
-                if *diff_lines > 0 {
-                    hidden_lines += header(&from, &to).lines().count() + diff_lines;
-                    hidden_files += 1;
-                }
-                continue;
-            }
-            let texts = f.texts(root)?;
-            let text = similar::TextDiff::from_lines(
-                texts.old.as_deref().unwrap_or(""),
-                texts.new.as_deref().unwrap_or(""),
-            )
-            .unified_diff()
-            .context_radius(DIFF_CONTEXT)
-            .header(&from, &to)
-            .to_string();
-            let lines: Vec<&str> = text.lines().collect();
-            if lines.len() > room {
-                hidden_lines += lines.len() - room;
-                hidden_files += 1;
-            }
-            shown.extend(lines.iter().take(room).map(|l| cap_diff_line(l)));
-        }
-        if hidden_lines > 0 {
-            shown.push(format!(
-                "… preview capped: {} in {} not shown (all of them are staged)",
-                plural(hidden_lines, "diff line", "diff lines"),
-                plural(hidden_files, "file", "files")
-            ));
-        }
-        Ok(shown.join("\n"))
-    }
 }
 
-/// Lines of context around each change in a diff.
-const DIFF_CONTEXT: usize = 2;
-
-/// The header a unified diff starts with, before its first hunk (and only
-/// when it has one), as `similar` writes it.
-fn header(from: &str, to: &str) -> String {
-    format!("--- {from}\n+++ {to}\n")
-}
-
-/// Lines of `old` → `new`'s unified diff below its header, as
-/// [`StagedChange::diff`] shows it; 0 when the texts are equal.
-pub fn diff_body_lines(old: &str, new: &str) -> usize {
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(DIFF_CONTEXT)
-        .to_string()
-        .lines()
-        .count()
-}
-
-/// Characters shown of one diff line; the rest is counted.
-pub const DIFF_LINE_CHARS: usize = 240;
-
-fn cap_diff_line(line: &str) -> String {
-    match line.char_indices().nth(DIFF_LINE_CHARS) {
-        None => line.to_string(),
-        Some((cut, _)) => format!(
-            "{}… ({} more characters)",
-            &line[..cut],
-            thousands(line[cut..].chars().count())
-        ),
-    }
-}
-
-/// Where staged changes wait for `resolve`.
-pub trait ChangeStore: Send + Sync {
-    /// Keep `change` under a new id, which is returned.
-    fn stage_change(&self, change: StagedChange) -> String;
-    /// A change still staged under `id`.
-    fn staged_change(&self, id: &str) -> Option<StagedChange>;
-}
-
-/// What the language servers would report after a staged change.
-///
-/// Contract: the change's new contents reach the servers as unsaved
-/// documents only, never the disk; the wait is bounded; afterwards every
-/// server's view of the files is what it was (the disk's). The answer is one
-/// section of the preview ("after this change: …"), saying "not computed: …
-/// not ready" when the bound ran out; `None` when no file of the change has
-/// a server.
-#[async_trait::async_trait]
-pub trait PreviewHook: Send + Sync {
-    async fn diagnostics_delta(&self, change: &StagedChange) -> Option<PreviewSection>;
-}
-
-/// A preview's diagnostics section, and of its new problems those that are
-/// syntax errors by the servers' own account (a rewrite the grammar
-/// accepted may still not parse for the language's tools).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PreviewSection {
-    pub text: String,
-    /// Each as the model reads it (`path:line:col error [code] message`).
-    pub syntax_errors: Vec<String>,
-}
-
-/// The connection of one run's change store and preview hook, made by the
-/// facade and handed to every binding; each side fills in its half when it
-/// registers and reads the other's at call time.
-#[derive(Clone, Default)]
-pub struct StagingLink {
-    store: Arc<OnceLock<Arc<dyn ChangeStore>>>,
-    hook: Arc<OnceLock<Arc<dyn PreviewHook>>>,
-}
-
-impl std::fmt::Debug for StagingLink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StagingLink")
-            .field("store", &self.store.get().is_some())
-            .field("hook", &self.hook.get().is_some())
-            .finish()
-    }
-}
-
-impl StagingLink {
-    /// Set the run's change store; a second one is ignored (one run, one store).
-    pub fn set_store(&self, store: Arc<dyn ChangeStore>) {
-        let _ = self.store.set(store);
-    }
-
-    pub fn set_hook(&self, hook: Arc<dyn PreviewHook>) {
-        let _ = self.hook.set(hook);
-    }
-
-    pub fn store(&self) -> Option<&Arc<dyn ChangeStore>> {
-        self.store.get()
-    }
-
-    pub fn hook(&self) -> Option<&Arc<dyn PreviewHook>> {
-        self.hook.get()
-    }
-
-    /// The preview's diagnostics section of `change`, when a hook is linked
-    /// and has something to say.
-    pub async fn diagnostics_delta(&self, change: &StagedChange) -> Option<PreviewSection> {
-        match self.hook.get() {
-            Some(h) => h.diagnostics_delta(change).await,
-            None => None,
-        }
+/// A move staged as lsp_rename stages one, for tests: `a.ts` deleted,
+/// `lib/a.ts` created, `main.ts` edited, beneath `root`; each file counts
+/// `edits(existed, remains)` edits.
+#[cfg(test)]
+pub(crate) fn a_staged_move(root: &Path, edits: fn(bool, bool) -> usize) -> StagedChange {
+    let file = |rel: &str, old: Option<&str>, new: Option<&str>| {
+        StagedFile::whole(
+            root.join(rel),
+            rel.into(),
+            old.map(Into::into),
+            new.map(Into::into),
+            edits(old.is_some(), new.is_some()),
+        )
+    };
+    StagedChange {
+        tool: "lsp_rename".into(),
+        files: vec![
+            file("a.ts", Some("export const a = 1;\n"), None),
+            file("lib/a.ts", None, Some("export const a = 1;\n")),
+            file(
+                "main.ts",
+                Some("import { a } from './a';\n"),
+                Some("import { a } from './lib/a';\n"),
+            ),
+        ],
+        moves: vec![StagedMove {
+            from: "a.ts".into(),
+            to: "lib/a.ts".into(),
+        }],
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn file(rel: &str, old: Option<&str>, new: Option<&str>) -> StagedFile {
-        StagedFile::whole(
-            PathBuf::from("/w").join(rel),
-            rel.into(),
-            old.map(Into::into),
-            new.map(Into::into),
-            1,
-        )
-    }
+    use crate::staging::diff::diff_body_lines;
 
     fn temp_root() -> (tempfile::TempDir, Root) {
         let d = tempfile::tempdir().unwrap();
@@ -509,22 +344,7 @@ mod tests {
     #[test]
     fn the_diff_shows_moves_creates_and_deletes() {
         let (_d, root) = temp_root();
-        let change = StagedChange {
-            tool: "lsp_rename".into(),
-            files: vec![
-                file("a.ts", Some("export const a = 1;\n"), None),
-                file("lib/a.ts", None, Some("export const a = 1;\n")),
-                file(
-                    "main.ts",
-                    Some("import { a } from './a';\n"),
-                    Some("import { a } from './lib/a';\n"),
-                ),
-            ],
-            moves: vec![StagedMove {
-                from: "a.ts".into(),
-                to: "lib/a.ts".into(),
-            }],
-        };
+        let change = a_staged_move(Path::new("/w"), |_, _| 1);
         expect_test::expect![[r#"
             move a.ts → lib/a.ts
             --- a/a.ts
