@@ -12,6 +12,13 @@
 //! (for one with a save-time check, a run of it had ended) before the
 //! write began; a cold server's first publishes are the project's
 //! standing problems, not this write's.
+//!
+//! A change is judged [`Stage::Written`] (on disk and saved: a write, a
+//! rename, an accepted staged change) or [`Stage::Unsaved`] (its texts sent
+//! as unsaved documents: a preview). A server that judges other files only
+//! from the disk (rust-analyzer's `cargo check`; clangd, which reads a
+//! header from disk when it opens a file that includes it) cannot judge an
+//! unsaved change there: its other files are named not computed.
 
 use crate::catalog::ServerEntry;
 use crate::client::{file_uri, uri_path, LspClient, Published};
@@ -28,6 +35,29 @@ const FILES_AT_MOST: usize = 10;
 /// How long the other files' publishes may take to settle after the
 /// written file's diagnostics are in.
 const SETTLE_AT_MOST: Duration = Duration::from_secs(1);
+
+/// Where a change is when the servers judge it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// On disk and saved (a write, a rename, an accepted staged change).
+    Written,
+    /// Sent as unsaved documents only (a preview): the disk still holds
+    /// the text before it.
+    Unsaved,
+}
+
+/// How a server of `entry` judges other files only from the disk, said as
+/// the model reads it; `None` when it judges them from the documents it
+/// was sent.
+pub(crate) fn judges_other_files_from_disk(entry: &ServerEntry) -> Option<&'static str> {
+    if entry.save_check_progress.is_some() {
+        Some("by its save-time check, which reads the disk")
+    } else if entry.dependents_by_reopen {
+        Some("by opening them, which reads the changed file from the disk")
+    } else {
+        None
+    }
+}
 
 /// One server judged: what it had published before a write.
 struct Judged {
@@ -49,6 +79,10 @@ pub(crate) struct PublishedBefore {
     /// first check had not ended): what they publish after it cannot be
     /// told new, and the answer says so.
     unknown: Vec<String>,
+    /// Of an unsaved change, the servers of its files that judge other
+    /// files only from the disk, each with how (see
+    /// [`judges_other_files_from_disk`]).
+    disk_only: Vec<(String, &'static str)>,
 }
 
 /// Whether a server of `entry` publishes for the project's files beyond
@@ -94,17 +128,22 @@ const OTHER_SOURCES_LOOKED_AT: usize = 10_000;
 
 impl PublishedBefore {
     /// What each running server whose state is known had published, taken
-    /// before the write (`call_started`) of `touched`.
+    /// before the change (`call_started`) of `touched`, which is judged at
+    /// `stage`.
     pub(crate) async fn take(
         sup: &LspSupervisor,
         call_started: Instant,
         touched: &[PathBuf],
+        stage: Stage,
     ) -> PublishedBefore {
         let mut servers = Vec::new();
         for slot in sup.slots() {
             let Some(client) = slot.running_client().await else {
                 continue;
             };
+            if stage == Stage::Unsaved && slot.entry.save_check_progress.is_some() {
+                continue;
+            }
             // tsserver's publishes are no judgement: a syntactic-only one
             // comes first, and an unchanged set is not published again (a
             // file's standing error read as new after a rename, 1 run in 5
@@ -135,11 +174,16 @@ impl PublishedBefore {
             }
         }
         let mut unknown = Vec::new();
+        let mut disk_only: Vec<(String, &'static str)> = Vec::new();
         for p in touched {
             let Ok((slot, _)) = sup.server_slot_for(p) else {
                 continue;
             };
-            if !publishes_for_project(&slot.entry) {
+            let from_disk = match stage {
+                Stage::Unsaved => judges_other_files_from_disk(&slot.entry),
+                Stage::Written => None,
+            };
+            if !publishes_for_project(&slot.entry) && from_disk.is_none() {
                 continue;
             }
             let (root, extensions) = (slot.root.clone(), slot.entry.extensions.clone());
@@ -150,6 +194,16 @@ impl PublishedBefore {
             .await
             .unwrap_or(true);
             if !others {
+                continue;
+            }
+            if let Some(how) = from_disk {
+                let name = match slot.running_client().await {
+                    Some(c) => c.name.clone(),
+                    None => format!("{} ({})", slot.entry.id, slot.display()),
+                };
+                if !disk_only.iter().any(|(n, _)| *n == name) {
+                    disk_only.push((name, how));
+                }
                 continue;
             }
             let name = match slot.running_client().await {
@@ -166,7 +220,21 @@ impl PublishedBefore {
             ?unknown,
             "fallout: the servers' state before the change"
         );
-        PublishedBefore { servers, unknown }
+        PublishedBefore {
+            servers,
+            unknown,
+            disk_only,
+        }
+    }
+
+    /// Once a preview has put the servers' view back to the disk's: until
+    /// each judged server has published again for the files it changed
+    /// meanwhile (after its delay, then quiet a moment), so that a later
+    /// change's state before it is the disk's, never the preview's.
+    pub(crate) async fn settle_after_restore(&self, restored: Instant) {
+        for judged in &self.servers {
+            settle(&judged.client, restored + judged.delay).await;
+        }
     }
 
     /// The new problems in files other than `touched`, by file as shown,
@@ -190,6 +258,11 @@ impl PublishedBefore {
                 )
             })
             .collect();
+        notes.extend(self.disk_only.iter().map(|(name, how)| {
+            format!(
+                "lsp: other files not checked: {name} judges them only {how}, and a preview writes nothing (accepting the change checks them)"
+            )
+        }));
         let deadline = tokio::time::Instant::from_std(written + sup.timeouts.diagnostics);
         for judged in &self.servers {
             let Judged {
@@ -254,15 +327,22 @@ impl PublishedBefore {
 /// within `bound`, until the running servers of `paths` that publish for
 /// the whole project have a state to judge it against (rust-analyzer's
 /// first `cargo check` has ended, started if none ran; gopls has
-/// published), so that its fallout can be told.
-pub(crate) async fn await_first_check(sup: &LspSupervisor, paths: &[PathBuf], bound: Duration) {
+/// published), so that its fallout can be told. At [`Stage::Unsaved`], a
+/// server that judges other files only from the disk is not waited for.
+pub(crate) async fn await_first_check(
+    sup: &LspSupervisor,
+    paths: &[PathBuf],
+    bound: Duration,
+    stage: Stage,
+) {
     let deadline = tokio::time::Instant::now() + bound;
     let mut seen: Vec<Arc<LspClient>> = Vec::new();
     for p in paths {
         let Ok((slot, _)) = sup.server_slot_for(p) else {
             continue;
         };
-        if !publishes_for_project(&slot.entry) {
+        let from_disk = judges_other_files_from_disk(&slot.entry).is_some();
+        if !publishes_for_project(&slot.entry) || (stage == Stage::Unsaved && from_disk) {
             continue;
         }
         let Some(client) = slot.running_client().await else {
