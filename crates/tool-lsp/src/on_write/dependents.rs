@@ -232,10 +232,22 @@ impl Dependents {
             started,
             by_reopen,
         };
-        for file in files.into_iter().take(MAX_DEPENDENTS) {
-            let Some(language) = slot.entry.language_of(&file) else {
-                continue;
-            };
+        let files: Vec<(PathBuf, String)> = files
+            .into_iter()
+            .take(MAX_DEPENDENTS)
+            .filter_map(|f| slot.entry.language_of(&f).map(|l| (f, l)))
+            .collect();
+        // All open before any is asked, as they are after the change: a
+        // server's answer for one may depend on which others it has open
+        // (basedpyright's import cycles, seen on encode/httpx: reported
+        // for `_content.py` once the rest of the cycle was open, and so
+        // read as new).
+        if !by_reopen {
+            for (file, language) in &files {
+                let _ = out.client.sync_file(file, language).await;
+            }
+        }
+        for (file, language) in files {
             // The write is on disk already: a server that reads the files a
             // dependent uses from disk (clangd, its headers) would check a
             // dependent opened now against the written text.
