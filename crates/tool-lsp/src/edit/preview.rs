@@ -241,13 +241,15 @@ impl ServerPreview {
         &self,
         change: &StagedChange,
         ready: &[(&Opened<'_>, String)],
+        preview_started: Instant,
     ) -> (PublishedBefore, Vec<Dependents>) {
         let touched: Vec<PathBuf> = change.files.iter().map(|f| f.path.clone()).collect();
         let paths: Vec<PathBuf> = ready.iter().map(|(o, _)| o.file.path.clone()).collect();
         let bound = self.sup.timeouts.diagnostics;
         crate::on_write::fallout::await_first_check(&self.sup, &paths, bound, Stage::Unsaved).await;
+        // As of the preview's start: a server it started is not judged.
         let before =
-            PublishedBefore::take(&self.sup, Instant::now(), &touched, Stage::Unsaved).await;
+            PublishedBefore::take(&self.sup, preview_started, &touched, Stage::Unsaved).await;
         let root = self.sup.workspace().dir();
         let mut dependents = Vec::new();
         for (o, after) in ready {
@@ -260,6 +262,26 @@ impl ServerPreview {
             dependents.extend(found);
         }
         (before, dependents)
+    }
+
+    /// Once the servers hold the staged texts (sent at `sent`): the new
+    /// problems in other files, by file, and what was said of those not
+    /// judged, in the preview's words ("lsp: other files not checked: …"
+    /// → "other files not checked: …").
+    async fn other_files_after(
+        &self,
+        change: &StagedChange,
+        before: (&PublishedBefore, &[Dependents]),
+        sent: Instant,
+    ) -> (BTreeMap<String, Vec<Labelled>>, Vec<String>) {
+        let touched: Vec<PathBuf> = change.files.iter().map(|f| f.path.clone()).collect();
+        let (other_files, notes) =
+            crate::on_write::fallout::judged(&self.sup, before, (&touched, sent)).await;
+        let notes = notes
+            .iter()
+            .map(|n| n.strip_prefix("lsp: ").unwrap_or(n).to_string())
+            .collect();
+        (other_files, notes)
     }
 
     /// Put the server's view of the file back to the disk's. A server that
@@ -418,6 +440,7 @@ impl PreviewHook for ServerPreview {
     /// import finds them open (tsserver does) — then each file's
     /// diagnostics, then every file restored.
     async fn diagnostics_delta(&self, change: &StagedChange) -> Option<PreviewSection> {
+        let started = Instant::now();
         let has_server = |f: &&StagedFile| self.sup.catalog().for_file(&f.path).is_some();
         if let Some(refusal) = self.creates_folders(change) {
             return Some(refusal);
@@ -512,7 +535,7 @@ impl PreviewHook for ServerPreview {
                 Err(why) => not_computed.push(why),
             }
         }
-        let (published_before, dependents) = self.other_files_before(change, &ready).await;
+        let (published_before, dependents) = self.other_files_before(change, &ready, started).await;
         for o in &closed {
             o.target.client.close(&o.uri).await;
         }
@@ -541,23 +564,16 @@ impl PreviewHook for ServerPreview {
                 Err(why) => not_computed.push(why),
             }
         }
-        let touched: Vec<PathBuf> = change.files.iter().map(|f| f.path.clone()).collect();
-        let (other_files, other_notes) = crate::on_write::fallout::judged(
-            &self.sup,
-            (&published_before, &dependents),
-            (&touched, sent),
-        )
-        .await;
-        // The write's words, in the preview's: "lsp: other files not
-        // checked: …" → "after this change: other files not checked: …".
-        let other_notes: Vec<String> = other_notes
-            .iter()
-            .map(|n| n.strip_prefix("lsp: ").unwrap_or(n).to_string())
-            .collect();
+        let (other_files, other_notes) = self
+            .other_files_after(change, (&published_before, &dependents), sent)
+            .await;
+        let restoring = Instant::now();
         for o in opened.iter().chain(&closed) {
             self.restore(o).await;
         }
-        published_before.settle_after_restore(Instant::now()).await;
+        published_before
+            .settle_after_restore(&self.sup, restoring)
+            .await;
         if skipped > 0 {
             not_computed.push(format!(
                 "{} more (a preview checks at most {PREVIEW_FILES} files)",

@@ -420,8 +420,10 @@ async fn commit(
         e => ToolError::failed(format!("{e}; re-run lsp_rename once the files are settled")),
     })?;
 
-    announce(sup, client, &plan, &p.target.language_id).await;
+    // Before the servers are told: a server's diagnosis of the change
+    // (gopls's run) begins when it is told.
     let written = Instant::now();
+    announce(sup, client, &plan, &p.target.language_id).await;
 
     let mut out = vec![format!(
         "lsp_rename  `{}` → `{}`: {} in {}",
