@@ -174,6 +174,15 @@ pub struct ServerEntry {
     /// that long for them.
     #[serde(default)]
     pub project_diagnostics_delay_ms: Option<u64>,
+    /// The start of the title under which the server reports each
+    /// diagnosis of a change as a work-done progress run, ended once the
+    /// diagnostics of every file it covers are published (gopls with
+    /// `verboseWorkDoneProgress`: "diagnosing changed files", both its
+    /// phases): a change's fallout is read once that run has ended, not
+    /// after a delay, and the state before a change once no such run is
+    /// going on.
+    #[serde(default)]
+    pub project_diagnostics_progress: Option<String>,
     /// How long the server waits after a change before it checks the
     /// document again (intelephense debounces changes by 1 s): an
     /// unversioned publish that comes sooner after a change answers an
@@ -620,7 +629,7 @@ mod tests {
               |
             6 | port = 1
               | ^^^^
-            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `jdk`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `project_diagnostics_delay_ms`, `change_diagnostics_delay_ms`, `dependents_by_reopen`, `open_reads_disk`, `covers`, `fuller`, `tested`
+            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `jdk`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `project_diagnostics_delay_ms`, `project_diagnostics_progress`, `change_diagnostics_delay_ms`, `dependents_by_reopen`, `open_reads_disk`, `covers`, `fuller`, `tested`
         "#]].assert_eq(&err);
     }
 

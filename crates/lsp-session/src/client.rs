@@ -136,6 +136,8 @@ struct Shared {
     started_message: Option<String>,
     /// Whether it was seen.
     started: watch::Sender<bool>,
+    /// See [`StartSpec::diagnosis_progress`].
+    diagnosis_progress: Option<String>,
     /// While a command of lsp_code_action runs: the edits the server asks
     /// to apply (`workspace/applyEdit`), kept instead of written.
     captured: Mutex<Option<Vec<Value>>>,
@@ -192,6 +194,11 @@ pub struct StartSpec {
     /// How long after a change the server's publish for it can come at the
     /// soonest (see [`crate::ServerEntry::change_diagnostics_delay_ms`]).
     pub change_diagnostics_delay: Duration,
+    /// The start of the title of its progress runs that diagnose a change
+    /// (see [`crate::ServerEntry::project_diagnostics_progress`]): kept in
+    /// the history, never counted as busy (it is no indexing, and a query
+    /// need not wait for it).
+    pub diagnosis_progress: Option<String>,
 }
 
 /// A running language server and our session with it.
@@ -256,6 +263,7 @@ impl LspClient {
             errors_logged: Mutex::default(),
             stopping: AtomicBool::new(false),
             started_message: spec.started_message.clone(),
+            diagnosis_progress: spec.diagnosis_progress.clone(),
             started: watch::channel(false).0,
             captured: Mutex::default(),
         });
@@ -539,12 +547,18 @@ impl LspClient {
 
     /// Progress runs whose token starts with `prefix`, oldest first.
     pub fn progress_runs(&self, prefix: &str) -> Vec<ProgressRun> {
+        self.progress_runs_where(|r| r.token.starts_with(prefix))
+    }
+
+    /// Progress runs whose title starts with `prefix`, oldest first (gopls
+    /// names its runs by what they do, under tokens of its own making).
+    pub fn progress_runs_titled(&self, prefix: &str) -> Vec<ProgressRun> {
+        self.progress_runs_where(|r| r.title.starts_with(prefix))
+    }
+
+    fn progress_runs_where(&self, keep: impl Fn(&ProgressRun) -> bool) -> Vec<ProgressRun> {
         let a = self.shared.activity.lock().expect("activity");
-        a.history
-            .iter()
-            .filter(|r| r.token.starts_with(prefix))
-            .cloned()
-            .collect()
+        a.history.iter().filter(|r| keep(r)).cloned().collect()
     }
 
     /// Whether rust-analyzer's `experimental/serverStatus` says it is busy.

@@ -491,6 +491,7 @@ async fn bare_cold(
         env: Vec::new(),
         ready_probe: None,
         change_diagnostics_delay: std::time::Duration::ZERO,
+        diagnosis_progress: None,
     })
     .await
     .unwrap();
@@ -631,33 +632,114 @@ fn checker_time(checker: &[&str], root: &Path) -> Option<Duration> {
     Some(t.elapsed())
 }
 
-/// A write that breaks every caller of a function, warm: from the call to
-/// its answer (the callers' new problems included) against the project's
-/// checker on the same tree (itself warm: run once before). Median of 3;
-/// each round writes the signature back first.
-async fn fallout() {
-    println!(
-        "fallout: a signature change breaking {CALLERS} callers, warm, median of 3: the write's answer against the project's checker"
-    );
-    println!(
-        "{:<11} {:>9} {:>11} {:>7}  checker",
-        "server", "write ms", "checker ms", "ratio"
-    );
+/// A signature change in a public project: its checkout's folder name
+/// under `LSP_BENCH_PROJECTS` (a clone of the repository), the file, the
+/// declaration line before and after, the server and the checker.
+struct RealFalloutCase {
+    name: &'static str,
+    checkout: &'static str,
+    server: &'static str,
+    file: &'static str,
+    declaration: (&'static str, &'static str),
+    checker: &'static [&'static str],
+}
+
+const REAL_FALLOUT_CASES: &[RealFalloutCase] = &[
+    RealFalloutCase {
+        name: "httpx",
+        checkout: "encode+httpx",
+        server: "basedpyright-langserver",
+        file: "httpx/_utils.py",
+        declaration: (
+            "def primitive_value_to_str(value: PrimitiveData) -> str:",
+            "def primitive_value_to_str(value: PrimitiveData, strict: bool) -> str:",
+        ),
+        checker: &["basedpyright"],
+    },
+    RealFalloutCase {
+        name: "mux",
+        checkout: "gorilla+mux",
+        server: "gopls",
+        file: "mux.go",
+        declaration: (
+            "func Vars(r *http.Request) map[string]string {",
+            "func Vars(r *http.Request, strict bool) map[string]string {",
+        ),
+        checker: &["go", "vet", "./..."],
+    },
+    RealFalloutCase {
+        name: "log",
+        checkout: "rust-lang+log",
+        server: "rust-analyzer",
+        file: "src/lib.rs",
+        declaration: (
+            "pub fn set_max_level(level: LevelFilter) {",
+            "pub fn set_max_level(level: LevelFilter, strict: bool) {",
+        ),
+        checker: &["cargo", "check", "--tests", "--quiet"],
+    },
+];
+
+/// A copy of `from` in a new folder (not hidden: gopls leaves out packages
+/// under a dot folder), without `.git` and `target`.
+fn copy_checkout(from: &Path) -> tempfile::TempDir {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name();
+            if name == ".git" || name == "target" {
+                continue;
+            }
+            let (src, dst) = (e.path(), to.join(&name));
+            if e.file_type().unwrap().is_dir() {
+                copy(&src, &dst);
+            } else if e.file_type().unwrap().is_file() {
+                std::fs::copy(&src, &dst).unwrap();
+            }
+        }
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("fallout")
+        .tempdir()
+        .unwrap();
+    copy(from, dir.path());
+    dir
+}
+
+/// One project to measure: its folder, the file, its text and its text
+/// with the signature changed, the checker.
+struct FalloutProject<'a> {
+    name: &'a str,
+    dir: tempfile::TempDir,
+    file: &'a str,
+    same: String,
+    changed: String,
+    checker: &'a [&'a str],
+}
+
+/// The fallout bench's projects: the synthetic ones with [`CALLERS`]
+/// callers, then the public ones whose checkouts `LSP_BENCH_PROJECTS`
+/// holds; `LSP_BENCH_FIXTURES` picks by name.
+fn fallout_projects() -> Vec<FalloutProject<'static>> {
     let only = std::env::var("LSP_BENCH_FIXTURES").ok();
-    for case in FALLOUT_CASES {
+    let picked = |name: &str, server: &str, checker: &str| {
         if only
             .as_deref()
-            .is_some_and(|o| !o.split(',').any(|f| f == case.name))
+            .is_some_and(|o| !o.split(',').any(|f| f == name))
         {
-            continue;
+            return false;
         }
-        if test_support::fixtures::find(case.server).is_none()
-            || test_support::fixtures::find(case.checker[0]).is_none()
-        {
-            println!(
-                "{:<11} skipped: {} or {} not installed",
-                case.name, case.server, case.checker[0]
-            );
+        let installed = test_support::fixtures::find(server).is_some()
+            && test_support::fixtures::find(checker).is_some();
+        if !installed {
+            println!("{name:<11} skipped: {server} or {checker} not installed");
+        }
+        installed
+    };
+    let mut out = Vec::new();
+    for case in FALLOUT_CASES {
+        if !picked(case.name, case.server, case.checker[0]) {
             continue;
         }
         let dir = tempfile::Builder::new()
@@ -683,6 +765,62 @@ async fn fallout() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
+        out.push(FalloutProject {
+            name: case.name,
+            dir,
+            file,
+            same: same.to_string(),
+            changed: changed.to_string(),
+            checker: case.checker,
+        });
+    }
+    let Some(projects) = std::env::var_os("LSP_BENCH_PROJECTS") else {
+        return out;
+    };
+    for case in REAL_FALLOUT_CASES {
+        let from = Path::new(&projects).join(case.checkout);
+        if !from.is_dir() || !picked(case.name, case.server, case.checker[0]) {
+            continue;
+        }
+        let dir = copy_checkout(&from);
+        let same = std::fs::read_to_string(dir.path().join(case.file)).unwrap();
+        let (before, after) = case.declaration;
+        assert!(same.contains(before), "{}: {before}", case.name);
+        out.push(FalloutProject {
+            name: case.name,
+            dir,
+            file: case.file,
+            changed: same.replacen(before, after, 1),
+            same,
+            checker: case.checker,
+        });
+    }
+    out
+}
+
+/// A write that breaks the callers of a function, warm: from the call to
+/// its answer (the callers' new problems included) against the project's
+/// checker on the same tree (itself warm: run once before). Median of 3;
+/// each round writes the signature back first. `LSP_BENCH_PROJECTS`: a
+/// folder with clones of encode/httpx, gorilla/mux and rust-lang/log
+/// (named `owner+name`), measured after the synthetic projects.
+async fn fallout() {
+    println!(
+        "fallout: a signature change breaking its callers ({CALLERS} in the synthetic projects), warm, median of 3: the write's answer against the project's checker"
+    );
+    println!(
+        "{:<11} {:>9} {:>11} {:>7}  checker",
+        "project", "write ms", "checker ms", "ratio"
+    );
+    for project in fallout_projects() {
+        let FalloutProject {
+            name,
+            dir,
+            file,
+            same,
+            changed,
+            checker,
+        } = project;
         let config = CatalogConfig {
             diagnostics_wait_ms: Some(60_000),
             ..CatalogConfig::default()
@@ -691,9 +829,9 @@ async fn fallout() {
         // Warm: the server checked the project, the checker ran once.
         call(&s, "write", json!({"path": file, "content": same})).await;
         call(&s, "write", json!({"path": file, "content": same})).await;
-        checker_time(case.checker, &s.root);
+        checker_time(checker, &s.root);
         let (mut writes, mut checks) = (Vec::new(), Vec::new());
-        let mut reported = 0;
+        let mut reported = String::new();
         for _ in 0..3 {
             let t = Instant::now();
             let out = call(&s, "write", json!({"path": file, "content": changed})).await;
@@ -702,25 +840,29 @@ async fn fallout() {
             reported = out
                 .lines()
                 .find_map(|l| {
-                    let rest = l.strip_prefix("lsp: ")?.split(" in ").nth(1)?;
-                    rest.strip_suffix(" other files after this write:")?
-                        .parse()
-                        .ok()
+                    let said = l
+                        .strip_prefix("lsp: ")?
+                        .strip_suffix(" after this write:")?;
+                    (said.ends_with(" other file") || said.ends_with(" other files"))
+                        .then(|| said.to_string())
                 })
-                .unwrap_or(0);
-            if let Some(d) = checker_time(case.checker, &s.root) {
+                .unwrap_or_else(|| "nothing in other files".to_string());
+            if std::env::var_os("LSP_BENCH_SHOW").is_some() {
+                println!("{out}");
+            }
+            if let Some(d) = checker_time(checker, &s.root) {
                 checks.push(d);
             }
             call(&s, "write", json!({"path": file, "content": same})).await;
         }
         let (w, c) = (median(writes), median(checks));
         println!(
-            "{:<11} {:>9.0} {:>11.0} {:>7.2}  {} ({reported} of {CALLERS} callers reported)",
-            case.name,
+            "{:<11} {:>9.0} {:>11.0} {:>7.2}  {} (reported: {reported})",
+            name,
             ms(w),
             ms(c),
             w.as_secs_f64() / c.as_secs_f64(),
-            case.checker.join(" ")
+            checker.join(" ")
         );
         s.binding.supervisor().unwrap().shutdown().await;
     }

@@ -217,10 +217,14 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                         .and_then(Value::as_str)
                         .unwrap_or("working")
                         .to_string();
-                    if !a.busy() {
+                    let diagnosis = shared
+                        .diagnosis_progress
+                        .as_deref()
+                        .is_some_and(|p| title.starts_with(p));
+                    if !a.busy() && !diagnosis {
                         a.busy_since = Some(Instant::now());
                     }
-                    a.ever_reported = true;
+                    a.ever_reported |= !diagnosis;
                     if a.history.len() >= PROGRESS_HISTORY {
                         a.history.remove(0);
                     }
@@ -236,7 +240,9 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
                         .get("message")
                         .and_then(Value::as_str)
                         .map(String::from);
-                    a.tokens.insert(token, Said { title, message });
+                    if !diagnosis {
+                        a.tokens.insert(token, Said { title, message });
+                    }
                 }
                 Some("report") => {
                     if let Some(run) = a

@@ -23,14 +23,30 @@
 //! never passed off as clean. Save-time checks (rust-analyzer's
 //! `cargo check`) see only the disk, so a preview has a server's own
 //! diagnostics, not those.
+//!
+//! Its fallout in other files is judged by the write's own mechanism
+//! ([`crate::on_write::fallout`] and [`crate::on_write::dependents`], at
+//! [`Stage::Unsaved`]): the project-wide servers' publishes (gopls) and the
+//! dependents of each changed file (basedpyright, tsserver) are taken while
+//! the servers hold the texts before the change, and again once they hold
+//! the staged ones; a server that judges other files only from the disk
+//! (rust-analyzer's `cargo check`, clangd) is named, its other files not
+//! computed. After the restore, a project-wide server is waited for until
+//! it published the disk's state again, so that a later write's state
+//! before it is never the preview's.
 
 use crate::client::{file_uri, read_document};
-use crate::diagnostics::{self, problems, DiagLine, NotReady};
+use crate::diagnostics::{self, problems, DiagLine, Labelled, NotReady};
 use crate::edit::staged_edit::PREVIEW_FILES;
+use crate::on_write::dependents::Dependents;
+use crate::on_write::fallout::{PublishedBefore, Stage};
 use crate::on_write::RunLedger;
 use crate::supervisor::{LspSupervisor, Target};
 use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 use tool_core::files::TransactionError;
 use tool_core::format::plural;
 use tool_core::staging::{StagedChange, StagedFile};
@@ -218,6 +234,56 @@ impl ServerPreview {
         ))
     }
 
+    /// Before the staged texts are sent, while the servers hold the texts
+    /// before the change: the project-wide servers' publishes and the
+    /// dependents of each file about to change, by the write's mechanism.
+    async fn other_files_before(
+        &self,
+        change: &StagedChange,
+        ready: &[(&Opened<'_>, String)],
+        preview_started: Instant,
+    ) -> (PublishedBefore, Vec<Dependents>) {
+        let touched: Vec<PathBuf> = change.files.iter().map(|f| f.path.clone()).collect();
+        let paths: Vec<PathBuf> = ready.iter().map(|(o, _)| o.file.path.clone()).collect();
+        let bound = self.sup.timeouts.diagnostics;
+        crate::on_write::fallout::await_first_check(&self.sup, &paths, bound, Stage::Unsaved).await;
+        // As of the preview's start: a server it started is not judged.
+        let before =
+            PublishedBefore::take(&self.sup, preview_started, &touched, Stage::Unsaved).await;
+        let root = self.sup.workspace().dir();
+        let mut dependents = Vec::new();
+        for (o, after) in ready {
+            let Ok(Some(old)) = o.file.texts(root).map(|t| t.old) else {
+                continue;
+            };
+            let path = &o.file.path;
+            let found =
+                Dependents::before(&self.sup, path, (&old, after), &touched, Stage::Unsaved).await;
+            dependents.extend(found);
+        }
+        (before, dependents)
+    }
+
+    /// Once the servers hold the staged texts (sent at `sent`): the new
+    /// problems in other files, by file, and what was said of those not
+    /// judged, in the preview's words ("lsp: other files not checked: …"
+    /// → "other files not checked: …").
+    async fn other_files_after(
+        &self,
+        change: &StagedChange,
+        before: (&PublishedBefore, &[Dependents]),
+        sent: Instant,
+    ) -> (BTreeMap<String, Vec<Labelled>>, Vec<String>) {
+        let touched: Vec<PathBuf> = change.files.iter().map(|f| f.path.clone()).collect();
+        let (other_files, notes) =
+            crate::on_write::fallout::judged(&self.sup, before, (&touched, sent)).await;
+        let notes = notes
+            .iter()
+            .map(|n| n.strip_prefix("lsp: ").unwrap_or(n).to_string())
+            .collect();
+        (other_files, notes)
+    }
+
     /// Put the server's view of the file back to the disk's. A server that
     /// publishes per version gets the restored version built before the
     /// preview ends (bounded by the diagnostics wait): clangd, sent the
@@ -266,6 +332,23 @@ fn missing_folder(path: &std::path::Path) -> Option<std::path::PathBuf> {
     missing
 }
 
+/// Problems as the preview lists them, indented, at most
+/// [`PREVIEW_PROBLEMS`], then how many more.
+fn listed(problems: &[&DiagLine]) -> Vec<String> {
+    let mut lines: Vec<String> = problems
+        .iter()
+        .take(PREVIEW_PROBLEMS)
+        .map(|d| format!("  {}", d.render()))
+        .collect();
+    if problems.len() > PREVIEW_PROBLEMS {
+        lines.push(format!(
+            "  … {} more new problems",
+            problems.len() - PREVIEW_PROBLEMS
+        ));
+    }
+    lines
+}
+
 /// "2 new errors, 1 new warning" of these severities (`word`: "new ").
 fn counted(severities: impl Iterator<Item = &'static str>, word: &str) -> String {
     let (mut errors, mut warnings) = (0, 0);
@@ -294,8 +377,15 @@ fn counted(severities: impl Iterator<Item = &'static str>, word: &str) -> String
     parts.join(", ")
 }
 
-/// The preview's section from each file's delta and the files not computed.
-fn render(deltas: &[FileDelta], not_computed: &[String]) -> String {
+/// The preview's section from each file's delta, the new problems in
+/// other files (by file as shown) with what was said of those not judged,
+/// and what was not computed. What the change breaks elsewhere comes
+/// first, as a rename's answer puts it.
+fn render(
+    deltas: &[FileDelta],
+    (other_files, other_notes): (&BTreeMap<String, Vec<Labelled>>, &[String]),
+    not_computed: &[String],
+) -> String {
     let new: Vec<&DiagLine> = deltas.iter().flat_map(|d| &d.new).collect();
     let fixed = counted(deltas.iter().flat_map(|d| d.fixed.iter().copied()), "");
     let mut head = Vec::new();
@@ -306,28 +396,37 @@ fn render(deltas: &[FileDelta], not_computed: &[String]) -> String {
         head.push(format!("{fixed} fixed"));
     }
     let mut lines = Vec::new();
+    let elsewhere: Vec<&DiagLine> = other_files.values().flatten().map(|(d, _)| d).collect();
+    if !elsewhere.is_empty() {
+        lines.push(format!(
+            "after this change: {} in {}",
+            counted(elsewhere.iter().map(|d| d.severity), "new "),
+            plural(other_files.len(), "other file", "other files")
+        ));
+        lines.extend(listed(&elsewhere));
+    }
+    let in_its_files = if elsewhere.is_empty() {
+        ""
+    } else {
+        " in the files it changes"
+    };
     if !deltas.is_empty() {
         lines.push(if head.is_empty() {
-            "after this change: no new errors or warnings".to_string()
+            format!("after this change: no new errors or warnings{in_its_files}")
         } else {
-            format!("after this change: {}", head.join("; "))
+            format!("after this change: {}{in_its_files}", head.join("; "))
         });
     }
-    lines.extend(
-        new.iter()
-            .take(PREVIEW_PROBLEMS)
-            .map(|d| format!("  {}", d.render())),
-    );
-    if new.len() > PREVIEW_PROBLEMS {
-        lines.push(format!(
-            "  … {} more new problems",
-            new.len() - PREVIEW_PROBLEMS
-        ));
-    }
+    lines.extend(listed(&new));
     lines.extend(
         not_computed
             .iter()
             .map(|why| format!("after this change: not computed: {why}")),
+    );
+    lines.extend(
+        other_notes
+            .iter()
+            .map(|note| format!("after this change: {note}")),
     );
     lines.join("\n")
 }
@@ -341,6 +440,7 @@ impl PreviewHook for ServerPreview {
     /// import finds them open (tsserver does) — then each file's
     /// diagnostics, then every file restored.
     async fn diagnostics_delta(&self, change: &StagedChange) -> Option<PreviewSection> {
+        let started = Instant::now();
         let has_server = |f: &&StagedFile| self.sup.catalog().for_file(&f.path).is_some();
         if let Some(refusal) = self.creates_folders(change) {
             return Some(refusal);
@@ -435,9 +535,11 @@ impl PreviewHook for ServerPreview {
                 Err(why) => not_computed.push(why),
             }
         }
+        let (published_before, dependents) = self.other_files_before(change, &ready, started).await;
         for o in &closed {
             o.target.client.close(&o.uri).await;
         }
+        let sent = Instant::now();
         for (o, after) in &ready {
             o.target
                 .client
@@ -462,16 +564,27 @@ impl PreviewHook for ServerPreview {
                 Err(why) => not_computed.push(why),
             }
         }
+        let (other_files, other_notes) = self
+            .other_files_after(change, (&published_before, &dependents), sent)
+            .await;
+        let restoring = Instant::now();
         for o in opened.iter().chain(&closed) {
             self.restore(o).await;
         }
+        published_before
+            .settle_after_restore(&self.sup, restoring)
+            .await;
         if skipped > 0 {
             not_computed.push(format!(
                 "{} more (a preview checks at most {PREVIEW_FILES} files)",
                 plural(skipped, "file", "files")
             ));
         }
-        if deltas.is_empty() && not_computed.is_empty() {
+        if deltas.is_empty()
+            && not_computed.is_empty()
+            && other_files.is_empty()
+            && other_notes.is_empty()
+        {
             return None;
         }
         let syntax_errors = deltas
@@ -481,7 +594,7 @@ impl PreviewHook for ServerPreview {
             .map(|(_, d)| d.render())
             .collect();
         Some(PreviewSection {
-            text: render(&deltas, &not_computed),
+            text: render(&deltas, (&other_files, &other_notes), &not_computed),
             syntax_errors,
         })
     }
@@ -535,9 +648,32 @@ mod tests {
               src/a.py:14:5 error [reportAttributeAccessIssue] Cannot access attribute "x"
               src/a.py:20:5 error [reportCallIssue] Expected 1 positional argument
             after this change: not computed: src/b.ts (typescript not ready after 10000 ms)"#]]
-        .assert_eq(&render(&deltas, &not));
-        expect_test::expect!["after this change: no new errors or warnings"]
-            .assert_eq(&render(&deltas[1..], &[]));
+        .assert_eq(&render(&deltas, (&BTreeMap::new(), &[]), &not));
+        expect_test::expect!["after this change: no new errors or warnings"].assert_eq(&render(
+            &deltas[1..],
+            (&BTreeMap::new(), &[]),
+            &[],
+        ));
+        // What the change breaks elsewhere comes first; what was not
+        // judged there is said in the preview's words.
+        let mut caller = line(
+            5,
+            "error",
+            "reportCallIssue",
+            "Argument missing for parameter \"y\"",
+        );
+        caller.path = "use.py".into();
+        let others = BTreeMap::from([("use.py".to_string(), vec![(caller, String::new())])]);
+        let notes = [
+            "not checked: 3 more files mentioning `f` (the budget for other files was spent)"
+                .to_string(),
+        ];
+        expect_test::expect![[r#"
+            after this change: 1 new error in 1 other file
+              use.py:5:5 error [reportCallIssue] Argument missing for parameter "y"
+            after this change: no new errors or warnings in the files it changes
+            after this change: not checked: 3 more files mentioning `f` (the budget for other files was spent)"#]]
+        .assert_eq(&render(&deltas[1..], (&others, &notes), &[]));
     }
 
     #[test]

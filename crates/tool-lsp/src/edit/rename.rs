@@ -12,7 +12,7 @@ use crate::edit::macro_paths;
 use crate::edit::staged_edit::staged_output;
 use crate::mentions::{self, Mentioning, Reach};
 use crate::on_write::dependents::Dependents;
-use crate::on_write::fallout::PublishedBefore;
+use crate::on_write::fallout::{PublishedBefore, Stage};
 use crate::planned_edit::{announce, PlannedEdit};
 use crate::positioning;
 use crate::supervisor::{LspSupervisor, Timeouts};
@@ -406,11 +406,12 @@ async fn commit(
     // What the servers say of the project before the rename, to tell what
     // it broke elsewhere.
     let changed: Vec<PathBuf> = plan.changed().into_iter().map(|(p, _)| p).collect();
-    crate::on_write::fallout::await_first_check(sup, &changed, t.diagnostics).await;
-    let published_before = PublishedBefore::take(sup, Instant::now(), &changed).await;
+    crate::on_write::fallout::await_first_check(sup, &changed, t.diagnostics, Stage::Written).await;
+    let published_before =
+        PublishedBefore::take(sup, Instant::now(), &changed, Stage::Written).await;
     let mut dependents = Vec::new();
     for (path, old, new) in plan.texts() {
-        if let Some(d) = Dependents::before(sup, &path, (&old, new), &[]).await {
+        if let Some(d) = Dependents::before(sup, &path, (&old, new), &[], Stage::Written).await {
             dependents.push(d);
         }
     }
@@ -419,8 +420,10 @@ async fn commit(
         e => ToolError::failed(format!("{e}; re-run lsp_rename once the files are settled")),
     })?;
 
-    announce(sup, client, &plan, &p.target.language_id).await;
+    // Before the servers are told: a server's diagnosis of the change
+    // (gopls's run) begins when it is told.
     let written = Instant::now();
+    announce(sup, client, &plan, &p.target.language_id).await;
 
     let mut out = vec![format!(
         "lsp_rename  `{}` → `{}`: {} in {}",

@@ -22,6 +22,7 @@
 use crate::client::{file_uri, read_document, LspClient, OpenDoc};
 use crate::diagnostics::{self, new_against, DiagLine, Labelled, TSSERVER_REQUEST};
 use crate::mentions;
+use crate::on_write::fallout::{judges_other_files_from_disk, Stage};
 use crate::supervisor::LspSupervisor;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -155,20 +156,27 @@ fn answers_fresh(client: &LspClient) -> bool {
 }
 
 impl Dependents {
-    /// Find the dependents of `path` (its text `old` before the write,
-    /// `new` after) and take their diagnostics now, while the server
-    /// holds `old`. `None` when nothing is to be judged.
+    /// Find the dependents of `path` (its text `old` before the change,
+    /// `new` after; the change judged at `stage`) and take their
+    /// diagnostics now, while the server holds `old`. `None` when nothing
+    /// is to be judged (a server that judges them from the disk, at
+    /// [`Stage::Unsaved`]: [`PublishedBefore`](crate::on_write::fallout::PublishedBefore)
+    /// names it).
     pub(crate) async fn before(
         sup: &LspSupervisor,
         path: &Path,
         (old, new): (&str, &str),
         touched: &[PathBuf],
+        stage: Stage,
     ) -> Option<Dependents> {
         let started = Instant::now();
         let (slot, _) = sup.server_slot_for(path).ok()?;
         let client = slot.running_client().await?;
         let by_reopen = slot.entry.dependents_by_reopen;
         if !(answers_fresh(&client) || by_reopen) || slot.entry.save_check_progress.is_some() {
+            return None;
+        }
+        if stage == Stage::Unsaved && judges_other_files_from_disk(&slot.entry).is_some() {
             return None;
         }
         let declared: fn(&str, (u32, u32)) -> Vec<String> =
@@ -186,6 +194,14 @@ impl Dependents {
         }
         if names.is_empty() {
             return None;
+        }
+        // The dependents' state before the change is taken against `old`:
+        // a server that no longer holds the file (closed since) would read
+        // the disk, which a write has changed already.
+        let uri = file_uri(path);
+        if client.doc(&uri).await.is_none_or(|d| d.text != old) {
+            let language = slot.entry.language_of(path)?;
+            client.sync_text(path, &language, old.to_string()).await;
         }
         let extensions: Vec<String> = slot.entry.extensions.keys().cloned().collect();
         let ws = sup.workspace().clone();
@@ -216,10 +232,22 @@ impl Dependents {
             started,
             by_reopen,
         };
-        for file in files.into_iter().take(MAX_DEPENDENTS) {
-            let Some(language) = slot.entry.language_of(&file) else {
-                continue;
-            };
+        let files: Vec<(PathBuf, String)> = files
+            .into_iter()
+            .take(MAX_DEPENDENTS)
+            .filter_map(|f| slot.entry.language_of(&f).map(|l| (f, l)))
+            .collect();
+        // All open before any is asked, as they are after the change: a
+        // server's answer for one may depend on which others it has open
+        // (basedpyright's import cycles, seen on encode/httpx: reported
+        // for `_content.py` once the rest of the cycle was open, and so
+        // read as new).
+        if !by_reopen {
+            for (file, language) in &files {
+                let _ = out.client.sync_file(file, language).await;
+            }
+        }
+        for (file, language) in files {
             // The write is on disk already: a server that reads the files a
             // dependent uses from disk (clangd, its headers) would check a
             // dependent opened now against the written text.

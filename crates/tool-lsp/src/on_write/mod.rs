@@ -704,7 +704,17 @@ impl Tool for DiagnosticsOnWrite {
             }
         }
         let mut baselines = vec![Baselines::default(); files.len()];
-        let before_texts: HashMap<usize, Option<String>> = unknown.iter().cloned().collect();
+        // Every file's text before the write, for its dependents: the
+        // server may not hold it (a preview closed the file it had
+        // opened, and its baseline is known).
+        let before_texts: HashMap<usize, Option<String>> = files
+            .iter()
+            .enumerate()
+            .map(|(i, (p, _))| match unknown.iter().find(|(u, _)| *u == i) {
+                Some((_, text)) => (i, text.clone()),
+                None => (i, read_document(self.sup.workspace(), p).ok()),
+            })
+            .collect();
         // A server that reads a document from the disk when it is opened
         // (fortls) is asked for its baseline before the write reaches the
         // disk: after it, the old text sent would not be what it checks.
@@ -719,9 +729,13 @@ impl Tool for DiagnosticsOnWrite {
         }
         // What the servers that publish for the whole project said before.
         let touched: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
-        let published_before =
-            crate::on_write::fallout::PublishedBefore::take(&self.sup, Instant::now(), &touched)
-                .await;
+        let published_before = crate::on_write::fallout::PublishedBefore::take(
+            &self.sup,
+            Instant::now(),
+            &touched,
+            crate::on_write::fallout::Stage::Written,
+        )
+        .await;
         // The inner tool first: a refused call returns before any other
         // server is started or waited for.
         let call_started = Instant::now();
@@ -740,15 +754,13 @@ impl Tool for DiagnosticsOnWrite {
         // servers still hold the text before them.
         let mut dependents = Vec::new();
         for (i, (p, _)) in files.iter().enumerate() {
-            let old = match before_texts.get(&i) {
-                Some(Some(text)) => Some(text.clone()),
-                Some(None) => None,
-                None => self.server_text(p).await,
-            };
-            let (Some(old), Ok(new)) = (old, read_document(self.sup.workspace(), p)) else {
+            let (Some(Some(old)), Ok(new)) =
+                (before_texts.get(&i), read_document(self.sup.workspace(), p))
+            else {
                 continue;
             };
-            if let Some(d) = Dependents::before(&self.sup, p, (&old, &new), &touched).await {
+            let stage = crate::on_write::fallout::Stage::Written;
+            if let Some(d) = Dependents::before(&self.sup, p, (old, &new), &touched, stage).await {
                 dependents.push(d);
             }
         }
@@ -810,14 +822,6 @@ impl Tool for DiagnosticsOnWrite {
 }
 
 impl DiagnosticsOnWrite {
-    /// The text the file's own server holds for it, when it is open there
-    /// (the text before this write, for a file the run wrote before).
-    async fn server_text(&self, p: &Path) -> Option<String> {
-        let (slot, _) = self.sup.server_slot_for(p).ok()?;
-        let client = slot.running_client().await?;
-        client.doc(&file_uri(p)).await.map(|d| d.text)
-    }
-
     /// The baselines of `p` for those of `checkers` the ledger does not
     /// know yet, each taken and put in the ledger: `before` is the file's
     /// text before the write (`None`: it did not exist). What is left to

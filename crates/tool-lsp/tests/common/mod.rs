@@ -74,6 +74,9 @@ impl Binding for SharedBinding {
     fn after_all(&self, run: &RunContext, r: &Registry) -> Result<(), tool_core::RegistryError> {
         self.0.after_all(run, r)
     }
+    fn link_staging(&self, link: &tool_core::StagingLink) {
+        self.0.link_staging(link);
+    }
 }
 
 impl Run {
@@ -86,6 +89,22 @@ impl Run {
     /// hidden (tempdir's `.tmpXXXX`): gopls, as the go command, leaves out
     /// packages under a folder whose name begins with a dot.
     pub(crate) fn with_files(files: &[(&str, &str)], diagnostics_wait_ms: u64) -> Run {
+        let (dir, binding) = Self::files_and_binding(files, diagnostics_wait_ms);
+        Self::with_bindings(dir, binding, false)
+    }
+
+    /// As [`Run::with_files`], with tool-astgrep's `ast_edit` and `resolve`
+    /// bound too, over one staging link with the lsp binding (as the facade
+    /// links them): a staged change's preview and its accept.
+    pub(crate) fn with_files_and_staging(files: &[(&str, &str)], diagnostics_wait_ms: u64) -> Run {
+        let (dir, binding) = Self::files_and_binding(files, diagnostics_wait_ms);
+        Self::with_bindings(dir, binding, true)
+    }
+
+    fn files_and_binding(
+        files: &[(&str, &str)],
+        diagnostics_wait_ms: u64,
+    ) -> (tempfile::TempDir, LspBinding) {
         let dir = tempfile::Builder::new().prefix("run").tempdir().unwrap();
         for (path, text) in files {
             let path = dir.path().join(path);
@@ -96,10 +115,14 @@ impl Run {
             diagnostics_wait_ms: Some(diagnostics_wait_ms),
             ..Default::default()
         };
-        Self::with_binding(dir, LspBinding::new(config))
+        (dir, LspBinding::new(config))
     }
 
     pub(crate) fn with_binding(dir: tempfile::TempDir, binding: LspBinding) -> Run {
+        Self::with_bindings(dir, binding, false)
+    }
+
+    fn with_bindings(dir: tempfile::TempDir, binding: LspBinding, staging: bool) -> Run {
         let ws = Workspace::new(dir.path()).unwrap();
         let run = RunContext {
             workspace: ws.clone(),
@@ -109,11 +132,24 @@ impl Run {
         let registry = Registry::new();
         registry.set_approver(Some(Arc::new(AllowAll)));
         let b = SharedBinding(binding.clone());
-        b.register(&run, &registry).unwrap();
+        let astgrep = staging.then(|| {
+            tool_astgrep::AstGrepBinding::new().with_journal_dir(dir.path().join(".journal"))
+        });
+        let mut bindings: Vec<&dyn Binding> = vec![&b];
+        bindings.extend(astgrep.iter().map(|a| a as &dyn Binding));
+        let link = tool_core::StagingLink::default();
+        for b in &bindings {
+            b.link_staging(&link);
+        }
+        for b in &bindings {
+            b.register(&run, &registry).unwrap();
+        }
         registry
             .register(Arc::new(PlainWriteTool { ws: ws.clone() }))
             .unwrap();
-        b.after_all(&run, &registry).unwrap();
+        for b in &bindings {
+            b.after_all(&run, &registry).unwrap();
+        }
         Run {
             root: ws.root().to_path_buf(),
             dir,
