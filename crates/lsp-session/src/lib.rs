@@ -16,6 +16,7 @@
 //! This crate never starts a process except through tool-core's child
 //! helper, and never leaves a server running after its supervisor is gone.
 
+pub mod broker;
 pub mod catalog;
 pub mod client;
 pub mod config;

@@ -454,6 +454,7 @@ impl LspSupervisor {
             change_diagnostics_delay: Duration::from_millis(
                 slot.entry.change_diagnostics_delay_ms.unwrap_or(0),
             ),
+            broker: None,
         };
         let mut started = LspClient::start(spec.clone()).await;
         if started

@@ -491,6 +491,7 @@ async fn bare_cold(
         env: Vec::new(),
         ready_probe: None,
         change_diagnostics_delay: std::time::Duration::ZERO,
+        broker: None,
     })
     .await
     .unwrap();
