@@ -335,6 +335,20 @@ pub async fn run(paths: &BrokerPaths, linger: Duration) -> Result<bool, String> 
     Ok(true)
 }
 
+/// The command that starts a broker, set once by the binary.
+static LAUNCHER: std::sync::OnceLock<Vec<OsString>> = std::sync::OnceLock::new();
+
+/// Say how a broker is started (`agent-tools lsp-broker`): the binary
+/// calls this once; without it a run only attaches to a broker that runs.
+pub fn set_launcher(command: Vec<OsString>) {
+    let _ = LAUNCHER.set(command);
+}
+
+/// The command that starts a broker, if the binary said.
+pub fn launcher() -> Option<Vec<OsString>> {
+    LAUNCHER.get().cloned()
+}
+
 /// How a run reaches the broker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerRoute {
@@ -372,7 +386,10 @@ pub async fn attach(
 
 fn start_broker(launcher: &[OsString]) -> Result<(), String> {
     let (program, args) = launcher.split_first().ok_or("an empty broker command")?;
-    let spec = tool_core::process::ChildSpec::new(program).args(args);
+    // In `/`: the broker outlives the run, and the run's folder may go.
+    let spec = tool_core::process::ChildSpec::new(program)
+        .args(args)
+        .cwd("/");
     tool_core::process::spawn_detached(&spec)
         .map(|_| ())
         .map_err(|e| format!("cannot start the broker (`{}`): {e}", spec.display()))
