@@ -176,6 +176,22 @@ impl Broker {
             .collect()
     }
 
+    /// What `doctor` shows: each server, its root, pid and runs.
+    fn status(&self) -> Value {
+        let mut servers: Vec<Value> = self
+            .servers
+            .lock()
+            .expect("servers")
+            .values()
+            .filter(|s| s.gone().is_none())
+            .map(|s| {
+                json!({"name": s.command.name, "root": s.command.root, "pid": s.pid, "runs": s.runs()})
+            })
+            .collect();
+        servers.sort_by_key(|s| s["pid"].as_u64());
+        json!({ "servers": servers, "pid": std::process::id() })
+    }
+
     async fn server_for(&self, attach: &Attach) -> Result<Arc<SharedServer>, String> {
         let key = attach.key();
         let _one = self.starting.lock().await;
@@ -238,6 +254,10 @@ impl Broker {
         let mut read = tokio::io::BufReader::new(read);
         let first = tokio::time::timeout(HANDSHAKE_BOUND, crate::transport::read_frame(&mut read));
         let attach: Attach = match first.await {
+            Ok(Ok(Some(v))) if v.get("status").is_some() => {
+                let _ = crate::transport::write_frame(&mut write, &self.status()).await;
+                return;
+            }
             Ok(Ok(Some(v))) => match serde_json::from_value(v["attach"].clone()) {
                 Ok(a) => a,
                 Err(e) => {
@@ -347,6 +367,65 @@ pub fn set_launcher(command: Vec<OsString>) {
 /// The command that starts a broker, if the binary said.
 pub fn launcher() -> Option<Vec<OsString>> {
     LAUNCHER.get().cloned()
+}
+
+/// The `doctor` lines of sharing: off, or the broker's servers (asked of
+/// it, bounded), or that none runs.
+pub fn doctor_lines(shared: bool) -> Vec<String> {
+    if !shared {
+        return Vec::new();
+    }
+    let paths = BrokerPaths::for_user();
+    let socket = paths.socket();
+    let head = format!(
+        "shared servers on: runs attach through the broker at {}",
+        socket.display()
+    );
+    match status_blocking(&socket) {
+        Err(why) => vec![format!(
+            "{head}; no broker runs now ({why}); the first run that needs a server starts it"
+        )],
+        Ok(answer) => {
+            let servers = answer["servers"].as_array().cloned().unwrap_or_default();
+            let mut lines = vec![format!(
+                "{head}; the broker runs (pid {}) with {} server{}",
+                answer["pid"],
+                servers.len(),
+                if servers.len() == 1 { "" } else { "s" }
+            )];
+            lines.extend(servers.iter().map(|s| {
+                format!(
+                    "shared {} at {}: pid {}, {} run{} attached",
+                    s["name"].as_str().unwrap_or_default(),
+                    s["root"].as_str().unwrap_or_default(),
+                    s["pid"],
+                    s["runs"],
+                    if s["runs"] == json!(1) { "" } else { "s" }
+                )
+            }));
+            lines
+        }
+    }
+}
+
+/// Ask the broker at `socket` for its servers (blocking, bounded).
+fn status_blocking(socket: &Path) -> Result<Value, String> {
+    use std::io::{Read, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(HANDSHAKE_BOUND))
+        .map_err(|e| e.to_string())?;
+    let body = json!({"status": {}}).to_string();
+    write!(stream, "Content-Length: {}\r\n\r\n{body}", body.len()).map_err(|e| e.to_string())?;
+    let mut answer = Vec::new();
+    stream
+        .read_to_end(&mut answer)
+        .map_err(|e| format!("the broker did not answer: {e}"))?;
+    let text = String::from_utf8_lossy(&answer);
+    let (_, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or("the broker's answer has no frame")?;
+    serde_json::from_str(body).map_err(|e| format!("the broker's answer is not JSON: {e}"))
 }
 
 /// How a run reaches the broker.
@@ -466,4 +545,58 @@ async fn read_one_frame(stream: &mut UnixStream) -> Result<Value, String> {
         .await
         .map_err(|e| format!("the broker closed the connection: {e}"))?;
     serde_json::from_slice(&body).map_err(|e| format!("the broker's answer is not JSON: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_folder_is_closed_to_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = BrokerPaths {
+            dir: dir.path().join("b"),
+        };
+        std::fs::create_dir(&paths.dir).unwrap();
+        std::fs::set_permissions(&paths.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        paths.prepare().unwrap();
+        let mode = std::fs::metadata(&paths.dir).unwrap().mode() & 0o777;
+        assert_eq!(format!("{mode:o}"), "700");
+        // A file where the folder should be is refused, and left alone.
+        let file = BrokerPaths {
+            dir: dir.path().join("f"),
+        };
+        std::fs::write(&file.dir, "x").unwrap();
+        let why = file.prepare().unwrap_err();
+        assert!(why.ends_with("is not a folder of this user's own"), "{why}");
+        assert_eq!(std::fs::read_to_string(&file.dir).unwrap(), "x");
+    }
+
+    #[tokio::test]
+    async fn a_broker_refuses_what_is_not_an_attach_and_ends_when_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = BrokerPaths {
+            dir: dir.path().join("b"),
+        };
+        let serving = tokio::spawn({
+            let paths = paths.clone();
+            async move { run(&paths, Duration::from_millis(300)).await }
+        });
+        let socket = paths.socket();
+        let mut stream = wait_connect(&socket).await.unwrap();
+        let mode = std::fs::metadata(&socket).unwrap().mode() & 0o777;
+        assert_eq!(format!("{mode:o}"), "700");
+        // A second broker on the same folder steps aside.
+        assert_eq!(run(&paths, Duration::from_millis(10)).await, Ok(false));
+        crate::transport::write_frame(&mut stream, &json!({"attach": {"command": 1}}))
+            .await
+            .unwrap();
+        let answer = read_one_frame(&mut stream).await.unwrap();
+        expect_test::expect![[r#"{"refused":"not an attach: invalid type: integer `1`, expected struct ServerCommand"}"#]]
+            .assert_eq(&answer.to_string());
+        drop(stream);
+        let ended = tokio::time::timeout(Duration::from_secs(30), serving).await;
+        assert_eq!(ended.unwrap().unwrap(), Ok(true));
+        assert!(!socket.exists());
+    }
 }
