@@ -147,8 +147,12 @@ async fn keep_servers(slots: std::sync::Weak<Mutex<SlotMap>>, upkeep: Upkeep) {
                 continue;
             };
             let ceiling_mb = slot.entry.memory_ceiling_mb.unwrap_or(upkeep.ceiling_mb);
+            // A shared server is not the run's to stop: detaching would
+            // only attach again to the same process.
             let rss_mb = match &state.client {
-                Some(c) if c.gone().is_none() => tool_core::process::group_rss_kib(c.pid()) / 1024,
+                Some(c) if c.gone().is_none() && c.attached().is_none() => {
+                    tool_core::process::group_rss_kib(c.pid()) / 1024
+                }
                 _ => 0,
             };
             if rss_mb > ceiling_mb {

@@ -14,11 +14,69 @@ use tool_core::Workspace;
 
 const SOURCE: &str = "def greet(name: str) -> str:\n    return name\n\n\nx = greet('a')\n";
 
-fn spec(program: &Path, root: &Path, broker: Option<BrokerRoute>) -> StartSpec {
+/// A server, a project for it, and the hover on `greet` in a call.
+struct Case {
+    programs: &'static [&'static str],
+    args: &'static [&'static str],
+    files: &'static [(&'static str, &'static str)],
+    file: &'static str,
+    language_id: &'static str,
+    /// The hover's position (0-based line, character).
+    at: (u32, u32),
+    /// What the hover shows once the server has indexed.
+    expect: &'static str,
+}
+
+const PYTHON: Case = Case {
+    programs: &["basedpyright-langserver"],
+    args: &["--stdio"],
+    files: &[("pyproject.toml", ""), ("a.py", SOURCE)],
+    file: "a.py",
+    language_id: "python",
+    at: (4, 5),
+    expect: "def greet(name: str) -> str",
+};
+
+const TYPESCRIPT: Case = Case {
+    programs: &["typescript-language-server"],
+    args: &["--stdio"],
+    files: &[
+        ("tsconfig.json", "{\"compilerOptions\": {\"strict\": true}}\n"),
+        (
+            "a.ts",
+            "export function greet(name: string): string {\n  return name;\n}\n\nexport const x = greet(\"a\");\n",
+        ),
+    ],
+    file: "a.ts",
+    language_id: "typescript",
+    at: (4, 17),
+    expect: "function greet(name: string): string",
+};
+
+const RUST: Case = Case {
+    programs: &["rust-analyzer"],
+    args: &[],
+    files: &[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"shared\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        ),
+        (
+            "src/lib.rs",
+            "pub fn greet(name: &str) -> String {\n    name.to_string()\n}\n\npub fn x() -> String { greet(\"a\") }\n",
+        ),
+    ],
+    file: "src/lib.rs",
+    language_id: "rust",
+    at: (4, 24),
+    expect: "pub fn greet(name: &str) -> String",
+};
+
+fn spec(case: &Case, program: &Path, root: &Path, broker: Option<BrokerRoute>) -> StartSpec {
     StartSpec {
-        name: "basedpyright".into(),
+        name: case.programs[0].into(),
         program: program.to_path_buf(),
-        args: vec!["--stdio".into()],
+        args: case.args.iter().map(|a| (*a).to_string()).collect(),
         root: root.to_path_buf(),
         workspace: Workspace::new(root).unwrap(),
         path_env: Some(fixtures::path_env()),
@@ -35,20 +93,29 @@ fn spec(program: &Path, root: &Path, broker: Option<BrokerRoute>) -> StartSpec {
     }
 }
 
-/// The hover on `greet` in the call, as text, with the disk's text synced
-/// first.
-async fn hover(client: &LspClient, file: &Path) -> String {
-    client.sync_file(file, "python").await.unwrap();
-    hover_as_is(client, file).await
+/// The hover at the case's position, as text, with the disk's text synced
+/// first; asked again while the server is still indexing (an empty or
+/// partial answer), at most two minutes.
+async fn hover(case: &Case, client: &LspClient, file: &Path) -> String {
+    client.sync_file(file, case.language_id).await.unwrap();
+    let until = Instant::now() + Duration::from_mins(2);
+    loop {
+        let answer = hover_as_is(case, client, file).await;
+        if answer.contains(case.expect) || Instant::now() > until {
+            return answer;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
-/// The hover on `greet` in the call, with whatever text the run sent last.
-async fn hover_as_is(client: &LspClient, file: &Path) -> String {
+/// The hover with whatever text the run sent last.
+async fn hover_as_is(case: &Case, client: &LspClient, file: &Path) -> String {
     let uri = lsp_session::client::file_uri(file);
+    let (line, character) = case.at;
     let answer = client
         .request(
             "textDocument/hover",
-            json!({"textDocument": {"uri": uri}, "position": {"line": 4, "character": 5}}),
+            json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
             Duration::from_mins(1),
         )
         .await
@@ -94,35 +161,34 @@ fn start_broker(idle: Duration) -> Running {
     }
 }
 
-fn project_file() -> (tempfile::TempDir, PathBuf) {
-    let dir = project::with_files("broker", &[("pyproject.toml", ""), ("a.py", SOURCE)]);
-    let file = dir.path().join("a.py");
+fn project_file(case: &Case) -> (tempfile::TempDir, PathBuf) {
+    let dir = project::with_files("broker", case.files);
+    let file = dir.path().join(case.file);
     (dir, file)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_runs_share_one_server_and_answer_as_a_private_one() {
-    let Some(program) = fixtures::require(&["basedpyright-langserver"]) else {
+/// Four runs of `case` share one server, answer as a private server does,
+/// keep answering when one goes, and the server ends after the last.
+async fn four_runs_share_one_server(case: &Case) {
+    let Some(program) = fixtures::require(case.programs) else {
         return;
     };
-    let (dir, file) = project_file();
-    let private = LspClient::start(spec(&program, dir.path(), None))
+    let (dir, file) = project_file(case);
+    let private = LspClient::start(spec(case, &program, dir.path(), None))
         .await
         .unwrap();
-    let expected = hover(&private, &file).await;
-    assert!(
-        expected.contains("def greet(name: str) -> str"),
-        "{expected}"
-    );
+    let expected = hover(case, &private, &file).await;
+    assert!(expected.contains(case.expect), "{expected}");
     let broker = start_broker(Duration::from_millis(300));
 
-    let runs: Vec<Arc<LspClient>> = futures::future::join_all(
-        (0..4).map(|_| LspClient::start(spec(&program, dir.path(), Some(broker.route.clone())))),
-    )
-    .await
-    .into_iter()
-    .map(Result::unwrap)
-    .collect();
+    let runs: Vec<Arc<LspClient>> =
+        futures::future::join_all((0..4).map(|_| {
+            LspClient::start(spec(case, &program, dir.path(), Some(broker.route.clone())))
+        }))
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
     let pids: std::collections::BTreeSet<u32> = runs.iter().map(|r| r.pid()).collect();
     assert_eq!(pids.len(), 1, "one server for four runs: {pids:?}");
     let shared_pid = runs[0].pid();
@@ -131,7 +197,7 @@ async fn four_runs_share_one_server_and_answer_as_a_private_one() {
     assert_eq!(broker.broker.servers()[0].2, 4);
     assert_eq!(runs[3].shared_runs().await, Some(4));
     for run in &runs {
-        assert_eq!(hover(run, &file).await, expected);
+        assert_eq!(hover(case, run, &file).await, expected);
     }
     private.stop().await;
 
@@ -146,7 +212,7 @@ async fn four_runs_share_one_server_and_answer_as_a_private_one() {
     )
     .await;
     for run in &runs {
-        assert_eq!(hover(run, &file).await, expected);
+        assert_eq!(hover(case, run, &file).await, expected);
         assert!(run.gone().is_none());
     }
 
@@ -166,33 +232,49 @@ async fn four_runs_share_one_server_and_answer_as_a_private_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_runs_share_one_basedpyright() {
+    four_runs_share_one_server(&PYTHON).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_runs_share_one_typescript_language_server() {
+    four_runs_share_one_server(&TYPESCRIPT).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_runs_share_one_rust_analyzer() {
+    four_runs_share_one_server(&RUST).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_preview_in_one_run_is_never_seen_by_anothers_query() {
-    let Some(program) = fixtures::require(&["basedpyright-langserver"]) else {
+    let case = &PYTHON;
+    let Some(program) = fixtures::require(case.programs) else {
         return;
     };
-    let (dir, file) = project_file();
+    let (dir, file) = project_file(case);
     let broker = start_broker(Duration::from_millis(300));
-    let a = LspClient::start(spec(&program, dir.path(), Some(broker.route.clone())))
+    let a = LspClient::start(spec(case, &program, dir.path(), Some(broker.route.clone())))
         .await
         .unwrap();
     let b = Arc::new(
-        LspClient::start(spec(&program, dir.path(), Some(broker.route.clone())))
+        LspClient::start(spec(case, &program, dir.path(), Some(broker.route.clone())))
             .await
             .unwrap(),
     );
     assert_eq!(a.pid(), b.pid());
-    let on_disk = hover(&b, &file).await;
+    let on_disk = hover(case, &b, &file).await;
     assert!(on_disk.contains("name: str"), "{on_disk}");
 
     // A previews a text the disk does not have.
     let speculative = SOURCE.replace("name: str", "name: int");
     a.sync_text(&file, "python", speculative).await;
-    let seen_by_a = hover_as_is(&a, &file).await;
+    let seen_by_a = hover_as_is(case, &a, &file).await;
     assert!(seen_by_a.contains("name: int"), "{seen_by_a}");
 
     // B's query meanwhile waits for the preview to end.
     let (b2, file2) = (b.clone(), file.clone());
-    let query = tokio::spawn(async move { hover(&b2, &file2).await });
+    let query = tokio::spawn(async move { hover(case, &b2, &file2).await });
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!query.is_finished(), "B was answered during A's preview");
     a.sync_file(&file, "python").await.unwrap();
