@@ -199,7 +199,7 @@ pub struct StartSpec {
     /// soonest (see [`crate::ServerEntry::change_diagnostics_delay_ms`]).
     pub change_diagnostics_delay: Duration,
     /// Attach to the broker's shared server instead of starting one.
-    pub broker: Option<crate::broker::BrokerRoute>,
+    pub broker: Option<crate::broker_link::BrokerRoute>,
 }
 
 /// A running language server and our session with it.
@@ -208,7 +208,7 @@ pub struct LspClient {
     rpc: JsonRpc,
     pgid: u32,
     /// Attached to the broker's shared server (its process is not ours).
-    attached: Option<crate::broker::Attached>,
+    attached: Option<crate::broker_link::Attached>,
     kill: Mutex<Option<oneshot::Sender<()>>>,
     pub name: String,
     pub root: PathBuf,
@@ -380,7 +380,7 @@ impl LspClient {
 
     /// What the broker said when this run attached to its shared server
     /// (`None`: the server is this run's own).
-    pub fn attached(&self) -> Option<&crate::broker::Attached> {
+    pub fn attached(&self) -> Option<&crate::broker_link::Attached> {
         self.attached.as_ref()
     }
 

@@ -127,6 +127,23 @@ struct Upkeep {
     idle: Duration,
     ceiling_mb: u64,
     board: Arc<Mutex<Option<NoticeBoard>>>,
+    sharing: Arc<Mutex<Sharing>>,
+}
+
+/// The broker is gone or cannot be reached: the run's own servers from now
+/// on, and a notice on `board` saying so (once).
+fn lose_broker(sharing: &Mutex<Sharing>, board: &Mutex<Option<NoticeBoard>>, why: &str) {
+    let mut sharing = sharing.lock().expect("sharing");
+    if matches!(*sharing, Sharing::On(_)) {
+        *sharing = Sharing::Lost(why.to_string());
+        drop(sharing);
+        let text = format!(
+            "lsp: the shared-server broker is gone ({why}); this run starts servers of its own from now on"
+        );
+        if let Some(board) = board.lock().expect("board").as_ref() {
+            board.post("lsp", NoticeLevel::Warning, text);
+        }
+    }
 }
 
 /// Until the supervisor is gone: stop every server of `slots` unused for
@@ -146,6 +163,13 @@ async fn keep_servers(slots: std::sync::Weak<Mutex<SlotMap>>, upkeep: Upkeep) {
             let Ok(mut state) = slot.state.try_lock() else {
                 continue;
             };
+            if let Some(c) = state.client.as_ref().filter(|c| c.broker_lost()) {
+                lose_broker(
+                    &upkeep.sharing,
+                    &upkeep.board,
+                    &c.gone().unwrap_or_default(),
+                );
+            }
             let ceiling_mb = slot.entry.memory_ceiling_mb.unwrap_or(upkeep.ceiling_mb);
             // A shared server is not the run's to stop: detaching would
             // only attach again to the same process.
@@ -218,7 +242,7 @@ pub struct LspSupervisor {
     symbols: crate::symbol_cache::SymbolCache,
     /// Whether servers are shared through the broker, and whether the
     /// broker was lost.
-    sharing: Mutex<Sharing>,
+    sharing: Arc<Mutex<Sharing>>,
 }
 
 /// Whether a run's servers are shared through the broker.
@@ -227,7 +251,7 @@ pub enum Sharing {
     /// Each server is the run's own (`[lsp] shared = false`, the default).
     Off,
     /// Attached to the broker's servers.
-    On(crate::broker::BrokerRoute),
+    On(crate::broker_link::BrokerRoute),
     /// The broker could not be reached or went away: the run starts its
     /// own servers from then on. Why.
     Lost(String),
@@ -246,12 +270,12 @@ impl LspSupervisor {
             board: Arc::default(),
             refusals: Mutex::default(),
             symbols: Default::default(),
-            sharing: Mutex::new(Sharing::Off),
+            sharing: Arc::new(Mutex::new(Sharing::Off)),
         }
     }
 
     /// Share the servers through the broker at `route` (tests).
-    pub fn with_broker(self, route: crate::broker::BrokerRoute) -> Self {
+    pub fn with_broker(self, route: crate::broker_link::BrokerRoute) -> Self {
         *self.sharing.lock().expect("sharing") = Sharing::On(route);
         self
     }
@@ -262,29 +286,18 @@ impl LspSupervisor {
     pub fn sharing(&self) -> Sharing {
         let mut sharing = self.sharing.lock().expect("sharing");
         if *sharing == Sharing::Off && self.catalog.shared() {
-            *sharing = Sharing::On(crate::broker::BrokerRoute {
-                paths: crate::broker::BrokerPaths::for_user(),
-                launcher: crate::broker::launcher(),
+            *sharing = Sharing::On(crate::broker_link::BrokerRoute {
+                paths: crate::broker_link::BrokerPaths::for_user(),
+                launcher: crate::broker_link::launcher(),
                 idle: self.timeouts.idle,
             });
         }
         sharing.clone()
     }
 
-    /// The broker is gone or cannot be reached: the run's own servers from
-    /// now on, and a notice saying so (once).
+    /// The broker is gone or cannot be reached (see [`lose_broker`]).
     fn lose_broker(&self, why: &str) {
-        let mut sharing = self.sharing.lock().expect("sharing");
-        if matches!(*sharing, Sharing::On(_)) {
-            *sharing = Sharing::Lost(why.to_string());
-            drop(sharing);
-            let text = format!(
-                "lsp: the shared-server broker is gone ({why}); this run starts servers of its own from now on"
-            );
-            if let Some(board) = self.board.lock().expect("board").as_ref() {
-                board.post("lsp", NoticeLevel::Warning, text);
-            }
-        }
+        lose_broker(&self.sharing, &self.board, why);
     }
 
     /// Start a client for `spec`: attached to the broker's shared server
@@ -297,7 +310,7 @@ impl LspSupervisor {
         };
         spec.broker = Some(route);
         match LspClient::start(spec.clone()).await {
-            Err(why) if why.starts_with(crate::broker::ATTACH_FAILED) => {
+            Err(why) if why.starts_with(crate::broker_link::ATTACH_FAILED) => {
                 self.lose_broker(&why);
                 spec.broker = None;
                 LspClient::start(spec).await
@@ -574,6 +587,7 @@ impl LspSupervisor {
                 idle: self.timeouts.idle,
                 ceiling_mb: self.memory_ceiling_mb,
                 board: self.board.clone(),
+                sharing: self.sharing.clone(),
             };
             *reaper = Some(tokio::spawn(keep_servers(slots, upkeep)));
         }

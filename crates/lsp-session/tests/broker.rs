@@ -286,3 +286,36 @@ async fn a_preview_in_one_run_is_never_seen_by_anothers_query() {
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_crash_is_told_to_every_run_and_the_next_start_is_shared_again() {
+    let case = &PYTHON;
+    let Some(program) = fixtures::require(case.programs) else {
+        return;
+    };
+    let (dir, file) = project_file(case);
+    let broker = start_broker(Duration::from_secs(5));
+    let start = || LspClient::start(spec(case, &program, dir.path(), Some(broker.route.clone())));
+    let (a, b) = (start().await.unwrap(), start().await.unwrap());
+    let pid = a.pid();
+    assert_eq!(b.pid(), pid);
+    tool_core::process::signals::send_group(pid, tool_core::process::Signal::Kill).unwrap();
+    wait_until(
+        "both runs see the server go",
+        Duration::from_secs(30),
+        || a.gone().is_some() && b.gone().is_some(),
+    )
+    .await;
+    for run in [&a, &b] {
+        let why = run.gone().unwrap();
+        assert!(why.starts_with("the shared server ended ("), "{why}");
+        assert!(run.crashed() && !run.broker_lost());
+    }
+    // The runs' restarts: one new server for both.
+    let (c, d) = (start().await.unwrap(), start().await.unwrap());
+    assert_ne!(c.pid(), pid);
+    assert_eq!(c.pid(), d.pid());
+    assert!(hover(case, &d, &file).await.contains(case.expect));
+    c.stop().await;
+    d.stop().await;
+}

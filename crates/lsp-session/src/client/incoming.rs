@@ -220,7 +220,7 @@ fn on_publish(shared: &Shared, params: &Value) {
 fn handle_notification(shared: &Shared, method: &str, params: Value) {
     match method {
         "textDocument/publishDiagnostics" => on_publish(shared, &params),
-        crate::broker::SERVER_GONE => {
+        crate::broker_link::SERVER_GONE => {
             let why = params["reason"].as_str().unwrap_or("no reason given");
             *shared.broker_gone_note.lock().expect("gone note") = Some(why.to_string());
         }

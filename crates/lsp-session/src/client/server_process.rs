@@ -47,7 +47,7 @@ pub(super) fn spawn(spec: &StartSpec) -> Result<ServerProcess, String> {
 
 /// Start a shared server as the broker does: the attaching run's whole
 /// environment, nothing of the broker's.
-pub fn spawn_server(command: &crate::broker::ServerCommand) -> Result<ServerProcess, String> {
+pub fn spawn_server(command: &crate::broker_link::ServerCommand) -> Result<ServerProcess, String> {
     let how = Launch {
         name: &command.name,
         program: &command.program,
@@ -127,14 +127,14 @@ impl Launch<'_> {
 /// connection to the broker's shared server.
 pub(super) enum Link {
     Own(Box<ServerProcess>),
-    Shared(tokio::net::UnixStream, crate::broker::Attached),
+    Shared(tokio::net::UnixStream, crate::broker_link::Attached),
 }
 
 /// Attach to the broker's server for `spec`: the same command, the run's
 /// whole environment as the server would get it, the same settings.
 pub(super) async fn attach_shared(
     spec: &StartSpec,
-    route: &crate::broker::BrokerRoute,
+    route: &crate::broker_link::BrokerRoute,
 ) -> Result<Link, String> {
     let mut env: std::collections::BTreeMap<String, String> = std::env::vars_os()
         .map(|(k, v)| {
@@ -151,8 +151,8 @@ pub(super) async fn attach_shared(
     for (k, v) in &spec.env {
         env.insert(k.clone(), v.to_string_lossy().into_owned());
     }
-    let attach = crate::broker::Attach {
-        command: crate::broker::ServerCommand {
+    let attach = crate::broker_link::Attach {
+        command: crate::broker_link::ServerCommand {
             name: spec.name.clone(),
             program: spec.program.clone(),
             args: spec.args.clone(),
@@ -165,9 +165,9 @@ pub(super) async fn attach_shared(
         idle_ms: u64::try_from(route.idle.as_millis()).unwrap_or(u64::MAX),
         run_pid: std::process::id(),
     };
-    let (stream, attached) = crate::broker::attach(route, &attach)
+    let (stream, attached) = crate::broker_link::attach(route, &attach)
         .await
-        .map_err(|e| format!("{}{e}", crate::broker::ATTACH_FAILED))?;
+        .map_err(|e| format!("{}{e}", crate::broker_link::ATTACH_FAILED))?;
     Ok(Link::Shared(stream, attached))
 }
 
