@@ -319,3 +319,34 @@ async fn a_server_crash_is_told_to_every_run_and_the_next_start_is_shared_again(
     c.stop().await;
     d.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_run_attaches_to_a_server_that_said_it_started_before_it_came() {
+    // biome is taken as started only once it logs so: a run that attaches
+    // later gets that message replayed.
+    let case = Case {
+        programs: &["biome"],
+        args: &["lsp-proxy"],
+        files: &[("biome.json", "{}\n"), ("a.js", "let x = 1;\n")],
+        file: "a.js",
+        language_id: "javascript",
+        at: (0, 4),
+        expect: "",
+    };
+    let Some(program) = fixtures::require(case.programs) else {
+        return;
+    };
+    let (dir, _file) = project_file(&case);
+    let broker = start_broker(Duration::from_secs(5));
+    let started = |route: BrokerRoute| {
+        let mut spec = spec(&case, &program, dir.path(), Some(route));
+        spec.started_message = Some("Server initialized with PID".into());
+        spec.own_dir_env = vec!["XDG_CACHE_HOME".into()];
+        LspClient::start(spec)
+    };
+    let first = started(broker.route.clone()).await.unwrap();
+    let later = started(broker.route.clone()).await.unwrap();
+    assert_eq!(first.pid(), later.pid());
+    first.stop().await;
+    later.stop().await;
+}

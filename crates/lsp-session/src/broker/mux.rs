@@ -28,6 +28,10 @@ use tokio::sync::{mpsc, watch};
 /// How long one run's speculative text may keep others waiting.
 pub const PREVIEW_HOLD: Duration = Duration::from_mins(1);
 
+/// How many of the server's log messages are kept for runs that attach
+/// later.
+const LOGS_KEPT: usize = 64;
+
 /// How long a request of the server waits for the runs' answers.
 const ASK_BOUND: Duration = Duration::from_secs(10);
 
@@ -62,6 +66,10 @@ struct MuxState {
     registrations: Vec<Value>,
     /// Progress begun and not ended: token → its begin and latest report.
     progress: BTreeMap<String, Vec<Value>>,
+    /// The server's latest log messages other than errors, for runs that
+    /// attach later (a server's "started" message among them; an error
+    /// logged before a run came is not that run's).
+    logs: VecDeque<Value>,
     docs: Docs,
     preview: Option<(RunId, Instant)>,
     queue: VecDeque<(RunId, Value)>,
@@ -160,10 +168,13 @@ impl SharedServer {
         let _ = self.to_server.send(msg);
     }
 
-    /// Attach a run whose messages go to `tx`; registrations and progress
-    /// made before it came are replayed to it.
+    /// Attach a run whose messages go to `tx`; log messages, registrations
+    /// and progress made before it came are replayed to it.
     pub fn attach(&self, run: RunId, tx: mpsc::UnboundedSender<Value>) {
         let mut st = self.state.lock().expect("state");
+        for log in &st.logs {
+            let _ = tx.send(log.clone());
+        }
         for (i, params) in st.registrations.iter().enumerate() {
             let _ = tx.send(json!({"jsonrpc": "2.0", "id": format!("broker-replay-{i}"),
                 "method": "client/registerCapability", "params": params}));
@@ -483,6 +494,12 @@ impl SharedServer {
             (Some(m), None) => {
                 if m == "$/progress" {
                     record_progress(&mut st.progress, &msg);
+                }
+                if m == "window/logMessage" && msg["params"]["type"] != json!(1) {
+                    if st.logs.len() == LOGS_KEPT {
+                        st.logs.pop_front();
+                    }
+                    st.logs.push_back(msg.clone());
                 }
                 for tx in st.runs.values() {
                     let _ = tx.send(msg.clone());
