@@ -277,6 +277,8 @@ async fn a_preview_in_one_run_is_never_seen_by_anothers_query() {
     let query = tokio::spawn(async move { hover(case, &b2, &file2).await });
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!query.is_finished(), "B was answered during A's preview");
+    // The broker's own question (status) is not held up by the preview.
+    assert_eq!(b.shared_runs().await, Some(2));
     a.sync_file(&file, "python").await.unwrap();
     let seen_by_b: String = tokio::time::timeout(Duration::from_mins(1), query)
         .await

@@ -237,7 +237,9 @@ impl SharedServer {
     pub fn from_run(&self, run: RunId, msg: Value) {
         let mut st = self.state.lock().expect("state");
         let method = msg.get("method").and_then(Value::as_str);
-        let held_by_other = st.preview.is_some_and(|(r, _)| r != run);
+        // The broker's own question never waits for another run's preview.
+        let held_by_other =
+            st.preview.is_some_and(|(r, _)| r != run) && method != Some("$/broker/status");
         if held_by_other && method.is_some() {
             if method == Some("$/cancelRequest") {
                 let id = &msg["params"]["id"];
