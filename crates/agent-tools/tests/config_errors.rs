@@ -27,7 +27,7 @@ fn stderr(out: &Output) -> String {
 const CASES: &[(&str, &str)] = &[
     (
         "[lsp]\nrequest_timout_ms = 5\n",
-        "[lsp] request_timout_ms = 5: unknown field `request_timout_ms`, expected one of `servers`, `disable`, `request_timeout_ms`, `index_wait_ms`, `diagnostics_wait_ms`, `idle_timeout_ms`, `memory_ceiling_mb`, `warm_up`, `format_on_write`",
+        "[lsp] request_timout_ms = 5: unknown field `request_timout_ms`, expected one of `servers`, `disable`, `request_timeout_ms`, `index_wait_ms`, `diagnostics_wait_ms`, `idle_timeout_ms`, `memory_ceiling_mb`, `warm_up`, `shared`, `format_on_write`",
     ),
     (
         "[lsp.format_on_write]\npython = { comand = [\"ruff\", \"format\", \"-\"] }\n",

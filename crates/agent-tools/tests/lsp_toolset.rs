@@ -96,7 +96,7 @@ fn the_default_binding_reads_the_lsp_config_section_and_doctor_says_why() {
             assert_eq!(
                 why,
                 "config: [lsp] no_such_key = 1: unknown field `no_such_key`, expected one of \
-                 `servers`, `disable`, `request_timeout_ms`, `index_wait_ms`, `diagnostics_wait_ms`, `idle_timeout_ms`, `memory_ceiling_mb`, `warm_up`, `format_on_write`"
+                 `servers`, `disable`, `request_timeout_ms`, `index_wait_ms`, `diagnostics_wait_ms`, `idle_timeout_ms`, `memory_ceiling_mb`, `warm_up`, `shared`, `format_on_write`"
             );
         }
         other => panic!("{other:?}"),

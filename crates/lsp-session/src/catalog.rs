@@ -317,6 +317,8 @@ pub struct Catalog {
     entries: Vec<ServerEntry>,
     /// Project entries set aside (the workspace is not trusted).
     untrusted: Vec<Untrusted>,
+    /// Whether runs share these servers through the broker (`[lsp] shared`).
+    shared: bool,
 }
 
 /// Why an entry cannot serve a file, or what it resolved to.
@@ -349,12 +351,29 @@ impl Catalog {
         Catalog {
             entries,
             untrusted: Vec::new(),
+            shared: false,
         }
     }
 
     /// Entries in effect, and the project entries set aside.
     pub fn with_untrusted(entries: Vec<ServerEntry>, untrusted: Vec<Untrusted>) -> Self {
-        Catalog { entries, untrusted }
+        Catalog {
+            entries,
+            untrusted,
+            shared: false,
+        }
+    }
+
+    /// The same catalog, its servers shared through the broker or not.
+    #[must_use]
+    pub fn with_sharing(mut self, shared: bool) -> Self {
+        self.shared = shared;
+        self
+    }
+
+    /// Whether runs share these servers through the broker.
+    pub fn shared(&self) -> bool {
+        self.shared
     }
 
     /// Project entries that name a command and were not used.

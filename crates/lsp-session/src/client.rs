@@ -44,6 +44,8 @@ pub use caps::ServerCaps;
 pub use documents::{
     file_uri, normalize_uri, read_document, text_document, uri_path, MAX_DOCUMENT_BYTES,
 };
+pub use incoming::setting;
+pub use server_process::{spawn_server, ServerProcess};
 
 impl RequestError {
     pub fn into_tool_error(self, server: &str) -> tool_core::ToolError {
@@ -132,6 +134,10 @@ struct Shared {
     refreshes: watch::Sender<u64>,
     /// Set before a deliberate stop, so the exit is not counted as a crash.
     stopping: AtomicBool,
+    /// Attached to a shared server: what the broker said when the server
+    /// ended, if it did (a connection that closes without it lost the
+    /// broker).
+    broker_gone_note: Mutex<Option<String>>,
     /// The start of the log message that says the server finished starting.
     started_message: Option<String>,
     /// Whether it was seen.
@@ -199,6 +205,8 @@ pub struct StartSpec {
     /// the history, never counted as busy (it is no indexing, and a query
     /// need not wait for it).
     pub diagnosis_progress: Option<String>,
+    /// Attach to the broker's shared server instead of starting one.
+    pub broker: Option<crate::broker_link::BrokerRoute>,
 }
 
 /// A running language server and our session with it.
@@ -206,6 +214,8 @@ pub struct LspClient {
     shared: Arc<Shared>,
     rpc: JsonRpc,
     pgid: u32,
+    /// Attached to the broker's shared server (its process is not ours).
+    attached: Option<crate::broker_link::Attached>,
     kill: Mutex<Option<oneshot::Sender<()>>>,
     pub name: String,
     pub root: PathBuf,
@@ -239,8 +249,18 @@ impl std::fmt::Debug for LspClient {
 impl LspClient {
     /// Start the server and complete `initialize`.
     pub async fn start(spec: StartSpec) -> Result<Arc<LspClient>, String> {
-        let process = server_process::spawn(&spec)?;
-        let pgid = process.pgid;
+        let link = match &spec.broker {
+            Some(route) => server_process::attach_shared(&spec, route).await?,
+            None => server_process::Link::Own(Box::new(server_process::spawn(&spec)?)),
+        };
+        let (pgid, stderr, attached) = match &link {
+            server_process::Link::Own(p) => (p.pgid, p.stderr.clone(), None),
+            server_process::Link::Shared(_, a) => (
+                a.pid,
+                Arc::new(Mutex::new(tool_core::process::OutputRing::new(1024))),
+                Some(a.clone()),
+            ),
+        };
         let root_uri = file_uri(&spec.root);
         let shared = Arc::new(Shared {
             activity: Mutex::default(),
@@ -256,24 +276,41 @@ impl LspClient {
                 .root
                 .file_name()
                 .map_or_else(|| "root".into(), |n| n.to_string_lossy().into_owned()),
-            stderr: process.stderr.clone(),
+            stderr,
             refreshes: watch::channel(0).0,
             delivered: AtomicBool::new(false),
             silent_waits: std::sync::atomic::AtomicU32::new(0),
             errors_logged: Mutex::default(),
             stopping: AtomicBool::new(false),
+            broker_gone_note: Mutex::default(),
             started_message: spec.started_message.clone(),
             diagnosis_progress: spec.diagnosis_progress.clone(),
             started: watch::channel(false).0,
             captured: Mutex::default(),
         });
-        let rpc = JsonRpc::start(
-            &spec.name,
-            process.stdout,
-            process.stdin,
-            incoming::Session::new(shared.clone(), pgid),
-        );
-        let kill_tx = server_process::watch_exit(process.child, rpc.clone(), shared.clone());
+        let (rpc, kill_tx, own_dir) = match link {
+            server_process::Link::Own(process) => {
+                let rpc = JsonRpc::start(
+                    &spec.name,
+                    process.stdout,
+                    process.stdin,
+                    incoming::Session::new(shared.clone(), Some(pgid)),
+                );
+                let kill_tx =
+                    server_process::watch_exit(process.child, rpc.clone(), shared.clone());
+                (rpc, kill_tx, process.own_dir)
+            }
+            server_process::Link::Shared(stream, _) => {
+                let (read, write) = stream.into_split();
+                let rpc = JsonRpc::start(
+                    &spec.name,
+                    read,
+                    write,
+                    incoming::Session::new(shared.clone(), None),
+                );
+                (rpc.clone(), server_process::watch_detach(rpc), None)
+            }
+        };
         // Waiters on progress or diagnostics re-check and see the end.
         {
             let shared = shared.clone();
@@ -289,6 +326,7 @@ impl LspClient {
             shared,
             rpc,
             pgid,
+            attached,
             kill: Mutex::new(Some(kill_tx)),
             name: spec.name.clone(),
             root: spec.root.clone(),
@@ -300,7 +338,7 @@ impl LspClient {
             pulled: Mutex::default(),
             first_open: Mutex::default(),
             settle: spec.settle,
-            _own_dir: process.own_dir,
+            _own_dir: own_dir,
             ready_probe: spec.ready_probe.clone(),
             change_diagnostics_delay: spec.change_diagnostics_delay,
         };
@@ -346,6 +384,35 @@ impl LspClient {
 
     pub fn pid(&self) -> u32 {
         self.pgid
+    }
+
+    /// What the broker said when this run attached to its shared server
+    /// (`None`: the server is this run's own).
+    pub fn attached(&self) -> Option<&crate::broker_link::Attached> {
+        self.attached.as_ref()
+    }
+
+    /// How many runs share the server now (asked of the broker), if shared.
+    pub async fn shared_runs(&self) -> Option<usize> {
+        self.attached.as_ref()?;
+        let status = self
+            .request("$/broker/status", Value::Null, Duration::from_secs(2))
+            .await
+            .ok()?;
+        status["runs"].as_u64().map(|n| n as usize)
+    }
+
+    /// Whether this run was attached to a shared server and lost the
+    /// broker (not the server: the broker says so when a server ends).
+    pub fn broker_lost(&self) -> bool {
+        self.attached.is_some()
+            && self.crashed()
+            && self
+                .shared
+                .broker_gone_note
+                .lock()
+                .expect("gone note")
+                .is_none()
     }
 
     /// Wait for the log message that says the server finished starting,
@@ -781,8 +848,9 @@ impl LspClient {
 
 impl Drop for LspClient {
     fn drop(&mut self) {
-        // The waiter task may outlive us; the group must not.
-        if self.gone().is_none() {
+        // The waiter task may outlive us; the group must not (a shared
+        // server is not ours: dropping the link detaches from it).
+        if self.gone().is_none() && self.attached.is_none() {
             let _ = signals::send_group(self.pgid, Signal::Kill);
         }
     }

@@ -58,6 +58,11 @@ pub struct CatalogConfig {
     /// the root's servers as it binds (default true).
     #[serde(default)]
     pub warm_up: Option<bool>,
+    /// Whether the run's servers are shared with the other runs on the
+    /// same checkout through the user's broker (default false: each run
+    /// starts its own).
+    #[serde(default)]
+    pub shared: Option<bool>,
     /// Format on write, per LSP language id (`python = true`, or a table
     /// naming a `command` or a `server`); off for a language not named.
     #[serde(default)]
@@ -142,6 +147,7 @@ impl CatalogConfig {
         self.diagnostics_wait_ms = later.diagnostics_wait_ms.or(self.diagnostics_wait_ms);
         self.idle_timeout_ms = later.idle_timeout_ms.or(self.idle_timeout_ms);
         self.warm_up = later.warm_up.or(self.warm_up);
+        self.shared = later.shared.or(self.shared);
         self.memory_ceiling_mb = later.memory_ceiling_mb.or(self.memory_ceiling_mb);
         // Per language, the later setting replaces the earlier one whole.
         self.format_on_write.extend(later.format_on_write);
@@ -219,6 +225,7 @@ impl Catalog {
     /// The built-ins changed by `config`.
     pub fn with_config(config: &CatalogConfig) -> Self {
         Catalog::with_untrusted(config.in_effect(), config.untrusted.clone())
+            .with_sharing(config.shared == Some(true))
     }
 }
 

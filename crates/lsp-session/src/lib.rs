@@ -11,11 +11,15 @@
 //! [`supervisor`] (one run's servers: lazy starts, restarts, idle stops,
 //! memory ceilings) with [`warm_up`], [`source_walk`] (which languages a
 //! workspace holds) and [`symbol_cache`], and [`position`] (line + symbol ↔
-//! LSP positions, encodings negotiated).
+//! LSP positions, encodings negotiated), [`broker`] (the per-user broker
+//! that shares one server among the runs on a checkout) with
+//! [`broker_link`] (a run's side of it: the socket, attaching).
 //!
 //! This crate never starts a process except through tool-core's child
 //! helper, and never leaves a server running after its supervisor is gone.
 
+pub mod broker;
+pub mod broker_link;
 pub mod catalog;
 pub mod client;
 pub mod config;

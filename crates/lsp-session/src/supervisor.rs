@@ -127,6 +127,23 @@ struct Upkeep {
     idle: Duration,
     ceiling_mb: u64,
     board: Arc<Mutex<Option<NoticeBoard>>>,
+    sharing: Arc<Mutex<Sharing>>,
+}
+
+/// The broker is gone or cannot be reached: the run's own servers from now
+/// on, and a notice on `board` saying so (once).
+fn lose_broker(sharing: &Mutex<Sharing>, board: &Mutex<Option<NoticeBoard>>, why: &str) {
+    let mut sharing = sharing.lock().expect("sharing");
+    if matches!(*sharing, Sharing::On(_)) {
+        *sharing = Sharing::Lost(why.to_string());
+        drop(sharing);
+        let text = format!(
+            "lsp: the shared-server broker is gone ({why}); this run starts servers of its own from now on"
+        );
+        if let Some(board) = board.lock().expect("board").as_ref() {
+            board.post("lsp", NoticeLevel::Warning, text);
+        }
+    }
 }
 
 /// Until the supervisor is gone: stop every server of `slots` unused for
@@ -146,9 +163,20 @@ async fn keep_servers(slots: std::sync::Weak<Mutex<SlotMap>>, upkeep: Upkeep) {
             let Ok(mut state) = slot.state.try_lock() else {
                 continue;
             };
+            if let Some(c) = state.client.as_ref().filter(|c| c.broker_lost()) {
+                lose_broker(
+                    &upkeep.sharing,
+                    &upkeep.board,
+                    &c.gone().unwrap_or_default(),
+                );
+            }
             let ceiling_mb = slot.entry.memory_ceiling_mb.unwrap_or(upkeep.ceiling_mb);
+            // A shared server is not the run's to stop: detaching would
+            // only attach again to the same process.
             let rss_mb = match &state.client {
-                Some(c) if c.gone().is_none() => tool_core::process::group_rss_kib(c.pid()) / 1024,
+                Some(c) if c.gone().is_none() && c.attached().is_none() => {
+                    tool_core::process::group_rss_kib(c.pid()) / 1024
+                }
                 _ => 0,
             };
             if rss_mb > ceiling_mb {
@@ -212,6 +240,21 @@ pub struct LspSupervisor {
     refusals: Mutex<BTreeMap<(String, PathBuf), String>>,
     /// Document symbols asked for naming enclosing scopes.
     symbols: crate::symbol_cache::SymbolCache,
+    /// Whether servers are shared through the broker, and whether the
+    /// broker was lost.
+    sharing: Arc<Mutex<Sharing>>,
+}
+
+/// Whether a run's servers are shared through the broker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sharing {
+    /// Each server is the run's own (`[lsp] shared = false`, the default).
+    Off,
+    /// Attached to the broker's servers.
+    On(crate::broker_link::BrokerRoute),
+    /// The broker could not be reached or went away: the run starts its
+    /// own servers from then on. Why.
+    Lost(String),
 }
 
 impl LspSupervisor {
@@ -227,6 +270,52 @@ impl LspSupervisor {
             board: Arc::default(),
             refusals: Mutex::default(),
             symbols: Default::default(),
+            sharing: Arc::new(Mutex::new(Sharing::Off)),
+        }
+    }
+
+    /// Share the servers through the broker at `route` (tests).
+    pub fn with_broker(self, route: crate::broker_link::BrokerRoute) -> Self {
+        *self.sharing.lock().expect("sharing") = Sharing::On(route);
+        self
+    }
+
+    /// Whether servers are shared: through the route a test gave, else
+    /// the user's broker when the catalog says so (`[lsp] shared = true`;
+    /// a shared server stays this run's idle timeout after its last run).
+    pub fn sharing(&self) -> Sharing {
+        let mut sharing = self.sharing.lock().expect("sharing");
+        if *sharing == Sharing::Off && self.catalog.shared() {
+            *sharing = Sharing::On(crate::broker_link::BrokerRoute {
+                paths: crate::broker_link::BrokerPaths::for_user(),
+                launcher: crate::broker_link::launcher(),
+                idle: self.timeouts.idle,
+            });
+        }
+        sharing.clone()
+    }
+
+    /// The broker is gone or cannot be reached (see [`lose_broker`]).
+    fn lose_broker(&self, why: &str) {
+        lose_broker(&self.sharing, &self.board, why);
+    }
+
+    /// Start a client for `spec`: attached to the broker's shared server
+    /// when sharing is on, else (or when the broker cannot be reached) a
+    /// server of the run's own.
+    async fn start_client(&self, mut spec: StartSpec) -> Result<Arc<LspClient>, String> {
+        let route = match self.sharing() {
+            Sharing::On(route) => route,
+            Sharing::Off | Sharing::Lost(_) => return LspClient::start(spec).await,
+        };
+        spec.broker = Some(route);
+        match LspClient::start(spec.clone()).await {
+            Err(why) if why.starts_with(crate::broker_link::ATTACH_FAILED) => {
+                self.lose_broker(&why);
+                spec.broker = None;
+                LspClient::start(spec).await
+            }
+            other => other,
         }
     }
 
@@ -396,6 +485,9 @@ impl LspSupervisor {
     ) -> Result<Arc<LspClient>, ToolError> {
         self.start_reaper();
         let mut state = slot.state.lock().await;
+        if let Some(c) = state.client.as_ref().filter(|c| c.broker_lost()) {
+            self.lose_broker(&c.gone().unwrap_or_default());
+        }
         state.observe();
         state.last_used = Some(Instant::now());
         if let Some(c) = &state.client {
@@ -455,8 +547,9 @@ impl LspSupervisor {
                 slot.entry.change_diagnostics_delay_ms.unwrap_or(0),
             ),
             diagnosis_progress: slot.entry.project_diagnostics_progress.clone(),
+            broker: None,
         };
-        let mut started = LspClient::start(spec.clone()).await;
+        let mut started = self.start_client(spec.clone()).await;
         if started
             .as_ref()
             .is_err_and(|why| why.starts_with(crate::client::EXITED_BEFORE_STARTED))
@@ -465,7 +558,7 @@ impl LspSupervisor {
             // when the daemon it spawned is slow to open its socket, as on
             // a loaded machine; the second proxy finds it up.
             tokio::time::sleep(backoff(1)).await;
-            started = LspClient::start(spec).await;
+            started = self.start_client(spec).await;
         }
         match started {
             Ok(c) => {
@@ -495,6 +588,7 @@ impl LspSupervisor {
                 idle: self.timeouts.idle,
                 ceiling_mb: self.memory_ceiling_mb,
                 board: self.board.clone(),
+                sharing: self.sharing.clone(),
             };
             *reaper = Some(tokio::spawn(keep_servers(slots, upkeep)));
         }
@@ -550,8 +644,37 @@ impl LspSupervisor {
     /// One line per catalog entry for the roots seen so far.
     pub async fn status_lines(&self) -> Vec<String> {
         let slots = self.slots();
-        let mut lines: Vec<String> = slots.iter().map(|slot| self.slot_line(slot)).collect();
+        let mut lines = Vec::new();
+        for slot in &slots {
+            let mut line = self.slot_line(slot);
+            let client = slot.state.try_lock().ok().and_then(|s| s.client.clone());
+            if let Some(c) = client.filter(|c| c.gone().is_none()) {
+                match c.shared_runs().await {
+                    Some(runs) => line.push_str(&format!(
+                        "; shared through the broker by {runs} run{}",
+                        if runs == 1 { "" } else { "s" }
+                    )),
+                    None if c.attached().is_some() => {
+                        line.push_str(
+                            "; shared through the broker (it did not say by how many runs)",
+                        );
+                    }
+                    None => {}
+                }
+            }
+            lines.push(line);
+        }
         lines.extend(self.lines_without_slot(&slots));
+        match self.sharing() {
+            Sharing::Off => {}
+            Sharing::On(route) => lines.push(format!(
+                "servers shared with the other runs of this user through the broker at {}",
+                route.paths.socket().display()
+            )),
+            Sharing::Lost(why) => lines.push(format!(
+                "servers not shared: the broker was lost ({why}); this run starts its own"
+            )),
+        }
         lines
     }
 

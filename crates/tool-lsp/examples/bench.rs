@@ -492,6 +492,7 @@ async fn bare_cold(
         ready_probe: None,
         change_diagnostics_delay: std::time::Duration::ZERO,
         diagnosis_progress: None,
+        broker: None,
     })
     .await
     .unwrap();

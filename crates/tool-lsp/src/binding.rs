@@ -248,6 +248,11 @@ impl LspBinding {
                     .iter()
                     .map(|u| format!("lsp {}", u.notice())),
             )
+            .chain(
+                lsp_session::broker::doctor_lines(self.config.shared == Some(true))
+                    .into_iter()
+                    .map(|l| format!("lsp — {l}")),
+            )
             .collect()
     }
 

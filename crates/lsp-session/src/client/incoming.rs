@@ -10,7 +10,7 @@ use super::{
 use crate::jsonrpc::{Handler, JsonRpc, StreamEnd};
 
 /// Look up `section` (`a.b.c`) in the settings tree.
-fn setting(settings: &Option<Value>, section: Option<&str>) -> Value {
+pub fn setting(settings: &Option<Value>, section: Option<&str>) -> Value {
     let Some(root) = settings else {
         return Value::Null;
     };
@@ -30,11 +30,12 @@ fn setting(settings: &Option<Value>, section: Option<&str>) -> Value {
 /// The LSP side of the connection to one server process.
 pub(super) struct Session {
     shared: Arc<Shared>,
-    pgid: u32,
+    /// The server's process group, when the process is ours to kill.
+    pgid: Option<u32>,
 }
 
 impl Session {
-    pub(super) fn new(shared: Arc<Shared>, pgid: u32) -> Session {
+    pub(super) fn new(shared: Arc<Shared>, pgid: Option<u32>) -> Session {
         Session { shared, pgid }
     }
 }
@@ -50,6 +51,21 @@ impl Handler for Session {
 
     async fn ended(&self, conn: &JsonRpc, end: StreamEnd) -> String {
         match end {
+            StreamEnd::Closed if self.pgid.is_none() => {
+                match self
+                    .shared
+                    .broker_gone_note
+                    .lock()
+                    .expect("gone note")
+                    .clone()
+                {
+                    Some(why) => format!("the shared server ended ({why})"),
+                    None => "the connection to the shared-server broker closed".to_string(),
+                }
+            }
+            StreamEnd::Broken(e) if self.pgid.is_none() => {
+                format!("the broker's stream broke ({e})")
+            }
             StreamEnd::Closed => {
                 // Prefer the exit watcher's reason, which has the exit status.
                 let mut closed = conn.subscribe_closed();
@@ -63,7 +79,9 @@ impl Handler for Session {
             StreamEnd::Broken(e) => {
                 // The stream cannot be resynchronized: drop the server (its
                 // keeper then ends what it started).
-                let _ = signals::send_group(self.pgid, Signal::Kill);
+                if let Some(pgid) = self.pgid {
+                    let _ = signals::send_group(pgid, Signal::Kill);
+                }
                 format!("it broke the protocol ({e}) and was killed")
             }
         }
@@ -202,6 +220,10 @@ fn on_publish(shared: &Shared, params: &Value) {
 fn handle_notification(shared: &Shared, method: &str, params: Value) {
     match method {
         "textDocument/publishDiagnostics" => on_publish(shared, &params),
+        crate::broker_link::SERVER_GONE => {
+            let why = params["reason"].as_str().unwrap_or("no reason given");
+            *shared.broker_gone_note.lock().expect("gone note") = Some(why.to_string());
+        }
         "$/progress" => {
             let token = match params.get("token") {
                 Some(Value::String(s)) => s.clone(),

@@ -35,7 +35,9 @@ pub use procfs::{
     descendants, group_members, group_rss_kib, pid_alive, rss_kib, ProcessLine, Stat,
 };
 pub use signals::{describe_exit, signal_name, Signal};
-pub use spawn::{ChildProcess, ChildSpec, ExtraPipe, ExtraPipeEnd, Io, Stopped, TreeProbe};
+pub use spawn::{
+    spawn_detached, ChildProcess, ChildSpec, ExtraPipe, ExtraPipeEnd, Io, Stopped, TreeProbe,
+};
 
 #[cfg(test)]
 mod tests;

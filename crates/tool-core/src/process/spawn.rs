@@ -593,3 +593,37 @@ impl Drop for ChildProcess {
         }
     }
 }
+
+/// Start a daemon: `spec`'s program in a process group and session of its
+/// own, its standard streams on `/dev/null`, with no keeper — the one
+/// exception to this module's invariant, for a process that must outlive
+/// the run that started it (the shared-server broker) and ends itself.
+/// Reaped by a thread of ours while we live; re-parented after. Returns
+/// its pid.
+pub fn spawn_detached(spec: &ChildSpec) -> io::Result<u32> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = spec.command();
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches no memory of ours.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot start `{}`: {e}", spec.program.to_string_lossy()),
+        )
+    })?;
+    let pid = child.id();
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(pid)
+}

@@ -6,6 +6,8 @@
 mod batch;
 mod doctor;
 mod install;
+#[cfg(feature = "lsp")]
+mod lsp_broker;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod render;
@@ -148,6 +150,10 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// The user's shared-server broker (started by runs with `[lsp] shared
+    /// = true`; not for use by hand).
+    #[command(hide = true)]
+    LspBroker,
 }
 
 /// Logs go to stderr, in colour only on a terminal and never when `NO_COLOR`
@@ -173,6 +179,8 @@ fn main() -> ExitCode {
     };
     let cli = Cli::parse();
     init_tracing();
+    #[cfg(feature = "lsp")]
+    lsp_broker::set_launcher();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -204,6 +212,15 @@ fn main() -> ExitCode {
             #[cfg(not(feature = "mcp"))]
             Command::Mcp { .. } => {
                 eprintln!("agent-tools mcp: this binary was built without the `mcp` feature");
+                2
+            }
+            #[cfg(feature = "lsp")]
+            Command::LspBroker => lsp_broker::run().await,
+            #[cfg(not(feature = "lsp"))]
+            Command::LspBroker => {
+                eprintln!(
+                    "agent-tools lsp-broker: this binary was built without the `lsp` feature"
+                );
                 2
             }
         }

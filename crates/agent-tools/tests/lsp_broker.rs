@@ -1,0 +1,269 @@
+//! `[lsp] shared = true` through the binary, with real basedpyright: four
+//! `batch` runs on one checkout share one server under the broker the
+//! first of them started, answer as a private run does, keep answering
+//! when one run is SIGKILLed, and once the last run ends the server and
+//! the broker are gone within the idle timeout (nothing left that carries
+//! the test's marker variable).
+
+#![cfg(feature = "lsp")]
+
+use std::io::Write;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+use test_support::{cli, fixtures};
+use tool_core::process::procfs;
+
+const HOVER: &str =
+    r#"{"tool":"lsp","args":{"op":"hover","file":"app.py","line":5,"symbol":"greet"}}"#;
+
+struct Run {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Run {
+    fn start(root: &std::path::Path, config: &std::path::Path, env: &[(&str, String)]) -> Run {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-tools"));
+        cmd.args(["batch", "--text", "--root"])
+            .arg(root)
+            .arg("--config")
+            .arg(config)
+            .arg("-")
+            .env("PATH", fixtures::path_env())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(
+                std::fs::File::create(format!(
+                    "/tmp/bk30/run-{}.err",
+                    std::process::id() ^ rand_id()
+                ))
+                .unwrap(),
+            );
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let lines = cli::stdout_lines(&mut child);
+        Run { child, lines }
+    }
+
+    /// The hover's answer: the line that shows the signature.
+    fn hover(&mut self) -> String {
+        self.hover_with_lines().0
+    }
+
+    /// The hover's answer, and the other lines of the answer.
+    fn hover_with_lines(&mut self) -> (String, Vec<String>) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{HOVER}").unwrap();
+        stdin.flush().unwrap();
+        let until = Instant::now() + Duration::from_mins(2);
+        let mut seen = Vec::new();
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("no hover answer ({e}); saw {seen:#?}"));
+            if line.starts_with("(function)") || line.starts_with("error") {
+                // The rest of the answer (its notices): written with it in
+                // one write, so in the pipe already.
+                while let Ok(more) = self.lines.recv_timeout(Duration::from_secs(2)) {
+                    seen.push(more);
+                }
+                return (line, seen);
+            }
+            seen.push(line);
+        }
+    }
+
+    /// Close its input and wait for it to end.
+    fn end(mut self) {
+        drop(self.child.stdin.take());
+        let until = Instant::now() + Duration::from_mins(1);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < until, "the run did not end");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The process groups of basedpyright servers started under the marker.
+fn server_groups(marker: &str) -> std::collections::BTreeSet<u32> {
+    procfs::with_environment("BROKER_TEST_MARK", marker)
+        .into_iter()
+        .filter(|pid| procfs::cmdline(*pid).is_some_and(|c| c.contains("langserver.index.js")))
+        .filter_map(|pid| procfs::stat(pid).map(|s| s.pgrp))
+        .collect()
+}
+
+/// A Python checkout, the shared and the private config, and the
+/// environment of the runs (the broker's folder, the test's marker).
+struct Setup {
+    dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    shared: std::path::PathBuf,
+    private: std::path::PathBuf,
+    marker: String,
+    env: [(&'static str, String); 2],
+}
+
+/// `idle_ms`: the shared config's idle timeout (a run's too).
+fn setup(idle_ms: u64) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"x\"\n").unwrap();
+    std::fs::write(
+        root.join("app.py"),
+        "def greet(name: str) -> str:\n    return name\n\n\nx = greet(\"a\")\n",
+    )
+    .unwrap();
+    let shared = dir.path().join("shared.toml");
+    std::fs::write(
+        &shared,
+        format!("[lsp]\nshared = true\nidle_timeout_ms = {idle_ms}\n"),
+    )
+    .unwrap();
+    let private = dir.path().join("private.toml");
+    std::fs::write(&private, "[lsp]\nshared = false\n").unwrap();
+    let marker = format!("{}-{}", std::process::id(), dir.path().display());
+    let env = [
+        (
+            "AGENT_TOOLS_BROKER_DIR",
+            dir.path().join("broker").display().to_string(),
+        ),
+        ("BROKER_TEST_MARK", marker.clone()),
+    ];
+    Setup {
+        dir,
+        root,
+        shared,
+        private,
+        marker,
+        env,
+    }
+}
+
+/// Wait until nothing carrying the marker runs (bounded generously).
+fn wait_for_none_left(marker: &str) {
+    let until = Instant::now() + Duration::from_mins(1);
+    loop {
+        let left = procfs::with_environment("BROKER_TEST_MARK", marker);
+        if left.is_empty() {
+            return;
+        }
+        let lines: Vec<String> = left
+            .iter()
+            .map(|p| format!("{p}: {}", procfs::cmdline(*p).unwrap_or_default()))
+            .collect();
+        assert!(Instant::now() < until, "still running: {lines:#?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The broker's pid (it leads its own session; its keepers do not).
+fn broker_pid(marker: &str) -> Option<u32> {
+    procfs::with_environment("BROKER_TEST_MARK", marker)
+        .into_iter()
+        .filter(|pid| procfs::cmdline(*pid).is_some_and(|c| c.ends_with("lsp-broker")))
+        .find(|pid| procfs::stat(*pid).is_some_and(|s| s.session == *pid))
+}
+
+#[test]
+fn four_runs_share_one_server_and_nothing_outlives_the_last() {
+    if fixtures::require(&["basedpyright-langserver"]).is_none() {
+        return;
+    }
+    let s = setup(5000);
+    let mut alone = Run::start(&s.root, &s.private, &s.env);
+    let expected = alone.hover();
+    assert_eq!(expected, "(function) def greet(name: str) -> str");
+    alone.end();
+
+    let mut runs: Vec<Run> = (0..4)
+        .map(|_| Run::start(&s.root, &s.shared, &s.env))
+        .collect();
+    for run in &mut runs {
+        assert_eq!(run.hover(), expected);
+    }
+    let groups = server_groups(&s.marker);
+    assert_eq!(groups.len(), 1, "one server for four runs: {groups:?}");
+
+    // SIGKILL one run: the others keep answering from the same server.
+    let mut killed = runs.remove(0);
+    killed.child.kill().unwrap();
+    killed.child.wait().unwrap();
+    for run in &mut runs {
+        assert_eq!(run.hover(), expected);
+    }
+    assert_eq!(server_groups(&s.marker), groups);
+
+    // The last run's end: the server, its keeper and the broker go within
+    // the idle timeout (bounded generously).
+    for run in runs {
+        run.end();
+    }
+    wait_for_none_left(&s.marker);
+    assert!(!s
+        .dir
+        .path()
+        .join("broker")
+        .join("lsp-broker-0.1.0.sock")
+        .exists());
+}
+
+#[test]
+fn the_brokers_death_makes_runs_fall_back_with_a_notice() {
+    if fixtures::require(&["basedpyright-langserver"]).is_none() {
+        return;
+    }
+    // Long enough that no run's server stops for idleness meanwhile.
+    let s = setup(60_000);
+    let mut runs: Vec<Run> = (0..2)
+        .map(|_| Run::start(&s.root, &s.shared, &s.env))
+        .collect();
+    for run in &mut runs {
+        assert_eq!(run.hover(), "(function) def greet(name: str) -> str");
+    }
+    assert_eq!(server_groups(&s.marker).len(), 1);
+    let broker = broker_pid(&s.marker).expect("a broker runs");
+    tool_core::process::signals::send(broker, tool_core::process::Signal::Kill).unwrap();
+    // Its server goes with it (its keeper's owner is gone).
+    let until = Instant::now() + Duration::from_mins(1);
+    while !server_groups(&s.marker).is_empty() {
+        assert!(Instant::now() < until, "the broker's server outlived it");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Each run says so once and answers from a server of its own.
+    for run in &mut runs {
+        let (answer, before) = run.hover_with_lines();
+        assert_eq!(answer, "(function) def greet(name: str) -> str");
+        let notices: Vec<&String> = before
+            .iter()
+            .filter(|l| l.contains("the shared-server broker is gone"))
+            .collect();
+        assert_eq!(notices.len(), 1, "{before:#?}");
+    }
+    assert_eq!(server_groups(&s.marker).len(), 2);
+    // The next run starts a new broker (its server, started by a run with a
+    // short idle timeout, ends soon after that run).
+    let short = s.dir.path().join("short.toml");
+    std::fs::write(&short, "[lsp]\nshared = true\nidle_timeout_ms = 3000\n").unwrap();
+    let mut next = Run::start(&s.root, &short, &s.env);
+    assert_eq!(next.hover(), "(function) def greet(name: str) -> str");
+    let again = broker_pid(&s.marker).expect("a new broker");
+    assert_ne!(again, broker);
+    assert_eq!(server_groups(&s.marker).len(), 3);
+    next.end();
+    for run in runs {
+        run.end();
+    }
+    wait_for_none_left(&s.marker);
+    drop(s.dir);
+}
+fn rand_id() -> u32 {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+}
