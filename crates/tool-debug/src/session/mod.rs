@@ -20,6 +20,7 @@ mod connect;
 mod handles;
 mod handshake;
 pub mod inspector;
+pub mod jdwp;
 pub(crate) mod lines;
 mod owned;
 mod pump;
