@@ -19,6 +19,7 @@ mod catch;
 mod connect;
 mod handles;
 mod handshake;
+mod inproc;
 pub mod inspector;
 pub mod jdwp;
 pub(crate) mod lines;

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
-use tool_core::process::{ChildProcess, ChildSpec, Io, SharedOutput};
+use tool_core::process::{ChildProcess, SharedOutput};
 use tool_core::ToolError;
 
 /// Node under its inspector, and the DAP client that drives it.
@@ -64,26 +64,7 @@ pub(crate) async fn start(
         || plan.adapter.project_dir.clone(),
         std::path::PathBuf::from,
     );
-    let mut spec = ChildSpec::new(&line[0])
-        .args(&line[1..])
-        .cwd(&cwd)
-        .env("PATH", &plan.search_path)
-        .stdin(Io::Pipe)
-        .stdout(Io::Pipe)
-        .stderr(Io::Pipe);
-    for (k, v) in plan.adapter.env.iter().chain(&plan.env) {
-        spec = spec.env(k, v);
-    }
-    for (k, v) in args
-        .get("env")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(v) = v.as_str() {
-            spec = spec.env(k, v);
-        }
-    }
+    let spec = crate::session::inproc::debuggee_spec(plan, &line, &cwd);
     let mut child = spec.spawn().map_err(|e| {
         ToolError::failed(format!(
             "{e}; check `debug adapters` for what resolves here"
@@ -132,15 +113,10 @@ pub(crate) async fn start(
         ),
         capture(stderr, output.clone(), Stream::AdapterStderr, drained_tx),
     ];
-    match plan.adapter_stdin.clone() {
-        None => drop(stdin),
-        Some(text) => tasks.push(tokio::spawn(async move {
-            use tokio::io::AsyncWriteExt;
-            let mut stdin = stdin;
-            // A program that exits before reading it all closes the pipe.
-            let _ = stdin.write_all(text.as_bytes()).await;
-        })),
-    }
+    tasks.extend(crate::session::inproc::feed_stdin(
+        plan.adapter_stdin.clone(),
+        stdin,
+    ));
     let (cdp_client, cdp_events) =
         match cdp::CdpClient::connect(&url, limits.request, limits.request).await {
             Ok(c) => c,

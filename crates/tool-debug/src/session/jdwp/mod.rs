@@ -105,26 +105,7 @@ pub(crate) async fn start(
     )
     .await?;
     let line = java::command_line(&java, args, &classpath);
-    let mut spec = ChildSpec::new(&line[0])
-        .args(&line[1..])
-        .cwd(&cwd)
-        .env("PATH", &plan.search_path)
-        .stdin(Io::Pipe)
-        .stdout(Io::Pipe)
-        .stderr(Io::Pipe);
-    for (k, v) in plan.adapter.env.iter().chain(&plan.env) {
-        spec = spec.env(k, v);
-    }
-    for (k, v) in args
-        .get("env")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(v) = v.as_str() {
-            spec = spec.env(k, v);
-        }
-    }
+    let spec = crate::session::inproc::debuggee_spec(plan, &line, &cwd);
     let mut child = spec.spawn().map_err(|e| {
         ToolError::failed(format!(
             "{e}; check `debug adapters` for what resolves here"
@@ -160,15 +141,10 @@ pub(crate) async fn start(
         ),
         capture(stderr, output.clone(), Stream::AdapterStderr, drained_tx),
     ];
-    match plan.adapter_stdin.clone() {
-        None => drop(stdin),
-        Some(text) => tasks.push(tokio::spawn(async move {
-            use tokio::io::AsyncWriteExt;
-            let mut stdin = stdin;
-            // A program that exits before reading it all closes the pipe.
-            let _ = stdin.write_all(text.as_bytes()).await;
-        })),
-    }
+    tasks.extend(crate::session::inproc::feed_stdin(
+        plan.adapter_stdin.clone(),
+        stdin,
+    ));
     let connected = async {
         let tcp = tokio::time::timeout(
             limits.request,
@@ -301,7 +277,7 @@ async fn compile(
 /// Copy one of the JVM's pipes into the program's output as `stream`;
 /// count the pipe as drained at its end.
 fn capture<R>(
-    mut reader: R,
+    reader: R,
     out: Arc<LineOutput>,
     stream: Stream,
     drained: Arc<watch::Sender<usize>>,
@@ -309,14 +285,9 @@ fn capture<R>(
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
 {
+    let copy = crate::session::lines::capture_lines(reader, out, stream);
     tokio::spawn(async move {
-        let mut buf = vec![0u8; 8192];
-        loop {
-            match reader.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => out.push(stream, &buf[..n]),
-            }
-        }
+        let _ = copy.await;
         drained.send_modify(|n| *n += 1);
     })
 }

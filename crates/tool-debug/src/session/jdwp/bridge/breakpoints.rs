@@ -383,7 +383,8 @@ impl Bridge {
                     .collect()
             };
             for b in events {
-                self.event("breakpoint", json!({"reason": "changed", "breakpoint": b}))
+                self.dap
+                    .event("breakpoint", json!({"reason": "changed", "breakpoint": b}))
                     .await;
             }
         }

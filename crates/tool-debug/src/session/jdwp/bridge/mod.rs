@@ -25,13 +25,13 @@ mod inspect;
 use super::commands::{self, Event, Modifier, StepDepth};
 use super::values::Expand;
 use super::wire::{JdwpClient, Location};
+use crate::session::inproc;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{BufReader, DuplexStream, ReadHalf};
 use tokio::sync::{mpsc, watch};
 
 /// How long the end waits for the program's output pipes to close.
@@ -120,8 +120,7 @@ impl State {
 
 pub(super) struct Bridge {
     jdwp: Arc<JdwpClient>,
-    out: tokio::sync::Mutex<Option<WriteHalf<DuplexStream>>>,
-    seq: AtomicU64,
+    dap: inproc::DapSide,
     state: Mutex<State>,
     places: Places,
     /// How many of the program's output pipes reached their end.
@@ -140,8 +139,7 @@ impl Bridge {
         let (read, write) = tokio::io::split(dap);
         let bridge = Arc::new(Bridge {
             jdwp,
-            out: tokio::sync::Mutex::new(Some(write)),
-            seq: AtomicU64::new(1),
+            dap: inproc::DapSide::new(write),
             state: Mutex::new(State {
                 next_breakpoint: 1,
                 ..State::default()
@@ -158,59 +156,12 @@ impl Bridge {
     /// Answer the session's requests, one at a time, in order.
     async fn serve(self: Arc<Self>, read: ReadHalf<DuplexStream>) {
         let mut reader = BufReader::new(read);
-        while let Ok(Some(frame)) = tool_core::framing::read_frame(&mut reader).await {
-            let Ok(msg) = serde_json::from_slice::<Value>(&frame) else {
-                continue;
-            };
-            if msg.get("type").and_then(Value::as_str) != Some("request") {
-                continue;
+        while let Some(r) = inproc::next_request(&mut reader).await {
+            let answer = self.request(&r.command, &r.arguments).await;
+            self.dap.respond(r.seq, &r.command, answer).await;
+            if r.command == "disconnect" {
+                self.dap.hang_up().await;
             }
-            let seq = msg.get("seq").and_then(Value::as_u64).unwrap_or(0);
-            let command = msg
-                .get("command")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let args = msg.get("arguments").cloned().unwrap_or(Value::Null);
-            let answer = self.request(&command, &args).await;
-            self.respond(seq, &command, answer).await;
-            if command == "disconnect" {
-                self.hang_up().await;
-            }
-        }
-    }
-
-    async fn write(&self, mut message: Value) {
-        message["seq"] = json!(self.seq.fetch_add(1, Ordering::Relaxed));
-        let frame = crate::transport::encode_frame(&message);
-        let mut out = self.out.lock().await;
-        if let Some(w) = out.as_mut() {
-            if w.write_all(&frame).await.is_err() {
-                *out = None;
-            }
-        }
-    }
-
-    async fn respond(&self, seq: u64, command: &str, answer: Result<Value, String>) {
-        let message = match answer {
-            Ok(body) => json!({"type": "response", "request_seq": seq, "success": true,
-                "command": command, "body": body}),
-            Err(why) => json!({"type": "response", "request_seq": seq, "success": false,
-                "command": command, "message": why}),
-        };
-        self.write(message).await;
-    }
-
-    async fn event(&self, event: &str, body: Value) {
-        self.write(json!({"type": "event", "event": event, "body": body}))
-            .await;
-    }
-
-    /// End the DAP stream: the session reads it as the JVM gone, and takes
-    /// its exit status.
-    async fn hang_up(&self) {
-        if let Some(mut w) = self.out.lock().await.take() {
-            let _ = w.shutdown().await;
         }
     }
 
@@ -269,7 +220,7 @@ impl Bridge {
         // is read before the session hears of it.
         let mut drained = self.drained.clone();
         let _ = tokio::time::timeout(DRAIN_BOUND, drained.wait_for(|n| *n >= 2)).await;
-        self.hang_up().await;
+        self.dap.hang_up().await;
     }
 
     async fn stopped(&self, kind: u8, thread: u64, exception: Option<(u64, bool)>) {
@@ -287,11 +238,12 @@ impl Bridge {
             commands::EXCEPTION => "exception",
             _ => "step",
         };
-        self.event(
-            "stopped",
-            json!({"reason": reason, "threadId": number, "allThreadsStopped": true}),
-        )
-        .await;
+        self.dap
+            .event(
+                "stopped",
+                json!({"reason": reason, "threadId": number, "allThreadsStopped": true}),
+            )
+            .await;
     }
 
     // ---- requests ----
@@ -300,7 +252,7 @@ impl Bridge {
         match command {
             "initialize" => Ok(capabilities()),
             "launch" => {
-                self.event("initialized", json!({})).await;
+                self.dap.event("initialized", json!({})).await;
                 Ok(json!({}))
             }
             "configurationDone" => {
@@ -451,11 +403,12 @@ impl Bridge {
             st.handles.clear();
             st.thread_number(thread)
         };
-        self.event(
-            "stopped",
-            json!({"reason": "pause", "threadId": number, "allThreadsStopped": true}),
-        )
-        .await;
+        self.dap
+            .event(
+                "stopped",
+                json!({"reason": "pause", "threadId": number, "allThreadsStopped": true}),
+            )
+            .await;
         Ok(json!({}))
     }
 }
@@ -479,20 +432,7 @@ mod tests {
 
     #[test]
     fn the_filters_offered_are_the_catalog_s() {
-        let offered: Vec<String> = capabilities()["exceptionBreakpointFilters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["filter"].as_str().unwrap().to_string())
-            .collect();
-        let listed: Vec<String> = crate::adapters::builtin()
-            .into_iter()
-            .find(|s| s.id == "java")
-            .unwrap()
-            .exception_filters
-            .into_iter()
-            .map(|f| f.id)
-            .collect();
-        assert_eq!(offered, listed);
+        use crate::session::inproc::{catalog_filters, offered_filters};
+        assert_eq!(offered_filters(&capabilities()), catalog_filters("java"));
     }
 }
