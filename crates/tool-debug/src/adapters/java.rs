@@ -86,6 +86,9 @@ impl Adapter for Java {
             None => stem,
         };
         let project = &input.adapter.project_dir;
+        // Where frames' sources are looked for; javac reads only the
+        // program's own root (a project's `module-info.java` under
+        // src/main/java would turn its compile into a module's).
         let mut source_roots = vec![root.clone()];
         for dir in ["src/main/java", "src/test/java"] {
             let d = project.join(dir);
@@ -110,6 +113,7 @@ impl Adapter for Java {
                 "env": input.env,
                 "classesDir": dir.join("classes"),
                 "classpath": classpath,
+                "sourceRoot": root,
                 "sourceRoots": source_roots,
             }),
             scratch_dir: Some(dir),

@@ -541,6 +541,21 @@ impl JdwpClient {
         (0..r.count()?).map(|_| r.value()).collect()
     }
 
+    /// The class a `java.lang.Class` object stands for.
+    pub async fn reflected_type(&self, class_object: u64) -> Result<u64, JdwpError> {
+        let data = self
+            .command(
+                "ClassObjectReference.ReflectedType",
+                17,
+                1,
+                self.data().object(class_object).bytes,
+            )
+            .await?;
+        let mut r = self.reader(&data, "ClassObjectReference.ReflectedType");
+        r.u8()?;
+        r.reference_type()
+    }
+
     /// The frame's `this`, 0 in a static method.
     pub async fn this_object(&self, thread: u64, frame: u64) -> Result<u64, JdwpError> {
         let data = self

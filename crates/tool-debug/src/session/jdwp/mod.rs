@@ -94,11 +94,12 @@ pub(crate) async fn start(
     class_dirs.extend(strings(args, "classpath").into_iter().map(PathBuf::from));
     let classpath = std::env::join_paths(&class_dirs)
         .map_err(|e| ToolError::failed(format!("a classpath folder cannot be joined: {e}")))?;
+    let own_root = text("sourceRoot").unwrap_or_else(|| cwd.clone());
     compile(
         plan,
         &java,
         &program,
-        &roots,
+        &own_root,
         &classes,
         &classpath,
         limits.handshake,
@@ -214,13 +215,13 @@ where
     .flatten()
 }
 
-/// `javac -g -d CLASSES -sourcepath ROOTS -cp CLASSPATH PROGRAM`, bounded
+/// `javac -g -d CLASSES -sourcepath ROOT -cp CLASSPATH PROGRAM`, bounded
 /// by `within`; a failure quotes what javac printed.
 async fn compile(
     plan: &LaunchPlan,
     java: &OsString,
     program: &Path,
-    roots: &[PathBuf],
+    source_root: &Path,
     classes: &Path,
     classpath: &OsString,
     within: Duration,
@@ -228,7 +229,6 @@ async fn compile(
     let javac = Path::new(java).with_file_name("javac");
     std::fs::create_dir_all(classes)
         .map_err(|e| ToolError::failed(format!("cannot make {}: {e}", classes.display())))?;
-    let sourcepath = std::env::join_paths(roots).unwrap_or_default();
     let mut child = ChildSpec::new(&javac)
         .arg("-g")
         .arg("-encoding")
@@ -236,7 +236,7 @@ async fn compile(
         .arg("-d")
         .arg(classes)
         .arg("-sourcepath")
-        .arg(&sourcepath)
+        .arg(source_root)
         .arg("-cp")
         .arg(classpath)
         .arg(program)

@@ -1,5 +1,6 @@
 //! Java values in words: primitives as Java prints them, strings quoted,
 //! arrays by their first elements, boxed numbers by their value, enums by
+//! their name, `Class` objects by the class they stand for, threads by
 //! their name, other objects by their class and first fields; and the
 //! children of an object (its instance fields, its superclasses' too) or
 //! an array (its elements) when it is expanded.
@@ -206,6 +207,22 @@ pub async fn render(
             text: quoted(&c.string_value(v.bits).await?),
             type_name: "String".into(),
             expand: None,
+        });
+    }
+    if v.tag == b'c' {
+        // A `Class` object: the class it stands for.
+        let reflected = c.reflected_type(v.bits).await?;
+        return Ok(Rendered {
+            text: format!("class {}", class_name(&c.signature(reflected).await?)),
+            type_name: "Class".into(),
+            expand: None,
+        });
+    }
+    if v.tag == b't' {
+        return Ok(Rendered {
+            text: format!("Thread \"{}\"", c.thread_name(v.bits).await?),
+            type_name: "Thread".into(),
+            expand: Some(Expand::Object(v.bits)),
         });
     }
     let class = c.object_class(v.bits).await?;
