@@ -289,6 +289,29 @@ fn rows() -> Vec<Row> {
                 	at demo.Crash.main(Crash.java:13)"#]],
         },
         Row {
+            name: "stdin, and a caught exception under `caught`",
+            calls: vec![
+                json!({"op": "exception_breakpoints", "filters": ["caught"]}),
+                json!({"op": "launch", "program": "demo/Input.java", "stdin": "forty\n"}),
+                json!({"op": "continue"}),
+            ],
+            transcript: expect![[r#"
+                > {"filters":["caught"],"op":"exception_breakpoints"}
+                debug exception_breakpoints  caught; kept, checked and sent when a program is launched
+
+                > {"op":"launch","program":"demo/Input.java","stdin":"forty\n"}
+                debug launch  demo/Input.java under java (`<java>`)
+                stopped: java.lang.IllegalStateException: not digits: forty — thread N in Input.parse at demo/Input.java:9
+                    9 |             throw new IllegalStateException("not digits: " + text);
+                locals: text = "forty"
+
+                > {"op":"continue"}
+                debug continue  thread N
+                the program exited with code 0
+                output (tail; the output op returns all of it):
+                caught: not digits: forty"#]],
+        },
+        Row {
             name: "bad input",
             calls: vec![
                 json!({"op": "launch", "program": "demo/Broken.java"}),
@@ -408,4 +431,39 @@ async fn terminate_leaves_no_jvm() {
         assert_no_orphans(&b, &recorded).await;
         assert!(!tool_core::process::pid_alive(jvm));
     }
+}
+
+/// Started, the backend announces the exception filters its catalog entry
+/// lists (what `adapters` says before a start).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_filters_announced_are_the_catalog_s() {
+    if !have_jdk() {
+        return;
+    }
+    let dir = copy_fixture("java");
+    let b = bench(dir.path(), config());
+    let filters = |text: &str| -> String {
+        let mut lines = text
+            .lines()
+            .skip_while(|l| l.split_whitespace().next() != Some("java"));
+        lines.next();
+        lines.next().unwrap_or_default().to_string()
+    };
+    let (before, _) = b.call(json!({"op": "adapters"})).await;
+    b.call(json!({"op": "breakpoints", "file": "demo/Stats.java", "lines": [14]}))
+        .await;
+    b.call(json!({"op": "launch", "program": "demo/Main.java"}))
+        .await;
+    let (after, _) = b.call(json!({"op": "adapters"})).await;
+    assert_eq!(
+        filters(&before),
+        "  exception filters (as the adapter announced when tested): caught, uncaught (on by default)"
+    );
+    assert_eq!(
+        filters(&after),
+        filters(&before).replace("when tested", "when it started in this run")
+    );
+    let recorded = b.processes().await;
+    b.call(json!({"op": "terminate"})).await;
+    assert_no_orphans(&b, &recorded).await;
 }

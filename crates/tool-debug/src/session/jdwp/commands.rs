@@ -420,15 +420,37 @@ impl JdwpClient {
         self.reader(&data, "ThreadReference.Name").string()
     }
 
-    /// A thread's frames, innermost first: (frame id, location).
-    pub async fn frames(&self, thread: u64) -> Result<Vec<(u64, Location)>, JdwpError> {
+    /// How many frames a suspended thread has.
+    pub async fn frame_count(&self, thread: u64) -> Result<usize, JdwpError> {
         let data = self
             .command(
-                "ThreadReference.Frames",
+                "ThreadReference.FrameCount",
                 11,
-                6,
-                self.data().object(thread).i32(0).i32(-1).bytes,
+                7,
+                self.data().object(thread).bytes,
             )
+            .await?;
+        self.reader(&data, "ThreadReference.FrameCount").count()
+    }
+
+    /// `length` frames of a thread from `start`, innermost first: (frame
+    /// id, location).
+    pub async fn frames(
+        &self,
+        thread: u64,
+        start: usize,
+        length: usize,
+    ) -> Result<Vec<(u64, Location)>, JdwpError> {
+        if length == 0 {
+            return Ok(Vec::new());
+        }
+        let w = self
+            .data()
+            .object(thread)
+            .i32(i32::try_from(start).unwrap_or(i32::MAX))
+            .i32(i32::try_from(length).unwrap_or(i32::MAX));
+        let data = self
+            .command("ThreadReference.Frames", 11, 6, w.bytes)
             .await?;
         let mut r = self.reader(&data, "ThreadReference.Frames");
         let n = r.count()?;

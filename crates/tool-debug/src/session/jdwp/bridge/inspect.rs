@@ -31,15 +31,26 @@ impl Bridge {
 
     pub(super) async fn stack_trace(&self, args: &Value) -> Result<Value, String> {
         let thread = self.stopped_thread(args)?;
-        let frames = self.jdwp.frames(thread).await.map_err(|e| e.to_string())?;
-        let total = frames.len();
-        let start = args.get("startFrame").and_then(Value::as_u64).unwrap_or(0) as usize;
+        // Only the frames asked for are read: a deep recursion has
+        // thousands.
+        let total = self
+            .jdwp
+            .frame_count(thread)
+            .await
+            .map_err(|e| e.to_string())?;
+        let start =
+            (args.get("startFrame").and_then(Value::as_u64).unwrap_or(0) as usize).min(total);
         let levels = match args.get("levels").and_then(Value::as_u64) {
             Some(0) | None => FRAMES,
             Some(n) => (n as usize).min(FRAMES),
         };
+        let frames = self
+            .jdwp
+            .frames(thread, start, levels.min(total - start))
+            .await
+            .map_err(|e| e.to_string())?;
         let mut out = Vec::new();
-        for (frame, location) in frames.into_iter().skip(start).take(levels) {
+        for (frame, location) in frames {
             let id = self.st().handle(Handle::Frame {
                 thread,
                 frame,
@@ -302,7 +313,11 @@ impl Bridge {
                 .ok_or_else(|| format!("no frame {id} at this stop"))?
         } else {
             let thread = self.stopped_thread(&Value::Null)?;
-            let frames = self.jdwp.frames(thread).await.map_err(|e| e.to_string())?;
+            let frames = self
+                .jdwp
+                .frames(thread, 0, 1)
+                .await
+                .map_err(|e| e.to_string())?;
             let (frame, location) = *frames.first().ok_or("the thread has no frames")?;
             self.st().handle(Handle::Frame {
                 thread,
