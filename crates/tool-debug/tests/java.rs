@@ -467,3 +467,83 @@ async fn the_filters_announced_are_the_catalog_s() {
     b.call(json!({"op": "terminate"})).await;
     assert_no_orphans(&b, &recorded).await;
 }
+
+/// Attaching to a JVM started with its JDWP agent on a port: pause it,
+/// read a local, and let go of it running (it is not the session's to end).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_to_a_jdwp_port_and_let_go() {
+    let Ok(jdk) = tool_core::jdk::find(11, None, Some(&test_support::fixtures::path_env())) else {
+        return;
+    };
+    let dir = copy_fixture("java");
+    let classes = tempfile::tempdir().unwrap();
+    let compiled = std::process::Command::new(jdk.bin().join("javac"))
+        .args(["-g", "-d"])
+        .arg(classes.path())
+        .arg(dir.path().join("demo/Spin.java"))
+        .status()
+        .unwrap();
+    assert!(compiled.success());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut spinner = std::process::Command::new(jdk.bin().join("java"))
+        .arg(format!(
+            "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{port}"
+        ))
+        .arg("-cp")
+        .arg(classes.path())
+        .arg("demo.Spin")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..500 {
+        if tool_debug::session::port_listened_on(port) == Some(true) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let b = bench(dir.path(), config());
+    let calls = [
+        json!({"op": "attach", "port": port, "adapter": "java", "timeout_seconds": 1}),
+        json!({"op": "pause"}),
+        json!({"op": "evaluate", "expression": "args.length"}),
+        json!({"op": "terminate"}),
+        json!({"op": "attach", "pid": spinner.id(), "adapter": "java"}),
+    ];
+    let text = transcript(&b, &calls)
+        .await
+        .replace(&port.to_string(), "PORT")
+        .replace(&format!("\"pid\":{}", spinner.id()), "\"pid\":PID");
+    let text = masked_numbers(&text, "n = ", "COUNT");
+    // Let go of, it runs on.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let alive = tool_core::process::pid_alive(spinner.id());
+    let _ = spinner.kill();
+    let _ = spinner.wait();
+    expect![[r#"
+        > {"adapter":"java","op":"attach","port":PORT,"timeout_seconds":1}
+        debug attach  port PORT under java (`<java>`)
+        still running after 1 s: no breakpoint was hit and the program did not exit; call pause to stop it where it is, or continue to keep waiting
+
+        > {"op":"pause"}
+        debug pause  thread N
+        paused — thread N in Spin.main at demo/Spin.java:7
+            7 |             n++;
+        locals: args = [], n = COUNT
+
+        > {"expression":"args.length","op":"evaluate"}
+        debug evaluate  `args.length` in top frame, Spin.main at demo/Spin.java:7
+        0 (int)
+
+        > {"op":"terminate"}
+        debug terminate  port PORT
+        disconnected; the debuggee was started outside this run and was left running; the adapter is gone
+
+        > {"adapter":"java","op":"attach","pid":PID}
+        error: refused: the java backend attaches to a JVM started with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:PORT (pass that `port`), not to a pid"#]].assert_eq(&text);
+    assert!(alive, "the attached program was ended");
+}

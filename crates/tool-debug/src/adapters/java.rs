@@ -3,7 +3,8 @@
 //! and [`crate::session::jdwp`] translates. What is Java's here: which JDK
 //! (the one `tool_core::jdk` finds, with `javac` beside its `java`), what
 //! a `.java` program compiles to (its package, its main class, its source
-//! root), the JVM's command line and the line its agent prints.
+//! root), the JVM's command line and the line its agent prints, and what
+//! an attach to a JVM's agent on a port looks in.
 
 use super::{Adapter, LaunchInput, LaunchTarget, ProgramLaunch, RequestArguments, StdinRoute};
 use crate::catalog::{AdapterSpec, Catalog, CommandLine, ResolvedAdapter};
@@ -121,12 +122,36 @@ impl Adapter for Java {
         })
     }
 
+    /// A JVM started with its JDWP agent listening on 127.0.0.1:`port`:
+    /// the project's source folders and classes are where its frames'
+    /// sources and its breakpoints' class files are looked for.
+    fn attach_port(&self, adapter: &ResolvedAdapter, port: u16) -> RequestArguments {
+        let project = &adapter.project_dir;
+        let mut source_roots = vec![project.clone()];
+        source_roots.extend(
+            ["src/main/java", "src/test/java"]
+                .iter()
+                .map(|d| project.join(d))
+                .filter(|d| d.is_dir()),
+        );
+        let classpath: Vec<PathBuf> = ["target/classes", "target/test-classes"]
+            .iter()
+            .map(|d| project.join(d))
+            .filter(|d| d.is_dir())
+            .collect();
+        RequestArguments::plain(json!({
+            "port": port,
+            "sourceRoots": source_roots,
+            "classpath": classpath,
+        }))
+    }
+
     fn attach_pid(
         &self,
         _adapter: &ResolvedAdapter,
         _pid: u32,
     ) -> Result<RequestArguments, String> {
-        Err("the java backend launches .java programs; attaching to a running JVM is not supported yet".to_string())
+        Err("the java backend attaches to a JVM started with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:PORT (pass that `port`), not to a pid".to_string())
     }
 
     fn process_is_debuggee(&self) -> bool {

@@ -17,6 +17,33 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tool_core::process::{ChildSpec, Io};
 
+/// A debuggee under an in-process backend, and the DAP client that
+/// drives it.
+pub(crate) struct Started {
+    /// The debuggee, when we started it (not when attaching to one).
+    pub child: Option<tool_core::process::ChildProcess>,
+    pub client: crate::transport::DapClient,
+    pub events: tokio::sync::mpsc::UnboundedReceiver<crate::protocol::AdapterEvent>,
+    pub tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// The session's DAP client on `ours`, one end of the in-memory pipe
+/// whose other end the backend serves.
+pub(crate) fn started(
+    child: Option<tool_core::process::ChildProcess>,
+    ours: DuplexStream,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+) -> Started {
+    let (read, write) = tokio::io::split(ours);
+    let (client, events) = crate::transport::DapClient::start(BufReader::new(read), write);
+    Started {
+        child,
+        client,
+        events,
+        tasks,
+    }
+}
+
 /// One DAP request from the session.
 #[derive(Debug)]
 pub(crate) struct Request {

@@ -211,6 +211,14 @@ impl JdwpClient {
         (0..r.count()?).map(|_| r.object()).collect()
     }
 
+    /// Let go of the VM: its event requests cancelled, the threads the
+    /// debugger suspended resumed.
+    pub async fn dispose(&self) -> Result<(), JdwpError> {
+        self.command("VirtualMachine.Dispose", 1, 6, Vec::new())
+            .await
+            .map(|_| ())
+    }
+
     pub async fn suspend_all(&self) -> Result<(), JdwpError> {
         self.command("VirtualMachine.Suspend", 1, 8, Vec::new())
             .await

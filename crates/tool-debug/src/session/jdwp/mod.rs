@@ -26,10 +26,9 @@ pub mod values;
 pub mod wire;
 
 use crate::adapters::java;
-use crate::protocol::AdapterEvent;
+use crate::session::inproc::{started, Started};
 use crate::session::lines::{LineOutput, Stream};
 use crate::session::{LaunchPlan, SessionLimits};
-use crate::transport::DapClient;
 use serde_json::Value;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -38,16 +37,8 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
-use tool_core::process::{ChildProcess, ChildSpec, Io, SharedOutput};
+use tool_core::process::{ChildSpec, Io, SharedOutput};
 use tool_core::ToolError;
-
-/// The JVM under its JDWP agent, and the DAP client that drives it.
-pub(crate) struct Started {
-    pub child: Option<ChildProcess>,
-    pub client: DapClient,
-    pub events: mpsc::UnboundedReceiver<AdapterEvent>,
-    pub tasks: Vec<JoinHandle<()>>,
-}
 
 /// Strings of the launch arguments under `key`.
 fn strings(args: &Value, key: &str) -> Vec<String> {
@@ -68,9 +59,7 @@ pub(crate) async fn start(
     adapter_log: &SharedOutput,
 ) -> Result<Started, ToolError> {
     if plan.request == "attach" {
-        return Err(ToolError::bad_args(
-            "the java backend launches .java programs; attaching to a JVM is not supported yet",
-        ));
+        return attach(plan, limits).await;
     }
     let java = plan
         .adapter
@@ -146,19 +135,7 @@ pub(crate) async fn start(
         plan.adapter_stdin.clone(),
         stdin,
     ));
-    let connected = async {
-        let tcp = tokio::time::timeout(
-            limits.request,
-            tokio::net::TcpStream::connect(("127.0.0.1", port)),
-        )
-        .await
-        .map_err(|_| format!("connecting to the JDWP agent on 127.0.0.1:{port} timed out"))?
-        .map_err(|e| format!("cannot connect to the JDWP agent on 127.0.0.1:{port}: {e}"))?;
-        wire::JdwpClient::start(tcp, limits.request)
-            .await
-            .map_err(|e| e.to_string())
-    };
-    let (jdwp, jdwp_events) = match connected.await {
+    let (jdwp, jdwp_events) = match connect(port, limits.request).await {
         Ok(c) => c,
         Err(why) => {
             child.terminate(Duration::from_millis(200)).await;
@@ -180,14 +157,56 @@ pub(crate) async fn start(
         drained,
         places,
     ));
-    let (read, write) = tokio::io::split(ours);
-    let (client, events) = DapClient::start(BufReader::new(read), write);
-    Ok(Started {
-        child: Some(child),
-        client,
-        events,
-        tasks,
-    })
+    Ok(started(Some(child), ours, tasks))
+}
+
+/// Attach to a JVM someone started with its JDWP agent listening on
+/// 127.0.0.1:`port`: the same bridge, with no process of ours (its output
+/// stays where it goes).
+async fn attach(plan: &LaunchPlan, limits: &SessionLimits) -> Result<Started, ToolError> {
+    let args = &plan.arguments;
+    let port = args
+        .get("port")
+        .and_then(Value::as_u64)
+        .and_then(|p| u16::try_from(p).ok())
+        .ok_or_else(|| ToolError::bad_args("attaching to a JVM needs `port`"))?;
+    let (jdwp, jdwp_events) = connect(port, limits.request)
+        .await
+        .map_err(|why| {
+            ToolError::failed(format!(
+                "{why}; is it a JVM started with -agentlib:jdwp=transport=dt_socket,server=y,address=127.0.0.1:{port}?"
+            ))
+        })?;
+    // Nothing of its output reaches us: the pipes count as drained.
+    let (_, drained) = watch::channel(2usize);
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let places = bridge::Places {
+        source_roots: strings(args, "sourceRoots")
+            .into_iter()
+            .map(PathBuf::from)
+            .collect(),
+        class_dirs: strings(args, "classpath")
+            .into_iter()
+            .map(PathBuf::from)
+            .collect(),
+    };
+    let tasks = bridge::Bridge::spawn(jdwp, jdwp_events, theirs, drained, places);
+    Ok(started(None, ours, tasks))
+}
+
+/// Connect to the JDWP agent on 127.0.0.1:`port` and shake hands, each
+/// within `within`.
+async fn connect(
+    port: u16,
+    within: Duration,
+) -> Result<(Arc<wire::JdwpClient>, mpsc::UnboundedReceiver<Vec<u8>>), String> {
+    let tcp = tokio::time::timeout(within, tokio::net::TcpStream::connect(("127.0.0.1", port)))
+        .await
+        .map_err(|_| format!("connecting to the JDWP agent on 127.0.0.1:{port} timed out"))?
+        .map_err(|e| format!("cannot connect to the JDWP agent on 127.0.0.1:{port}: {e}"))?;
+    wire::JdwpClient::start(tcp, within)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// The port the JDWP agent prints on the JVM's stdout (`Listening for

@@ -97,6 +97,10 @@ struct State {
     step_request: Option<i32>,
     exception_request: Option<i32>,
     configured: bool,
+    /// Attached to a JVM someone else started: let go of it, never end it.
+    attached: bool,
+    /// The JVM said it is dying (`VM_DEATH`).
+    dying: bool,
 }
 
 impl State {
@@ -207,7 +211,8 @@ impl Bridge {
                             stop = Some((kind, thread, exception.map(|e| (e, caught))));
                         }
                     }
-                    Event::VmDeath | Event::Other => {}
+                    Event::VmDeath => self.st().dying = true,
+                    Event::Other => {}
                 }
             }
             if let Some((kind, thread, exception)) = stop {
@@ -220,6 +225,16 @@ impl Bridge {
         // is read before the session hears of it.
         let mut drained = self.drained.clone();
         let _ = tokio::time::timeout(DRAIN_BOUND, drained.wait_for(|n| *n >= 2)).await;
+        let (attached, dying) = {
+            let st = self.st();
+            (st.attached, st.dying)
+        };
+        if attached && dying {
+            // No process of ours to read an exit status from: the end is
+            // said here, without a code.
+            self.dap.event("exited", json!({})).await;
+            self.dap.event("terminated", json!({})).await;
+        }
         self.dap.hang_up().await;
     }
 
@@ -251,7 +266,8 @@ impl Bridge {
     async fn request(&self, command: &str, args: &Value) -> Result<Value, String> {
         match command {
             "initialize" => Ok(capabilities()),
-            "launch" => {
+            "launch" | "attach" => {
+                self.st().attached = command == "attach";
                 self.dap.event("initialized", json!({})).await;
                 Ok(json!({}))
             }
@@ -285,7 +301,14 @@ impl Bridge {
                 .map(|()| json!({})),
             "pause" => self.pause().await,
             "evaluate" => self.evaluate(args).await,
-            "disconnect" | "terminate" => Ok(json!({})),
+            // A JVM we started is killed with the session; one we attached
+            // to is let go: its requests cancelled, its threads resumed.
+            "disconnect" | "terminate" => {
+                if self.st().attached {
+                    let _ = self.jdwp.dispose().await;
+                }
+                Ok(json!({}))
+            }
             other => Err(format!(
                 "the java backend does not support `{other}` (JDWP has no such request)"
             )),
