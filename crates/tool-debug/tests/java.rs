@@ -289,6 +289,77 @@ fn rows() -> Vec<Row> {
                 	at demo.Crash.main(Crash.java:13)"#]],
         },
         Row {
+            name: "condition, hit count",
+            calls: vec![
+                json!({"op": "breakpoints", "file": "demo/Stats.java",
+                    "lines": [{"line": 16, "condition": "i == 3"}]}),
+                json!({"op": "launch", "program": "demo/Main.java"}),
+                json!({"op": "breakpoints", "file": "demo/Stats.java",
+                    "lines": [{"line": 16, "hit_condition": ">= 2"}]}),
+                json!({"op": "continue"}),
+                json!({"op": "breakpoints", "file": "demo/Stats.java",
+                    "lines": [{"line": 16, "condition": "total + 1 > 3"}]}),
+            ],
+            transcript: expect![[r#"
+                > {"file":"demo/Stats.java","lines":[{"condition":"i == 3","line":16}],"op":"breakpoints"}
+                debug breakpoints  demo/Stats.java
+                demo/Stats.java:16 set, if `i == 3`  | total += xs[i];
+                no session yet: they are sent to the adapter at launch
+
+                > {"op":"launch","program":"demo/Main.java"}
+                debug launch  demo/Main.java under java (`<java>`)
+                breakpoint demo/Stats.java:16 verified, if `i == 3`  | total += xs[i];
+                stopped (breakpoint) thread N in Stats.mean at demo/Stats.java:16
+                   16 |             total += xs[i];
+                locals: this = Stats{name="mean", calls=1}, xs = [4, 8, 15, 16, 23, 42], total = 27, i = 3
+
+                > {"file":"demo/Stats.java","lines":[{"hit_condition":">= 2","line":16}],"op":"breakpoints"}
+                debug breakpoints  demo/Stats.java
+                demo/Stats.java:16 verified, on hit >= 2  | total += xs[i];
+
+                > {"op":"continue"}
+                debug continue  thread N
+                stopped (breakpoint) thread N in Stats.mean at demo/Stats.java:16
+                   16 |             total += xs[i];
+                locals: this = Stats{name="mean", calls=1}, xs = [4, 8, 15, 16, 23, 42], total = 66, i = 5
+
+                > {"file":"demo/Stats.java","lines":[{"condition":"total + 1 > 3","line":16}],"op":"breakpoints"}
+                debug breakpoints  demo/Stats.java
+                demo/Stats.java:16 pending (condition `total + 1 > 3` cannot be read: the java backend has no expression evaluator; a condition is a variable path compared with a literal (`i == 3`, `name != null`, `total > 10.5`, `label == "x"`) or a boolean path alone), if `total + 1 > 3`  | total += xs[i];"#]],
+        },
+        Row {
+            name: "logpoint",
+            calls: vec![
+                json!({"op": "breakpoints", "file": "demo/Stats.java",
+                    "lines": [{"line": 16, "log_message": "i={i} total={total} of {this.name} {nope}"}, 18]}),
+                json!({"op": "launch", "program": "demo/Main.java"}),
+                json!({"op": "output"}),
+            ],
+            transcript: expect![[r#"
+                > {"file":"demo/Stats.java","lines":[{"line":16,"log_message":"i={i} total={total} of {this.name} {nope}"},18],"op":"breakpoints"}
+                debug breakpoints  demo/Stats.java
+                demo/Stats.java:16 set, logs `i={i} total={total} of {this.name} {nope}` without stopping  | total += xs[i];
+                demo/Stats.java:18 set  | return (double) total / xs.length;
+                no session yet: they are sent to the adapter at launch
+
+                > {"op":"launch","program":"demo/Main.java"}
+                debug launch  demo/Main.java under java (`<java>`)
+                breakpoint demo/Stats.java:16 verified, logs `i={i} total={total} of {this.name} {nope}` without stopping  | total += xs[i];
+                breakpoint demo/Stats.java:18 verified  | return (double) total / xs.length;
+                stopped (breakpoint) thread N in Stats.mean at demo/Stats.java:18
+                   18 |         return (double) total / xs.length;
+                locals: this = Stats{name="mean", calls=1}, xs = [4, 8, 15, 16, 23, 42], total = 108
+
+                > {"op":"output"}
+                debug output  demo/Main.java
+                i=0 total=0 of mean <nope: `nope` is not a local variable of that frame (nor a field of this); its locals: this, xs, total, i>
+                i=1 total=4 of mean <nope: `nope` is not a local variable of that frame (nor a field of this); its locals: this, xs, total, i>
+                i=2 total=12 of mean <nope: `nope` is not a local variable of that frame (nor a field of this); its locals: this, xs, total, i>
+                i=3 total=27 of mean <nope: `nope` is not a local variable of that frame (nor a field of this); its locals: this, xs, total, i>
+                i=4 total=43 of mean <nope: `nope` is not a local variable of that frame (nor a field of this); its locals: this, xs, total, i>
+                i=5 total=66 of mean <nope: `nope` is not a local variable of that frame (nor a field of this); its locals: this, xs, total, i>"#]],
+        },
+        Row {
             name: "stdin, and a caught exception under `caught`",
             calls: vec![
                 json!({"op": "exception_breakpoints", "filters": ["caught"]}),

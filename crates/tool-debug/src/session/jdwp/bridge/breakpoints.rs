@@ -15,6 +15,7 @@
 //! told by their source file name and their package, so two `Util.java` of
 //! two packages never share breakpoints.
 
+use super::kinds::Kinds;
 use super::{Bridge, ClassInfo};
 use crate::session::jdwp::commands::{self, LineTable, Modifier};
 use crate::session::jdwp::wire::{JdwpError, Location};
@@ -43,6 +44,9 @@ struct LineBreakpoint {
     /// it is set when that class loads.
     expected: bool,
     message: Option<String>,
+    /// Its condition or hit count cannot be read: never set.
+    refused: bool,
+    kinds: Kinds,
 }
 
 /// The package of a class signature: `Lcom/x/Stats$1;` → `com.x`.
@@ -148,12 +152,15 @@ impl Bridge {
             .ok_or("setBreakpoints needs source.path")?;
         let source = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let lines: Vec<u32> = args
+        let lines: Vec<(u32, Result<Kinds, String>)> = args
             .get("breakpoints")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .map(|b| b.get("line").and_then(Value::as_u64).unwrap_or(1).max(1) as u32)
+            .map(|b| {
+                let line = b.get("line").and_then(Value::as_u64).unwrap_or(1).max(1) as u32;
+                (line, Kinds::of(b))
+            })
             .collect();
         // The file's old breakpoints go; its class-load request stays.
         let (old, prepare_request) = {
@@ -194,13 +201,19 @@ impl Bridge {
         {
             let mut st = self.st();
             let mut entries = Vec::new();
-            for line in lines {
+            for (line, kinds) in lines {
+                let (kinds, refused) = match kinds {
+                    Ok(k) => (k, None),
+                    Err(why) => (Kinds::default(), Some(why)),
+                };
                 entries.push(LineBreakpoint {
                     dap_id: st.next_breakpoint,
                     line,
                     requests: Vec::new(),
                     expected: false,
-                    message: None,
+                    message: refused.clone(),
+                    refused: refused.is_some(),
+                    kinds,
                 });
                 st.next_breakpoint += 1;
             }
@@ -237,7 +250,7 @@ impl Bridge {
             };
             f.lines
                 .iter()
-                .filter(|b| !b.requests.iter().any(|(c, _)| *c == class))
+                .filter(|b| !b.refused && !b.requests.iter().any(|(c, _)| *c == class))
                 .map(|b| (b.dap_id, b.line))
                 .collect()
         };
@@ -300,7 +313,11 @@ impl Bridge {
             return changed;
         };
         let file_name = file.file_name.clone();
-        for b in file.lines.iter_mut().filter(|b| b.requests.is_empty()) {
+        for b in file
+            .lines
+            .iter_mut()
+            .filter(|b| !b.refused && b.requests.is_empty())
+        {
             let (expected, message) = match &compiled {
                 Some(lines) if lines.contains(&b.line) => (true, None),
                 Some(lines) => (false, Some(no_code(&file_name, b.line, lines))),
@@ -388,6 +405,33 @@ impl Bridge {
                     .await;
             }
         }
+    }
+}
+
+impl Bridge {
+    /// The kinds, file and line of the breakpoint request `request` set.
+    pub(super) fn breakpoint_of(&self, request: i32) -> Option<(Kinds, PathBuf, u32)> {
+        let st = self.st();
+        st.files.iter().find_map(|f| {
+            f.lines
+                .iter()
+                .find(|b| b.requests.iter().any(|(_, r)| *r == request))
+                .map(|b| (b.kinds.clone(), f.path.clone(), b.line))
+        })
+    }
+
+    /// Count a hit of the breakpoint request `request`; its hits so far.
+    pub(super) fn count_hit(&self, request: i32) -> u64 {
+        let mut st = self.st();
+        for f in &mut st.files {
+            for b in &mut f.lines {
+                if b.requests.iter().any(|(_, r)| *r == request) {
+                    b.kinds.hits += 1;
+                    return b.kinds.hits;
+                }
+            }
+        }
+        0
     }
 }
 

@@ -255,14 +255,14 @@ impl Bridge {
 /// One step of a variable path: a field (or an array's `length`), or an
 /// array element.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Step {
+pub(super) enum Step {
     Field(String),
     Index(usize),
 }
 
 /// `stats.name`, `xs[2]`, `this.calls`, `xs.length` as a variable and its
 /// steps; `None` for anything else (a call, an operator).
-fn variable_path(expression: &str) -> Option<(String, Vec<Step>)> {
+pub(super) fn variable_path(expression: &str) -> Option<(String, Vec<Step>)> {
     let text = expression.trim();
     let ident_end = |s: &str| {
         s.char_indices()
@@ -300,12 +300,6 @@ impl Bridge {
     /// elements are what can be read; anything else is refused saying so.
     pub(super) async fn evaluate(&self, args: &Value) -> Result<Value, String> {
         let expression = args.get("expression").and_then(Value::as_str).unwrap_or("");
-        let Some((name, steps)) = variable_path(expression) else {
-            return Err(format!(
-                "the java backend reads variables, their fields and elements (`xs[2]`, `stats.name`, `xs.length`), not `{}`: JDWP has no expression evaluator",
-                expression.trim()
-            ));
-        };
         let frame = if let Some(id) = args.get("frameId").and_then(Value::as_u64) {
             (id as usize)
                 .checked_sub(1)
@@ -313,18 +307,40 @@ impl Bridge {
                 .ok_or_else(|| format!("no frame {id} at this stop"))?
         } else {
             let thread = self.stopped_thread(&Value::Null)?;
-            let frames = self
-                .jdwp
-                .frames(thread, 0, 1)
-                .await
-                .map_err(|e| e.to_string())?;
-            let (frame, location) = *frames.first().ok_or("the thread has no frames")?;
-            self.st().handle(Handle::Frame {
-                thread,
-                frame,
-                location,
-            }) as usize
-                - 1
+            self.top_frame(thread).await?
+        };
+        let r = self.evaluate_in(frame, expression).await?;
+        let reference = r.expand.map_or(0, |e| self.st().handle(Handle::Value(e)));
+        Ok(json!({"result": r.text, "type": r.type_name, "variablesReference": reference}))
+    }
+
+    /// A handle to the top frame of a suspended `thread`.
+    pub(super) async fn top_frame(&self, thread: u64) -> Result<usize, String> {
+        let frames = self
+            .jdwp
+            .frames(thread, 0, 1)
+            .await
+            .map_err(|e| e.to_string())?;
+        let (frame, location) = *frames.first().ok_or("the thread has no frames")?;
+        Ok(self.st().handle(Handle::Frame {
+            thread,
+            frame,
+            location,
+        }) as usize
+            - 1)
+    }
+
+    /// A variable path read in the frame whose handle is at `frame`.
+    pub(super) async fn evaluate_in(
+        &self,
+        frame: usize,
+        expression: &str,
+    ) -> Result<values::Rendered, String> {
+        let Some((name, steps)) = variable_path(expression) else {
+            return Err(format!(
+                "the java backend reads variables, their fields and elements (`xs[2]`, `stats.name`, `xs.length`), not `{}`: JDWP has no expression evaluator",
+                expression.trim()
+            ));
         };
         let locals = self.locals(frame).await?;
         let mut current = match locals.iter().find(|(n, _, _)| *n == name) {
@@ -339,11 +355,9 @@ impl Bridge {
                 Step::Index(i) => path = format!("{path}[{i}]"),
             }
         }
-        let r = values::render(&self.jdwp, &current.0, &current.1, true)
+        values::render(&self.jdwp, &current.0, &current.1, true)
             .await
-            .map_err(|e| e.to_string())?;
-        let reference = r.expand.map_or(0, |e| self.st().handle(Handle::Value(e)));
-        Ok(json!({"result": r.text, "type": r.type_name, "variablesReference": reference}))
+            .map_err(|e| e.to_string())
     }
 
     /// `name` as a field of the frame's `this`, or why it is neither a

@@ -21,6 +21,7 @@
 
 mod breakpoints;
 mod inspect;
+mod kinds;
 
 use super::commands::{self, Event, Modifier, StepDepth};
 use super::values::Expand;
@@ -195,11 +196,26 @@ impl Bridge {
                     }
                     Event::Stop {
                         kind,
+                        request,
                         thread,
                         exception,
                         caught,
                         ..
                     } => {
+                        if kind == commands::BREAKPOINT {
+                            match self.hit(request, thread).await {
+                                kinds::Outcome::Stop => {}
+                                kinds::Outcome::Pass => continue,
+                                kinds::Outcome::Log {
+                                    path,
+                                    line,
+                                    message,
+                                } => {
+                                    self.logged(&path, line, &message).await;
+                                    continue;
+                                }
+                            }
+                        }
                         // A breakpoint outranks a step or an exception at
                         // the same place.
                         let rank = |k: u8| match k {
@@ -440,6 +456,9 @@ impl Bridge {
 fn capabilities() -> Value {
     json!({
         "supportsConfigurationDoneRequest": true,
+        "supportsConditionalBreakpoints": true,
+        "supportsHitConditionalBreakpoints": true,
+        "supportsLogPoints": true,
         "supportsExceptionInfoRequest": true,
         "supportsTerminateRequest": true,
         "exceptionBreakpointFilters": [
