@@ -328,6 +328,73 @@ fn rows() -> Vec<Row> {
                 demo/Stats.java:16 pending (condition `total + 1 > 3` cannot be read: the java backend has no expression evaluator; a condition is a variable path compared with a literal (`i == 3`, `name != null`, `total > 10.5`, `label == "x"`) or a boolean path alone), if `total + 1 > 3`  | total += xs[i];"#]],
         },
         Row {
+            name: "set_variable",
+            calls: vec![
+                json!({"op": "breakpoints", "file": "demo/Stats.java",
+                    "lines": [{"line": 16, "condition": "i == 3"}]}),
+                json!({"op": "launch", "program": "demo/Main.java"}),
+                json!({"op": "set_variable", "name": "total", "value": "100"}),
+                json!({"op": "set_variable", "name": "total", "value": "lots"}),
+                json!({"op": "locals"}),
+                json!({"op": "set_variable", "reference": 1, "name": "name", "value": "\"avg\""}),
+                json!({"op": "set_variable", "reference": 2, "name": "[0]", "value": "-4"}),
+                json!({"op": "locals"}),
+                json!({"op": "breakpoints", "file": "demo/Stats.java", "lines": []}),
+                json!({"op": "continue"}),
+            ],
+            transcript: expect![[r#"
+                > {"file":"demo/Stats.java","lines":[{"condition":"i == 3","line":16}],"op":"breakpoints"}
+                debug breakpoints  demo/Stats.java
+                demo/Stats.java:16 set, if `i == 3`  | total += xs[i];
+                no session yet: they are sent to the adapter at launch
+
+                > {"op":"launch","program":"demo/Main.java"}
+                debug launch  demo/Main.java under java (`<java>`)
+                breakpoint demo/Stats.java:16 verified, if `i == 3`  | total += xs[i];
+                stopped (breakpoint) thread N in Stats.mean at demo/Stats.java:16
+                   16 |             total += xs[i];
+                locals: this = Stats{name="mean", calls=1}, xs = [4, 8, 15, 16, 23, 42], total = 27, i = 3
+
+                > {"name":"total","op":"set_variable","value":"100"}
+                debug set_variable  in the locals of Stats.mean at demo/Stats.java:16
+                total (int) = 100
+
+                > {"name":"total","op":"set_variable","value":"lots"}
+                error: failed: the java adapter did not set `total` to `lots`: the adapter refused `setVariable`: `lots` is not an int literal; the variable keeps its value
+
+                > {"op":"locals"}
+                debug locals  top frame, Stats.mean at demo/Stats.java:16 (4 variables)
+                this (Stats) = Stats{name="mean", calls=1}  [reference 1]
+                xs (int[]) = [4, 8, 15, 16, 23, 42]  [reference 2]
+                total (int) = 100
+                i (int) = 3
+
+                > {"name":"name","op":"set_variable","reference":1,"value":"\"avg\""}
+                debug set_variable  in reference 1
+                name (String) = "avg"
+
+                > {"name":"[0]","op":"set_variable","reference":2,"value":"-4"}
+                debug set_variable  in reference 2
+                [0] (int) = -4
+
+                > {"op":"locals"}
+                debug locals  top frame, Stats.mean at demo/Stats.java:16 (4 variables)
+                this (Stats) = Stats{name="avg", calls=1}  [reference 3]
+                xs (int[]) = [-4, 8, 15, 16, 23, 42]  [reference 4]
+                total (int) = 100
+                i (int) = 3
+
+                > {"file":"demo/Stats.java","lines":[],"op":"breakpoints"}
+                debug breakpoints  demo/Stats.java
+                cleared every breakpoint in demo/Stats.java
+
+                > {"op":"continue"}
+                debug continue  thread N
+                the program exited with code 3
+                output (tail; the output op returns all of it):
+                mean: 30.166666666666668"#]],
+        },
+        Row {
             name: "logpoint",
             calls: vec![
                 json!({"op": "breakpoints", "file": "demo/Stats.java",

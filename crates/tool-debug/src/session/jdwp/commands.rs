@@ -586,6 +586,72 @@ impl JdwpClient {
         r.reference_type()
     }
 
+    /// A new string in the VM; its id.
+    pub async fn create_string(&self, text: &str) -> Result<u64, JdwpError> {
+        let data = self
+            .command(
+                "VirtualMachine.CreateString",
+                1,
+                11,
+                self.data().string(text).bytes,
+            )
+            .await?;
+        self.reader(&data, "VirtualMachine.CreateString").object()
+    }
+
+    pub async fn set_frame_value(
+        &self,
+        thread: u64,
+        frame: u64,
+        slot: i32,
+        value: &Value,
+    ) -> Result<(), JdwpError> {
+        let w = self
+            .data()
+            .object(thread)
+            .frame(frame)
+            .i32(1)
+            .i32(slot)
+            .value(value);
+        self.command("StackFrame.SetValues", 16, 2, w.bytes)
+            .await
+            .map(|_| ())
+    }
+
+    pub async fn set_field_value(
+        &self,
+        object: u64,
+        field: u64,
+        value: &Value,
+    ) -> Result<(), JdwpError> {
+        let w = self
+            .data()
+            .object(object)
+            .i32(1)
+            .field(field)
+            .untagged(value);
+        self.command("ObjectReference.SetValues", 9, 3, w.bytes)
+            .await
+            .map(|_| ())
+    }
+
+    pub async fn set_element_value(
+        &self,
+        array: u64,
+        index: usize,
+        value: &Value,
+    ) -> Result<(), JdwpError> {
+        let w = self
+            .data()
+            .object(array)
+            .i32(i32::try_from(index).unwrap_or(i32::MAX))
+            .i32(1)
+            .untagged(value);
+        self.command("ArrayReference.SetValues", 13, 3, w.bytes)
+            .await
+            .map(|_| ())
+    }
+
     /// The frame's `this`, 0 in a static method.
     pub async fn this_object(&self, thread: u64, frame: u64) -> Result<u64, JdwpError> {
         let data = self

@@ -190,6 +190,23 @@ impl Writer {
         self
     }
 
+    /// A value without its tag, in its tag's size.
+    pub fn untagged(self, v: &Value) -> Self {
+        let size = match v.tag {
+            b'Z' | b'B' => 1,
+            b'C' | b'S' => 2,
+            b'I' | b'F' => 4,
+            b'J' | b'D' => 8,
+            _ => self.sizes.object,
+        };
+        self.id(v.bits, size)
+    }
+
+    /// A value with its tag.
+    pub fn value(self, v: &Value) -> Self {
+        self.u8(v.tag).untagged(v)
+    }
+
     pub fn location(self, l: &Location) -> Self {
         let mut w = self.u8(l.type_tag).reference_type(l.class).method(l.method);
         w.bytes.extend_from_slice(&l.index.to_be_bytes());

@@ -19,12 +19,13 @@
 //!   end (bounded): the session then reads the JVM's exit status as the
 //!   program's exit code.
 
+mod assign;
 mod breakpoints;
 mod inspect;
 mod kinds;
 
 use super::commands::{self, Event, Modifier, StepDepth};
-use super::values::Expand;
+use super::values::{self, Expand};
 use super::wire::{JdwpClient, Location};
 use crate::session::inproc;
 use serde_json::{json, Value};
@@ -317,6 +318,7 @@ impl Bridge {
                 .map(|()| json!({})),
             "pause" => self.pause().await,
             "evaluate" => self.evaluate(args).await,
+            "setVariable" => self.set_variable(args).await,
             // A JVM we started is killed with the session; one we attached
             // to is let go: its requests cancelled, its threads resumed.
             "disconnect" | "terminate" => {
@@ -460,6 +462,7 @@ fn capabilities() -> Value {
         "supportsHitConditionalBreakpoints": true,
         "supportsLogPoints": true,
         "supportsExceptionInfoRequest": true,
+        "supportsSetVariable": true,
         "supportsTerminateRequest": true,
         "exceptionBreakpointFilters": [
             {"filter": "caught", "label": "Caught Exceptions", "default": false},
