@@ -134,7 +134,7 @@ fn doctor_speaks_of_a_rust_workspace_and_groups_the_rest() {
 
         debug:
           lldb     usable: `<path>` (marker Cargo.toml)
-          debug — no project of theirs here (3): debugpy, delve, node
+          debug — no project of theirs here (4): debugpy, delve, node, java
           debug — not installed, no files of theirs here (1): dart
           debug — `agent-tools doctor --all` gives each of those a line, with why
 
@@ -174,7 +174,7 @@ fn doctor_speaks_of_a_python_project() {
 
         debug:
           debugpy  usable: `<path> -m debugpy.adapter` (marker pyproject.toml); adapter and program run with <path> (python3 on PATH, debugpy 1.8.22)
-          debug — no project of theirs here (3): lldb, delve, node
+          debug — no project of theirs here (4): lldb, delve, node, java
           debug — not installed, no files of theirs here (1): dart
           debug — `agent-tools doctor --all` gives each of those a line, with why"#]].assert_eq(&checkout.join("\n\n"));
     // The other sections speak of the machine, the same as for the Rust

@@ -67,7 +67,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "[debug]\ndisable = [\"debugy\"]\n",
-        "[debug] disable = [\"debugy\"]: no adapter has the id \"debugy\" (known: debugpy, lldb, delve, dart, node)",
+        "[debug] disable = [\"debugy\"]: no adapter has the id \"debugy\" (known: debugpy, lldb, delve, dart, node, java)",
     ),
     (
         "[debug]\nttl_seconds = 0\n",

@@ -146,7 +146,7 @@ pub struct DebugArgs {
     /// exception_breakpoints: the adapter's filter ids to enable (an empty list stops on no exception).
     #[serde(default)]
     pub filters: Option<Vec<String>>,
-    /// launch: the program (a .py, .go, .js, .mjs or .cjs file, a Go package directory, or a compiled executable), relative to the workspace root.
+    /// launch: the program (a .py, .go, .js, .mjs, .cjs or .java file, a Go package directory, or a compiled executable), relative to the workspace root.
     #[serde(default)]
     pub program: Option<String>,
     /// launch: the program's command-line arguments.

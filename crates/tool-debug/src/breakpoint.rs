@@ -233,6 +233,48 @@ pub fn unsupported<'a>(
     ))
 }
 
+/// A hit condition (`5`, `>= 5`, `> 2`, `% 3`, `== 5`) as a test on the
+/// hit count; `Err` says what it should look like. A bare number stops on
+/// that hit only, as debugpy reads it.
+pub fn hit_test(condition: &str) -> Result<HitTest, String> {
+    let c = condition.trim();
+    let (op, number) = ["==", ">=", "<=", ">", "<", "%", "="]
+        .iter()
+        .find_map(|op| c.strip_prefix(op).map(|rest| (*op, rest.trim())))
+        .unwrap_or(("==", c));
+    let n: u64 = number.parse().map_err(|_| {
+        format!("hit condition `{condition}` is not a count: write 5 (the fifth hit), >= 5, > 5, < 5, <= 5 or % 5 (every fifth)")
+    })?;
+    Ok(HitTest {
+        op: match op {
+            "=" => "==",
+            other => other,
+        },
+        n,
+    })
+}
+
+/// A parsed hit condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HitTest {
+    op: &'static str,
+    n: u64,
+}
+
+impl HitTest {
+    /// Whether the `hits`-th hit (1-based) stops.
+    pub fn stops(&self, hits: u64) -> bool {
+        match self.op {
+            ">=" => hits >= self.n,
+            "<=" => hits <= self.n,
+            ">" => hits > self.n,
+            "<" => hits < self.n,
+            "%" => self.n != 0 && hits.is_multiple_of(self.n),
+            _ => hits == self.n,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,8 @@ pub enum AdapterKind {
     Dart,
     /// Node.js itself, through its V8 inspector ([`crate::session::inspector`]).
     Node,
+    /// A Java program under the JDK's own JDWP agent ([`crate::session::jdwp`]).
+    Java,
     /// A harness-supplied adapter: plain `program`/`args`/`cwd` launch
     /// arguments plus its template.
     Custom,
@@ -49,6 +51,12 @@ pub enum Connect {
     /// to the session and the inspector protocol to the debuggee, in
     /// process. Its stdout and stderr are the debuggee's output.
     Inspector,
+    /// No DAP adapter: the JVM is started with the JDK's JDWP agent
+    /// listening (`java -agentlib:jdwp=…,address=127.0.0.1:0`, which prints
+    /// `Listening for transport dt_socket at address: N` on stdout), and
+    /// [`crate::session::jdwp`] speaks DAP to the session and JDWP to the
+    /// JVM, in process. Its stdout and stderr are the debuggee's output.
+    Jdwp,
 }
 
 /// One adapter of the catalog (a `[[adapters]]` table of

@@ -166,7 +166,7 @@ mod tests {
         );
         let all = AdapterConfig::default().then(user).then(harness);
         assert_eq!(all.disable, ["dart", "lldb"]);
-        expect_test::expect!["debugpy=, delve=/opt/go/bin/dlv dap --listen 127.0.0.1:0, node=node, pydbg=python3.12 -m debugpy.adapter"]
+        expect_test::expect!["debugpy=, delve=/opt/go/bin/dlv dap --listen 127.0.0.1:0, node=node, java=java, pydbg=python3.12 -m debugpy.adapter"]
         .assert_eq(&ids(&all));
     }
 
@@ -216,7 +216,7 @@ mod tests {
         .assert_eq(&notices.join("\n"));
         let specs = cfg.specs();
         expect_test::expect![
-            "debugpy=, lldb=lldb-dap, delve=dlv dap --listen 127.0.0.1:0, node=node"
+            "debugpy=, lldb=lldb-dap, delve=dlv dap --listen 127.0.0.1:0, node=node, java=java"
         ]
         .assert_eq(&ids(&cfg));
         assert_eq!(specs[2].markers, ["go.work", "go.mod"]);
@@ -224,7 +224,7 @@ mod tests {
 
         let trusted = AdapterConfig::default().then_project(project(), ".agent-tools.toml", true);
         assert!(trusted.untrusted.is_empty());
-        expect_test::expect!["debugpy=, lldb=lldb-dap, delve=dlv dap --listen 127.0.0.1:0, node=node, evil=sh -c touch M"]
+        expect_test::expect!["debugpy=, lldb=lldb-dap, delve=dlv dap --listen 127.0.0.1:0, node=node, java=java, evil=sh -c touch M"]
         .assert_eq(&ids(&trusted));
         assert_eq!(
             trusted.specs()[0].launch_template,

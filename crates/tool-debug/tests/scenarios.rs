@@ -1946,6 +1946,8 @@ async fn exception_filters_are_listed_before_a_start() {
         dart …
         node …
           exception filters (as the adapter announced when tested): all, uncaught (on by default)
+        java …
+          exception filters (as the adapter announced when tested): caught, uncaught (on by default)
         choose exception filters with exception_breakpoints (before or after launch)"#]].assert_eq(&shown.join("\n"));
     assert_eq!(
         s["exception_filters"][0]["filters"][1],
@@ -1963,7 +1965,8 @@ async fn exception_filters_are_listed_before_a_start() {
         debugpy: exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
         lldb: exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
         delve: exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)
-        node: exception filters (as the adapter announced when tested): all, uncaught (on by default)"#]].assert_eq(&text);
+        node: exception filters (as the adapter announced when tested): all, uncaught (on by default)
+        java: exception filters (as the adapter announced when tested): caught, uncaught (on by default)"#]].assert_eq(&text);
 }
 
 /// The attached program, running, is paused. The attach itself may have
@@ -2098,10 +2101,10 @@ async fn bad_input_gets_clear_errors_and_changes_nothing() {
     expect![[r#"
         [
             "bad arguments: argument `op`: unknown variant `frobnicate`, expected one of `adapters`, `status`, `breakpoints`, `function_breakpoints`, `exception_breakpoints`, `launch`, `restart`, `attach`, `continue`, `pause`, `step_over`, `step_in`, `step_out`, `threads`, `stack`, `scopes`, `variables`, `locals`, `evaluate`, `set_variable`, `modules`, `disassemble`, `read_memory`, `output`, `terminate`; check the tool's input schema",
-            "bad arguments: launch needs `program`: the file to run (a .py, .go or .js file, a Go package folder, or a compiled executable), relative to the workspace root; or `module` (Python's `python -m MODULE`), or `test` as a pytest node id (tests/test_x.py::test_y)",
+            "bad arguments: launch needs `program`: the file to run (a .py, .go, .js or .java file, a Go package folder, or a compiled executable), relative to the workspace root; or `module` (Python's `python -m MODULE`), or `test` as a pytest node id (tests/test_x.py::test_y)",
             "bad arguments: program `missing.py` does not exist in the workspace; check the path (relative to the workspace root), or build it first",
-            "bad arguments: cannot tell which debugger runs `requirements.txt`: it is not a .py, .go, .js, .mjs, .cjs or .dart file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart, node), or for C/C++ launch the executable built with -g",
-            "bad arguments: unknown adapter `gdb`; known: debugpy, lldb, delve, dart, node",
+            "bad arguments: cannot tell which debugger runs `requirements.txt`: it is not a .py, .go, .js, .mjs, .cjs, .dart or .java file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart, node, java), or for C/C++ launch the executable built with -g",
+            "bad arguments: unknown adapter `gdb`; known: debugpy, lldb, delve, dart, node, java",
             "bad arguments: `<outside>/x.py` is outside the workspace; only paths inside <root> can be used (give them relative to it)",
             "bad arguments: `../x.py` is outside the workspace; only paths inside <root> can be used (give them relative to it)",
             "bad arguments: line 0 is not a line: lines are 1-based",

@@ -426,7 +426,7 @@ async fn bad_rust_test_launches_are_answered_and_start_nothing() {
         bad arguments: cannot run test `mean_of_seven` of tests/mean.rs (target/debug/deps/mean-HASH): no test is named `mean_of_seven`; the binary holds 2: mean_of_six, median_of_four
         bad arguments: `test` is `--list`, not a Rust test name (like mean_of_six, or tests::mean_of_one)
         bad arguments: `mode` is for Go programs under delve, and `tests/mean.rs` is a Rust test file run under lldb; leave it out
-        bad arguments: cannot tell which debugger runs `Cargo.toml`: it is not a .py, .go, .js, .mjs, .cjs or .dart file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart, node), or for C/C++ launch the executable built with -g
+        bad arguments: cannot tell which debugger runs `Cargo.toml`: it is not a .py, .go, .js, .mjs, .cjs, .dart or .java file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart, node, java), or for C/C++ launch the executable built with -g
         failed: `cargo test --no-run --test mean` failed:
         error[E0308]: mismatched types
          --> src/lib.rs:2:26
@@ -475,7 +475,7 @@ async fn bad_test_launches_are_refused_and_change_nothing() {
     expect![[r#"
         bad arguments: `module` runs python -m pytest with `args`, so `program` does not fit with it; leave `program` out (a pytest selection goes in args: ["tests/test_x.py", "-k", "mean"])
         bad arguments: `module` is `-m pytest`, not a Python module name (like pytest, http.server or mypkg.cli)
-        bad arguments: cannot tell which debugger runs `tests`: it is not a .py, .go, .js, .mjs, .cjs or .dart file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart, node), or for C/C++ launch the executable built with -g
+        bad arguments: cannot tell which debugger runs `tests`: it is not a .py, .go, .js, .mjs, .cjs, .dart or .java file, a Go package or a compiled executable; pass `adapter` (one of debugpy, lldb, delve, dart, node, java), or for C/C++ launch the executable built with -g
         bad arguments: `test` names the file tests/test_stats.py and `program` is stats.py; leave `program` out (the node id names the file), or pass only the test's name
         bad arguments: program `tests/test_nothing.py` does not exist in the workspace; check the path (relative to the workspace root), or build it first
         bad arguments: cannot run test `-k mean` of tests/test_units.py: `test` is `-k mean`, not a test name (like test_mean, TestStats::test_mean, or tests/test_stats.py::test_mean)

@@ -15,6 +15,7 @@ pub mod custom;
 pub mod dart;
 pub mod debugpy;
 pub mod delve;
+pub mod java;
 pub mod lldb;
 pub mod node;
 pub mod python_tests;
@@ -157,6 +158,13 @@ pub trait Adapter: Sync {
     fn goroutine(&self, _thread_name: &str) -> Option<delve::GoroutineName> {
         None
     }
+
+    /// Whether the adapter process is the debuggee itself (the JVM under
+    /// its JDWP agent): its exit is the program's exit, with its status
+    /// as the exit code, never an adapter's death.
+    fn process_is_debuggee(&self) -> bool {
+        false
+    }
 }
 
 impl AdapterKind {
@@ -168,6 +176,7 @@ impl AdapterKind {
             AdapterKind::Delve => &delve::Delve,
             AdapterKind::Dart => &dart::Dart,
             AdapterKind::Node => &node::Node,
+            AdapterKind::Java => &java::Java,
             AdapterKind::Custom => &custom::Custom,
         }
     }
@@ -281,7 +290,8 @@ mod catalog_file_tests {
             lldb Lldb Stdio commands=50 first=Some(["lldb-dap"]) markers=["Cargo.toml", "CMakeLists.txt", "Makefile", "*.c", "*.cpp"] ext=["c", "cc", "cpp", "rs"] eval=watch template={}
             delve Delve TcpListen commands=1 first=Some(["dlv", "dap", "--listen", "127.0.0.1:0"]) markers=["go.mod"] ext=["go"] eval=repl template={}
             dart Dart Stdio commands=1 first=Some(["dart", "debug_adapter"]) markers=["pubspec.yaml"] ext=["dart"] eval=repl template={}
-            node Node Inspector commands=2 first=Some(["node"]) markers=["package.json", "*.js", "*.mjs", "*.cjs"] ext=["js", "mjs", "cjs"] eval=repl template={}"#]]
+            node Node Inspector commands=2 first=Some(["node"]) markers=["package.json", "*.js", "*.mjs", "*.cjs"] ext=["js", "mjs", "cjs"] eval=repl template={}
+            java Java Jdwp commands=1 first=Some(["java"]) markers=["pom.xml", "build.gradle", "build.gradle.kts", "*.java"] ext=["java"] eval=watch template={}"#]]
         .assert_eq(&summary.join("\n"));
         assert_eq!(specs[1].commands[13], vec!["/usr/lib/llvm-22/bin/lldb-dap"]);
         assert_eq!(specs[2].connect, Connect::TcpListen);
@@ -292,7 +302,7 @@ mod catalog_file_tests {
               |
             3 | kind = "gdb"
               |        ^^^^^
-            unknown variant `gdb`, expected one of `debugpy`, `lldb`, `delve`, `dart`, `node`, `custom`
+            unknown variant `gdb`, expected one of `debugpy`, `lldb`, `delve`, `dart`, `node`, `java`, `custom`
         "#]]
         .assert_eq(&err);
     }

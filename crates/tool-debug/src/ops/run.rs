@@ -156,7 +156,7 @@ impl OpContext<'_> {
             .and_then(|t| python_tests::split_node_id(t).0);
         let program = args.program.as_deref().or(node_file).ok_or_else(|| {
             ToolError::bad_args(
-                "launch needs `program`: the file to run (a .py, .go or .js file, a Go package folder, or a compiled executable), relative to the workspace root; or `module` (Python's `python -m MODULE`), or `test` as a pytest node id (tests/test_x.py::test_y)",
+                "launch needs `program`: the file to run (a .py, .go, .js or .java file, a Go package folder, or a compiled executable), relative to the workspace root; or `module` (Python's `python -m MODULE`), or `test` as a pytest node id (tests/test_x.py::test_y)",
             )
         })?;
         let path = self.workspace.resolve(program)?;
@@ -177,7 +177,7 @@ impl OpContext<'_> {
             Some(id) => self.named_adapter(id)?,
             None => catalog.route(&path).cloned().ok_or_else(|| {
                 let mut why = format!(
-                    "cannot tell which debugger runs `{program}`: it is not a .py, .go, .js, .mjs, .cjs or .dart file, a Go package or a compiled executable; pass `adapter` (one of {}), or for C/C++ launch the executable built with -g",
+                    "cannot tell which debugger runs `{program}`: it is not a .py, .go, .js, .mjs, .cjs, .dart or .java file, a Go package or a compiled executable; pass `adapter` (one of {}), or for C/C++ launch the executable built with -g",
                     catalog.ids()
                 );
                 for notice in catalog.untrusted_for(None, &path) {

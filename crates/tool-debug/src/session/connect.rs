@@ -42,6 +42,16 @@ pub(crate) async fn connect(
     adapter_command: &str,
     sinks: Sinks<'_>,
 ) -> Result<Connection, ToolError> {
+    if plan.adapter.spec.connect == Connect::Jdwp {
+        let started =
+            crate::session::jdwp::start(plan, limits, sinks.output, sinks.adapter_log).await?;
+        return Ok(Connection {
+            child: started.child,
+            client: started.client,
+            events: started.events,
+            tasks: started.tasks,
+        });
+    }
     if plan.adapter.spec.connect == Connect::Inspector {
         let started =
             crate::session::inspector::start(plan, limits, sinks.output, sinks.adapter_log).await?;
@@ -136,7 +146,7 @@ pub(crate) async fn connect(
                 tasks,
             })
         }
-        Connect::Inspector => unreachable!("started above"),
+        Connect::Inspector | Connect::Jdwp => unreachable!("started above"),
     }
 }
 

@@ -128,6 +128,15 @@ pub(super) async fn pump_events(
 /// open (a debuggee inherits it), so the stream alone does not tell; poll
 /// the process too.
 pub(super) async fn watch_adapter(session: Weak<Inner>) {
+    // A JVM under its JDWP agent is the debuggee: its backend hangs up
+    // once the JVM's socket and pipes have ended, and the stream's end
+    // says so (a poll here could come before its last output).
+    if session
+        .upgrade()
+        .is_some_and(|s| s.info.adapter_kind.adapter().process_is_debuggee())
+    {
+        return;
+    }
     loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
         let Some(inner) = session.upgrade() else {
@@ -176,6 +185,18 @@ async fn adapter_died(inner: Arc<Inner>) {
     }
     if s.is_ended() {
         return;
+    }
+    if s.inner.info.adapter_kind.adapter().process_is_debuggee() {
+        if let Some(st) = status {
+            // The program's own exit: its status is its exit code.
+            let code = st.code().map(i64::from).or_else(|| {
+                std::os::unix::process::ExitStatusExt::signal(&st).map(|n| -i64::from(n))
+            });
+            let ending = Ending::Exited { code };
+            s.inner.run.set_ended(ending.clone());
+            tokio::spawn(async move { s.shutdown(ending).await });
+            return;
+        }
     }
     let mut why = match status {
         Some(st) => format!("it ended ({})", tool_core::process::describe_exit(st)),

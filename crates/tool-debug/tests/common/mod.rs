@@ -215,5 +215,6 @@ pub(crate) async fn assert_status_without_session(b: &Bench) {
         debugpy: exception filters (as the adapter announced when tested): raised, uncaught (on by default), userUnhandled
         lldb: exception filters (as the adapter announced when tested): cpp_catch, cpp_throw, objc_catch, objc_throw, swift_catch, swift_throw
         delve: exception filters (as the adapter announced when tested): unrecovered-panic (on by default), runtime-fatal-throw (on by default)
-        node: exception filters (as the adapter announced when tested): all, uncaught (on by default)"#]].assert_eq(&text);
+        node: exception filters (as the adapter announced when tested): all, uncaught (on by default)
+        java: exception filters (as the adapter announced when tested): caught, uncaught (on by default)"#]].assert_eq(&text);
 }

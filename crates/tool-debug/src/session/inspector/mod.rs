@@ -22,26 +22,16 @@ pub mod render;
 pub mod sourcemap;
 
 use crate::adapters::node;
-use crate::protocol::AdapterEvent;
+use crate::session::inproc::{started, Started};
 use crate::session::lines::{LineOutput, Stream};
 use crate::session::{LaunchPlan, SessionLimits};
-use crate::transport::DapClient;
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tool_core::process::{ChildProcess, ChildSpec, Io, SharedOutput};
+use tool_core::process::SharedOutput;
 use tool_core::ToolError;
-
-/// Node under its inspector, and the DAP client that drives it.
-pub(crate) struct Started {
-    /// Node, when we started it (not when attaching to one).
-    pub child: Option<ChildProcess>,
-    pub client: DapClient,
-    pub events: mpsc::UnboundedReceiver<AdapterEvent>,
-    pub tasks: Vec<JoinHandle<()>>,
-}
 
 /// Start the program of `plan` under Node's inspector and serve DAP for it.
 pub(crate) async fn start(
@@ -64,26 +54,7 @@ pub(crate) async fn start(
         || plan.adapter.project_dir.clone(),
         std::path::PathBuf::from,
     );
-    let mut spec = ChildSpec::new(&line[0])
-        .args(&line[1..])
-        .cwd(&cwd)
-        .env("PATH", &plan.search_path)
-        .stdin(Io::Pipe)
-        .stdout(Io::Pipe)
-        .stderr(Io::Pipe);
-    for (k, v) in plan.adapter.env.iter().chain(&plan.env) {
-        spec = spec.env(k, v);
-    }
-    for (k, v) in args
-        .get("env")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(v) = v.as_str() {
-            spec = spec.env(k, v);
-        }
-    }
+    let spec = crate::session::inproc::debuggee_spec(plan, &line, &cwd);
     let mut child = spec.spawn().map_err(|e| {
         ToolError::failed(format!(
             "{e}; check `debug adapters` for what resolves here"
@@ -132,15 +103,10 @@ pub(crate) async fn start(
         ),
         capture(stderr, output.clone(), Stream::AdapterStderr, drained_tx),
     ];
-    match plan.adapter_stdin.clone() {
-        None => drop(stdin),
-        Some(text) => tasks.push(tokio::spawn(async move {
-            use tokio::io::AsyncWriteExt;
-            let mut stdin = stdin;
-            // A program that exits before reading it all closes the pipe.
-            let _ = stdin.write_all(text.as_bytes()).await;
-        })),
-    }
+    tasks.extend(crate::session::inproc::feed_stdin(
+        plan.adapter_stdin.clone(),
+        stdin,
+    ));
     let (cdp_client, cdp_events) =
         match cdp::CdpClient::connect(&url, limits.request, limits.request).await {
             Ok(c) => c,
@@ -156,14 +122,7 @@ pub(crate) async fn start(
     tasks.extend(bridge::Bridge::spawn(
         cdp_client, cdp_events, theirs, drained,
     ));
-    let (read, write) = tokio::io::split(ours);
-    let (client, events) = DapClient::start(BufReader::new(read), write);
-    Ok(Started {
-        child: Some(child),
-        client,
-        events,
-        tasks,
-    })
+    Ok(started(Some(child), ours, tasks))
 }
 
 /// Attach to a Node.js someone started with `--inspect=127.0.0.1:PORT`:
@@ -192,14 +151,7 @@ async fn attach(plan: &LaunchPlan, limits: &SessionLimits) -> Result<Started, To
     let (_, drained) = watch::channel(2usize);
     let (ours, theirs) = tokio::io::duplex(1 << 16);
     let tasks = bridge::Bridge::spawn(cdp_client, cdp_events, theirs, drained);
-    let (read, write) = tokio::io::split(ours);
-    let (client, events) = DapClient::start(BufReader::new(read), write);
-    Ok(Started {
-        child: None,
-        client,
-        events,
-        tasks,
-    })
+    Ok(started(None, ours, tasks))
 }
 
 /// The `webSocketDebuggerUrl` of the first target the inspector on `port`

@@ -26,13 +26,13 @@ use super::cdp::{self, CdpClient, CdpError, CdpEvent, RemoteObject};
 use super::render::{self, HitTest, EXIT_BINDING, LOG_BINDING};
 use super::sourcemap::MapIndex;
 use crate::adapters::node::file_url;
+use crate::session::inproc;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{BufReader, DuplexStream, ReadHalf};
 use tokio::sync::{mpsc, watch};
 
 mod inspect;
@@ -109,8 +109,7 @@ struct State {
 
 pub(super) struct Bridge {
     cdp: CdpClient,
-    out: tokio::sync::Mutex<Option<WriteHalf<DuplexStream>>>,
-    seq: AtomicU64,
+    dap: inproc::DapSide,
     state: Mutex<State>,
     phase: watch::Sender<Phase>,
     /// How many of the program's output pipes reached their end.
@@ -129,8 +128,7 @@ impl Bridge {
         let (phase, _) = watch::channel(Phase::Held);
         let bridge = Arc::new(Bridge {
             cdp,
-            out: tokio::sync::Mutex::new(Some(write)),
-            seq: AtomicU64::new(1),
+            dap: inproc::DapSide::new(write),
             state: Mutex::new(State {
                 next_breakpoint: 1,
                 ..State::default()
@@ -146,65 +144,19 @@ impl Bridge {
 
     async fn serve(self: Arc<Self>, read: ReadHalf<DuplexStream>) {
         let mut reader = BufReader::new(read);
-        while let Ok(Some(frame)) = tool_core::framing::read_frame(&mut reader).await {
-            let Ok(msg) = serde_json::from_slice::<Value>(&frame) else {
-                continue;
-            };
-            if msg.get("type").and_then(Value::as_str) != Some("request") {
-                continue;
-            }
+        while let Some(r) = inproc::next_request(&mut reader).await {
             let me = self.clone();
             tokio::spawn(async move {
-                let seq = msg.get("seq").and_then(Value::as_u64).unwrap_or(0);
-                let command = msg
-                    .get("command")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                let args = msg.get("arguments").cloned().unwrap_or(Value::Null);
                 let started = std::time::Instant::now();
-                let answer = me.request(&command, &args).await;
-                tracing::debug!(%command, ms = started.elapsed().as_millis() as u64, "node backend request");
-                me.respond(seq, &command, answer).await;
-                if command == "disconnect" {
+                let answer = me.request(&r.command, &r.arguments).await;
+                tracing::debug!(command = %r.command, ms = started.elapsed().as_millis() as u64, "node backend request");
+                me.dap.respond(r.seq, &r.command, answer).await;
+                if r.command == "disconnect" {
                     // As an adapter process's stdout closes when it exits:
                     // the session's reader ends with it.
-                    me.hang_up().await;
+                    me.dap.hang_up().await;
                 }
             });
-        }
-    }
-
-    async fn write(&self, mut message: Value) {
-        message["seq"] = json!(self.seq.fetch_add(1, Ordering::Relaxed));
-        let frame = crate::transport::encode_frame(&message);
-        let mut out = self.out.lock().await;
-        if let Some(w) = out.as_mut() {
-            if w.write_all(&frame).await.is_err() {
-                *out = None;
-            }
-        }
-    }
-
-    async fn respond(&self, seq: u64, command: &str, answer: Result<Value, String>) {
-        let message = match answer {
-            Ok(body) => json!({"type": "response", "request_seq": seq, "success": true,
-                "command": command, "body": body}),
-            Err(why) => json!({"type": "response", "request_seq": seq, "success": false,
-                "command": command, "message": why}),
-        };
-        self.write(message).await;
-    }
-
-    async fn event(&self, event: &str, body: Value) {
-        self.write(json!({"type": "event", "event": event, "body": body}))
-            .await;
-    }
-
-    /// End the DAP stream: the session reads it as the adapter gone.
-    async fn hang_up(&self) {
-        if let Some(mut w) = self.out.lock().await.take() {
-            let _ = w.shutdown().await;
         }
     }
 
@@ -252,11 +204,12 @@ impl Bridge {
                         std::mem::take(&mut st.stop_reported)
                     };
                     if reported {
-                        self.event(
-                            "continued",
-                            json!({"threadId": THREAD, "allThreadsContinued": true}),
-                        )
-                        .await;
+                        self.dap
+                            .event(
+                                "continued",
+                                json!({"threadId": THREAD, "allThreadsContinued": true}),
+                            )
+                            .await;
                     }
                 }
                 CdpEvent::BindingCalled(b) if b.name == EXIT_BINDING => {
@@ -286,7 +239,7 @@ impl Bridge {
         // stream's end and the process's status.
         self.phase.send_replace(Phase::Ended);
         if !self.st().end_reported {
-            self.hang_up().await;
+            self.dap.hang_up().await;
         }
     }
 
@@ -303,12 +256,13 @@ impl Bridge {
                 })
         };
         if let Some((id, path, line)) = moved {
-            self.event(
-                "breakpoint",
-                json!({"reason": "changed", "breakpoint": {"id": id, "verified": true,
+            self.dap
+                .event(
+                    "breakpoint",
+                    json!({"reason": "changed", "breakpoint": {"id": id, "verified": true,
                     "line": line, "source": {"path": path}}}),
-            )
-            .await;
+                )
+                .await;
         }
     }
 
@@ -381,7 +335,7 @@ impl Bridge {
         if let Some(d) = description {
             body["description"] = json!(d);
         }
-        self.event("stopped", body).await;
+        self.dap.event("stopped", body).await;
     }
 
     async fn logged(&self, payload: &str) {
@@ -398,7 +352,7 @@ impl Bridge {
             body["source"] = json!({"path": path});
             body["line"] = json!(line);
         }
-        self.event("output", body).await;
+        self.dap.event("output", body).await;
     }
 
     /// The program finished: say so once it is configured, after its
@@ -420,8 +374,8 @@ impl Bridge {
             Some(c) => json!({"exitCode": c}),
             None => json!({}),
         };
-        self.event("exited", body).await;
-        self.event("terminated", json!({})).await;
+        self.dap.event("exited", body).await;
+        self.dap.event("terminated", json!({})).await;
     }
 
     // ---- requests ----
@@ -511,7 +465,7 @@ impl Bridge {
         exit.map_err(step)?;
         log.map_err(step)?;
         hook.map_err(step)?;
-        self.event("initialized", json!({})).await;
+        self.dap.event("initialized", json!({})).await;
         Ok(json!({}))
     }
 
@@ -740,20 +694,7 @@ mod tests {
 
     #[test]
     fn the_filters_offered_are_the_catalog_s() {
-        let offered: Vec<String> = capabilities()["exceptionBreakpointFilters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["filter"].as_str().unwrap().to_string())
-            .collect();
-        let listed: Vec<String> = crate::adapters::builtin()
-            .into_iter()
-            .find(|s| s.id == "node")
-            .unwrap()
-            .exception_filters
-            .into_iter()
-            .map(|f| f.id)
-            .collect();
-        assert_eq!(offered, listed);
+        use crate::session::inproc::{catalog_filters, offered_filters};
+        assert_eq!(offered_filters(&capabilities()), catalog_filters("node"));
     }
 }

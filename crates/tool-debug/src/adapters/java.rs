@@ -1,0 +1,272 @@
+//! Java (`java -agentlib:jdwp=…`): no DAP adapter for Java is on the
+//! package registries, so the program runs under the JDK's own JDWP agent
+//! and [`crate::session::jdwp`] translates. What is Java's here: which JDK
+//! (the one `tool_core::jdk` finds, with `javac` beside its `java`), what
+//! a `.java` program compiles to (its package, its main class, its source
+//! root), the JVM's command line and the line its agent prints, and what
+//! an attach to a JVM's agent on a port looks in.
+
+use super::{Adapter, LaunchInput, LaunchTarget, ProgramLaunch, RequestArguments, StdinRoute};
+use crate::catalog::{AdapterSpec, Catalog, CommandLine, ResolvedAdapter};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The oldest JDK the backend drives (JDWP's `SourceNameMatch` filter and
+/// `address=127.0.0.1:0` need 9; 11 is the oldest still maintained).
+const MIN_JDK: u32 = 11;
+
+/// Java, through the JDK's JDWP agent.
+pub struct Java;
+
+impl Adapter for Java {
+    /// The `java` of the JDK `tool_core::jdk` finds on this machine
+    /// (`$JAVA_HOME`, the `java` on the search path, the usual folders),
+    /// which must have `javac` beside it.
+    fn command(
+        &self,
+        catalog: &Catalog,
+        _spec: &AdapterSpec,
+        _project: &Path,
+        _root: &Path,
+    ) -> Result<CommandLine, String> {
+        let java_home = catalog
+            .env()
+            .iter()
+            .find(|(k, _)| k == "JAVA_HOME")
+            .map(|(_, v)| OsString::from(v))
+            .or_else(|| std::env::var_os("JAVA_HOME"));
+        let jdk = tool_core::jdk::find(MIN_JDK, java_home.as_ref(), Some(catalog.search_path()))?;
+        let javac = jdk.bin().join("javac");
+        if !tool_core::programs::is_executable(&javac) {
+            return Err(format!(
+                "the Java at {} ({}) has no javac: a JDK, not a JRE, is needed to compile the program",
+                jdk.home.display(),
+                jdk.version
+            ));
+        }
+        Ok((
+            vec![jdk.bin().join("java").into_os_string()],
+            None,
+            Vec::new(),
+        ))
+    }
+
+    fn launch_target(&self, l: &ProgramLaunch<'_>) -> Result<LaunchTarget, String> {
+        if l.path.is_dir() || l.path.extension().is_none_or(|e| e != "java") {
+            return Err(format!(
+                "`{}` is not a Java source file; the java adapter launches a .java file with a main method (compiled with javac -g)",
+                l.program
+            ));
+        }
+        if l.test.is_some() {
+            return Err(
+                "`test` is not supported for Java yet: launch a .java file with a main method"
+                    .to_string(),
+            );
+        }
+        l.plain()
+    }
+
+    /// The JVM is the debuggee: its standard input is the adapter's.
+    fn stdin_route(&self) -> Option<StdinRoute> {
+        Some(StdinRoute::AdapterStdin)
+    }
+
+    fn launch(&self, input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+        let source = std::fs::read_to_string(input.program)?;
+        let package = package_of(&source);
+        let root = source_root(input.program, package.as_deref());
+        let stem = input
+            .program
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let main_class = match &package {
+            Some(p) => format!("{p}.{stem}"),
+            None => stem,
+        };
+        let project = &input.adapter.project_dir;
+        // Where frames' sources are looked for; javac reads only the
+        // program's own root (a project's `module-info.java` under
+        // src/main/java would turn its compile into a module's).
+        let mut source_roots = vec![root.clone()];
+        for dir in ["src/main/java", "src/test/java"] {
+            let d = project.join(dir);
+            if d.is_dir() && !source_roots.contains(&d) {
+                source_roots.push(d);
+            }
+        }
+        // A Maven build's classes, when there: the program may use them.
+        let classpath: Vec<PathBuf> = ["target/classes"]
+            .iter()
+            .map(|d| project.join(d))
+            .filter(|d| d.is_dir())
+            .collect();
+        // The classes go to a scratch folder, not into the workspace.
+        let dir = super::scratch_dir()?;
+        Ok(RequestArguments {
+            arguments: json!({
+                "program": input.program,
+                "mainClass": main_class,
+                "args": input.args,
+                "cwd": input.cwd,
+                "env": input.env,
+                "classesDir": dir.join("classes"),
+                "classpath": classpath,
+                "sourceRoot": root,
+                "sourceRoots": source_roots,
+            }),
+            scratch_dir: Some(dir),
+            connect_to: None,
+        })
+    }
+
+    /// A JVM started with its JDWP agent listening on 127.0.0.1:`port`:
+    /// the project's source folders and classes are where its frames'
+    /// sources and its breakpoints' class files are looked for.
+    fn attach_port(&self, adapter: &ResolvedAdapter, port: u16) -> RequestArguments {
+        let project = &adapter.project_dir;
+        let mut source_roots = vec![project.clone()];
+        source_roots.extend(
+            ["src/main/java", "src/test/java"]
+                .iter()
+                .map(|d| project.join(d))
+                .filter(|d| d.is_dir()),
+        );
+        let classpath: Vec<PathBuf> = ["target/classes", "target/test-classes"]
+            .iter()
+            .map(|d| project.join(d))
+            .filter(|d| d.is_dir())
+            .collect();
+        RequestArguments::plain(json!({
+            "port": port,
+            "sourceRoots": source_roots,
+            "classpath": classpath,
+        }))
+    }
+
+    fn attach_pid(
+        &self,
+        _adapter: &ResolvedAdapter,
+        _pid: u32,
+    ) -> Result<RequestArguments, String> {
+        Err("the java backend attaches to a JVM started with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:PORT (pass that `port`), not to a pid".to_string())
+    }
+
+    fn process_is_debuggee(&self) -> bool {
+        true
+    }
+}
+
+/// The package a Java source declares (`package a.b;`), if any.
+pub fn package_of(source: &str) -> Option<String> {
+    let mut in_comment = false;
+    for line in source.lines() {
+        let mut rest = line.trim();
+        if in_comment {
+            match rest.find("*/") {
+                Some(i) => {
+                    in_comment = false;
+                    rest = rest[i + 2..].trim();
+                }
+                None => continue,
+            }
+        }
+        if rest.starts_with("/*") {
+            in_comment = !rest.contains("*/");
+            continue;
+        }
+        if rest.is_empty() || rest.starts_with("//") || rest.starts_with('@') {
+            continue;
+        }
+        let name = rest.strip_prefix("package ")?;
+        return Some(name.trim().trim_end_matches(';').trim().to_string());
+    }
+    None
+}
+
+/// The folder a source's package path starts in: `src/main/java` for
+/// `src/main/java/a/b/C.java` in package `a.b` (its own folder when the
+/// folders do not spell the package).
+pub fn source_root(file: &Path, package: Option<&str>) -> PathBuf {
+    let dir = file.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let Some(package) = package else {
+        return dir;
+    };
+    let mut root = dir.clone();
+    for part in package.split('.').rev() {
+        if root.file_name().is_some_and(|n| n == part) {
+            root.pop();
+        } else {
+            return dir;
+        }
+    }
+    root
+}
+
+/// `java -agentlib:jdwp=…,address=127.0.0.1:0 -cp CLASSPATH MAIN ARGS…`:
+/// the agent listens on a free port of the loopback and holds the program
+/// before its first line until a debugger resumes it.
+pub fn command_line(java: &OsString, arguments: &Value, classpath: &OsString) -> Vec<OsString> {
+    let mut line = vec![
+        java.clone(),
+        "-agentlib:jdwp=transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0".into(),
+        "-cp".into(),
+        classpath.clone(),
+    ];
+    if let Some(main) = arguments.get("mainClass").and_then(Value::as_str) {
+        line.push(main.into());
+    }
+    line.extend(
+        arguments
+            .get("args")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(OsString::from),
+    );
+    line
+}
+
+/// `Listening for transport dt_socket at address: 40123` → the port.
+pub fn agent_port(line: &str) -> Option<u16> {
+    let rest = line
+        .trim()
+        .strip_prefix("Listening for transport dt_socket at address: ")?;
+    rest.rsplit(':').next()?.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_knows_its_package_and_root() {
+        let src =
+            "/* a\n * licence */\n// note\n@Deprecated\npackage com.example.stats;\n\nclass X {}";
+        assert_eq!(package_of(src).as_deref(), Some("com.example.stats"));
+        assert_eq!(package_of("import java.util.List;\nclass X {}"), None);
+        let file = Path::new("/w/src/main/java/com/example/stats/Stats.java");
+        assert_eq!(
+            source_root(file, Some("com.example.stats")),
+            Path::new("/w/src/main/java")
+        );
+        assert_eq!(source_root(file, Some("org.other")), file.parent().unwrap());
+        assert_eq!(source_root(file, None), file.parent().unwrap());
+    }
+
+    #[test]
+    fn the_agent_s_line_gives_its_port() {
+        assert_eq!(
+            agent_port("Listening for transport dt_socket at address: 40123\n"),
+            Some(40123)
+        );
+        assert_eq!(
+            agent_port("Listening for transport dt_socket at address: 127.0.0.1:5005"),
+            Some(5005)
+        );
+        assert_eq!(agent_port("hello"), None);
+    }
+}
