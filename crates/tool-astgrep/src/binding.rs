@@ -85,9 +85,11 @@ impl Binding for AstGrepBinding {
             self.cache_mb.unwrap_or(DEFAULT_CACHE_MB),
         ));
         *self.index.lock().expect("index lock") = Some(index.clone());
-        registry.register(Arc::new(AstGrepTool::with_index(ws.clone(), index)))?;
+        registry.register(Arc::new(AstGrepTool::with_index(ws.clone(), index.clone())))?;
         registry.register(Arc::new(
-            AstEditTool::new(ws, store.clone()).with_link(link),
+            AstEditTool::new(ws, store.clone())
+                .with_index(index)
+                .with_link(link),
         ))?;
         registry.register(Arc::new(ResolveTool::new(store)))?;
         Ok(())
