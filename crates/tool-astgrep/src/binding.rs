@@ -86,9 +86,13 @@ impl Binding for AstGrepBinding {
             self.cache_mb.unwrap_or(DEFAULT_CACHE_MB),
         ));
         *self.index.lock().expect("index lock") = Some(index.clone());
-        registry.register(Arc::new(AstGrepTool::with_index(ws.clone(), index)))?;
+        registry.register(Arc::new(AstGrepTool::with_index(ws.clone(), index.clone())))?;
         let store = link.register_resolve(&ws, registry)?;
-        registry.register(Arc::new(AstEditTool::new(ws, store).with_link(link)))?;
+        registry.register(Arc::new(
+            AstEditTool::new(ws, store)
+                .with_index(index)
+                .with_link(link),
+        ))?;
         Ok(())
     }
 

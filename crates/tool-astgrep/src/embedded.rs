@@ -67,11 +67,22 @@ pub fn has_regions(lang: Lang) -> bool {
 }
 
 /// The unstructured regions directly in `node`'s tree (not inside another
-/// region).
-pub fn regions(lang: Lang, node: &Node<'_, Doc>) -> Vec<Region> {
+/// region) whose byte range `holds` accepts; a subtree whose range it
+/// refuses is not entered (the search passes "holds the pattern's
+/// literal", which a region's text must, so only the paths down to the
+/// literal's occurrences are walked).
+pub fn regions(
+    lang: Lang,
+    node: &Node<'_, Doc>,
+    holds: &dyn Fn(usize, usize) -> bool,
+) -> Vec<Region> {
     let mut out = Vec::new();
     let mut stack = vec![node.clone()];
     while let Some(n) = stack.pop() {
+        let range = n.range();
+        if !holds(range.start, range.end) {
+            continue;
+        }
         match (lang.builtin(), n.kind().as_ref()) {
             (Some(SupportLang::Rust), "token_tree")
                 if n.parent().is_some_and(|p| p.kind() == "macro_invocation") =>

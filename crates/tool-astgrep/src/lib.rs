@@ -14,7 +14,8 @@
 //!
 //! 1. [`grammars`] (the extra tree-sitter grammars), [`excerpt`],
 //!    [`nesting`], [`parser_memory`], `top_level` (where a Python file's
-//!    top-level statements begin) — no crate imports; [`catalog`] — grammars;
+//!    top-level statements begin), `top_level_c` (a C file's top-level
+//!    items) — no crate imports; [`catalog`] — grammars;
 //!    [`embedded`] (macro bodies searched on their own), `enclosing` (the
 //!    scope a match sits in) — catalog, excerpt;
 //! 2. [`skeleton`] — catalog;
@@ -22,8 +23,8 @@
 //! 4. [`rewrite`] — pattern; [`rule`] (ast-grep rules) — catalog, pattern,
 //!    rewrite, skeleton;
 //! 5. `matching` (one source: its tree, or a Python module's statements
-//!    holding the literal) — catalog, embedded, enclosing, excerpt, nesting,
-//!    pattern, rewrite, top_level; [`collect`] (what a search keeps of what
+//!    or a C file's items holding the literal) — catalog, embedded,
+//!    enclosing, excerpt, nesting, pattern, rewrite, top_level, top_level_c; [`collect`] (what a search keeps of what
 //!    it found) — catalog, matching, rewrite; [`index`] (what a run's
 //!    searches keep: texts, trees, results) — matching, pattern, rewrite;
 //!    [`search`] (the walk) — catalog, collect, index, matching, nesting,
@@ -56,6 +57,7 @@ pub mod search;
 pub mod skeleton;
 pub mod tools;
 mod top_level;
+mod top_level_c;
 
 pub use binding::AstGrepBinding;
 pub use catalog::Lang;

@@ -10,12 +10,13 @@ use crate::excerpt::one_line;
 use crate::nesting::{depth_beyond, yaml_block_depth, MAX_FILE_TREE_DEPTH, MAX_YAML_BLOCK_DEPTH};
 use crate::pattern::{CompiledPattern, Query, BODY_VAR};
 use crate::rewrite::{check_rewritten, check_rewritten_text, plan_rewrite, FileRewrite, Rewriter};
-use crate::top_level;
+use crate::{top_level, top_level_c};
 use ast_grep_core::matcher::MatcherExt;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Language, Matcher, Node, NodeMatch};
 use ast_grep_language::SupportLang;
 use memchr::memmem::Finder;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 type Doc = StrDoc<Lang>;
 
@@ -382,7 +383,7 @@ pub(crate) fn match_tree(
     };
     found.collect(root, 0..source.len(), whole);
     let unsearched = if embedded::has_regions(pattern.lang) {
-        match_regions(&mut found, source, &top)
+        match_regions(&mut found, source, (source, 0), &top)
     } else {
         Vec::new()
     };
@@ -420,31 +421,71 @@ fn in_file_order(records: &mut Vec<MatchRecord>, source: &str) {
     }
 }
 
-/// Match a Python source by parsing only the runs of top-level statements
-/// that hold the pattern's literal (see [`crate::top_level`]); `None` when
-/// the whole file should be parsed instead: a rule (its relations may reach
-/// across statements), a pattern that can match the module itself or has no
-/// literal, runs that would cover most of the file, or a run that does not
-/// parse cleanly on its own. A file that is rewritten is checked whole, old
-/// and new, as [`match_source`] checks it.
+/// Whether Python and C sources are parsed in parts (see
+/// [`match_in_parts`]); off only for the bench's check that the parts find
+/// what whole files find.
+static IN_PARTS: AtomicBool = AtomicBool::new(true);
+
+/// Parse every file whole (`false`) or Python and C sources in parts
+/// (`true`, the default), process-wide: the bench compares the two.
+#[doc(hidden)]
+pub fn parse_in_parts(on: bool) {
+    IN_PARTS.store(on, Ordering::Relaxed);
+}
+
+/// Where a source's top-level units begin, for the languages whose units
+/// parse alone into the nodes they have in the file (see
+/// [`crate::top_level`] and [`crate::top_level_c`]); and the node kinds a
+/// pattern must not be able to match, since they hold several units.
+fn units(lang: Lang, source: &str) -> Option<(Vec<usize>, &'static [&'static str])> {
+    if lang.is(SupportLang::Python) {
+        Some((top_level::statement_starts(source)?, &["module"]))
+    } else if lang.is(SupportLang::C) {
+        const HOLDERS: &[&str] = &[
+            "translation_unit",
+            "preproc_if",
+            "preproc_ifdef",
+            "preproc_else",
+            "preproc_elif",
+            "preproc_elifdef",
+        ];
+        Some((top_level_c::item_starts(source)?, HOLDERS))
+    } else {
+        None
+    }
+}
+
+/// Match a Python or C source by parsing only the runs of top-level
+/// statements or items that hold the pattern's literal; `None` when the
+/// whole file should be parsed instead: a rule (its relations may reach
+/// across units), a pattern that can match a node holding several units or
+/// has no literal, runs that would cover most of the file, or a run that
+/// does not parse cleanly on its own. A file that is rewritten is checked
+/// whole, old and new, as [`match_source`] checks it.
 fn match_in_parts(
     pattern: &CompiledPattern,
     rewriter: Option<&Rewriter>,
     source: &str,
 ) -> Option<Result<Option<FileMatches>, TooDeep>> {
-    if !pattern.lang.is(SupportLang::Python) {
-        return None;
-    }
     let Query::Pattern(matcher) = &pattern.pattern else {
         return None;
     };
-    let kinds = matcher.potential_kinds()?;
-    if kinds.contains(pattern.lang.kind_to_id("module").into()) {
+    if !IN_PARTS.load(Ordering::Relaxed) {
         return None;
     }
+    if !pattern.lang.is(SupportLang::Python) && !pattern.lang.is(SupportLang::C) {
+        return None;
+    }
+    let kinds = matcher.potential_kinds()?;
     let literal = pattern.required_literal.as_deref()?;
     let sites = LiteralSites::new(source, Some(literal)).starts?;
-    let starts = top_level::statement_starts(source)?;
+    let (starts, holders) = units(pattern.lang, source)?;
+    if holders.iter().any(|k| {
+        let id = pattern.lang.kind_to_id(k);
+        id != 0 && kinds.contains(id.into())
+    }) {
+        return None;
+    }
     let runs = top_level::runs_holding(&starts, source.len(), &sites, literal.len());
     let parsed: usize = runs.iter().map(ExactSizeIterator::len).sum();
     if parsed > source.len() / 4 * 3 {
@@ -456,8 +497,10 @@ fn match_in_parts(
         records: Vec::new(),
         edits: Vec::new(),
     };
+    let mut unsearched = Vec::new();
     for run in runs {
-        let part = AstGrep::<Doc>::try_new(&source[run.clone()], pattern.lang).ok()?;
+        let text = &source[run.clone()];
+        let part = AstGrep::<Doc>::try_new(text, pattern.lang).ok()?;
         let top = part.root();
         if top.get_inner_node().has_error() {
             return None;
@@ -476,6 +519,9 @@ fn match_in_parts(
             base: run.start,
         };
         found.collect(&part, 0..run.len(), at);
+        if embedded::has_regions(pattern.lang) {
+            unsearched.extend(match_regions(&mut found, source, (text, run.start), &top));
+        }
         for r in &mut found.records[before..] {
             r.enclosing = enclosing_name(&top, r.start - run.start, r.end - run.start);
         }
@@ -483,7 +529,7 @@ fn match_in_parts(
     let Collector {
         mut records, edits, ..
     } = found;
-    if records.is_empty() {
+    if records.is_empty() && unsearched.is_empty() {
         return Some(Ok(None));
     }
     in_file_order(&mut records, source);
@@ -496,23 +542,36 @@ fn match_in_parts(
     Some(Ok(Some(FileMatches {
         records,
         rewrite,
-        unsearched: Vec::new(),
+        unsearched,
         parsed_in_parts: true,
     })))
 }
 
-/// Search the macro bodies of a file (see [`crate::embedded`]): those that
+/// Search the macro bodies in `top`, the tree of `text`, which starts at
+/// byte `base` of the file's `source` (see [`crate::embedded`]): those that
 /// parse on their own are matched like the file, the others give textual
 /// candidates where the pattern's literal occurs in them.
-fn match_regions(found: &mut Collector<'_>, source: &str, top: &Node<'_, Doc>) -> Vec<Candidate> {
+fn match_regions(
+    found: &mut Collector<'_>,
+    source: &str,
+    (text, base): (&str, usize),
+    top: &Node<'_, Doc>,
+) -> Vec<Candidate> {
     let pattern = found.pattern;
     let literal = pattern.required_literal.as_deref();
     let mut candidates = Vec::new();
-    // (region, depth); regions found inside a parsed region are queued with
-    // their file offsets.
-    let mut queue: Vec<(Region, usize)> = embedded::regions(pattern.lang, top)
+    // A region without the literal is never searched: only the subtrees
+    // holding it are walked to find regions.
+    let sites = LiteralSites::new(text, literal);
+    let holds = |a, b| sites.within(a, b);
+    // (region, depth), with file offsets; regions found inside a parsed
+    // region are queued too.
+    let mut queue: Vec<(Region, usize)> = embedded::regions(pattern.lang, top, &holds)
         .into_iter()
-        .map(|r| (r, 0))
+        .map(|r| {
+            let start = r.start + base;
+            (Region { start, ..r }, 0)
+        })
         .collect();
     while let Some((region, depth)) = queue.pop() {
         if literal.is_some_and(|l| !region.text.contains(l)) {
@@ -546,7 +605,9 @@ fn match_regions(found: &mut Collector<'_>, source: &str, top: &Node<'_, Doc>) -
         let within = parsed.prefix_len..parsed.prefix_len + parsed.len;
         found.collect(&parsed.root, within.clone(), at);
         if depth + 1 < embedded::MAX_REGION_DEPTH {
-            for inner in embedded::regions(pattern.lang, &sub) {
+            let sub_sites = LiteralSites::new(parsed.root.source(), literal);
+            let holds = |a, b| sub_sites.within(a, b);
+            for inner in embedded::regions(pattern.lang, &sub, &holds) {
                 if inner.start >= within.start && inner.start + inner.text.len() <= within.end {
                     let start = at.file_offset(inner.start);
                     queue.push((Region { start, ..inner }, depth + 1));

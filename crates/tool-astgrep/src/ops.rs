@@ -429,6 +429,10 @@ pub fn find_with(
 /// What `ast_edit` was asked to do, checked by [`stage_with`].
 #[derive(Debug, Clone, Default)]
 pub struct EditRequest<'a> {
+    /// The run's index, when it has one: the edit finds its files and
+    /// matches as `ast_grep` does, by the same freshness rules (see
+    /// [`crate::index`]).
+    pub index: Option<&'a SearchIndex>,
     pub pattern: &'a str,
     /// `None` only with a rule that has a `fix`.
     pub rewrite: Option<&'a str>,
@@ -498,12 +502,12 @@ struct PlannedOperation {
 /// Check one operation and search with it (nothing is staged here).
 fn plan_operation(
     ws: &Workspace,
+    req: &EditRequest<'_>,
     op: &EditOperation<'_>,
     paths: &[String],
-    language: Option<&str>,
-    allow_parse_errors: bool,
     cancel: &CancellationToken,
 ) -> Result<PlannedOperation, ToolError> {
+    let (language, allow_parse_errors) = (req.language, req.allow_parse_errors);
     let query = QuerySpec::from_args(op.pattern, op.rule)?;
     let rewrite: &str = match (&query, op.rewrite) {
         (_, Some(rw)) => rw,
@@ -537,7 +541,7 @@ fn plan_operation(
         limit: MAX_EDIT_FILES,
         allow_parse_errors,
     };
-    let outcome = run_search(&scope, ws, None, cancel)?;
+    let outcome = run_search(&scope, ws, req.index, cancel)?;
     cancelled(&outcome)?;
     if let Some(reached) = outcome.over_limit {
         return Err(over_limit(&format!("at least {}", thousands(reached))));
@@ -667,14 +671,12 @@ pub fn stage_with(
         .iter()
         .enumerate()
         .map(|(i, op)| {
-            plan_operation(ws, op, &paths, req.language, req.allow_parse_errors, cancel).map_err(
-                |e| match e {
-                    ToolError::BadArgs(m) if operations.len() > 1 => {
-                        ToolError::BadArgs(format!("operation {}: {m}", i + 1))
-                    }
-                    other => other,
-                },
-            )
+            plan_operation(ws, req, op, &paths, cancel).map_err(|e| match e {
+                ToolError::BadArgs(m) if operations.len() > 1 => {
+                    ToolError::BadArgs(format!("operation {}: {m}", i + 1))
+                }
+                other => other,
+            })
         })
         .collect::<Result<_, _>>()?;
     let merged = merge_operations(ws, &mut planned)?;

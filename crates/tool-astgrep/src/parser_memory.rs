@@ -4,6 +4,14 @@
 //! drops many small nodes. mimalloc does that work in less time
 //! (`cargo xtask bench astgrep` prints the CPU time of both sides).
 //!
+//! Without transparent huge pages (libmimalloc-sys's `no_thp`): a run's
+//! search index keeps its trees, so a first search takes hundreds of MB
+//! of fresh memory, and in 2 MiB huge pages the kernel's zeroing of it cost
+//! the stdlib's first search 1.9–2.3 s of system time against 1.3 s in
+//! 4 KiB pages (about a tenth of its CPU time; `cargo xtask bench
+//! astgrep`, `BENCH_CASE=run`). mimalloc's default would `madvise` its
+//! arenas for huge pages.
+//!
 //! The allocator is process-wide, so the program decides, once, before any
 //! parser exists: the agent-tools binary calls [`use_mimalloc`] first thing.
 //! A library user who does not call it gets the C library's malloc.

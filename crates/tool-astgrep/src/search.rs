@@ -34,7 +34,9 @@ use tool_core::fs::{FsError, Root};
 use tool_core::CancellationToken;
 
 pub use crate::collect::{FileResult, Keep};
-pub use crate::matching::{match_source, Candidate, FileMatches, MatchRecord, TooDeep};
+pub use crate::matching::{
+    match_source, parse_in_parts, Candidate, FileMatches, MatchRecord, TooDeep,
+};
 
 /// Files larger than this are skipped (and counted).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;

@@ -196,6 +196,8 @@ impl Tool for AstGrepTool {
 pub struct AstEditTool {
     workspace: Workspace,
     store: Arc<EditStore>,
+    /// The run's search index, shared with `ast_grep`.
+    index: Arc<SearchIndex>,
     /// Where the preview's diagnostics delta comes from, when linked.
     link: StagingLink,
 }
@@ -205,8 +207,15 @@ impl AstEditTool {
         AstEditTool {
             workspace,
             store,
+            index: Arc::default(),
             link: StagingLink::default(),
         }
+    }
+
+    /// Find files and matches through the run's index (`ast_grep`'s).
+    pub fn with_index(mut self, index: Arc<SearchIndex>) -> Self {
+        self.index = index;
+        self
     }
 
     /// Add the language servers' diagnostics delta to every preview.
@@ -230,8 +239,10 @@ impl Tool for AstEditTool {
         let ws = self.workspace.clone();
         let store = self.store.clone();
         let cancel = cx.cancel.clone();
+        let index = self.index.clone();
         let out = blocking(move || {
             let req = ops::EditRequest {
+                index: Some(&index),
                 pattern: args.pattern.as_deref().unwrap_or(""),
                 rewrite: args.rewrite.as_deref(),
                 path: None,

@@ -1,6 +1,8 @@
 //! The run's search index never answers differently from a fresh search:
 //! after writes through the tools, writes behind the run's back, deletions,
-//! renames, a coarse clock, and under a budget too small to keep anything.
+//! renames, a coarse clock, and under a budget too small to keep anything;
+//! and ast_edit, which finds its files through the same index, stages what
+//! it would stage without one.
 //! Every indexed answer is compared whole (text and structured) with a
 //! search without the index, and the match sets are spelled out.
 
@@ -9,7 +11,9 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 use tool_astgrep::index::SearchIndex;
-use tool_astgrep::ops::{self, FindRequest};
+use tool_astgrep::journal::Journal;
+use tool_astgrep::ops::{self, EditRequest, FindRequest};
+use tool_astgrep::store::EditStore;
 use tool_core::files::FileTransaction;
 use tool_core::{CancellationToken, Workspace};
 
@@ -222,4 +226,99 @@ fn a_tiny_budget_still_answers_right() {
     let stats = index.stats();
     assert!(stats.bytes <= stats.budget, "{stats:?}");
     assert_eq!((stats.trees, stats.texts), (0, 3), "{stats:?}");
+}
+
+/// Stage `pattern` → `rewrite` over the whole workspace with `index` (or
+/// without one) in a store of its own; the answer's text and the store.
+fn stage(
+    ws: &Workspace,
+    index: Option<&SearchIndex>,
+    pattern: &str,
+    rewrite: &str,
+) -> (String, EditStore, tempfile::TempDir) {
+    let journal = tempfile::tempdir().unwrap();
+    let store = EditStore::open(Journal::at(journal.path(), ws));
+    let req = EditRequest {
+        index,
+        pattern,
+        rewrite: Some(rewrite),
+        ..Default::default()
+    };
+    let out = ops::stage_with(ws, &store, &req, &CancellationToken::new()).unwrap();
+    (out.joined_text(), store, journal)
+}
+
+/// The indexed ast_edit's preview, checked equal to one staged without the
+/// index; its store, to accept it.
+fn stage_both(
+    ws: &Workspace,
+    index: &SearchIndex,
+    pattern: &str,
+    rewrite: &str,
+) -> (String, EditStore, tempfile::TempDir) {
+    let indexed = stage(ws, Some(index), pattern, rewrite);
+    let fresh = stage(ws, None, pattern, rewrite);
+    assert_eq!(indexed.0, fresh.0, "`{pattern}` → `{rewrite}`");
+    indexed
+}
+
+/// ast_edit finds its files and matches through the run's index, as
+/// ast_grep does, and sees every write: one through the tools that the
+/// clock cannot tell, its own accepted edit, and one behind the run's back.
+#[test]
+fn ast_edit_through_the_index_sees_every_write() {
+    let (dir, ws) = project();
+    let (a, b) = (dir.path().join("pkg/a.py"), dir.path().join("pkg/b.py"));
+    // Old files on a filesystem with a one-second clock: the index trusts
+    // their stamps, so only the run's write log can say they changed.
+    let old = SystemTime::now() - Duration::from_hours(1);
+    set_mtime(&a, old);
+    set_mtime(&b, old);
+    let index = SearchIndex::default().with_coarse_clock();
+    // The edit walks, reads and parses through the index.
+    let (first, ..) = stage_both(&ws, &index, "isinstance($X, $T)", "is_kind_of($X, $T)");
+    let kept = index.stats();
+    assert_eq!((kept.texts, kept.trees), (3, 2), "{kept:?}");
+    assert!(first.contains("+    return is_kind_of(x, str)"), "{first}");
+    // A write through the tools: same size, same second.
+    let changed = A.replace("isinstance(x, str)", "isinstance(x, int)");
+    ws.dir().write(&a, changed.as_bytes()).unwrap();
+    set_mtime(&a, old);
+    let (staged, store, _journal) =
+        stage_both(&ws, &index, "isinstance($X, $T)", "is_kind_of($X, $T)");
+    // A blank context line (one space) shown as `·`: a snapshot trims it.
+    let staged = staged.replace("\n \n", "\n·\n");
+    expect![[r#"
+        (proposed) 2 replacements in 2 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        ast_edit  isinstance($X, $T)  →  is_kind_of($X, $T)  [javascript, python] in .; nothing is written until accepted
+        searched: javascript (1 file), python (2 files)
+        --- a/pkg/a.py
+        +++ b/pkg/a.py
+        @@ -2,3 +2,3 @@
+        ·
+         def f(x):
+        -    return isinstance(x, int)
+        +    return is_kind_of(x, int)
+        --- a/pkg/b.py
+        +++ b/pkg/b.py
+        @@ -1,4 +1,4 @@
+         def g(y):
+        -    if isinstance(y, int):
+        +    if is_kind_of(y, int):
+                 return len(y)
+             return 0"#]]
+    .assert_eq(&staged);
+    // Its accept writes through a transaction: the next edit sees it.
+    ops::resolve(&store, "edit_1", true).unwrap();
+    set_mtime(&a, old);
+    set_mtime(&b, old);
+    let (none, ..) = stage_both(&ws, &index, "isinstance($X, $T)", "is_kind_of($X, $T)");
+    assert!(none.contains("no match"), "{none}");
+    let (back, ..) = stage_both(&ws, &index, "is_kind_of($X, $T)", "isinstance($X, $T)");
+    assert!(back.contains("2 replacements in 2 files"), "{back}");
+    // Behind the run's back (another size): seen by its stamp.
+    std::fs::write(&b, "is_kind_of(z, bytes)\n").unwrap();
+    let (behind, ..) = stage_both(&ws, &index, "is_kind_of($X, $T)", "isinstance($X, $T)");
+    assert!(behind.contains("+isinstance(z, bytes)"), "{behind}");
+    assert!(behind.contains("2 replacements in 2 files"), "{behind}");
 }

@@ -253,6 +253,26 @@ fn a_module_is_parsed_only_where_the_literal_is_with_the_same_matches() {
     assert_eq!(in_parts, 2);
 }
 
+/// `source`'s matches, checked parsed in parts, and equal (records and
+/// textual candidates) to `padded`'s, which is parsed whole.
+fn parts_equal_whole(lang: &str, pattern: &str, source: &str, padded: &str) -> search::FileMatches {
+    let lang = Lang::from_id(lang).unwrap();
+    let compiled = tool_astgrep::compile(lang, pattern).unwrap();
+    let parts = search::match_source(&compiled, None, source)
+        .unwrap()
+        .unwrap();
+    let whole = search::match_source(&compiled, None, padded)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (parts.parsed_in_parts, whole.parsed_in_parts),
+        (true, false)
+    );
+    assert_eq!(parts.records, whole.records);
+    assert_eq!(parts.unsearched, whole.unsearched);
+    parts
+}
+
 /// Parsed in parts or whole, a module's matches are the same records:
 /// positions, text, captures and the function or class each sits in. The
 /// whole parse is forced by a trailing comment that repeats the literal, so
@@ -271,19 +291,7 @@ fn parsed_in_parts_or_whole_the_records_are_the_same() {
         .collect();
     let source = format!("{source}\n{filler}");
     let padded = format!("{source}# {}\n", "isinstance ".repeat(500));
-    let lang = Lang::from_id("python").unwrap();
-    let compiled = tool_astgrep::compile(lang, "isinstance($X, $Y)").unwrap();
-    let parts = search::match_source(&compiled, None, &source)
-        .unwrap()
-        .unwrap();
-    let whole = search::match_source(&compiled, None, &padded)
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        (parts.parsed_in_parts, whole.parsed_in_parts),
-        (true, false)
-    );
-    assert_eq!(parts.records, whole.records);
+    let parts = parts_equal_whole("python", "isinstance($X, $Y)", &source, &padded);
     let shown: Vec<String> = parts
         .records
         .iter()
@@ -299,5 +307,52 @@ fn parsed_in_parts_or_whole_the_records_are_the_same() {
         11:7 isinstance(a, b) [("X", "a"), ("Y", "b")] in None
         13:8 isinstance(y, bytes) [("X", "y"), ("Y", "bytes")] in Some("later")
         16:6 isinstance(q, r) [("X", "q"), ("Y", "r")] in None"#]]
+    .assert_eq(&shown.join("\n"));
+}
+
+/// A C file is parsed only in the top-level items holding the literal, with
+/// the records and textual candidates of a whole parse: a function inside
+/// an `#ifdef` block, one with a directive in its body, a `#define` body
+/// searched on its own and one that parses in no wrapper. The whole parse
+/// is forced by a trailing comment repeating the literal.
+#[test]
+fn a_c_file_is_parsed_in_its_items_holding_the_literal_with_the_same_matches() {
+    let filler: String = (0..20)
+        .map(|i| format!("static int filler_{i}(int x)\n{{\n    return x * {i};\n}}\n\n"))
+        .collect();
+    let holding = "#include <stdlib.h>\n\
+                   struct buf { char *p; int n; };\n\
+                   #ifdef USE_POOL\n\
+                   void *grab(int n) { return malloc(n); }\n\
+                   #endif\n\
+                   #define ALLOC(n) malloc(n)\n\
+                   #define BROKEN(n) malloc(n) +\n\
+                   static struct buf *\nmake(int n)\n{\n\
+                   \x20   struct buf *b = malloc(sizeof(*b));\n\
+                   #if DEBUG\n\
+                   \x20   if (b == NULL) { abort(); }\n\
+                   #endif\n\
+                   \x20   b->p = malloc(n);\n\
+                   \x20   return b;\n}\n";
+    let source = format!("{filler}{holding}{filler}");
+    let padded = format!("{source}/* {} */\n", "malloc ".repeat(2000));
+    let parts = parts_equal_whole("c", "malloc($N)", &source, &padded);
+    let shown: Vec<String> = parts
+        .records
+        .iter()
+        .map(|r| format!("{}:{} {} in {:?}", r.line, r.column, r.text, r.enclosing))
+        .chain(
+            parts
+                .unsearched
+                .iter()
+                .map(|c| format!("candidate {:?} at {}", c.kind, c.line)),
+        )
+        .collect();
+    expect_test::expect![[r#"
+        104:28 malloc(n) in Some("grab(int n)")
+        106:18 malloc(n) in None
+        111:21 malloc(sizeof(*b)) in Some("make(int n)")
+        115:12 malloc(n) in Some("make(int n)")
+        candidate PreprocessorBody at 107"#]]
     .assert_eq(&shown.join("\n"));
 }

@@ -6,7 +6,7 @@
 //! Per pattern: its first search in the run (for the first pattern, also
 //! the index's build), the median of its repeats, the CLI's median, both
 //! ratios, whether every indexed search found exactly what a search without
-//! the index finds, and whether that equals the CLI's match set (file,
+//! the index, parsing every file whole, finds, and whether that equals the CLI's match set (file,
 //! start byte, end byte). Then what the index holds and how much the
 //! process grew.
 //!
@@ -17,7 +17,9 @@
 //!
 //! For a profiler: `BENCH_RUN_CORPUS=redis` runs one corpus,
 //! `BENCH_OURS_ONLY=1` leaves the CLI out, `BENCH_NO_INDEX=1` searches
-//! without the index (as before it existed).
+//! without the index (as before it existed), `BENCH_RUN_PATTERNS=1` runs
+//! only the first pattern (the index's build), `BENCH_NO_FRESH=1` leaves
+//! out the untimed search without the index.
 
 use super::MatchSet;
 use std::path::Path;
@@ -61,6 +63,18 @@ fn ours(
     lang: &str,
     pattern: &str,
 ) -> (Duration, MatchSet) {
+    let (time, _, set) = ours_cpu(ws, index, lang, pattern);
+    (time, set)
+}
+
+/// [`ours`] with the CPU time (user + system, all threads) it took.
+fn ours_cpu(
+    ws: &Workspace,
+    index: Option<&SearchIndex>,
+    lang: &str,
+    pattern: &str,
+) -> (Duration, Duration, MatchSet) {
+    let cpu_before = super::cpu_time(libc::RUSAGE_SELF);
     let started = Instant::now();
     let scope = ops::scope(ws, pattern, None, Some(lang)).expect("pattern compiles");
     let outcome = search::run_indexed(
@@ -73,16 +87,20 @@ fn ours(
     )
     .expect("search threads start");
     let time = started.elapsed();
+    let cpu = super::cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu_before);
     let mut set = MatchSet::new();
     for f in &outcome.files {
         for m in &f.matches {
             set.insert((f.rel.clone(), m.start, m.end));
         }
     }
-    (time, set)
+    (time, cpu, set)
 }
 
-fn cli(cli: &Path, dir: &Path, lang: &str, pattern: &str) -> (Duration, MatchSet) {
+/// The CLI's search: its wall time, the CPU time its process took, and
+/// its matches.
+fn cli(cli: &Path, dir: &Path, lang: &str, pattern: &str) -> (Duration, Duration, MatchSet) {
+    let cpu_before = super::cpu_time(libc::RUSAGE_CHILDREN);
     let started = Instant::now();
     let out = Command::new(cli)
         .current_dir(dir)
@@ -100,7 +118,8 @@ fn cli(cli: &Path, dir: &Path, lang: &str, pattern: &str) -> (Duration, MatchSet
         let end = v["range"]["byteOffset"]["end"].as_u64().unwrap_or(0) as usize;
         set.insert((file.to_string(), start, end));
     }
-    (time, set)
+    let cpu = super::cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu_before);
+    (time, cpu, set)
 }
 
 fn rss_kib() -> u64 {
@@ -147,6 +166,8 @@ pub(crate) fn run(cli_path: &Path, corpora: &[Corpus<'_>]) -> bool {
     };
     let no_index = std::env::var_os("BENCH_NO_INDEX").is_some();
     let only_corpus = std::env::var("BENCH_RUN_CORPUS").ok();
+    let pattern_count = env_usize("BENCH_RUN_PATTERNS", usize::MAX);
+    let no_fresh = std::env::var_os("BENCH_NO_FRESH").is_some();
     let mut all_fresh = true;
     for corpus in corpora {
         if only_corpus.as_deref().is_some_and(|c| c != corpus.name) {
@@ -170,25 +191,31 @@ pub(crate) fn run(cli_path: &Path, corpora: &[Corpus<'_>]) -> bool {
         let index = SearchIndex::default();
         let rss_before = rss_kib();
         let (mut firsts, mut repeated, mut clis) = (Vec::new(), Vec::new(), Vec::new());
-        for pattern in corpus.patterns {
+        // The first pattern's CPU time, ours and the CLI's (median): what
+        // the build costs on a machine whose load bends wall times.
+        let mut build_cpu = None;
+        for pattern in corpus.patterns.iter().take(pattern_count) {
             let mut cli_times = Vec::new();
             let mut cli_set = MatchSet::new();
             let mut ours_set = MatchSet::new();
             let mut first = Duration::ZERO;
+            let (mut first_cpu, mut cli_cpus) = (Duration::ZERO, Vec::new());
             let mut again = Vec::new();
             let mut same_as_fresh = true;
             // The CLI's runs interleaved with ours: first, then repeats.
             for i in 0..reps.max(repeats + 1) {
                 if i < reps {
-                    let (t, s) = cli(cli_path, corpus.dir, corpus.lang, pattern);
+                    let (t, c, s) = cli(cli_path, corpus.dir, corpus.lang, pattern);
                     cli_times.push(t);
+                    cli_cpus.push(c);
                     cli_set = s;
                 }
                 if i <= repeats {
                     let through = (!no_index).then_some(&index);
-                    let (t, s) = ours(&ws, through, corpus.lang, pattern);
+                    let (t, c, s) = ours_cpu(&ws, through, corpus.lang, pattern);
                     if i == 0 {
                         first = t;
+                        first_cpu = c;
                     } else {
                         again.push(t);
                         same_as_fresh &= s == ours_set;
@@ -200,8 +227,21 @@ pub(crate) fn run(cli_path: &Path, corpora: &[Corpus<'_>]) -> bool {
                 cli_times.push(Duration::ZERO);
             }
             let (rep, cli_t) = (median(again), median(cli_times));
-            // Untimed: a search without the index.
-            same_as_fresh &= ours(&ws, None, corpus.lang, pattern).1 == ours_set;
+            // Untimed: a search without the index, every file parsed whole
+            // (so the parts of Python and C files are checked too).
+            search::parse_in_parts(false);
+            let whole = if no_fresh {
+                ours_set.clone()
+            } else {
+                ours(&ws, None, corpus.lang, pattern).1
+            };
+            search::parse_in_parts(true);
+            if whole != ours_set {
+                same_as_fresh = false;
+                let only_ours: Vec<_> = ours_set.difference(&whole).take(3).collect();
+                let only_whole: Vec<_> = whole.difference(&ours_set).take(3).collect();
+                println!("    not fresh: only ours {only_ours:?}, only whole {only_whole:?}");
+            }
             all_fresh &= same_as_fresh;
             let identical = ours_set == cli_set;
             let ratio = |d: Duration| d.as_secs_f64() / cli_t.as_secs_f64().max(1e-9);
@@ -223,6 +263,9 @@ pub(crate) fn run(cli_path: &Path, corpora: &[Corpus<'_>]) -> bool {
                 let only_cli: Vec<_> = cli_set.difference(&ours_set).take(3).collect();
                 println!("    only ours: {only_ours:?}\n    only ast-grep: {only_cli:?}");
             }
+            if build_cpu.is_none() {
+                build_cpu = Some((first_cpu, median(cli_cpus)));
+            }
             firsts.push(first);
             repeated.push(rep);
             clis.push(cli_t);
@@ -232,6 +275,14 @@ pub(crate) fn run(cli_path: &Path, corpora: &[Corpus<'_>]) -> bool {
         let build = firsts.first().copied().unwrap_or_default();
         let later_firsts = &firsts[1.min(firsts.len())..];
         let later_cli = sum(&clis[1.min(clis.len())..]).max(1e-9);
+        let (ours_cpu_t, cli_cpu_t) = build_cpu.unwrap_or_default();
+        println!(
+            "{}: the run's first search in CPU time {} vs the CLI's {} ({:.3}x)",
+            corpus.name,
+            ms(ours_cpu_t),
+            ms(cli_cpu_t),
+            ours_cpu_t.as_secs_f64() / cli_cpu_t.as_secs_f64().max(1e-9)
+        );
         let s = index.stats();
         println!(
             "{}: the run's first search (index built) {:.3}x; later patterns' first {:.3}x; \
