@@ -89,6 +89,7 @@ fn spec(case: &Case, program: &Path, root: &Path, broker: Option<BrokerRoute>) -
         env: Vec::new(),
         ready_probe: None,
         change_diagnostics_delay: Duration::ZERO,
+        diagnosis_progress: None,
         broker,
     }
 }

@@ -11,10 +11,9 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 use tool_astgrep::index::SearchIndex;
-use tool_astgrep::journal::Journal;
 use tool_astgrep::ops::{self, EditRequest, FindRequest};
-use tool_astgrep::store::EditStore;
 use tool_core::files::FileTransaction;
+use tool_core::staging::{self, EditStore, Journal};
 use tool_core::{CancellationToken, Workspace};
 
 const A: &str = "import os\n\ndef f(x):\n    return isinstance(x, str)\n";
@@ -309,7 +308,7 @@ fn ast_edit_through_the_index_sees_every_write() {
              return 0"#]]
     .assert_eq(&staged);
     // Its accept writes through a transaction: the next edit sees it.
-    ops::resolve(&store, "edit_1", true).unwrap();
+    staging::resolve(&store, "edit_1", true).unwrap();
     set_mtime(&a, old);
     set_mtime(&b, old);
     let (none, ..) = stage_both(&ws, &index, "isinstance($X, $T)", "is_kind_of($X, $T)");
