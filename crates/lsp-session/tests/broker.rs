@@ -353,3 +353,38 @@ async fn a_later_run_attaches_to_a_server_that_said_it_started_before_it_came() 
     first.stop().await;
     later.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_attaches_after_the_indexing_knows_it_is_done() {
+    // rust-analyzer is waited for until it reports its indexing: a run
+    // that attaches after it gets the last report replayed instead of
+    // waiting out its whole grace period.
+    let case = &RUST;
+    let Some(program) = fixtures::require(case.programs) else {
+        return;
+    };
+    let (dir, file) = project_file(case);
+    let broker = start_broker(Duration::from_secs(5));
+    let start = || {
+        let mut spec = spec(case, &program, dir.path(), Some(broker.route.clone()));
+        spec.settle = Duration::from_mins(2);
+        LspClient::start(spec)
+    };
+    let first = start().await.unwrap();
+    first.sync_file(&file, case.language_id).await.unwrap();
+    first.wait_until_idle(Duration::from_mins(3)).await.unwrap();
+    assert!(!first.progress_runs("").is_empty());
+    assert!(first.busy().is_none());
+
+    let later = start().await.unwrap();
+    assert_eq!(later.pid(), first.pid());
+    let replayed = later.progress_runs("");
+    assert!(
+        !replayed.is_empty() && replayed.iter().all(|r| r.ended.is_some()),
+        "{replayed:?}"
+    );
+    assert!(later.busy().is_none() && !later.not_quiescent());
+    assert!(hover(case, &later, &file).await.contains(case.expect));
+    first.stop().await;
+    later.stop().await;
+}

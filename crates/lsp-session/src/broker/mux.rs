@@ -66,6 +66,12 @@ struct MuxState {
     registrations: Vec<Value>,
     /// Progress begun and not ended: token → its begin and latest report.
     progress: BTreeMap<String, Vec<Value>>,
+    /// The last progress that ended (its begin and end), and rust-analyzer's
+    /// last `experimental/serverStatus`: a run that attaches after the
+    /// indexing learns that the server reported it and is done, instead of
+    /// waiting for a report that came before it.
+    last_ended: Option<Vec<Value>>,
+    server_status: Option<Value>,
     /// The server's latest log messages other than errors, for runs that
     /// attach later (a server's "started" message among them; an error
     /// logged before a run came is not that run's).
@@ -179,10 +185,18 @@ impl SharedServer {
             let _ = tx.send(json!({"jsonrpc": "2.0", "id": format!("broker-replay-{i}"),
                 "method": "client/registerCapability", "params": params}));
         }
+        if st.progress.is_empty() {
+            for m in st.last_ended.iter().flatten() {
+                let _ = tx.send(m.clone());
+            }
+        }
         for msgs in st.progress.values() {
             for m in msgs {
                 let _ = tx.send(m.clone());
             }
+        }
+        if let Some(status) = &st.server_status {
+            let _ = tx.send(status.clone());
         }
         st.runs.insert(run, tx);
         st.unused_since = None;
@@ -495,7 +509,12 @@ impl SharedServer {
             }
             (Some(m), None) => {
                 if m == "$/progress" {
-                    record_progress(&mut st.progress, &msg);
+                    if let Some(ended) = record_progress(&mut st.progress, &msg) {
+                        st.last_ended = Some(ended);
+                    }
+                }
+                if m == "experimental/serverStatus" {
+                    st.server_status = Some(msg.clone());
                 }
                 if m == "window/logMessage" && msg["params"]["type"] != json!(1) {
                     if st.logs.len() == LOGS_KEPT {
@@ -606,8 +625,9 @@ fn doc_uri(msg: &Value) -> String {
     )
 }
 
-/// Keep a `$/progress` begun and not ended (its begin, its latest report).
-fn record_progress(progress: &mut BTreeMap<String, Vec<Value>>, msg: &Value) {
+/// Keep a `$/progress` begun and not ended (its begin, its latest
+/// report); at its end, its begin and end.
+fn record_progress(progress: &mut BTreeMap<String, Vec<Value>>, msg: &Value) -> Option<Vec<Value>> {
     let token = msg["params"]["token"].to_string();
     match msg["params"]["value"]["kind"].as_str() {
         Some("begin") => {
@@ -620,10 +640,14 @@ fn record_progress(progress: &mut BTreeMap<String, Vec<Value>>, msg: &Value) {
             }
         }
         Some("end") => {
-            progress.remove(&token);
+            let mut kept = progress.remove(&token)?;
+            kept.truncate(1);
+            kept.push(msg.clone());
+            return Some(kept);
         }
         _ => {}
     }
+    None
 }
 
 async fn write_server(
