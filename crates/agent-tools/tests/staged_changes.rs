@@ -649,13 +649,14 @@ async fn a_rust_ast_edit_that_breaks_types_shows_rust_analyzers_error_before_any
         --- a/src/main.rs
         +++ b/src/main.rs
         @@ -4,4 +4,4 @@
-         
+ 
          fn main() {
         -    println!("{}", greet("world"));
         +    println!("{}", greet("world", 2));
          }
         after this change: 1 new error
-          src/main.rs:6:35 error [E0107] expected 1 argument, found 2"#]].assert_eq(&out);
+          src/main.rs:6:35 error [E0107] expected 1 argument, found 2
+        after this change: other files not checked: rust (rust-analyzer) judges them only by its save-time check, which reads the disk, and a preview writes nothing (accepting the change checks them)"#]].assert_eq(&out);
     assert_eq!(p.disk(), before, "a staged edit touches nothing");
 
     // The preview has rust-analyzer's own error (it waited for the cold
