@@ -8,6 +8,11 @@
 //! (staged, never written), as the tools run it. The CLI prints every match
 //! as JSON lines (it has no cap), read and counted as they come.
 //!
+//! The `run-…` cases search through a run's index (see `tool_astgrep::index`)
+//! of the default budget or a small one: a run's first search, which keeps
+//! the texts and trees it read for the searches after it.
+//! `BENCH_MEMORY_CASES=a,b` runs those cases only.
+//!
 //! `BENCH_COPIES=N` (N > 1) searches the standard library's `.py` files
 //! copied N times side by side under `target/bench-corpus/stdlib-xN`, made
 //! once and reused. There the wide rewrite changes more files than one edit
@@ -17,6 +22,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use tool_astgrep::index::SearchIndex;
 use tool_astgrep::ops;
 use tool_core::staging::EditStore;
 use tool_core::staging::Journal;
@@ -28,6 +34,9 @@ pub(crate) struct MemoryCase {
     pub(crate) rewrite: Option<&'static str>,
     /// Search only the first copy (run only when there are copies).
     pub(crate) one_copy: bool,
+    /// Search through a run's index of this budget in MiB, which keeps
+    /// what it read and parsed (the run's first search); `None`: without.
+    pub(crate) index_mb: Option<usize>,
 }
 
 pub(crate) const MEMORY_CASES: &[MemoryCase] = &[
@@ -36,24 +45,49 @@ pub(crate) const MEMORY_CASES: &[MemoryCase] = &[
         pattern: "def $F($$$A): $$$B",
         rewrite: None,
         one_copy: false,
+        index_mb: None,
     },
     MemoryCase {
         name: "narrow",
         pattern: "$X == $X",
         rewrite: None,
         one_copy: false,
+        index_mb: None,
     },
     MemoryCase {
         name: "wide-rewrite",
         pattern: "isinstance($X, str)",
         rewrite: Some("isinstance($X, (str, bytes))"),
         one_copy: false,
+        index_mb: None,
     },
     MemoryCase {
         name: "one-copy-edit",
         pattern: "isinstance($X, str)",
         rewrite: Some("isinstance($X, (str, bytes))"),
         one_copy: true,
+        index_mb: None,
+    },
+    MemoryCase {
+        name: "run-isinstance",
+        pattern: "isinstance($X, $Y)",
+        rewrite: None,
+        one_copy: false,
+        index_mb: Some(tool_astgrep::index::DEFAULT_CACHE_MB),
+    },
+    MemoryCase {
+        name: "run-def",
+        pattern: "def $F($$$A): $$$B",
+        rewrite: None,
+        one_copy: false,
+        index_mb: Some(tool_astgrep::index::DEFAULT_CACHE_MB),
+    },
+    MemoryCase {
+        name: "run-def-256",
+        pattern: "def $F($$$A): $$$B",
+        rewrite: None,
+        one_copy: false,
+        index_mb: Some(256),
     },
 ];
 
@@ -104,8 +138,16 @@ pub(crate) fn child(name: &str, root: &Path) {
     let cancel = CancellationToken::new();
     let path = case.one_copy.then_some(ONE_COPY);
     let Some(rewrite) = case.rewrite else {
-        let out = ops::find(&ws, case.pattern, path, Some("python"), Some(50), &cancel)
-            .expect("the search answers");
+        let index = case.index_mb.map(SearchIndex::with_budget_mb);
+        let req = ops::FindRequest {
+            index: index.as_ref(),
+            pattern: Some(case.pattern),
+            paths: path.into_iter().map(str::to_string).collect(),
+            language: Some("python"),
+            max_results: Some(50),
+            ..Default::default()
+        };
+        let out = ops::find_with(&ws, &req, &cancel).expect("the search answers");
         let s = out.structured.expect("structured");
         println!("{} matches", s["total"]);
         return;
@@ -203,7 +245,16 @@ pub(crate) fn run(cli: &Path, corpus: &Path, copies: usize) {
         "case", "pattern", "ours MiB", "cli MiB", "ratio", "ours s", "cli s"
     );
     let me = std::env::current_exe().expect("the bench knows its own path");
-    for case in MEMORY_CASES.iter().filter(|c| copies > 1 || !c.one_copy) {
+    let only = std::env::var("BENCH_MEMORY_CASES").ok();
+    let picked = |c: &&MemoryCase| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|n| n == c.name))
+    };
+    for case in MEMORY_CASES
+        .iter()
+        .filter(|c| copies > 1 || !c.one_copy)
+        .filter(picked)
+    {
         let mut ours = Command::new(&me);
         ours.env("BENCH_CHILD", case.name)
             .env("BENCH_CHILD_ROOT", corpus);
