@@ -1,4 +1,4 @@
-//! The one diff a staged change is shown with: unified, a few lines of
+//! The one diff a staged change is shown with: unified, one line of
 //! context, capped in lines and in characters per line, moves first.
 
 use super::change::{StagedChange, StagedContent};
