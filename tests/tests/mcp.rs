@@ -704,8 +704,7 @@ fn ast_grep_then_ast_edit_and_resolve_accept_change_the_file() {
         ast_edit  print($X)  →  log($X)  [python] in main.py; nothing is written until accepted
         --- a/main.py
         +++ b/main.py
-        @@ -2,4 +2,4 @@
- 
+        @@ -3,3 +3,3 @@
          values = [1.0, 2.0, 3.0]
         -print(describe(values))
         -print(mean(values))

@@ -203,7 +203,7 @@ async fn the_lsp_family_alone_stages_a_code_action_and_resolves_it() {
     .await;
     expect_test::expect![[r#"
         (proposed) 1 edit in 1 file … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
-        lsp_code_action  "Add `# pyright: ignore[reportUnusedImport]`" at app.py:1: 1 edit in 1 file; nothing is written until accepted
+        lsp_code_action  "Add `# pyright: ignore[reportUnusedImport]`" at app.py:1; nothing is written until accepted
         --- a/app.py
         +++ b/app.py
         @@ -1,2 +1,2 @@

@@ -162,7 +162,7 @@ async fn a_staged_python_rename_shows_its_delta_writes_nothing_and_accept_applie
         .await;
     expect_test::expect![[r#"
         (proposed) 3 edits in 2 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
-        lsp_rename  `greet` → `welcome`: 3 edits in 2 files; nothing is written until accepted
+        lsp_rename  `greet` → `welcome`; nothing is written until accepted
         --- a/app.py
         +++ b/app.py
         @@ -1,3 +1,3 @@
@@ -223,8 +223,7 @@ async fn an_ast_edit_that_breaks_types_shows_the_new_error_before_anything_is_wr
         ast_edit  greet($X)  →  greet($X, 2)  [python] in app.py; nothing is written until accepted
         --- a/app.py
         +++ b/app.py
-        @@ -1,3 +1,3 @@
-         from util import greet
+        @@ -2,2 +2,2 @@
          
         -print(greet("world"))
         +print(greet("world", 2))
@@ -473,7 +472,7 @@ async fn a_typescript_add_missing_import_is_applied_and_staged_like_the_others()
         .await;
     expect_test::expect![[r#"
         (proposed) 1 edit in 1 file … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
-        lsp_code_action  "Add import from "./util"" at src/app.ts:1: 1 edit in 1 file; nothing is written until accepted
+        lsp_code_action  "Add import from "./util"" at src/app.ts:1; nothing is written until accepted
         --- a/src/app.ts
         +++ b/src/app.ts
         @@ -1 +1,3 @@
@@ -581,11 +580,10 @@ async fn a_staged_rust_rename_shows_its_delta_writes_nothing_and_accept_applies_
         .await;
     expect_test::expect![[r#"
         (proposed) 3 edits in 2 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
-        lsp_rename  `greet` → `welcome`: 3 edits in 2 files; nothing is written until accepted
+        lsp_rename  `greet` → `welcome`; nothing is written until accepted
         --- a/src/main.rs
         +++ b/src/main.rs
-        @@ -1,7 +1,7 @@
-         mod util;
+        @@ -2,6 +2,6 @@
          
         -use util::greet;
         +use util::welcome;
@@ -596,11 +594,10 @@ async fn a_staged_rust_rename_shows_its_delta_writes_nothing_and_accept_applies_
          }
         --- a/src/util.rs
         +++ b/src/util.rs
-        @@ -1,3 +1,3 @@
+        @@ -1,2 +1,2 @@
         -pub fn greet(name: &str) -> String {
         +pub fn welcome(name: &str) -> String {
              format!("hello {name}")
-         }
         after this change: no new errors or warnings"#]]
     .assert_eq(&out.joined_text());
     assert_eq!(p.disk(), before, "a staged rename touches nothing");
@@ -648,8 +645,7 @@ async fn a_rust_ast_edit_that_breaks_types_shows_rust_analyzers_error_before_any
         ast_edit  greet($X)  →  greet($X, 2)  [rust] in src/main.rs; nothing is written until accepted
         --- a/src/main.rs
         +++ b/src/main.rs
-        @@ -4,4 +4,4 @@
- 
+        @@ -5,3 +5,3 @@
          fn main() {
         -    println!("{}", greet("world"));
         +    println!("{}", greet("world", 2));
@@ -704,15 +700,14 @@ async fn a_staged_typescript_move_previews_what_the_server_reports_after_it() {
         .await;
     expect_test::expect![[r#"
         (proposed) 2 edits in 3 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
-        lsp_rename  move src/lib/util.ts → src/greeting.ts: 1 file moved, 2 edits in 2 files (edits from typescript); nothing is written until accepted
+        lsp_rename  move src/lib/util.ts → src/greeting.ts: 1 file moved (edits from typescript); nothing is written until accepted
         move src/lib/util.ts → src/greeting.ts
         --- a/src/app.ts
         +++ b/src/app.ts
-        @@ -1,3 +1,3 @@
+        @@ -1,2 +1,2 @@
         -import { greet } from "./lib/util";
         +import { greet } from "./greeting";
          
-         console.log(greet("world"));
         --- /dev/null
         +++ b/src/greeting.ts
         @@ -0,0 +1,5 @@
@@ -770,7 +765,7 @@ async fn a_staged_python_move_names_the_importers_no_server_edited() {
         .await;
     expect_test::expect![[r#"
         (proposed) 0 edits in 2 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
-        lsp_rename  move util.py → greeting.py: 1 file moved, 0 edits in 1 file (edits from python); nothing is written until accepted
+        lsp_rename  move util.py → greeting.py: 1 file moved (edits from python); nothing is written until accepted
         move util.py → greeting.py
         --- /dev/null
         +++ b/greeting.py
@@ -823,7 +818,7 @@ async fn a_staged_rust_module_move_previews_rust_analyzers_answer_and_accept_app
         .await;
     expect_test::expect![[r#"
         (proposed) 2 edits in 3 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
-        lsp_rename  move src/util.rs → src/greeting.rs: 1 file moved, 2 edits in 1 file (edits from rust); nothing is written until accepted
+        lsp_rename  move src/util.rs → src/greeting.rs: 1 file moved (edits from rust); nothing is written until accepted
         move src/util.rs → src/greeting.rs
         --- /dev/null
         +++ b/src/greeting.rs
@@ -833,14 +828,13 @@ async fn a_staged_rust_module_move_previews_rust_analyzers_answer_and_accept_app
         +}
         --- a/src/main.rs
         +++ b/src/main.rs
-        @@ -1,5 +1,5 @@
+        @@ -1,4 +1,4 @@
         -mod util;
         +mod greeting;
          
         -use util::greet;
         +use greeting::greet;
          
-         fn main() {
         --- a/src/util.rs
         +++ /dev/null
         @@ -1,3 +0,0 @@

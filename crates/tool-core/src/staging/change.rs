@@ -397,12 +397,12 @@ mod tests {
         expect_test::expect![[r#"
             --- a/a.py
             +++ b/a.py
-            @@ -1,7 +1,7 @@
+            @@ -1,3 +1,3 @@
              one
             -two
             +TWO
              three
-             four
+            @@ -5,3 +5,3 @@
              five
             -six
             +SIX

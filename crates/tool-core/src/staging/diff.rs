@@ -1,4 +1,4 @@
-//! The one diff a staged change is shown with: unified, a few lines of
+//! The one diff a staged change is shown with: unified, one line of
 //! context, capped in lines and in characters per line, moves first.
 
 use super::change::{StagedChange, StagedContent};
@@ -70,8 +70,9 @@ impl StagedChange {
     }
 }
 
-/// Lines of context around each change in a diff.
-const DIFF_CONTEXT: usize = 2;
+/// Lines of context around each change in a diff: one, enough to place
+/// it; the model reads the file for more.
+const DIFF_CONTEXT: usize = 1;
 
 /// The header a unified diff starts with, before its first hunk (and only
 /// when it has one), as `similar` writes it.

@@ -180,11 +180,14 @@ pub(crate) async fn run(
     .await?;
     let client = &p.target.client;
     let ws = sup.workspace();
-    let header = format!(
-        "lsp_code_action  \"{}\" at {}:{}: {} in {}",
+    let what = format!(
+        "lsp_code_action  \"{}\" at {}:{}",
         title(&action),
         p.file.shown,
         args.line,
+    );
+    let header = format!(
+        "{what}: {} in {}",
         plural(plan.edit_count(), "edit", "edits"),
         plural(plan.edits.len(), "file", "files"),
     );
@@ -197,7 +200,8 @@ pub(crate) async fn run(
     }
     if args.stage {
         let change = plan.staged_change(ws, "lsp_code_action");
-        return staged_edit::staged_output(link, ws, change, header).await;
+        // The counts are the proposal's line: said once.
+        return staged_edit::staged_output(link, ws, change, what).await;
     }
     tx.commit().map_err(|e| match e {
         e @ (TransactionError::NotAFile { .. } | TransactionError::Drifted(_)) => {

@@ -510,18 +510,21 @@ pub(crate) async fn run(
         .iter()
         .map(|(p, n)| format!("{} ({})", ws.relative(p), plural(*n, "edit", "edits")))
         .collect();
-    let header = format!(
-        "lsp_rename  move {} → {}: {} moved, {} in {}{}",
+    let moved = format!(
+        "lsp_rename  move {} → {}: {} moved",
         ws.relative(&from),
         ws.relative(&to),
         plural(pairs.len(), "file", "files"),
+    );
+    let offered = if asked.is_empty() {
+        " (no language server offers edits for moved files here)".to_string()
+    } else {
+        format!(" (edits from {})", asked.join(", "))
+    };
+    let header = format!(
+        "{moved}, {} in {}{offered}",
         plural(plan.edit_count(), "edit", "edits"),
         plural(plan.edits.len(), "file", "files"),
-        if asked.is_empty() {
-            " (no language server offers edits for moved files here)".to_string()
-        } else {
-            format!(" (edits from {})", asked.join(", "))
-        }
     );
     if args.stage {
         let mut change = plan.staged_change(ws, "lsp_rename");
@@ -532,7 +535,8 @@ pub(crate) async fn run(
                 to: ws.relative(&to).into(),
             }];
         }
-        return staged_edit::staged_output(link, ws, change, header).await;
+        // The edit counts are the proposal's line: said once.
+        return staged_edit::staged_output(link, ws, change, format!("{moved}{offered}")).await;
     }
 
     plan.transaction(ws).commit().map_err(|e| match e {

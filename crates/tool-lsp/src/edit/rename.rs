@@ -124,13 +124,8 @@ async fn stage(
     if change.files.is_empty() {
         return Err(no_edits(&p.target.client.name, &p, args));
     }
-    let header = format!(
-        "lsp_rename  `{}` → `{}`: {} in {}",
-        p.symbol,
-        args.new_name,
-        tool_core::format::plural(change.edits(), "edit", "edits"),
-        tool_core::format::plural(change.files.len(), "file", "files"),
-    );
+    // The counts are the proposal's line: said once.
+    let header = format!("lsp_rename  `{}` → `{}`", p.symbol, args.new_name);
     let mut out = staged_output(link, ws, change, header).await?;
     for line in report {
         out.push_text(line);

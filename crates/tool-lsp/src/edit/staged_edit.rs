@@ -9,7 +9,9 @@ use tool_core::{StagedChange, StagingLink, ToolError, ToolOutput, Workspace};
 pub(crate) const PREVIEW_FILES: usize = 20;
 
 /// Stage `change` in the run's change store and answer with its id, its
-/// diff and the servers' diagnostics delta; nothing is written.
+/// diff and the servers' diagnostics delta; nothing is written. `header`
+/// names what is proposed (the tool and its target); the counts are said
+/// once, in the proposal's line.
 pub(crate) async fn staged_output(
     link: &StagingLink,
     ws: &Workspace,
