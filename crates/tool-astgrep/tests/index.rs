@@ -293,19 +293,17 @@ fn ast_edit_through_the_index_sees_every_write() {
         searched: javascript (1 file), python (2 files)
         --- a/pkg/a.py
         +++ b/pkg/a.py
-        @@ -2,3 +2,3 @@
-        ·
+        @@ -3,2 +3,2 @@
          def f(x):
         -    return isinstance(x, int)
         +    return is_kind_of(x, int)
         --- a/pkg/b.py
         +++ b/pkg/b.py
-        @@ -1,4 +1,4 @@
+        @@ -1,3 +1,3 @@
          def g(y):
         -    if isinstance(y, int):
         +    if is_kind_of(y, int):
-                 return len(y)
-             return 0"#]]
+                 return len(y)"#]]
     .assert_eq(&staged);
     // Its accept writes through a transaction: the next edit sees it.
     staging::resolve(&store, "edit_1", true).unwrap();
