@@ -72,7 +72,8 @@ fn touching_then_debugpy(marker: &Path, python: &Path) -> Vec<String> {
 
 /// Only debugpy stays built in: the other adapters' lines depend on what
 /// the machine has installed.
-const DISABLE_OTHERS: &str = "[debug]\ndisable = [\"lldb\", \"delve\", \"dart\", \"node\", \"java\"]\n";
+const DISABLE_OTHERS: &str =
+    "[debug]\ndisable = [\"lldb\", \"delve\", \"dart\", \"node\", \"java\"]\n";
 
 impl Project {
     /// `agent-tools SUBCOMMAND --root ROOT`, with the fixtures on PATH.
