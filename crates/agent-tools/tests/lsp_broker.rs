@@ -3,7 +3,8 @@
 //! first of them started, answer as a private run does, keep answering
 //! when one run is SIGKILLed, and once the last run ends the server and
 //! the broker are gone within the idle timeout (nothing left that carries
-//! the test's marker variable).
+//! the test's marker variable). The same with four `agent-tools mcp`
+//! processes driven by the official MCP client (`lsp_broker_mcp.py`).
 
 #![cfg(feature = "lsp")]
 
@@ -163,6 +164,13 @@ fn wait_for_none_left(marker: &str) {
     }
 }
 
+/// Nothing carrying the marker runs any more and the socket is gone.
+fn assert_all_gone(s: &Setup) {
+    wait_for_none_left(&s.marker);
+    let socket = s.dir.path().join("broker").join("lsp-broker-0.1.0.sock");
+    assert!(!socket.exists(), "{} is left", socket.display());
+}
+
 /// The broker's pid (it leads its own session; its keepers do not).
 fn broker_pid(marker: &str) -> Option<u32> {
     procfs::with_environment("BROKER_TEST_MARK", marker)
@@ -205,13 +213,7 @@ fn four_runs_share_one_server_and_nothing_outlives_the_last() {
     for run in runs {
         run.end();
     }
-    wait_for_none_left(&s.marker);
-    assert!(!s
-        .dir
-        .path()
-        .join("broker")
-        .join("lsp-broker-0.1.0.sock")
-        .exists());
+    assert_all_gone(&s);
 }
 
 #[test]
@@ -266,4 +268,101 @@ fn the_brokers_death_makes_runs_fall_back_with_a_notice() {
 fn rand_id() -> u32 {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+}
+
+/// The fixtures' Python with the MCP SDK (`mcp` on PyPI), or `None`
+/// (skipped locally; a failure in CI).
+fn sdk_python() -> Option<std::path::PathBuf> {
+    let venv = fixtures::dir().join("venv");
+    let has_sdk = std::fs::read_dir(venv.join("lib"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|d| d.path().join("site-packages/mcp/client").is_dir());
+    if has_sdk {
+        return Some(venv.join("bin/python"));
+    }
+    let msg = format!("fixture missing: the MCP Python SDK in {}", venv.display());
+    assert!(!fixtures::in_ci(), "{msg}");
+    eprintln!("skipping: {msg}");
+    None
+}
+
+/// Four `agent-tools mcp` processes, driven by the official MCP client
+/// (`lsp_broker_mcp.py`), share one basedpyright: hover, definition and
+/// diagnostics answer alike in all four; SIGKILL of one leaves the others
+/// answering from the same server; after the last closes nothing carrying
+/// the marker remains and the socket is gone.
+#[test]
+fn several_mcp_clients_share_one_server() {
+    let Some(py) = sdk_python() else { return };
+    if fixtures::require(&["basedpyright-langserver"]).is_none() {
+        return;
+    }
+    let s = setup(3000);
+    let mut env: serde_json::Map<String, serde_json::Value> = s
+        .env
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), v.clone().into()))
+        .collect();
+    env.insert("PATH".into(), fixtures::path_env().to_string_lossy().into());
+    let plan = serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_agent-tools"),
+        "args": ["mcp", "--root", s.root, "--config", s.shared],
+        "env": env,
+        "cwd": s.root,
+        "clients": 4,
+        "timeout": 180,
+        "marker_var": "BROKER_TEST_MARK",
+        "marker": s.marker,
+        "calls": [
+            {"op": "hover", "file": "app.py", "line": 5, "symbol": "greet"},
+            {"op": "definition", "file": "app.py", "line": 5, "symbol": "greet"},
+            {"op": "diagnostics", "file": "app.py"},
+        ],
+    });
+    let plan_file = s.dir.path().join("plan.json");
+    std::fs::write(&plan_file, plan.to_string()).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp_broker_mcp.py");
+    let mut child = Command::new(py)
+        .arg(script)
+        .arg(&plan_file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let lines = cli::stdout_lines(&mut child);
+    let report = lines
+        .recv_timeout(Duration::from_mins(5))
+        .unwrap_or_else(|e| {
+            let _ = child.kill();
+            panic!("no report from the MCP driver ({e})")
+        });
+    let until = Instant::now() + Duration::from_mins(1);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < until, "the MCP driver did not end");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let first = r["first"].as_array().unwrap();
+    assert_eq!(first.len(), 4);
+    expect_test::expect![[r#"
+        [
+          "lsp hover  `greet` at app.py:5\n(function) def greet(name: str) -> str",
+          "lsp definition  `greet` at app.py:5\napp.py:1    def greet(name: str) -> str:  (in greet)",
+          "lsp diagnostics  app.py (python + ruff)\nno errors or warnings"
+        ]"#]]
+    .assert_eq(&serde_json::to_string_pretty(&first[0]).unwrap());
+    for answers in first {
+        assert_eq!(answers, &first[0]);
+    }
+    let groups = r["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "one server for four clients: {groups:?}");
+    let after = r["after_kill"].as_array().unwrap();
+    assert_eq!(after.len(), 3);
+    for answers in after {
+        assert_eq!(answers, &first[0]);
+    }
+    assert_eq!(&r["groups_after_kill"], &r["groups"]);
+    assert_all_gone(&s);
 }
