@@ -171,6 +171,18 @@ fn assert_all_gone(s: &Setup) {
     assert!(!socket.exists(), "{} is left", socket.display());
 }
 
+/// Two shared runs that have answered a hover, from one server.
+fn two_shared_runs(s: &Setup) -> Vec<Run> {
+    let mut runs: Vec<Run> = (0..2)
+        .map(|_| Run::start(&s.root, &s.shared, &s.env))
+        .collect();
+    for run in &mut runs {
+        assert_eq!(run.hover(), "(function) def greet(name: str) -> str");
+    }
+    assert_eq!(server_groups(&s.marker).len(), 1);
+    runs
+}
+
 /// The broker's pid (it leads its own session; its keepers do not).
 fn broker_pid(marker: &str) -> Option<u32> {
     procfs::with_environment("BROKER_TEST_MARK", marker)
@@ -223,13 +235,7 @@ fn the_brokers_death_makes_runs_fall_back_with_a_notice() {
     }
     // Long enough that no run's server stops for idleness meanwhile.
     let s = setup(60_000);
-    let mut runs: Vec<Run> = (0..2)
-        .map(|_| Run::start(&s.root, &s.shared, &s.env))
-        .collect();
-    for run in &mut runs {
-        assert_eq!(run.hover(), "(function) def greet(name: str) -> str");
-    }
-    assert_eq!(server_groups(&s.marker).len(), 1);
+    let mut runs = two_shared_runs(&s);
     let broker = broker_pid(&s.marker).expect("a broker runs");
     tool_core::process::signals::send(broker, tool_core::process::Signal::Kill).unwrap();
     // Its server goes with it (its keeper's owner is gone).
@@ -364,5 +370,24 @@ fn several_mcp_clients_share_one_server() {
         assert_eq!(answers, &first[0]);
     }
     assert_eq!(&r["groups_after_kill"], &r["groups"]);
+    assert_all_gone(&s);
+}
+
+/// The orphan probe for the broker: every shared run ends by SIGKILL
+/// (none detaches cleanly), and still, within the idle timeout, nothing
+/// carrying the marker remains (server, keepers, broker) and the socket
+/// is gone.
+#[test]
+fn nothing_outlives_shared_runs_that_are_all_sigkilled() {
+    if fixtures::require(&["basedpyright-langserver"]).is_none() {
+        return;
+    }
+    let s = setup(2000);
+    let runs = two_shared_runs(&s);
+    assert!(broker_pid(&s.marker).is_some(), "a broker runs");
+    for mut run in runs {
+        run.child.kill().unwrap();
+        run.child.wait().unwrap();
+    }
     assert_all_gone(&s);
 }
