@@ -1,9 +1,10 @@
 //! `cargo xtask bench context`: what the model reads, counted. A fixed
 //! question set (definition, references, hover, document symbols,
 //! workspace symbols, a staged rename, diagnostics of a broken file) over
-//! the lsp fixtures the tests ship, in Go, Python and Rust, each answer
-//! printed with its bytes and o200k tokens, and totals. The answers are
-//! snapshots (`xtask/context/<language>.txt`, `UPDATE_EXPECT=1` rewrites
+//! the lsp fixtures the tests ship, in Go, Python and Rust, plus an
+//! ast_grep search and a debug stop with locals (Python fixtures), each
+//! answer printed with its bytes and o200k tokens, and totals. The answers
+//! are snapshots (`xtask/context/<set>.txt`, `UPDATE_EXPECT=1` rewrites
 //! them), so every change in what the model reads is seen in review.
 //!
 //! `cargo xtask bench context ROOT CALLS.jsonl` counts the answers to the
@@ -20,10 +21,11 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;
 
-/// One language's questions: the fixture folder under `tests/fixtures/lsp`
-/// and its calls.
+/// One set of questions: its name (the snapshot's), the fixture folder
+/// under `tests/fixtures` and its calls.
 struct Set {
-    language: &'static str,
+    name: &'static str,
+    fixture: String,
     calls: Vec<Value>,
 }
 
@@ -39,7 +41,8 @@ fn sets() -> Vec<Set> {
                (say_line, say): (u32, &str),
                query: &str,
                broken: &str| Set {
-        language,
+        name: language,
+        fixture: format!("lsp/{language}"),
         calls: vec![
             lsp(json!({"op": "definition", "file": app, "line": at, "symbol": name})),
             lsp(json!({"op": "references", "file": util, "line": def, "symbol": name})),
@@ -78,6 +81,19 @@ fn sets() -> Vec<Set> {
             "Greeter",
             "src/broken.rs",
         ),
+        Set {
+            name: "astgrep",
+            fixture: "astgrep/python".into(),
+            calls: vec![json!({"tool": "ast_grep", "args": {"pattern": "isinstance($V, $T)"}})],
+        },
+        Set {
+            name: "debug",
+            fixture: "debug/python".into(),
+            calls: vec![
+                json!({"tool": "debug", "args": {"op": "breakpoints", "file": "avg.py", "lines": [9]}}),
+                json!({"tool": "debug", "args": {"op": "launch", "program": "avg.py"}}),
+            ],
+        },
     ]
 }
 
@@ -197,28 +213,54 @@ mod tempdir {
     }
 }
 
-/// `answer` with the temporary root as `ROOT` and the Go toolchain's
-/// folder as `GOROOT`, so the snapshot does not depend on the machine.
-fn masked(answer: &str, root: &Path, goroot: &str) -> String {
+/// `answer` with the temporary root as `ROOT`, the Go toolchain's folder
+/// as `GOROOT`, the fixtures' as `FIXTURES`, a debug thread's id as `N`
+/// and debugpy's version as `VERSION`, so the snapshot does not depend on
+/// the machine or the run.
+fn masked(answer: &str, root: &Path, goroot: &str, fixtures: &Path) -> String {
     let mut out = answer.to_string();
     if !goroot.is_empty() {
         out = out.replace(goroot, "GOROOT");
     }
-    let resolved = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    for p in [resolved.as_path(), root] {
-        out = out.replace(&*p.to_string_lossy(), "ROOT");
+    for (dir, name) in [(fixtures, "FIXTURES"), (root, "ROOT")] {
+        let resolved = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        for p in [resolved.as_path(), dir] {
+            out = out.replace(&*p.to_string_lossy(), name);
+        }
     }
-    out
+    let lines: Vec<String> = out
+        .split('\n')
+        .map(|line| {
+            let words: Vec<&str> = line.split(' ').collect();
+            let masked: Vec<String> = words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| match i.checked_sub(1).map(|p| words[p]) {
+                    Some("thread") if w.parse::<u64>().is_ok() => "N".to_string(),
+                    Some("debugpy") if w.starts_with(|c: char| c.is_ascii_digit()) => {
+                        let digits = w.trim_end_matches(|c: char| !c.is_ascii_digit());
+                        format!("VERSION{}", &w[digits.len()..])
+                    }
+                    _ => w.to_string(),
+                })
+                .collect();
+            masked.join(" ")
+        })
+        .collect();
+    lines.join("\n")
 }
 
 pub(crate) fn run(workspace: &Path, rest: &[String]) -> Result<()> {
-    run_cmd(Command::new("cargo").current_dir(workspace).args([
-        "build",
-        "--quiet",
-        "--release",
-        "-p",
-        "agent-tools",
-    ]))?;
+    // Asking another build (`AGENT_TOOLS_BIN`) needs none of this one.
+    if std::env::var_os("AGENT_TOOLS_BIN").is_none() {
+        run_cmd(Command::new("cargo").current_dir(workspace).args([
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "agent-tools",
+        ]))?;
+    }
     if let [root, calls] = rest {
         let text =
             std::fs::read_to_string(calls).with_context(|| format!("cannot read {calls}"))?;
@@ -243,24 +285,29 @@ pub(crate) fn run(workspace: &Path, rest: &[String]) -> Result<()> {
         .unwrap_or_default();
     let mut total = 0;
     for set in sets() {
-        let fixture = workspace.join("tests/fixtures/lsp").join(set.language);
+        let fixture = workspace.join("tests/fixtures").join(&set.fixture);
         let dir = copy_fixture(&fixture)?;
         let answers = ask(workspace, &dir.0, &set.calls)?;
         total += table(
-            &format!("{} (tests/fixtures/lsp/{})", set.language, set.language),
+            &format!("{} (tests/fixtures/{})", set.name, set.fixture),
             &answers,
         )?;
         let shown: Vec<String> = set
             .calls
             .iter()
             .zip(&answers)
-            .map(|(call, a)| format!("> {call}\n{}\n", masked(a, &dir.0, &goroot)))
+            .map(|(call, a)| {
+                format!(
+                    "> {call}\n{}\n",
+                    masked(a, &dir.0, &goroot, &fixtures::dir(workspace))
+                )
+            })
             .collect();
         expect_test::expect_file![workspace
             .join("xtask/context")
-            .join(format!("{}.txt", set.language))]
+            .join(format!("{}.txt", set.name))]
         .assert_eq(&shown.join("\n"));
     }
-    println!("all languages: {total} tokens");
+    println!("all sets: {total} tokens");
     Ok(())
 }
