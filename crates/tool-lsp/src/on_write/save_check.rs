@@ -262,11 +262,20 @@ pub(crate) async fn save_check_done(
     }
 }
 
+/// How long a file must have had no new publish after a save-time check's
+/// end before its results count as complete. Longer than [`QUIET_WINDOW`]:
+/// rust-analyzer publishes a check's results file by file over several
+/// loop turns, and under load (CI, load 5) a turn between a partial set
+/// (`[line 5]`) and the whole (`[line 5, line 11]`) took more than 200 ms,
+/// so the partial set was taken and the write's new error was missed.
+const CHECK_SETTLE_WINDOW: Duration = Duration::from_millis(600);
+
 /// After a save-time check's run ended: rust-analyzer 1.95 publishes the
 /// run's results after its progress end, file by file over several loop
 /// turns (seen: end, then `[E0382 line 4]`, then `[line 4, line 10]`), so
 /// the publish in force at the end may hold none of them. Waits until `uri`
-/// has had no new publish for [`QUIET_WINDOW`], at most `deadline`: `true`.
+/// has had no new publish for [`CHECK_SETTLE_WINDOW`], at most `deadline`:
+/// `true`.
 /// `false` when another run of the check began meanwhile (it clears the
 /// results first): wait for that one to end.
 pub(crate) async fn check_results_settled(
@@ -280,7 +289,7 @@ pub(crate) async fn check_results_settled(
     let mut changes = client.subscribe_diagnostics();
     let mut activity = client.subscribe_activity();
     loop {
-        let quiet_until = (tokio::time::Instant::now() + QUIET_WINDOW).min(deadline);
+        let quiet_until = (tokio::time::Instant::now() + CHECK_SETTLE_WINDOW).min(deadline);
         // Any publish or progress wakes the wait; only a publish for `uri`
         // restarts the window, and a new run ends it.
         loop {
