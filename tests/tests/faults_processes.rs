@@ -8,6 +8,12 @@
 //! calls `setsid()` and stops at a breakpoint. Then the host is ended the
 //! hard way: `kill -9` of `mcp`, SIGTERM of `batch`. Two seconds later no
 //! process with the marker may be left.
+//!
+//! Shared servers (`[lsp] shared = true`) are the one thing meant to
+//! outlive a run, for the other runs on the checkout: there, runs that
+//! share one server are SIGKILLed and SIGTERMed, and after the last one
+//! nothing of ours (server, keepers, broker, socket) may outlast the idle
+//! timeout and the broker's linger.
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -17,7 +23,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use test_support::cli::stdout_lines;
 use test_support::fixtures;
-use tool_core::process::procfs;
+use test_support::shared_servers::{self, SharedCheckout, HOVER, HOVER_SIGNATURE};
 use tool_core::process::signals::{self, Signal};
 
 const MARKER: &str = "AGENT_TOOLS_FAULT_MARKER";
@@ -127,22 +133,12 @@ fn next_line(rx: &mpsc::Receiver<String>, deadline: Instant) -> Value {
 
 /// The live processes with the marker, described.
 fn marked(marker: &str) -> Vec<String> {
-    procfs::with_environment(MARKER, marker)
-        .into_iter()
-        .map(|p| format!("{p} {}", procfs::cmdline(p).unwrap_or_default()))
-        .collect()
+    shared_servers::marked(MARKER, marker)
 }
 
 /// Wait up to 2 s for the marked processes to be gone; what is left.
 fn survivors_after_two_seconds(marker: &str) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        let left = marked(marker);
-        if left.is_empty() || Instant::now() >= deadline {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    shared_servers::survivors_after(MARKER, marker, Duration::from_secs(2))
 }
 
 /// Wait until the scenario's sleepers run: two per worker, the cell's, and
@@ -261,4 +257,85 @@ fn nothing_survives_sigterm_of_batch_and_it_exits_143() {
     let log = std::fs::read_to_string(dir.path().join("host.log")).unwrap_or_default();
     assert_eq!(status.code(), Some(128 + 15), "{status}; its log:\n{log}");
     drop(stdin);
+}
+
+/// A `batch` run with `[lsp] shared = true` on `checkout` that has answered
+/// the hover (its answer's text).
+fn shared_run(checkout: &SharedCheckout, marker: &str, name: &str) -> (Child, String) {
+    let log = checkout.dir.path().join(format!("{name}.log"));
+    let mut child = Command::new(tests::agent_tools_bin())
+        .args(["batch", "--root"])
+        .arg(&checkout.root)
+        .arg("--config")
+        .arg(&checkout.shared)
+        .arg("-")
+        .env(MARKER, marker)
+        .env("AGENT_TOOLS_BROKER_DIR", &checkout.broker_dir)
+        .env("PATH", fixtures::path_env())
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .expect("start agent-tools");
+    let rx = stdout_lines(&mut child);
+    let stdin = child.stdin.as_mut().unwrap();
+    writeln!(stdin, "{HOVER}").unwrap();
+    stdin.flush().unwrap();
+    let answer = next_line(&rx, Instant::now() + Duration::from_mins(2));
+    let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+    (child, text.to_string())
+}
+
+/// The broker's row of the orphan probe: two runs share one basedpyright
+/// under the broker the first started; one is SIGKILLed, the other
+/// SIGTERMed (neither detaches cleanly before its signal). Within the idle
+/// timeout (2 s), the broker's linger (2 s) and a margin of 2 s, nothing
+/// carrying the marker is left (server, keepers, broker) and the socket is
+/// gone.
+#[test]
+fn nothing_of_the_broker_survives_shared_runs_killed_and_terminated() {
+    tests::built_agent_tools_bin();
+    if fixtures::require(&["basedpyright-langserver"]).is_none() {
+        return;
+    }
+    let checkout = SharedCheckout::new(2000);
+    let marker = unique_marker();
+    let (mut killed, first) = shared_run(&checkout, &marker, "killed");
+    let _guard = KillOnDrop(killed.id());
+    let (mut terminated, second) = shared_run(&checkout, &marker, "terminated");
+    let _guard2 = KillOnDrop(terminated.id());
+    for answer in [&first, &second] {
+        assert_eq!(answer.lines().nth(1), Some(HOVER_SIGNATURE), "{answer}");
+    }
+    let servers = shared_servers::basedpyright_groups(MARKER, &marker);
+    assert_eq!(servers.len(), 1, "one server for both runs: {servers:?}");
+    let before = marked(&marker);
+    assert!(
+        before.iter().any(|p| p.ends_with(" lsp-broker")),
+        "a broker runs: {before:#?}"
+    );
+
+    signals::send(killed.id(), Signal::Kill).unwrap();
+    killed.wait().unwrap();
+    // Standard input stays open (`wait` would close it): only the signal
+    // ends the run.
+    let stdin = terminated.stdin.take();
+    signals::send(terminated.id(), Signal::Terminate).unwrap();
+    let status = terminated.wait().unwrap();
+    drop(stdin);
+    let log = std::fs::read_to_string(checkout.dir.path().join("terminated.log")).unwrap();
+    assert_eq!(status.code(), Some(128 + 15), "{status}; its log:\n{log}");
+    let left = shared_servers::survivors_after(MARKER, &marker, Duration::from_secs(6));
+    assert!(
+        left.is_empty(),
+        "{} of {} processes outlived the shared runs by 6 s: {left:#?}",
+        left.len(),
+        before.len()
+    );
+    assert!(
+        !checkout.socket().exists(),
+        "{} is left",
+        checkout.socket().display()
+    );
 }

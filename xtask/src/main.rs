@@ -95,7 +95,7 @@ fn test_env(root: &Path) -> impl Fn(&mut Command) + '_ {
 }
 
 /// The end-to-end tests drive the release binary, as a user runs it.
-fn build_release_binary(root: &Path) -> Result<()> {
+pub(crate) fn build_release_binary(root: &Path) -> Result<()> {
     let mut build = Command::new("cargo");
     build.args([
         "build",

@@ -12,11 +12,11 @@ use std::io::Write;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
+use test_support::shared_servers::{self, SharedCheckout, HOVER, HOVER_SIGNATURE};
 use test_support::{cli, fixtures};
 use tool_core::process::procfs;
 
-const HOVER: &str =
-    r#"{"tool":"lsp","args":{"op":"hover","file":"app.py","line":5,"symbol":"greet"}}"#;
+const MARK: &str = "BROKER_TEST_MARK";
 
 struct Run {
     child: Child,
@@ -34,13 +34,7 @@ impl Run {
             .env("PATH", fixtures::path_env())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(
-                std::fs::File::create(format!(
-                    "/tmp/bk30/run-{}.err",
-                    std::process::id() ^ rand_id()
-                ))
-                .unwrap(),
-            );
+            .stderr(Stdio::null());
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -92,17 +86,14 @@ impl Run {
 
 /// The process groups of basedpyright servers started under the marker.
 fn server_groups(marker: &str) -> std::collections::BTreeSet<u32> {
-    procfs::with_environment("BROKER_TEST_MARK", marker)
-        .into_iter()
-        .filter(|pid| procfs::cmdline(*pid).is_some_and(|c| c.contains("langserver.index.js")))
-        .filter_map(|pid| procfs::stat(pid).map(|s| s.pgrp))
-        .collect()
+    shared_servers::basedpyright_groups(MARK, marker)
 }
 
-/// A Python checkout, the shared and the private config, and the
-/// environment of the runs (the broker's folder, the test's marker).
+/// A Python checkout with its configs (see [`SharedCheckout`]), the
+/// test's marker and the environment of the runs (the broker's folder,
+/// the marker).
 struct Setup {
-    dir: tempfile::TempDir,
+    checkout: SharedCheckout,
     root: std::path::PathBuf,
     shared: std::path::PathBuf,
     private: std::path::PathBuf,
@@ -112,36 +103,20 @@ struct Setup {
 
 /// `idle_ms`: the shared config's idle timeout (a run's too).
 fn setup(idle_ms: u64) -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("p");
-    std::fs::create_dir(&root).unwrap();
-    std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"x\"\n").unwrap();
-    std::fs::write(
-        root.join("app.py"),
-        "def greet(name: str) -> str:\n    return name\n\n\nx = greet(\"a\")\n",
-    )
-    .unwrap();
-    let shared = dir.path().join("shared.toml");
-    std::fs::write(
-        &shared,
-        format!("[lsp]\nshared = true\nidle_timeout_ms = {idle_ms}\n"),
-    )
-    .unwrap();
-    let private = dir.path().join("private.toml");
-    std::fs::write(&private, "[lsp]\nshared = false\n").unwrap();
-    let marker = format!("{}-{}", std::process::id(), dir.path().display());
+    let checkout = SharedCheckout::new(idle_ms);
+    let marker = format!("{}-{}", std::process::id(), checkout.dir.path().display());
     let env = [
         (
             "AGENT_TOOLS_BROKER_DIR",
-            dir.path().join("broker").display().to_string(),
+            checkout.broker_dir.display().to_string(),
         ),
-        ("BROKER_TEST_MARK", marker.clone()),
+        (MARK, marker.clone()),
     ];
     Setup {
-        dir,
-        root,
-        shared,
-        private,
+        root: checkout.root.clone(),
+        shared: checkout.shared.clone(),
+        private: checkout.private.clone(),
+        checkout,
         marker,
         env,
     }
@@ -149,25 +124,14 @@ fn setup(idle_ms: u64) -> Setup {
 
 /// Wait until nothing carrying the marker runs (bounded generously).
 fn wait_for_none_left(marker: &str) {
-    let until = Instant::now() + Duration::from_mins(1);
-    loop {
-        let left = procfs::with_environment("BROKER_TEST_MARK", marker);
-        if left.is_empty() {
-            return;
-        }
-        let lines: Vec<String> = left
-            .iter()
-            .map(|p| format!("{p}: {}", procfs::cmdline(*p).unwrap_or_default()))
-            .collect();
-        assert!(Instant::now() < until, "still running: {lines:#?}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let left = shared_servers::survivors_after(MARK, marker, Duration::from_mins(1));
+    assert!(left.is_empty(), "still running: {left:#?}");
 }
 
 /// Nothing carrying the marker runs any more and the socket is gone.
 fn assert_all_gone(s: &Setup) {
     wait_for_none_left(&s.marker);
-    let socket = s.dir.path().join("broker").join("lsp-broker-0.1.0.sock");
+    let socket = s.checkout.socket();
     assert!(!socket.exists(), "{} is left", socket.display());
 }
 
@@ -177,7 +141,7 @@ fn two_shared_runs(s: &Setup) -> Vec<Run> {
         .map(|_| Run::start(&s.root, &s.shared, &s.env))
         .collect();
     for run in &mut runs {
-        assert_eq!(run.hover(), "(function) def greet(name: str) -> str");
+        assert_eq!(run.hover(), HOVER_SIGNATURE);
     }
     assert_eq!(server_groups(&s.marker).len(), 1);
     runs
@@ -185,7 +149,7 @@ fn two_shared_runs(s: &Setup) -> Vec<Run> {
 
 /// The broker's pid (it leads its own session; its keepers do not).
 fn broker_pid(marker: &str) -> Option<u32> {
-    procfs::with_environment("BROKER_TEST_MARK", marker)
+    procfs::with_environment(MARK, marker)
         .into_iter()
         .filter(|pid| procfs::cmdline(*pid).is_some_and(|c| c.ends_with("lsp-broker")))
         .find(|pid| procfs::stat(*pid).is_some_and(|s| s.session == *pid))
@@ -199,7 +163,7 @@ fn four_runs_share_one_server_and_nothing_outlives_the_last() {
     let s = setup(5000);
     let mut alone = Run::start(&s.root, &s.private, &s.env);
     let expected = alone.hover();
-    assert_eq!(expected, "(function) def greet(name: str) -> str");
+    assert_eq!(expected, HOVER_SIGNATURE);
     alone.end();
 
     let mut runs: Vec<Run> = (0..4)
@@ -247,7 +211,7 @@ fn the_brokers_death_makes_runs_fall_back_with_a_notice() {
     // Each run says so once and answers from a server of its own.
     for run in &mut runs {
         let (answer, before) = run.hover_with_lines();
-        assert_eq!(answer, "(function) def greet(name: str) -> str");
+        assert_eq!(answer, HOVER_SIGNATURE);
         let notices: Vec<&String> = before
             .iter()
             .filter(|l| l.contains("the shared-server broker is gone"))
@@ -257,10 +221,10 @@ fn the_brokers_death_makes_runs_fall_back_with_a_notice() {
     assert_eq!(server_groups(&s.marker).len(), 2);
     // The next run starts a new broker (its server, started by a run with a
     // short idle timeout, ends soon after that run).
-    let short = s.dir.path().join("short.toml");
+    let short = s.checkout.dir.path().join("short.toml");
     std::fs::write(&short, "[lsp]\nshared = true\nidle_timeout_ms = 3000\n").unwrap();
     let mut next = Run::start(&s.root, &short, &s.env);
-    assert_eq!(next.hover(), "(function) def greet(name: str) -> str");
+    assert_eq!(next.hover(), HOVER_SIGNATURE);
     let again = broker_pid(&s.marker).expect("a new broker");
     assert_ne!(again, broker);
     assert_eq!(server_groups(&s.marker).len(), 3);
@@ -269,11 +233,7 @@ fn the_brokers_death_makes_runs_fall_back_with_a_notice() {
         run.end();
     }
     wait_for_none_left(&s.marker);
-    drop(s.dir);
-}
-fn rand_id() -> u32 {
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    drop(s.checkout);
 }
 
 /// The fixtures' Python with the MCP SDK (`mcp` on PyPI), or `None`
@@ -319,7 +279,7 @@ fn several_mcp_clients_share_one_server() {
         "cwd": s.root,
         "clients": 4,
         "timeout": 180,
-        "marker_var": "BROKER_TEST_MARK",
+        "marker_var": MARK,
         "marker": s.marker,
         "calls": [
             {"op": "hover", "file": "app.py", "line": 5, "symbol": "greet"},
@@ -327,7 +287,7 @@ fn several_mcp_clients_share_one_server() {
             {"op": "diagnostics", "file": "app.py"},
         ],
     });
-    let plan_file = s.dir.path().join("plan.json");
+    let plan_file = s.checkout.dir.path().join("plan.json");
     std::fs::write(&plan_file, plan.to_string()).unwrap();
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp_broker_mcp.py");
     let mut child = Command::new(py)

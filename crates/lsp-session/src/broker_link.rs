@@ -12,8 +12,44 @@ use std::time::{Duration, Instant};
 use tokio::net::UnixStream;
 
 /// The notification a run gets before its connection closes because the
-/// server ended (a connection that closes without it lost the broker).
+/// server ended (a connection that closes without it lost the broker):
+/// `{"reason": text, "end": ServerEnd}`.
 pub const SERVER_GONE: &str = "$/broker/serverGone";
+
+/// The request of a run's `reload`: the broker answers `{"pid", "others"}`
+/// (the old server and how many other runs it tells), then stops the
+/// server; the next attach starts a new one.
+pub const RELOAD: &str = "$/broker/reload";
+
+/// Why a shared server ended, as its runs are told.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum ServerEnd {
+    /// It exited on its own (a crash): how.
+    Exited { how: String },
+    /// The broker stopped it: unused past the idle timeout, or the broker
+    /// itself ended.
+    Stopped,
+    /// Its processes' resident memory passed the lowest ceiling its runs
+    /// asked for.
+    OverCeiling { rss_mb: u64, ceiling_mb: u64 },
+    /// A run's `reload` restarted it.
+    Reloaded,
+}
+
+impl ServerEnd {
+    /// What a run says of it.
+    pub fn describe(&self) -> String {
+        match self {
+            ServerEnd::Exited { how } => how.clone(),
+            ServerEnd::Stopped => "it was stopped by the broker".into(),
+            ServerEnd::OverCeiling { rss_mb, ceiling_mb } => format!(
+                "it used {rss_mb} MiB, over its memory ceiling of {ceiling_mb} MiB: the broker stopped it"
+            ),
+            ServerEnd::Reloaded => "another run's `reload` restarted it".into(),
+        }
+    }
+}
 
 /// How an attach that failed begins (the supervisor falls back to a
 /// server of the run's own).
@@ -45,6 +81,10 @@ pub struct Attach {
     pub settings: Option<Value>,
     /// How long the server may stay unused after its last run detached.
     pub idle_ms: u64,
+    /// The run's memory ceiling for this server in MiB (the broker applies
+    /// the lowest its runs asked for).
+    #[serde(default)]
+    pub memory_ceiling_mb: Option<u64>,
     /// The run's pid, for the broker's log.
     pub run_pid: u32,
 }
@@ -206,6 +246,9 @@ pub struct BrokerRoute {
     /// How long a server may stay unused after the run's detach (the run's
     /// idle timeout).
     pub idle: Duration,
+    /// The memory ceiling in MiB the run asks the broker to keep its
+    /// server under (the entry's own, else the run's).
+    pub memory_ceiling_mb: Option<u64>,
 }
 
 /// Connect to the broker (starting it when none listens) and attach.

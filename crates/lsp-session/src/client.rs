@@ -134,10 +134,9 @@ struct Shared {
     refreshes: watch::Sender<u64>,
     /// Set before a deliberate stop, so the exit is not counted as a crash.
     stopping: AtomicBool,
-    /// Attached to a shared server: what the broker said when the server
-    /// ended, if it did (a connection that closes without it lost the
-    /// broker).
-    broker_gone_note: Mutex<Option<String>>,
+    /// Attached to a shared server: why the broker said the server ended,
+    /// if it did (a connection that closes without it lost the broker).
+    broker_end: Mutex<Option<crate::broker_link::ServerEnd>>,
     /// The start of the log message that says the server finished starting.
     started_message: Option<String>,
     /// Whether it was seen.
@@ -282,7 +281,7 @@ impl LspClient {
             silent_waits: std::sync::atomic::AtomicU32::new(0),
             errors_logged: Mutex::default(),
             stopping: AtomicBool::new(false),
-            broker_gone_note: Mutex::default(),
+            broker_end: Mutex::default(),
             started_message: spec.started_message.clone(),
             diagnosis_progress: spec.diagnosis_progress.clone(),
             started: watch::channel(false).0,
@@ -405,14 +404,27 @@ impl LspClient {
     /// Whether this run was attached to a shared server and lost the
     /// broker (not the server: the broker says so when a server ends).
     pub fn broker_lost(&self) -> bool {
-        self.attached.is_some()
-            && self.crashed()
-            && self
-                .shared
-                .broker_gone_note
-                .lock()
-                .expect("gone note")
-                .is_none()
+        self.attached.is_some() && self.crashed() && self.ended_by_broker().is_none()
+    }
+
+    /// Why the broker said the shared server ended, if it did.
+    pub fn ended_by_broker(&self) -> Option<crate::broker_link::ServerEnd> {
+        self.shared.broker_end.lock().expect("broker end").clone()
+    }
+
+    /// Restart the shared server for every run attached to it (`reload`):
+    /// the broker stops it and tells the others; the next attach starts a
+    /// new one. How many other runs were told.
+    pub async fn restart_shared(&self) -> Result<usize, String> {
+        let answer = self
+            .request(
+                crate::broker_link::RELOAD,
+                Value::Null,
+                Duration::from_secs(10),
+            )
+            .await
+            .map_err(|e| format!("the broker did not restart it: {e}"))?;
+        Ok(answer["others"].as_u64().unwrap_or(0) as usize)
     }
 
     /// Wait for the log message that says the server finished starting,

@@ -73,17 +73,43 @@ struct SlotState {
 }
 
 impl SlotState {
-    /// Move a client that died on its own into the crash record.
-    fn observe(&mut self) {
-        if let Some(c) = &self.client {
-            if let Some(why) = c.gone() {
-                if c.crashed() {
-                    self.crashes += 1;
-                    self.last_crash = Some((Instant::now(), why));
-                }
-                self.client = None;
+    /// Move a client that died on its own into the crash record, and one
+    /// whose shared server the broker stopped over its ceiling or for
+    /// another run's `reload` into its own: what the run is told of that
+    /// (once: the client is dropped here).
+    fn observe(&mut self, slot: &ServerSlot) -> Option<String> {
+        use crate::broker_link::ServerEnd;
+        let c = self.client.as_ref()?;
+        let why = c.gone()?;
+        let told = match c.ended_by_broker() {
+            Some(ServerEnd::OverCeiling { rss_mb, ceiling_mb }) => {
+                self.over_ceiling = Some((Instant::now(), rss_mb, ceiling_mb));
+                self.times_over_ceiling += 1;
+                Some(format!(
+                    "lsp: {} at {} (shared, pid {}) used {rss_mb} MiB, over its memory ceiling of {ceiling_mb} MiB: the broker stopped it for every run attached; the next call that needs it starts it afresh",
+                    slot.entry.id, slot.shown_root, c.pid()
+                ))
             }
-        }
+            Some(ServerEnd::Reloaded) => Some(format!(
+                "lsp: {} at {} (shared, pid {}) was restarted by another run's `reload`; the next call attaches to the new one",
+                slot.entry.id, slot.shown_root, c.pid()
+            )),
+            _ if c.crashed() => {
+                self.crashes += 1;
+                self.last_crash = Some((Instant::now(), why));
+                None
+            }
+            _ => None,
+        };
+        self.client = None;
+        told
+    }
+}
+
+/// Post `text` on the run's board, if one is bound.
+fn tell(board: &Mutex<Option<NoticeBoard>>, text: Option<String>) {
+    if let (Some(text), Some(board)) = (text, board.lock().expect("board").as_ref()) {
+        board.post("lsp", NoticeLevel::Warning, text);
     }
 }
 
@@ -169,6 +195,16 @@ async fn keep_servers(slots: std::sync::Weak<Mutex<SlotMap>>, upkeep: Upkeep) {
                     &upkeep.board,
                     &c.gone().unwrap_or_default(),
                 );
+            }
+            // A shared server the broker stopped is told now, not only at
+            // the next call.
+            if state
+                .client
+                .as_ref()
+                .is_some_and(|c| c.ended_by_broker().is_some())
+            {
+                let told = state.observe(&slot);
+                tell(&upkeep.board, told);
             }
             let ceiling_mb = slot.entry.memory_ceiling_mb.unwrap_or(upkeep.ceiling_mb);
             // A shared server is not the run's to stop: detaching would
@@ -290,6 +326,7 @@ impl LspSupervisor {
                 paths: crate::broker_link::BrokerPaths::for_user(),
                 launcher: crate::broker_link::launcher(),
                 idle: self.timeouts.idle,
+                memory_ceiling_mb: None,
             });
         }
         sharing.clone()
@@ -301,13 +338,18 @@ impl LspSupervisor {
     }
 
     /// Start a client for `spec`: attached to the broker's shared server
-    /// when sharing is on, else (or when the broker cannot be reached) a
-    /// server of the run's own.
-    async fn start_client(&self, mut spec: StartSpec) -> Result<Arc<LspClient>, String> {
-        let route = match self.sharing() {
+    /// (which keeps it under `ceiling_mb`) when sharing is on, else (or
+    /// when the broker cannot be reached) a server of the run's own.
+    async fn start_client(
+        &self,
+        mut spec: StartSpec,
+        ceiling_mb: u64,
+    ) -> Result<Arc<LspClient>, String> {
+        let mut route = match self.sharing() {
             Sharing::On(route) => route,
             Sharing::Off | Sharing::Lost(_) => return LspClient::start(spec).await,
         };
+        route.memory_ceiling_mb = Some(ceiling_mb);
         spec.broker = Some(route);
         match LspClient::start(spec.clone()).await {
             Err(why) if why.starts_with(crate::broker_link::ATTACH_FAILED) => {
@@ -488,7 +530,8 @@ impl LspSupervisor {
         if let Some(c) = state.client.as_ref().filter(|c| c.broker_lost()) {
             self.lose_broker(&c.gone().unwrap_or_default());
         }
-        state.observe();
+        let told = state.observe(slot);
+        tell(&self.board, told);
         state.last_used = Some(Instant::now());
         if let Some(c) = &state.client {
             return Ok(c.clone());
@@ -549,7 +592,11 @@ impl LspSupervisor {
             diagnosis_progress: slot.entry.project_diagnostics_progress.clone(),
             broker: None,
         };
-        let mut started = self.start_client(spec.clone()).await;
+        let ceiling_mb = slot
+            .entry
+            .memory_ceiling_mb
+            .unwrap_or(self.memory_ceiling_mb);
+        let mut started = self.start_client(spec.clone(), ceiling_mb).await;
         if started
             .as_ref()
             .is_err_and(|why| why.starts_with(crate::client::EXITED_BEFORE_STARTED))
@@ -558,7 +605,7 @@ impl LspSupervisor {
             // when the daemon it spawned is slow to open its socket, as on
             // a loaded machine; the second proxy finds it up.
             tokio::time::sleep(backoff(1)).await;
-            started = self.start_client(spec).await;
+            started = self.start_client(spec, ceiling_mb).await;
         }
         match started {
             Ok(c) => {
@@ -618,15 +665,20 @@ impl LspSupervisor {
         }
         let mut lines = Vec::new();
         for slot in slots {
+            // A shared server is restarted for every run attached to it.
+            let mut others_told = None;
             {
                 let mut state = slot.state.lock().await;
                 if let Some(c) = state.client.take() {
+                    if c.attached().is_some() && c.gone().is_none() {
+                        others_told = Some(c.restart_shared().await);
+                    }
                     c.stop().await;
                 }
                 state.crashes = 0;
                 state.last_crash = None;
             }
-            let line = match self.ensure_running(&slot).await {
+            let mut line = match self.ensure_running(&slot).await {
                 Ok(c) => format!(
                     "{} at {}: restarted ({}, pid {})",
                     slot.entry.id,
@@ -636,6 +688,18 @@ impl LspSupervisor {
                 ),
                 Err(e) => format!("{} at {}: {e}", slot.entry.id, self.rel(&slot.root)),
             };
+            match others_told {
+                None => {}
+                Some(Ok(0)) => line.push_str("; it was shared with no other run"),
+                Some(Ok(n)) => line.push_str(&format!(
+                    "; it was shared: the {n} other run{} attached to it {} told",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "was" } else { "were" }
+                )),
+                Some(Err(why)) => line.push_str(&format!(
+                    "; shared, and {why}: only this run's link was restarted"
+                )),
+            }
             lines.push(line);
         }
         Ok(lines)
@@ -691,7 +755,8 @@ impl LspSupervisor {
         let Ok(mut state) = slot.state.try_lock() else {
             return format!("{head}: starting");
         };
-        state.observe();
+        let told = state.observe(slot);
+        tell(&self.board, told);
         let crashed = match (&state.last_crash, state.crashes) {
             (Some((at, why)), n) if n > 0 => Some(format!(
                 "crashed ×{n} (last {} s ago: {})",

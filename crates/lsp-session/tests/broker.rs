@@ -142,6 +142,11 @@ struct Running {
 }
 
 fn start_broker(idle: Duration) -> Running {
+    start_broker_lingering(idle, Duration::from_millis(200))
+}
+
+/// A broker that stays `linger` once it has nothing to do.
+fn start_broker_lingering(idle: Duration, linger: Duration) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let paths = BrokerPaths {
         dir: dir.path().join("broker"),
@@ -149,13 +154,14 @@ fn start_broker(idle: Duration) -> Running {
     paths.prepare().unwrap();
     let listener = tokio::net::UnixListener::bind(paths.socket()).unwrap();
     let broker = Arc::new(Broker::default());
-    let serving = tokio::spawn(broker.clone().serve(listener, Duration::from_millis(200)));
+    let serving = tokio::spawn(broker.clone().serve(listener, linger));
     Running {
         broker,
         route: BrokerRoute {
             paths,
             launcher: None,
             idle,
+            memory_ceiling_mb: None,
         },
         serving,
         _dir: dir,
@@ -387,4 +393,171 @@ async fn a_run_that_attaches_after_the_indexing_knows_it_is_done() {
     assert!(hover(case, &later, &file).await.contains(case.expect));
     first.stop().await;
     later.stop().await;
+}
+
+/// A run's supervisor sharing through `broker`, with its notice board and
+/// its memory ceiling for every server.
+fn shared_run(
+    root: &Path,
+    broker: &Running,
+    ceiling_mb: u64,
+) -> (lsp_session::LspSupervisor, tool_core::notices::NoticeBoard) {
+    let timeouts = lsp_session::Timeouts {
+        // Its keeper looks every 5 s (a quarter, at most 5 s).
+        idle: Duration::from_mins(1),
+        ..Default::default()
+    };
+    let sup = lsp_session::LspSupervisor::new(Workspace::new(root).unwrap(), Default::default())
+        .with_path(Some(fixtures::path_env()))
+        .with_timeouts(timeouts)
+        .with_memory_ceiling_mb(ceiling_mb)
+        .with_broker(broker.route.clone());
+    let board = tool_core::notices::NoticeBoard::new();
+    sup.set_notice_board(board.clone());
+    (sup, board)
+}
+
+/// The run's hover through its supervisor (starting or attaching), and
+/// the server's pid.
+async fn run_hover(sup: &lsp_session::LspSupervisor, file: &Path) -> (String, u32) {
+    let target = sup.target_for(file).await.unwrap();
+    let answer = hover(&PYTHON, &target.client, file).await;
+    (answer, target.client.pid())
+}
+
+/// Every run of digits of `text` as `N` (pids, MiB and ages vary).
+fn digits_masked(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in text.chars() {
+        if !c.is_ascii_digit() {
+            out.push(c);
+        } else if !in_number {
+            out.push('N');
+        }
+        in_number = c.is_ascii_digit();
+    }
+    out
+}
+
+/// The notices on `board`, digits masked.
+fn notices(board: &tool_core::notices::NoticeBoard) -> Vec<String> {
+    board
+        .take()
+        .0
+        .iter()
+        .map(|n| digits_masked(&n.text))
+        .collect()
+}
+
+/// The runs' notices, each run's once, within `bound`.
+async fn told(boards: &[&tool_core::notices::NoticeBoard], bound: Duration) -> Vec<Vec<String>> {
+    wait_until("every run is told", bound, || {
+        boards.iter().all(|b| b.pending_count() > 0)
+    })
+    .await;
+    boards.iter().map(|b| notices(b)).collect()
+}
+
+/// The broker keeps a shared server under the lowest ceiling its runs ask
+/// for: a third run with a ceiling of 10 MiB (node alone takes more)
+/// attaches, the broker stops the server, each run is told once, `status`
+/// says why, and the next calls share a new server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_server_over_its_ceiling_is_stopped_for_every_run_each_told() {
+    let Some(_) = fixtures::require(PYTHON.programs) else {
+        return;
+    };
+    let (dir, file) = project_file(&PYTHON);
+    // It stays while the runs call again (no launcher starts another).
+    let broker = start_broker_lingering(Duration::from_secs(5), Duration::from_mins(1));
+    let (a, a_board) = shared_run(dir.path(), &broker, 8192);
+    let (b, b_board) = shared_run(dir.path(), &broker, 8192);
+    let (answer, pid) = run_hover(&a, &file).await;
+    assert!(answer.contains(PYTHON.expect), "{answer}");
+    assert_eq!(run_hover(&b, &file).await.1, pid);
+    let (tiny, tiny_board) = shared_run(dir.path(), &broker, 10);
+    // Its start may itself be cut short by the stop; it is told either way.
+    let _ = tiny.target_for(&file).await;
+    let each = told(&[&a_board, &b_board], Duration::from_secs(30)).await;
+    expect_test::expect![[r#"
+        [
+            [
+                "lsp: python at . (shared, pid N) used N MiB, over its memory ceiling of N MiB: the broker stopped it for every run attached; the next call that needs it starts it afresh",
+            ],
+            [
+                "lsp: python at . (shared, pid N) used N MiB, over its memory ceiling of N MiB: the broker stopped it for every run attached; the next call that needs it starts it afresh",
+            ],
+        ]
+    "#]]
+    .assert_debug_eq(&each);
+    let status = a.status_lines().await;
+    let line = status.iter().find(|l| l.starts_with("python at ")).unwrap();
+    expect_test::expect![[r#"python at . (basedpyright-langserver --stdio): stopped: it went over its memory ceiling (last N s ago: N MiB > N MiB); the next call that needs it starts it again"#]]
+        .assert_eq(&digits_masked(line));
+    wait_until("the old server is gone", Duration::from_secs(10), || {
+        !tool_core::process::pid_alive(pid)
+    })
+    .await;
+    tiny.shutdown().await;
+    // The next calls: one new server for both, under their own ceiling.
+    let (answer, again) = run_hover(&a, &file).await;
+    assert!(answer.contains(PYTHON.expect), "{answer}");
+    assert_ne!(again, pid);
+    assert_eq!(run_hover(&b, &file).await.1, again);
+    assert_eq!((notices(&a_board), notices(&b_board)), (vec![], vec![]));
+    drop(tiny_board);
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+/// `reload` in one run restarts the shared server for all: the run that
+/// asked says how many others were told, each other run is told once, and
+/// its next call attaches to the new server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reload_in_one_run_restarts_the_shared_server_for_all_each_told() {
+    let Some(_) = fixtures::require(PYTHON.programs) else {
+        return;
+    };
+    let (dir, file) = project_file(&PYTHON);
+    let broker = start_broker(Duration::from_secs(5));
+    let runs: Vec<_> = (0..3)
+        .map(|_| shared_run(dir.path(), &broker, 8192))
+        .collect();
+    let mut pids = Vec::new();
+    for (sup, _) in &runs {
+        pids.push(run_hover(sup, &file).await.1);
+    }
+    let pid = pids[0];
+    assert_eq!(pids, vec![pid; 3]);
+    let lines = runs[0].0.reload(None).await.unwrap();
+    let new_pid = runs[0].0.pids().await[0];
+    assert_ne!(new_pid, pid);
+    expect_test::expect![[r#"python at .: restarted (basedpyright-langserver --stdio, pid NEW); it was shared: the 2 other runs attached to it were told"#]]
+        .assert_eq(&lines.join("\n").replace(&new_pid.to_string(), "NEW"));
+    let each = told(&[&runs[1].1, &runs[2].1], Duration::from_secs(30)).await;
+    expect_test::expect![[r#"
+        [
+            [
+                "lsp: python at . (shared, pid N) was restarted by another run's `reload`; the next call attaches to the new one",
+            ],
+            [
+                "lsp: python at . (shared, pid N) was restarted by another run's `reload`; the next call attaches to the new one",
+            ],
+        ]
+    "#]]
+    .assert_debug_eq(&each);
+    assert!(
+        runs[0].1.take().0.is_empty(),
+        "the run that reloaded is not told"
+    );
+    for (sup, _) in &runs[1..] {
+        let (answer, now) = run_hover(sup, &file).await;
+        assert!(answer.contains(PYTHON.expect), "{answer}");
+        assert_eq!(now, new_pid);
+    }
+    assert!(!tool_core::process::pid_alive(pid));
+    for (sup, _) in &runs {
+        sup.shutdown().await;
+    }
 }

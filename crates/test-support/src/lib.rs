@@ -2,8 +2,9 @@
 //! one home: where the real components the tests run are found
 //! ([`fixtures`]), throwaway projects to work in ([`project`]),
 //! `agent-tools batch` run over a list of calls ([`cli`]),
-//! small real tools to bind next to a family ([`tools`]), and the
-//! fault-injecting language server, built on demand ([`fault_server`]).
+//! small real tools to bind next to a family ([`tools`]), the
+//! fault-injecting language server, built on demand ([`fault_server`]), and
+//! a checkout for shared servers with its probes ([`shared_servers`]).
 //!
 //! Only tests, examples and `cargo xtask` use it: it is a dev-dependency of
 //! the crates and never a normal dependency of a shipped one (it is not
@@ -14,4 +15,5 @@ pub mod cli;
 pub mod fault_server;
 pub mod fixtures;
 pub mod project;
+pub mod shared_servers;
 pub mod tools;

@@ -16,7 +16,9 @@
 //! the private [`scratch`] folders a run keeps non-workspace files in, and
 //! the fold of config [`layers`] over a built-in catalog, with its trust
 //! rule, and input [`schema`]s any JSON Schema validator accepts, and the
-//! [`source_walk`] over a root's source files (which languages it holds).
+//! [`source_walk`] over a root's source files (which languages it holds),
+//! and the idle process's release of its executable's resident pages
+//! ([`code_pages`]).
 //!
 //! This crate must never depend on a `tool-*` crate, and never start a process
 //! or write a file other than through [`process`], [`fs`] and [`files`] (the
@@ -26,6 +28,7 @@
 pub mod args;
 pub mod binding;
 pub mod cargo;
+pub mod code_pages;
 pub mod declaration;
 pub mod error;
 pub mod files;

@@ -30,6 +30,13 @@
 //!   then the request, asked again every 50 ms while its answer is empty).
 //!   Median of 3 each. Target: within 10% of the bare client.
 //!   `LSP_BENCH=coldquery` runs this part alone.
+//! - shared servers ([`shared`]): eight concurrent runs of the release
+//!   binary on one public checkout, private and shared, against one run:
+//!   servers, memory (RSS and PSS), first queries. `LSP_BENCH=shared` runs
+//!   this part alone; it needs `LSP_BENCH_PROJECTS`.
+
+#[path = "bench/shared.rs"]
+mod shared;
 
 use lsp_session::client::file_uri;
 use serde_json::{json, Value};
@@ -283,6 +290,10 @@ async fn main() {
         fallout().await;
         return;
     }
+    if std::env::var("LSP_BENCH").as_deref() == Ok("shared") {
+        tokio::task::spawn_blocking(shared::run).await.unwrap();
+        return;
+    }
     println!(
         "lsp bench: median of {N}, tool and bare client alternated on the same server process"
     );
@@ -409,6 +420,7 @@ async fn main() {
     first_write().await;
     cold_queries().await;
     footprint().await;
+    tokio::task::spawn_blocking(shared::run).await.unwrap();
 }
 
 /// Cold definition, hover and references on the Python fixture: a fresh

@@ -27,7 +27,7 @@ pub mod mux;
 
 pub use crate::broker_link::{
     attach, doctor_lines, launcher, set_launcher, Attach, Attached, BrokerPaths, BrokerRoute,
-    ServerCommand, ATTACH_FAILED, SERVER_GONE,
+    ServerCommand, ServerEnd, ATTACH_FAILED, RELOAD, SERVER_GONE,
 };
 use crate::broker_link::{uid, HANDSHAKE_BOUND};
 use mux::SharedServer;
@@ -83,7 +83,9 @@ impl Broker {
         let key = attach.key();
         let _one = self.starting.lock().await;
         if let Some(s) = self.servers.lock().expect("servers").get(&key) {
-            if s.gone().is_none() {
+            // One being stopped (a `reload`, its ceiling) is not attached
+            // to: the run gets a new server.
+            if s.gone().is_none() && !s.stopping() {
                 return Ok(s.clone());
             }
         }
@@ -163,6 +165,7 @@ impl Broker {
             }
         };
         let run = self.next_run.fetch_add(1, Ordering::SeqCst) + 1;
+        server.lower_ceiling(attach.memory_ceiling_mb);
         let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
         server.attach(run, tx);
         tracing::info!(run, run_pid = attach.run_pid, server = %attach.command.name, pid = server.pid, "a run attached");
@@ -199,8 +202,9 @@ impl Broker {
     }
 }
 
-/// Until the server is gone: stop it once it has had no run for `idle`,
-/// and end a preview held past its bound.
+/// Until the server is gone: stop it once it has had no run for `idle` or
+/// once its processes' resident memory passes the ceiling its runs asked
+/// for, and end a preview held past its bound.
 async fn keep_server(server: Arc<SharedServer>, idle: Duration) {
     let tick = (idle / 4).clamp(Duration::from_millis(20), Duration::from_secs(1));
     let mut gone = server.subscribe_gone();
@@ -212,7 +216,20 @@ async fn keep_server(server: Arc<SharedServer>, idle: Duration) {
         server.expire_preview();
         if server.unused_for().is_some_and(|t| t >= idle) {
             tracing::info!(pid = server.pid, "stopping an unused shared server");
-            server.stop();
+            server.stop(ServerEnd::Stopped);
+            continue;
+        }
+        if let Some(ceiling_mb) = server.ceiling_mb() {
+            let rss_mb = tool_core::process::group_rss_kib(server.pid) / 1024;
+            if rss_mb > ceiling_mb {
+                tracing::warn!(
+                    pid = server.pid,
+                    rss_mb,
+                    ceiling_mb,
+                    "a shared server passed its memory ceiling"
+                );
+                server.stop(ServerEnd::OverCeiling { rss_mb, ceiling_mb });
+            }
         }
     }
 }

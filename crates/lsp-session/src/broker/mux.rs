@@ -18,9 +18,10 @@
 //!   [`PREVIEW_HOLD`] at most): no other run's query is answered from it.
 
 use super::docs::{Docs, RunId};
-use super::ServerCommand;
+use super::{ServerCommand, ServerEnd};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
@@ -92,7 +93,10 @@ pub struct SharedServer {
     to_server: mpsc::UnboundedSender<Value>,
     state: Mutex<MuxState>,
     gone: watch::Sender<Option<String>>,
-    stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    stop: Mutex<Option<tokio::sync::oneshot::Sender<ServerEnd>>>,
+    /// The lowest memory ceiling in MiB any of its runs asked for
+    /// (`u64::MAX`: none).
+    ceiling_mb: AtomicU64,
 }
 
 fn read_disk(uri: &str) -> Option<String> {
@@ -128,6 +132,7 @@ impl SharedServer {
             state: Mutex::default(),
             gone: watch::channel(None).0,
             stop: Mutex::new(Some(stop_tx)),
+            ceiling_mb: AtomicU64::new(u64::MAX),
         });
         tokio::spawn(write_server(process.stdin, out_rx, server.gone.subscribe()));
         tokio::spawn(read_server(server.clone(), process.stdout));
@@ -149,11 +154,29 @@ impl SharedServer {
         self.gone.subscribe()
     }
 
-    /// Stop the server (its runs' connections close).
-    pub fn stop(&self) {
+    /// Stop the server for `why` (its runs are told, and their
+    /// connections close).
+    pub fn stop(&self, why: ServerEnd) {
         if let Some(tx) = self.stop.lock().expect("stop").take() {
-            let _ = tx.send(());
+            let _ = tx.send(why);
         }
+    }
+
+    /// Whether it was asked to stop (it may not be gone yet).
+    pub fn stopping(&self) -> bool {
+        self.stop.lock().expect("stop").is_none()
+    }
+
+    /// A run's memory ceiling: the lowest asked for is kept.
+    pub fn lower_ceiling(&self, mb: Option<u64>) {
+        if let Some(mb) = mb {
+            self.ceiling_mb.fetch_min(mb, Ordering::SeqCst);
+        }
+    }
+
+    /// The memory ceiling in MiB, if a run asked for one.
+    pub fn ceiling_mb(&self) -> Option<u64> {
+        Some(self.ceiling_mb.load(Ordering::SeqCst)).filter(|&mb| mb != u64::MAX)
     }
 
     /// How many runs are attached.
@@ -251,9 +274,9 @@ impl SharedServer {
     pub fn from_run(&self, run: RunId, msg: Value) {
         let mut st = self.state.lock().expect("state");
         let method = msg.get("method").and_then(Value::as_str);
-        // The broker's own question never waits for another run's preview.
-        let held_by_other =
-            st.preview.is_some_and(|(r, _)| r != run) && method != Some("$/broker/status");
+        // The broker's own questions never wait for another run's preview.
+        let held_by_other = st.preview.is_some_and(|(r, _)| r != run)
+            && !matches!(method, Some("$/broker/status" | super::RELOAD));
         if held_by_other && method.is_some() {
             if method == Some("$/cancelRequest") {
                 let id = &msg["params"]["id"];
@@ -299,6 +322,22 @@ impl SharedServer {
             (Some("$/broker/status"), Some(id)) => {
                 let status = json!({"pid": self.pid, "runs": st.runs.len()});
                 Self::send_run(st, run, reply(&id, status));
+            }
+            (Some(super::RELOAD), Some(id)) => {
+                // Answered before the stop, so the answer is on its way
+                // before the connection closes.
+                let others = st.runs.len().saturating_sub(1);
+                Self::send_run(
+                    st,
+                    run,
+                    reply(&id, json!({"pid": self.pid, "others": others})),
+                );
+                tracing::info!(
+                    run,
+                    pid = self.pid,
+                    "a run's reload restarts a shared server"
+                );
+                self.stop(ServerEnd::Reloaded);
             }
             (Some(_), Some(id)) => {
                 let bid = self.next_id(st);
@@ -599,11 +638,11 @@ impl SharedServer {
     }
 
     /// The server is gone: every run is told why and its connection closes.
-    fn end_runs(&self, why: &str) {
+    fn end_runs(&self, why: &ServerEnd) {
         let mut st = self.state.lock().expect("state");
         for tx in st.runs.values() {
             let _ = tx.send(json!({"jsonrpc": "2.0", "method": super::SERVER_GONE,
-                                   "params": {"reason": why}}));
+                                   "params": {"reason": why.describe(), "end": why}}));
         }
         st.runs.clear();
         st.unused_since = Some(Instant::now());
@@ -688,19 +727,19 @@ async fn watch_server(
         tool_core::process::ChildProcess,
         Option<tool_core::scratch::ScratchDir>,
     ),
-    stop: tokio::sync::oneshot::Receiver<()>,
+    stop: tokio::sync::oneshot::Receiver<ServerEnd>,
 ) {
     let why = tokio::select! {
-        status = child.wait() => match status {
+        status = child.wait() => ServerEnd::Exited { how: match status {
             Ok(s) => tool_core::process::describe_exit(s),
             Err(e) => format!("wait failed: {e}"),
-        },
-        _ = stop => {
+        }},
+        why = stop => {
             child.terminate(Duration::from_millis(500)).await;
-            "it was stopped by the broker".to_string()
+            why.unwrap_or(ServerEnd::Stopped)
         }
     };
     drop(own_dir);
     server.end_runs(&why);
-    server.gone.send_replace(Some(why));
+    server.gone.send_replace(Some(why.describe()));
 }

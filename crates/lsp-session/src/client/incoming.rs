@@ -52,14 +52,8 @@ impl Handler for Session {
     async fn ended(&self, conn: &JsonRpc, end: StreamEnd) -> String {
         match end {
             StreamEnd::Closed if self.pgid.is_none() => {
-                match self
-                    .shared
-                    .broker_gone_note
-                    .lock()
-                    .expect("gone note")
-                    .clone()
-                {
-                    Some(why) => format!("the shared server ended ({why})"),
+                match self.shared.broker_end.lock().expect("broker end").clone() {
+                    Some(why) => format!("the shared server ended ({})", why.describe()),
                     None => "the connection to the shared-server broker closed".to_string(),
                 }
             }
@@ -221,8 +215,15 @@ fn handle_notification(shared: &Shared, method: &str, params: Value) {
     match method {
         "textDocument/publishDiagnostics" => on_publish(shared, &params),
         crate::broker_link::SERVER_GONE => {
-            let why = params["reason"].as_str().unwrap_or("no reason given");
-            *shared.broker_gone_note.lock().expect("gone note") = Some(why.to_string());
+            let end = serde_json::from_value(params["end"].clone()).unwrap_or_else(|_| {
+                crate::broker_link::ServerEnd::Exited {
+                    how: params["reason"]
+                        .as_str()
+                        .unwrap_or("no reason given")
+                        .into(),
+                }
+            });
+            *shared.broker_end.lock().expect("broker end") = Some(end);
         }
         "$/progress" => {
             let token = match params.get("token") {

@@ -163,6 +163,7 @@ pub(super) async fn attach_shared(
         initialization_options: spec.initialization_options.clone(),
         settings: spec.settings.clone(),
         idle_ms: u64::try_from(route.idle.as_millis()).unwrap_or(u64::MAX),
+        memory_ceiling_mb: route.memory_ceiling_mb,
         run_pid: std::process::id(),
     };
     let (stream, attached) = crate::broker_link::attach(route, &attach)

@@ -32,7 +32,7 @@ pub use blocking::BlockingChild;
 pub use fifo::HeldFifo;
 pub use output::{capture_into, OutputChunk, OutputRing, SharedOutput};
 pub use procfs::{
-    descendants, group_members, group_rss_kib, pid_alive, rss_kib, ProcessLine, Stat,
+    descendants, group_members, group_rss_kib, pid_alive, pss_kib, rss_kib, ProcessLine, Stat,
 };
 pub use signals::{describe_exit, signal_name, Signal};
 pub use spawn::{

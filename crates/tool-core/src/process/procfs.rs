@@ -96,6 +96,32 @@ pub fn rss_kib(pid: u32) -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
+/// The proportional set size of `pid` in KiB (`Pss` of its
+/// `smaps_rollup`): its resident pages, each shared page divided by the
+/// number of processes that map it, so a sum over processes counts a
+/// binary several processes run once. `None` when it is gone.
+pub fn pss_kib(pid: u32) -> Option<u64> {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    rollup
+        .lines()
+        .find_map(|l| l.strip_prefix("Pss:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// The text of `/proc/<pid>/smaps`: each mapping and its memory.
+pub fn smaps(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/smaps")).ok()
+}
+
+/// The CPU time `pid` used so far, user and system, in clock ticks.
+pub fn cpu_ticks(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = text.rsplit_once(')')?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 14 and 15 of stat(5); f[0] is field 3.
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
 /// The resident memory of the process group `pgid` (its leader and every
 /// live member), in KiB.
 pub fn group_rss_kib(pgid: u32) -> u64 {

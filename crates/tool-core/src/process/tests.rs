@@ -369,3 +369,12 @@ fn the_process_listening_on_a_port_is_found_and_is_not_traced() {
     drop(listener);
     assert_eq!(procfs::listening_on(port), Vec::<u32>::new());
 }
+
+#[test]
+fn a_process_proportional_share_is_at_most_its_resident_memory() {
+    let me = std::process::id();
+    let (rss, pss) = (procfs::rss_kib(me).unwrap(), procfs::pss_kib(me).unwrap());
+    assert!(pss > 0 && pss <= rss, "pss {pss} KiB, rss {rss} KiB");
+    // A pid that cannot be a process.
+    assert_eq!(procfs::pss_kib(u32::MAX), None);
+}

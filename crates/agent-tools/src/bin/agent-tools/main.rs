@@ -181,6 +181,16 @@ fn main() -> ExitCode {
     init_tracing();
     #[cfg(feature = "lsp")]
     lsp_broker::set_launcher();
+    // A process that waits for calls (many at once when runs share their
+    // servers) gives back its binary's resident pages while it waits
+    // (`AGENT_TOOLS_KEEP_IDLE_PAGES` set: kept, for the bench's comparison).
+    let waits_for_calls = matches!(
+        cli.command,
+        Command::Batch { .. } | Command::Mcp { .. } | Command::LspBroker
+    );
+    if waits_for_calls && std::env::var_os("AGENT_TOOLS_KEEP_IDLE_PAGES").is_none() {
+        tool_core::code_pages::release_when_idle(std::time::Duration::from_secs(5));
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
