@@ -600,8 +600,9 @@ const PYTHON_SPANNING: &[&str] = &[
     "match_statement",
 ];
 
-/// How many compound statements deep a Python run is cut.
-const MAX_CUT_DEPTH: usize = 2;
+/// How many compound statements deep a Python run is cut (a method in a
+/// class, a block in it).
+const MAX_CUT_DEPTH: usize = 3;
 
 /// A piece of a file parsed on its own: the headers of the compound
 /// statements it sits in, outermost first (empty at the top level), then a
@@ -679,7 +680,7 @@ impl Cut<'_> {
     }
 
     /// The parts of one compound statement cut from its header, when that
-    /// parses at most half of it.
+    /// parses at most three quarters of it.
     fn cut(
         &self,
         stmt: std::ops::Range<usize>,
@@ -709,7 +710,7 @@ impl Cut<'_> {
             .iter()
             .map(|p| p.len() - Part::headers_len(headers))
             .sum();
-        (parsed <= stmt.len() / 2).then_some(parts)
+        (parsed <= stmt.len() / 4 * 3).then_some(parts)
     }
 }
 

@@ -130,8 +130,14 @@ fn starts_at_indent(b: &[u8], indent: &[u8]) -> Option<Vec<usize>> {
                             continue;
                         }
                         stack.push(Frame::Field { brackets: 0 });
+                        i += 1;
+                        continue;
                     }
                     i += 1;
+                    // To the next byte that can end or escape the string.
+                    while i < b.len() && !matches!(b[i], b'\\' | b'\n' | b'{') && b[i] != s.quote {
+                        i += 1;
+                    }
                 }
                 Some(Frame::Field { brackets: depth }) => {
                     match c {
@@ -192,7 +198,13 @@ fn starts_at_indent(b: &[u8], indent: &[u8]) -> Option<Vec<usize>> {
                         i += 1;
                     }
                     b'\'' | b'"' => i = open_string(b, i, &mut stack),
-                    _ => i += 1,
+                    _ => {
+                        // To the next byte the scan looks at.
+                        i += 1;
+                        while i < b.len() && !CODE_SPECIAL[usize::from(b[i])] {
+                            i += 1;
+                        }
+                    }
                 },
             }
         }
@@ -222,6 +234,18 @@ pub(crate) fn runs_holding(
     }
     runs
 }
+
+/// The bytes of code outside strings that the scan acts on.
+const CODE_SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let special = b"\n#\\([{)]}'\"";
+    let mut k = 0;
+    while k < special.len() {
+        t[special[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
 
 #[derive(Clone, Copy)]
 enum Frame {

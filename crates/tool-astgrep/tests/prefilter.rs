@@ -311,7 +311,7 @@ fn parsed_in_parts_or_whole_the_records_are_the_same() {
 }
 
 /// A large class or function is parsed as its header and the runs of its
-/// body's statements that hold the literal, two levels deep, with the
+/// body's statements that hold the literal, three levels deep, with the
 /// records of a whole parse: methods, a decorated one, a nested class, a
 /// clause inside a method, a module-level `if` block; and a class whose
 /// header holds the literal is not cut.
