@@ -154,7 +154,7 @@ fn defaults_bind_the_parser_and_doctor_reports_recovery() {
     expect_test::expect![[r#"
         40 grammars shipped: bash, c, cmake, cpp, csharp, css, dart, dockerfile, elixir, go, graphql, haskell, hcl, html, java, javascript, json, kotlin, lua, make, markdown, nix, php, protobuf, python, r, ruby, rust, scala, solidity, sql, svelte, swift, toml, tsx, typescript, vue, xml, yaml, zig
         apply journal: ROOT/.git/agent-tools/astgrep-journal
-        search index: up to 4096 MiB of texts and trees per run ([astgrep] cache_mb)
+        search index: up to 512 MiB of texts and trees per run ([astgrep] cache_mb)
         interrupted apply of edit_3 rolled back: restored 1 file (ROOT/a.py)"#]].assert_eq(&lines);
     assert_eq!(std::fs::read_to_string(root.join("a.py")).unwrap(), "old\n");
     assert_eq!(std::fs::read_to_string(root.join("b.py")).unwrap(), "b\n");

@@ -129,7 +129,7 @@ fn doctor_speaks_of_a_rust_workspace_and_groups_the_rest() {
         astgrep:
           40 grammars shipped: bash, c, cmake, cpp, csharp, css, dart, dockerfile, elixir, go, graphql, haskell, hcl, html, java, javascript, json, kotlin, lua, make, markdown, nix, php, protobuf, python, r, ruby, rust, scala, solidity, sql, svelte, swift, toml, tsx, typescript, vue, xml, yaml, zig
           apply journal: <path>
-          search index: up to 4096 MiB of texts and trees per run ([astgrep] cache_mb)
+          search index: up to 512 MiB of texts and trees per run ([astgrep] cache_mb)
           no interrupted edits
 
         debug:

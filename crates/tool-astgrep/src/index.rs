@@ -27,10 +27,22 @@
 //!   overflowed).
 //!
 //! Memory: texts, trees and results are counted against a budget
-//! (`[astgrep] cache_mb`, [`DEFAULT_CACHE_MB`]); when it is passed, the
-//! least recently used trees and results go first, then whole entries. A
-//! file not kept is read and parsed as on a first search, so a tiny budget
-//! changes the speed, never the answer.
+//! (`[astgrep] cache_mb`, [`DEFAULT_CACHE_MB`]). What is worth keeping, by
+//! what it saves per byte: a result (a pattern asked again is answered
+//! without parsing) is small; a text saves a read and a stat; a tree saves
+//! a parse but costs about 40 times its text. So when the budget is full:
+//! - a new tree is kept only in place of trees no search used in this
+//!   search or the one before (least recently used first); else it is not
+//!   kept. Every search walks the whole tree in the same order, and a
+//!   least-recently-used cache smaller than the walk would evict each tree
+//!   just before the next search asks for it: kept trees stay until two
+//!   searches pass them by, so a later search finds the ones kept;
+//! - a new text or result may displace any tree, then the results and the
+//!   entries of files this search has not walked (least recently used
+//!   first); else it is not kept.
+//!
+//! A file not kept is read and parsed as on a first search, so a tiny
+//! budget changes the speed, never the answer.
 
 use crate::matching::{match_source_keeping, match_tree, FileMatches, ParsedFile, TooDeep};
 use crate::pattern::{CompiledPattern, Query};
@@ -44,9 +56,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tool_core::fs::{FsError, Root, WritesSince};
 
-/// The default budget, in MiB: the texts and trees of a large monorepo,
-/// on a machine of 24 GiB.
-pub const DEFAULT_CACHE_MB: usize = 4096;
+/// The default budget, in MiB: the texts of a large monorepo (the Python
+/// standard library's 17,000 files are 135 MB of text) and the trees that
+/// pay most (see docs/astgrep.md, "A run's memory").
+pub const DEFAULT_CACHE_MB: usize = 512;
 
 /// A stamp this close to the moment the file was read is checked by its
 /// text next time: 2 s covers filesystems with one- and two-second times.
@@ -123,6 +136,8 @@ struct Entry {
     body: Loaded,
     tree: Option<Arc<ParsedFile>>,
     tree_bytes: usize,
+    /// The last search that parsed or used the tree.
+    tree_search: u64,
     /// (pattern key, outcome, bytes), most recent last.
     results: Vec<(u64, Arc<Outcome>, usize)>,
     /// The tick of its last use, for eviction.
@@ -139,12 +154,6 @@ impl Entry {
         };
         ENTRY_BYTES + text + self.tree_bytes + self.results.iter().map(|r| r.2).sum::<usize>()
     }
-
-    fn drop_derived(&mut self) {
-        self.tree = None;
-        self.tree_bytes = 0;
-        self.results.clear();
-    }
 }
 
 /// An entry's own size, path and stamp included, roughly.
@@ -159,6 +168,17 @@ struct State {
     searches: u64,
     bytes: usize,
     evictions: Evictions,
+    /// The last search in which nothing more could be evicted for a tree
+    /// ([`Want::Tree`]) or for anything else ([`Want::Other`]): no use
+    /// looking again in that search, since what it walks only grows.
+    exhausted: [u64; 2],
+}
+
+/// What asks for room, which decides what it may displace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Tree = 0,
+    Other = 1,
 }
 
 /// How much the budget cost, for the bench and `doctor`.
@@ -166,6 +186,8 @@ struct State {
 pub struct Evictions {
     pub trees: usize,
     pub entries: usize,
+    /// Texts, trees and results not kept for want of room.
+    pub not_kept: usize,
 }
 
 /// The index's size now.
@@ -357,16 +379,22 @@ impl Pass<'_> {
             body: body.clone(),
             tree: None,
             tree_bytes: 0,
+            tree_search: 0,
             results: Vec::new(),
             used: tick,
             seen: self.search,
         };
-        let added = entry.bytes();
-        if let Some(old) = state.files.insert(path.to_path_buf(), entry) {
+        if let Some(old) = state.files.remove(path) {
             state.bytes -= old.bytes();
         }
-        state.bytes += added;
-        self.index.evict_if_over(&mut state);
+        let added = entry.bytes();
+        if self
+            .index
+            .make_room(&mut state, added, Want::Other, self.search)
+        {
+            state.files.insert(path.to_path_buf(), entry);
+            state.bytes += added;
+        }
         body
     }
 
@@ -405,6 +433,7 @@ impl Pass<'_> {
                             return outcome;
                         }
                     }
+                    e.tree_search = self.search;
                     e.tree.clone().filter(|t| t.lang == pattern.lang)
                 }
                 // Not kept (evicted, or changed since): as a first search.
@@ -439,13 +468,21 @@ impl Pass<'_> {
         if !is_same_text(&e.body, source) {
             return;
         }
-        let mut freed = 0;
         if e.results.len() == RESULTS_PER_FILE {
-            freed = e.results.remove(0).2;
+            let freed = e.results.remove(0).2;
+            state.bytes -= freed;
         }
-        e.results.push((key, Arc::new(outcome.clone()), bytes));
-        state.bytes = state.bytes + bytes - freed;
-        self.index.evict_if_over(&mut state);
+        // The entry was walked in this search: making room keeps it.
+        if !self
+            .index
+            .make_room(&mut state, bytes, Want::Other, self.search)
+        {
+            return;
+        }
+        if let Some(e) = state.files.get_mut(path) {
+            e.results.push((key, Arc::new(outcome.clone()), bytes));
+            state.bytes += bytes;
+        }
     }
 
     fn keep_tree(&self, path: &Path, source: &Arc<str>, parsed: Arc<ParsedFile>) {
@@ -458,10 +495,21 @@ impl Pass<'_> {
             return;
         }
         let freed = e.tree_bytes;
-        e.tree = Some(parsed);
-        e.tree_bytes = bytes;
-        state.bytes = state.bytes + bytes - freed;
-        self.index.evict_if_over(&mut state);
+        e.tree = None;
+        e.tree_bytes = 0;
+        state.bytes -= freed;
+        if !self
+            .index
+            .make_room(&mut state, bytes, Want::Tree, self.search)
+        {
+            return;
+        }
+        if let Some(e) = state.files.get_mut(path) {
+            e.tree = Some(parsed);
+            e.tree_bytes = bytes;
+            e.tree_search = self.search;
+            state.bytes += bytes;
+        }
     }
 
     /// The search walked the whole workspace for the files `searched`
@@ -520,32 +568,65 @@ fn outcome_bytes(outcome: &Outcome) -> usize {
 }
 
 impl SearchIndex {
-    /// Over budget: drop the least recently used trees and results, then
-    /// whole entries, until under [`EVICT_TO_PERCENT`] of it.
-    fn evict_if_over(&self, state: &mut State) {
-        if state.bytes <= self.budget {
+    /// Whether `need` more bytes fit within the budget, after evicting
+    /// what `want` may displace (see the module documentation) down to
+    /// [`EVICT_TO_PERCENT`] of it; when they do not, counts one thing not
+    /// kept.
+    fn make_room(&self, state: &mut State, need: usize, want: Want, search: u64) -> bool {
+        if state.bytes + need <= self.budget {
+            return true;
+        }
+        let slot = want as usize;
+        if state.exhausted[slot] != search {
+            let target = (self.budget / 100 * EVICT_TO_PERCENT).saturating_sub(need);
+            // Trees idle in this search and the one before.
+            evict_trees(state, target, |e| e.tree_search + 1 < search);
+            if want == Want::Other {
+                evict_trees(state, target, |_| true);
+                for p in least_recent_first(state, |e| e.seen < search && !e.results.is_empty()) {
+                    if state.bytes <= target {
+                        break;
+                    }
+                    if let Some(e) = state.files.get_mut(&p) {
+                        let freed: usize = e.results.drain(..).map(|r| r.2).sum();
+                        state.bytes -= freed;
+                    }
+                }
+                for p in least_recent_first(state, |e| e.seen < search) {
+                    if state.bytes <= target {
+                        break;
+                    }
+                    if let Some(e) = state.files.remove(&p) {
+                        state.bytes -= e.bytes();
+                        state.evictions.entries += 1;
+                    }
+                }
+            }
+            if state.bytes + need > self.budget {
+                state.exhausted[slot] = search;
+            }
+        }
+        let fits = state.bytes + need <= self.budget;
+        state.evictions.not_kept += usize::from(!fits);
+        fits
+    }
+}
+
+/// Drop the trees `which` picks, least recently used first, until the
+/// index is within `target` bytes.
+fn evict_trees(state: &mut State, target: usize, which: impl Fn(&Entry) -> bool) {
+    if state.bytes <= target {
+        return;
+    }
+    for p in least_recent_first(state, |e| e.tree.is_some() && which(e)) {
+        if state.bytes <= target {
             return;
         }
-        let target = self.budget / 100 * EVICT_TO_PERCENT;
-        for p in least_recent_first(state, |e| e.tree.is_some() || !e.results.is_empty()) {
-            if state.bytes <= target {
-                return;
-            }
-            if let Some(e) = state.files.get_mut(&p) {
-                let before = e.bytes();
-                state.evictions.trees += usize::from(e.tree.is_some());
-                e.drop_derived();
-                state.bytes -= before - e.bytes();
-            }
-        }
-        for p in least_recent_first(state, |_| true) {
-            if state.bytes <= target {
-                return;
-            }
-            if let Some(e) = state.files.remove(&p) {
-                state.bytes -= e.bytes();
-                state.evictions.entries += 1;
-            }
+        if let Some(e) = state.files.get_mut(&p) {
+            state.bytes -= e.tree_bytes;
+            e.tree = None;
+            e.tree_bytes = 0;
+            state.evictions.trees += 1;
         }
     }
 }

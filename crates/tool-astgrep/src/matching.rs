@@ -487,7 +487,29 @@ fn match_in_parts(
         return None;
     }
     let runs = top_level::runs_holding(&starts, source.len(), &sites, literal.len());
-    let parsed: usize = runs.iter().map(ExactSizeIterator::len).sum();
+    let cut = pattern.lang.is(SupportLang::Python)
+        && !embedded::has_regions(pattern.lang)
+        && !PYTHON_SPANNING.iter().any(|k| {
+            let id = pattern.lang.kind_to_id(k);
+            id != 0 && kinds.contains(id.into())
+        });
+    let mut parts = Vec::new();
+    for run in runs {
+        if cut {
+            let at = Cut {
+                source,
+                sites: &sites,
+                len: literal.len(),
+            };
+            at.statements(run, &starts, &[], 0, &mut parts);
+        } else {
+            parts.push(Part {
+                headers: Vec::new(),
+                body: run,
+            });
+        }
+    }
+    let parsed: usize = parts.iter().map(Part::len).sum();
     if parsed > source.len() / 4 * 3 {
         return None;
     }
@@ -498,8 +520,20 @@ fn match_in_parts(
         edits: Vec::new(),
     };
     let mut unsearched = Vec::new();
-    for run in runs {
-        let text = &source[run.clone()];
+    for Part { headers, body: run } in parts {
+        let joined;
+        let text = if headers.is_empty() {
+            &source[run.clone()]
+        } else {
+            joined = headers
+                .iter()
+                .chain(std::iter::once(&run))
+                .map(|r| &source[r.clone()])
+                .collect::<String>();
+            joined.as_str()
+        };
+        // The headers' bytes before the run.
+        let skip = text.len() - run.len();
         let part = AstGrep::<Doc>::try_new(text, pattern.lang).ok()?;
         let top = part.root();
         if top.get_inner_node().has_error() {
@@ -515,15 +549,17 @@ fn match_in_parts(
         let before = found.records.len();
         let at = Placement {
             file: source,
-            skip: 0,
+            skip,
             base: run.start,
         };
-        found.collect(&part, 0..run.len(), at);
+        found.collect(&part, skip..text.len(), at);
         if embedded::has_regions(pattern.lang) {
+            // Never cut (see `cut` above): the text is the run's.
             unsearched.extend(match_regions(&mut found, source, (text, run.start), &top));
         }
         for r in &mut found.records[before..] {
-            r.enclosing = enclosing_name(&top, r.start - run.start, r.end - run.start);
+            let (start, end) = (r.start - run.start + skip, r.end - run.start + skip);
+            r.enclosing = enclosing_name(&top, start, end);
         }
     }
     let Collector {
@@ -545,6 +581,143 @@ fn match_in_parts(
         unsearched,
         parsed_in_parts: true,
     })))
+}
+
+/// Python node kinds that reach from a compound statement's header into
+/// its body: a pattern that can match one is never matched in a body cut
+/// from its header (see [`Cut`]).
+const PYTHON_SPANNING: &[&str] = &[
+    "module",
+    "block",
+    "decorated_definition",
+    "class_definition",
+    "function_definition",
+    "if_statement",
+    "for_statement",
+    "while_statement",
+    "try_statement",
+    "with_statement",
+    "match_statement",
+];
+
+/// How many compound statements deep a Python run is cut (a method in a
+/// class, a block in it).
+const MAX_CUT_DEPTH: usize = 3;
+
+/// A piece of a file parsed on its own: the headers of the compound
+/// statements it sits in, outermost first (empty at the top level), then a
+/// run of whole statements, the part matched.
+struct Part {
+    headers: Vec<std::ops::Range<usize>>,
+    body: std::ops::Range<usize>,
+}
+
+impl Part {
+    fn len(&self) -> usize {
+        self.headers
+            .iter()
+            .map(ExactSizeIterator::len)
+            .sum::<usize>()
+            + self.body.len()
+    }
+}
+
+/// Cutting a Python run finer: a large class or function whose header does
+/// not hold the literal is parsed as its header and the runs of its body's
+/// statements that do (see [`top_level::body_starts`]). The statements
+/// parse, after their headers, into the nodes they have in the file; what
+/// could tell them apart (a node reaching from a header into a body) the
+/// pattern cannot match ([`PYTHON_SPANNING`]), and a match must lie in the
+/// run, never in a header.
+struct Cut<'s> {
+    source: &'s str,
+    /// Where the literal occurs, ascending.
+    sites: &'s [usize],
+    len: usize,
+}
+
+impl Cut<'_> {
+    /// The parts of `run`, whole statements beginning at those of `starts`
+    /// inside it, under `headers`: statements cut finer where that parses
+    /// less, the rest joined.
+    fn statements(
+        &self,
+        run: std::ops::Range<usize>,
+        starts: &[usize],
+        headers: &[std::ops::Range<usize>],
+        depth: usize,
+        out: &mut Vec<Part>,
+    ) {
+        let first = starts.partition_point(|&s| s < run.start);
+        let last = starts.partition_point(|&s| s < run.end);
+        let mut bounds: Vec<usize> = starts[first..last].to_vec();
+        bounds.push(run.end);
+        let mut pending: Option<std::ops::Range<usize>> = None;
+        let flush = |pending: &mut Option<std::ops::Range<usize>>, out: &mut Vec<Part>| {
+            if let Some(body) = pending.take() {
+                out.push(Part {
+                    headers: headers.to_vec(),
+                    body,
+                });
+            }
+        };
+        for w in bounds.windows(2) {
+            let stmt = w[0]..w[1];
+            if let Some(inner) = self.cut(stmt.clone(), headers, depth) {
+                flush(&mut pending, out);
+                out.extend(inner);
+                continue;
+            }
+            match &mut pending {
+                Some(p) if p.end == stmt.start => p.end = stmt.end,
+                _ => {
+                    flush(&mut pending, out);
+                    pending = Some(stmt);
+                }
+            }
+        }
+        flush(&mut pending, out);
+    }
+
+    /// The parts of one compound statement cut from its header, when that
+    /// parses at most three quarters of it.
+    fn cut(
+        &self,
+        stmt: std::ops::Range<usize>,
+        headers: &[std::ops::Range<usize>],
+        depth: usize,
+    ) -> Option<Vec<Part>> {
+        if depth >= MAX_CUT_DEPTH {
+            return None;
+        }
+        let starts = top_level::body_starts(self.source, stmt.clone())?;
+        let header = stmt.start..starts[1];
+        let lo = self.sites.partition_point(|&s| s + self.len <= stmt.start);
+        let hi = self.sites.partition_point(|&s| s < stmt.end);
+        let sites = &self.sites[lo..hi];
+        // The literal in (or reaching into) the header: not cut.
+        if sites.first().is_none_or(|&s| s < header.end) {
+            return None;
+        }
+        let runs = top_level::runs_holding(&starts, stmt.end, sites, self.len);
+        let mut inner_headers = headers.to_vec();
+        inner_headers.push(header);
+        let mut parts = Vec::new();
+        for run in runs {
+            self.statements(run, &starts, &inner_headers, depth + 1, &mut parts);
+        }
+        let parsed: usize = parts
+            .iter()
+            .map(|p| p.len() - Part::headers_len(headers))
+            .sum();
+        (parsed <= stmt.len() / 4 * 3).then_some(parts)
+    }
+}
+
+impl Part {
+    fn headers_len(headers: &[std::ops::Range<usize>]) -> usize {
+        headers.iter().map(ExactSizeIterator::len).sum()
+    }
 }
 
 /// Search the macro bodies in `top`, the tree of `text`, which starts at

@@ -18,6 +18,11 @@
 //! gives up and the whole file is parsed. The search also parses the whole
 //! file when a part does not parse cleanly, so a cut in the wrong place can
 //! cost time but never a match.
+//!
+//! A large class or function is cut finer the same way: the statements of
+//! its indented body begin on lines at the body's indentation, and a run of
+//! them parses, after the compound statement's header (`class C(B):`, its
+//! decorators), into the nodes they have in the file ([`body_starts`]).
 
 use std::ops::Range;
 
@@ -29,6 +34,49 @@ pub(crate) fn statement_starts(source: &str) -> Option<Vec<usize>> {
     if memchr::memchr_iter(b'\r', b).any(|i| b.get(i + 1) != Some(&b'\n')) {
         return None;
     }
+    starts_at_indent(b, b"")
+}
+
+/// Where the statements of the indented body of the one compound statement
+/// `stmt` (a range of `source` that [`statement_starts`] or this gave)
+/// begin, as offsets in `source`: the first is `stmt.start` (its header),
+/// the others begin lines at the body's indentation. `None` when the body
+/// is not on lines of its own, a clause (`else:`, `except:`) or another
+/// line left of the body follows it, or the scan cannot tell.
+pub(crate) fn body_starts(source: &str, stmt: std::ops::Range<usize>) -> Option<Vec<usize>> {
+    let b = &source.as_bytes()[stmt.clone()];
+    if memchr::memchr_iter(b'\r', b).any(|i| b.get(i + 1) != Some(&b'\n')) {
+        return None;
+    }
+    // The first indented line that is not blank or a comment. (If it is a
+    // line inside the header's brackets, the cuts are made at its
+    // indentation, or none are.)
+    let indent = b
+        .split(|&c| c == b'\n')
+        .skip(1)
+        .find(|line| matches!(line.first(), Some(b' ' | b'\t')) && !blank_or_comment(line))?;
+    let width = indent
+        .iter()
+        .position(|c| !matches!(c, b' ' | b'\t'))
+        .unwrap_or(indent.len());
+    if width == 0 {
+        return None;
+    }
+    let starts = starts_at_indent(b, &indent[..width])?;
+    (starts.len() > 1).then(|| starts.iter().map(|s| s + stmt.start).collect())
+}
+
+/// Whether a line (up to its newline) holds only blanks or a comment.
+fn blank_or_comment(line: &[u8]) -> bool {
+    line.iter()
+        .find(|c| !matches!(c, b' ' | b'\t' | b'\x0c'))
+        .is_none_or(|c| matches!(c, b'\n' | b'\r' | b'#'))
+}
+
+/// The statement starts of `b` at `indent` (empty: the top level; else the
+/// body of the compound statement `b` holds, whose unindented header lines
+/// come first and no other unindented line may follow).
+fn starts_at_indent(b: &[u8], indent: &[u8]) -> Option<Vec<usize>> {
     let mut starts = vec![0];
     // What the scan is inside: the innermost last. Empty at the top level.
     let mut stack: Vec<Frame> = Vec::new();
@@ -39,15 +87,21 @@ pub(crate) fn statement_starts(source: &str) -> Option<Vec<usize>> {
     while i < b.len() {
         // At the start of a line.
         if stack.is_empty() && brackets == 0 && !continued {
-            match b[i] {
-                b' ' | b'\t' | b'\x0c' | b'\r' | b'\n' | b'#' => {}
-                c if !is_clause(&b[i..]) => {
-                    if !after_decorator && i > 0 {
-                        starts.push(i);
+            if let Some(rest) = b[i..].strip_prefix(indent) {
+                match rest.first() {
+                    None | Some(b' ' | b'\t' | b'\x0c' | b'\r' | b'\n' | b'#') => {}
+                    Some(&c) if !is_clause(rest) => {
+                        if !after_decorator && i > 0 {
+                            starts.push(i);
+                        }
+                        after_decorator = c == b'@';
                     }
-                    after_decorator = c == b'@';
+                    Some(_) => {}
                 }
-                _ => {}
+            } else if !blank_or_comment(&b[i..]) && starts.len() > 1 {
+                // Left of the body, after it began: a clause, or not one
+                // statement.
+                return None;
             }
         }
         continued = false;
@@ -76,8 +130,14 @@ pub(crate) fn statement_starts(source: &str) -> Option<Vec<usize>> {
                             continue;
                         }
                         stack.push(Frame::Field { brackets: 0 });
+                        i += 1;
+                        continue;
                     }
                     i += 1;
+                    // To the next byte that can end or escape the string.
+                    while i < b.len() && !matches!(b[i], b'\\' | b'\n' | b'{') && b[i] != s.quote {
+                        i += 1;
+                    }
                 }
                 Some(Frame::Field { brackets: depth }) => {
                     match c {
@@ -138,7 +198,13 @@ pub(crate) fn statement_starts(source: &str) -> Option<Vec<usize>> {
                         i += 1;
                     }
                     b'\'' | b'"' => i = open_string(b, i, &mut stack),
-                    _ => i += 1,
+                    _ => {
+                        // To the next byte the scan looks at.
+                        i += 1;
+                        while i < b.len() && !CODE_SPECIAL[usize::from(b[i])] {
+                            i += 1;
+                        }
+                    }
                 },
             }
         }
@@ -168,6 +234,18 @@ pub(crate) fn runs_holding(
     }
     runs
 }
+
+/// The bytes of code outside strings that the scan acts on.
+const CODE_SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let special = b"\n#\\([{)]}'\"";
+    let mut k = 0;
+    while k < special.len() {
+        t[special[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
 
 #[derive(Clone, Copy)]
 enum Frame {
@@ -291,6 +369,61 @@ mod tests {
         let mut wrong = Vec::new();
         for (name, source, want) in cases {
             let got = lines(source);
+            if got.as_deref() != *want {
+                wrong.push(format!("{name}: got {got:?}, want {want:?}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn bodies_are_cut_at_their_statements_or_not_at_all() {
+        let cases: &[(&str, &str, Option<&[usize]>)] = &[
+            (
+                "a class: its header, then each member",
+                "class C(B):\n    \"doc\"\n    x = 1\n\n    def f(self):\n        return 1\n",
+                Some(&[1, 2, 3, 5]),
+            ),
+            (
+                "decorators go with the header and with their member",
+                "@d(\n  a)\nclass C:\n    @property\n    def f(self):\n        pass\n    y = 2\n",
+                None,
+            ),
+            (
+                "a decorated class",
+                "@dataclass\nclass C:\n    @property\n    def f(self):\n        pass\n    y = 2\n",
+                Some(&[1, 3, 6]),
+            ),
+            (
+                "a comment left of the body, a clause inside it",
+                "def f(a, b):\n# note\n    if a:\n        pass\n    else:\n        pass\n    return b\n",
+                Some(&[1, 3, 7]),
+            ),
+            (
+                "a header over lines indented deeper than the body: not cut",
+                "def f(a,\n      b):\n    if a:\n        pass\n    return b\n",
+                None,
+            ),
+            (
+                "a clause after the body",
+                "if a:\n    x = 1\nelse:\n    x = 2\n",
+                None,
+            ),
+            ("a body on the header's line", "class C: pass\n", None),
+            (
+                "strings and brackets in the body",
+                "def f():\n    s = '''\nx = 1\n'''\n    t = (\n1)\n    return s\n",
+                Some(&[1, 2, 5, 7]),
+            ),
+        ];
+        let mut wrong = Vec::new();
+        for (name, source, want) in cases {
+            let got = body_starts(source, 0..source.len()).map(|starts| {
+                starts
+                    .iter()
+                    .map(|&s| source[..s].matches('\n').count() + 1)
+                    .collect::<Vec<_>>()
+            });
             if got.as_deref() != *want {
                 wrong.push(format!("{name}: got {got:?}, want {want:?}"));
             }

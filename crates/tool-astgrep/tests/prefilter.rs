@@ -310,6 +310,45 @@ fn parsed_in_parts_or_whole_the_records_are_the_same() {
     .assert_eq(&shown.join("\n"));
 }
 
+/// A large class or function is parsed as its header and the runs of its
+/// body's statements that hold the literal, three levels deep, with the
+/// records of a whole parse: methods, a decorated one, a nested class, a
+/// clause inside a method, a module-level `if` block; and a class whose
+/// header holds the literal is not cut.
+#[test]
+fn a_large_class_is_parsed_in_its_members_holding_the_literal() {
+    let methods = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("    def m{i}(self, x):\n        return x * {i}\n\n"))
+            .collect()
+    };
+    let source = format!(
+        "import os\n\n\
+         class Big(Base):\n    \"\"\"Doc.\"\"\"\n{a}\
+         \x20   @property\n    def p(self):\n        y = 1\n        return isinstance(self, Big)\n\n\
+         \x20   class Inner:\n        def q(self, v):\n            if v:\n                pass\n            else:\n                return isinstance(v, int)\n\n\
+         {b}\
+         class Checked(isinstance):\n{c}    def r(self):\n        return isinstance(1, 2)\n\n\
+         if __name__ == \"__main__\":\n    main()\n    isinstance(a, b)\n",
+        a = methods(12),
+        b = methods(12),
+        c = methods(2),
+    );
+    let padded = format!("{source}# {}\n", "isinstance ".repeat(500));
+    let parts = parts_equal_whole("python", "isinstance($X, $Y)", &source, &padded);
+    let shown: Vec<String> = parts
+        .records
+        .iter()
+        .map(|r| format!("{}:{} {} in {:?}", r.line, r.column, r.text, r.enclosing))
+        .collect();
+    expect_test::expect![[r#"
+        44:16 isinstance(self, Big) in Some("Big.p")
+        51:24 isinstance(v, int) in Some("Big.Inner.q")
+        97:16 isinstance(1, 2) in Some("Checked.r")
+        101:5 isinstance(a, b) in None"#]]
+    .assert_eq(&shown.join("\n"));
+}
+
 /// A C file is parsed only in the top-level items holding the literal, with
 /// the records and textual candidates of a whole parse: a function inside
 /// an `#ifdef` block, one with a directive in its body, a `#define` body
