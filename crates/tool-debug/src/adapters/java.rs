@@ -4,7 +4,8 @@
 //! (the one `tool_core::jdk` finds, with `javac` beside its `java`), what
 //! a `.java` program compiles to (its package, its main class, its source
 //! root), the JVM's command line and the line its agent prints, and what
-//! an attach to a JVM's agent on a port looks in.
+//! an attach to a JVM's agent on a port looks in. A JUnit test (`test`)
+//! is [`super::java_tests`]'s.
 
 use super::{Adapter, LaunchInput, LaunchTarget, ProgramLaunch, RequestArguments, StdinRoute};
 use crate::catalog::{AdapterSpec, Catalog, CommandLine, ResolvedAdapter};
@@ -59,13 +60,18 @@ impl Adapter for Java {
                 l.program
             ));
         }
-        if l.test.is_some() {
-            return Err(
-                "`test` is not supported for Java yet: launch a .java file with a main method"
-                    .to_string(),
-            );
+        match (l.mode, l.test) {
+            (None, Some(test)) => {
+                let source = std::fs::read_to_string(l.path)
+                    .map_err(|e| format!("cannot read the test file {}: {e}", l.program))?;
+                let name = super::java_tests::selection(l.program, l.path, &source, test)?;
+                Ok(LaunchTarget::NamedTest {
+                    label: format!("junit {name}"),
+                    name,
+                })
+            }
+            _ => l.plain(),
         }
-        l.plain()
     }
 
     /// The JVM is the debuggee: its standard input is the adapter's.
@@ -82,20 +88,39 @@ impl Adapter for Java {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let main_class = match &package {
+        let mut main_class = match &package {
             Some(p) => format!("{p}.{stem}"),
             None => stem,
         };
-        let project = &input.adapter.project_dir;
-        // Where frames' sources are looked for; javac reads only the
-        // program's own root (a project's `module-info.java` under
-        // src/main/java would turn its compile into a module's).
+        // A test's project is its build's folder (the adapter's marker may
+        // be the test file's own folder: a lone `*.java`).
+        let build = input
+            .named_test
+            .and_then(|_| super::java_tests::build_folder(input.program));
+        let project = build.as_ref().unwrap_or(&input.adapter.project_dir);
+        // Where frames' sources are looked for.
         let mut source_roots = vec![root.clone()];
         for dir in ["src/main/java", "src/test/java"] {
             let d = project.join(dir);
             if d.is_dir() && !source_roots.contains(&d) {
                 source_roots.push(d);
             }
+        }
+        // javac reads the program's own root; a JUnit test's compile reads
+        // the Maven layout's main sources too, unless they are a module's
+        // (a `module-info.java` there would turn the compile into a
+        // module's: seen on gson; its `target/classes` serve then).
+        let mut sourcepath = vec![root.clone()];
+        let mut args = input.args.clone();
+        let mut junit = None;
+        if let Some(selection) = input.named_test {
+            let main = project.join("src/main/java");
+            if main.is_dir() && !main.join("module-info.java").is_file() && main != root {
+                sourcepath.push(main);
+            }
+            args.splice(0..0, super::java_tests::console_args(selection));
+            main_class = super::java_tests::CONSOLE_LAUNCHER.to_string();
+            junit = Some(selection);
         }
         // A Maven build's classes, when there: the program may use them.
         let classpath: Vec<PathBuf> = ["target/classes"]
@@ -109,13 +134,16 @@ impl Adapter for Java {
             arguments: json!({
                 "program": input.program,
                 "mainClass": main_class,
-                "args": input.args,
+                "args": args,
                 "cwd": input.cwd,
                 "env": input.env,
                 "classesDir": dir.join("classes"),
                 "classpath": classpath,
                 "sourceRoot": root,
+                "sourcepath": sourcepath,
                 "sourceRoots": source_roots,
+                "junit": junit,
+                "buildDir": build,
             }),
             scratch_dir: Some(dir),
             connect_to: None,

@@ -16,6 +16,7 @@ pub mod dart;
 pub mod debugpy;
 pub mod delve;
 pub mod java;
+pub mod java_tests;
 pub mod lldb;
 pub mod node;
 pub mod python_tests;
@@ -227,9 +228,10 @@ pub enum LaunchTarget {
     Program { go: Option<delve::GoLaunch> },
     /// One test of a Python test file: its name inside the file.
     PythonTest(String),
-    /// One `node:test` test of the file: its name, and the label answers
-    /// give the launch.
-    NodeTest { name: String, label: String },
+    /// One test of the file, run by its adapter's own runner: its name
+    /// as that runner selects it (a `node:test` name, a JUnit
+    /// `Class#method`), and the label answers give the launch.
+    NamedTest { name: String, label: String },
     /// One Rust test of the file: its test binary is built by cargo
     /// before lldb starts.
     RustTest,
@@ -409,8 +411,9 @@ pub struct LaunchInput<'a> {
     /// debugpy: `python -m MODULE` instead of the program (a test run, or
     /// the model's `module`).
     pub python: Option<python_tests::PythonModule>,
-    /// node: the name of the one `node:test` test of the program to run.
-    pub node_test: Option<&'a str>,
+    /// node: the name of the one `node:test` test of the program to run;
+    /// java: the JUnit selection (`pkg.Class#method`).
+    pub named_test: Option<&'a str>,
 }
 
 /// A new scratch folder under the system temp dir, removed with the

@@ -207,11 +207,11 @@ impl OpContext<'_> {
             LaunchTarget::RustTest => return self.rust_test_plan(args, spec, &path, program).await,
             LaunchTarget::Program { go } => (go, RunTarget::Program),
             LaunchTarget::PythonTest(name) => (None, RunTarget::Test(name)),
-            LaunchTarget::NodeTest { name, label } => (
+            LaunchTarget::NamedTest { name, label } => (
                 None,
                 RunTarget::Named {
                     label,
-                    node_test: Some(name),
+                    named_test: Some(name),
                 },
             ),
         };
@@ -351,7 +351,7 @@ impl OpContext<'_> {
             None,
             RunTarget::Named {
                 label: run.label,
-                node_test: None,
+                named_test: None,
             },
         )
         .await
@@ -475,8 +475,8 @@ impl OpContext<'_> {
             .as_deref()
             .unwrap_or(&resolved.project_dir)
             .to_path_buf();
-        let (named, node_test) = match &target {
-            RunTarget::Named { label, node_test } => (Some(label.clone()), node_test.clone()),
+        let (named, named_test) = match &target {
+            RunTarget::Named { label, named_test } => (Some(label.clone()), named_test.clone()),
             _ => (None, None),
         };
         let python = match target {
@@ -502,7 +502,7 @@ impl OpContext<'_> {
             stdin_file: stdin.as_ref().map(|(_, f)| f.as_path()),
             go,
             python,
-            node_test: node_test.as_deref(),
+            named_test: named_test.as_deref(),
         });
         let mut request = match made {
             Ok(r) => r,
@@ -1018,6 +1018,6 @@ enum RunTarget {
     /// launch (a Rust test binary), or one `node:test` test of the file.
     Named {
         label: String,
-        node_test: Option<String>,
+        named_test: Option<String>,
     },
 }
