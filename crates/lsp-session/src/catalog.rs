@@ -31,6 +31,12 @@ pub enum CheckerFormat {
     DartMachine,
     /// `clangd --check=FILE` per file of the compile database.
     ClangdCheck,
+    /// A Java project's build: `mvn -q -o compile` where a pom.xml is,
+    /// `gradle compileJava --offline` (or the project's `./gradlew`) where
+    /// a Gradle build is; javac's messages as Maven prints them
+    /// (`[ERROR] /abs/F.java:[12,5] msg`) or as javac does
+    /// (`/abs/F.java:12: error: msg`, then the line and a caret).
+    JavaBuild,
 }
 
 /// The command `diagnostics "*"` runs for a project.
