@@ -169,7 +169,7 @@ fn parse_javac(output: &str, root: &Path, ws: &Workspace) -> Vec<DiagLine> {
                 col: c,
                 severity,
                 code: None,
-                message: message.trim().to_string(),
+                message: with_details(message, &lines[i + 1..]),
             });
             continue;
         }
@@ -200,10 +200,36 @@ fn parse_javac(output: &str, root: &Path, ws: &Workspace) -> Vec<DiagLine> {
             col,
             severity,
             code: None,
-            message: message.trim().to_string(),
+            message: with_details(message, lines.get(i + 3..).unwrap_or_default()),
         });
     }
     out
+}
+
+/// A javac message with the `symbol:` and `location:` lines that follow
+/// it (`cannot find symbol (symbol: method sizes(), location: variable
+/// elements of type ArrayList<JsonElement>)`).
+fn with_details(message: &str, next: &[&str]) -> String {
+    let parts: Vec<String> = next
+        .iter()
+        // Maven repeats them under `[ERROR]` in its failure message.
+        .map(|l| {
+            l.strip_prefix("[ERROR]")
+                .or_else(|| l.strip_prefix("[WARNING]"))
+                .unwrap_or(l)
+                .trim()
+        })
+        .take_while(|l| l.starts_with("symbol:") || l.starts_with("location:"))
+        .map(|l| {
+            let (key, value) = l.split_once(':').unwrap_or((l, ""));
+            format!("{key}: {}", value.trim())
+        })
+        .collect();
+    if parts.is_empty() {
+        message.trim().to_string()
+    } else {
+        format!("{} ({})", message.trim(), parts.join(", "))
+    }
 }
 
 /// The build files a command of the Java checker needs at the root: Maven
@@ -767,13 +793,17 @@ mod tests {
             CheckerFormat::JavaBuild,
             sample!("java_maven.stdout"),
             "",
-            expect!["src/main/java/demo/stats/Stats.java:10:21 error incompatible types: java.lang.String cannot be converted to int"],
+            expect![[r#"
+                src/main/java/demo/stats/Stats.java:10:21 error incompatible types: java.lang.String cannot be converted to int
+                src/main/java/demo/stats/Stats.java:14:35 error cannot find symbol (symbol: method size(), location: variable xs of type int[])"#]],
         );
         check(
             CheckerFormat::JavaBuild,
             "",
             sample!("java_javac.stderr"),
-            expect!["src/main/java/demo/stats/Stats.java:10:21 error incompatible types: String cannot be converted to int"],
+            expect![[r#"
+                src/main/java/demo/stats/Stats.java:10:21 error incompatible types: String cannot be converted to int
+                src/main/java/demo/stats/Stats.java:14:35 error cannot find symbol (symbol: method size(), location: variable xs of type int[])"#]],
         );
     }
 

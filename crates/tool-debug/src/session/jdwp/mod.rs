@@ -294,6 +294,14 @@ async fn maven_test_classpath(
         .and_then(Value::as_str)
         .map_or_else(|| plan.adapter.project_dir.clone(), PathBuf::from);
     let project = &project;
+    if project.join("src/main/java/module-info.java").is_file()
+        && !project.join("target/classes").is_dir()
+    {
+        return Err(ToolError::refused(format!(
+            "the main sources of {} are a module (src/main/java/module-info.java), so a test compiles against their built classes, and target/classes is not there: build them first (`mvn -o -q compile` in that folder)",
+            project.display()
+        )));
+    }
     if !project.join("pom.xml").is_file() {
         let gradle = ["build.gradle", "build.gradle.kts"]
             .iter()
