@@ -851,3 +851,53 @@ async fn a_junit_test_stops_at_its_breakpoints() {
         transcript_expected.assert_eq(&text);
     }
 }
+
+/// A class a build compiled, launched by its name (`demo.Main`, from
+/// `target/classes`, no source given): it runs as it is, and a breakpoint
+/// in a source of the project stops it; a name no build has is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compiled_class_by_its_name() {
+    let Ok(jdk) = tool_core::jdk::find(11, None, Some(&test_support::fixtures::path_env())) else {
+        return;
+    };
+    let dir = copy_fixture("java");
+    let compiled = std::process::Command::new(jdk.bin().join("javac"))
+        .args(["-g", "-d", "target/classes", "-sourcepath", "."])
+        .arg("demo/Main.java")
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(compiled.success());
+    let b = bench(dir.path(), config());
+    let calls = [
+        json!({"op": "breakpoints", "file": "demo/Stats.java", "lines": [14]}),
+        json!({"op": "launch", "program": "demo.Main"}),
+        json!({"op": "continue"}),
+        json!({"op": "launch", "program": "demo.Nope"}),
+    ];
+    let text = transcript(&b, &calls).await;
+    let recorded = b.processes().await;
+    let _ = b.try_call(json!({"op": "terminate"})).await;
+    assert_no_orphans(&b, &recorded).await;
+    expect![[r#"
+        > {"file":"demo/Stats.java","lines":[14],"op":"breakpoints"}
+        debug breakpoints  demo/Stats.java
+        demo/Stats.java:14 set  | int total = 0;
+        no session yet: they are sent to the adapter at launch
+
+        > {"op":"launch","program":"demo.Main"}
+        debug launch  target/classes/demo/Main.class under java (`<java>`)
+        breakpoint demo/Stats.java:14 verified  | int total = 0;
+        stopped (breakpoint) thread N in Stats.mean at demo/Stats.java:14
+           14 |         int total = 0;
+        locals: this = Stats{name="mean", calls=1}, xs = [4, 8, 15, 16, 23, 42]
+
+        > {"op":"continue"}
+        debug continue  thread N
+        the program exited with code 3
+        output (tail; the output op returns all of it):
+        mean: 18.0
+
+        > {"op":"launch","program":"demo.Nope"}
+        error: bad arguments: program `demo.Nope` does not exist in the workspace; check the path (relative to the workspace root), or build it first"#]].assert_eq(&text);
+}

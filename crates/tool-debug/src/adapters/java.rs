@@ -54,6 +54,9 @@ impl Adapter for Java {
     }
 
     fn launch_target(&self, l: &ProgramLaunch<'_>) -> Result<LaunchTarget, String> {
+        if l.path.extension().is_some_and(|e| e == "class") && classes_root(l.path).is_some() {
+            return l.plain();
+        }
         if l.path.is_dir() || l.path.extension().is_none_or(|e| e != "java") {
             return Err(format!(
                 "`{}` is not a Java source file; the java adapter launches a .java file with a main method (compiled with javac -g)",
@@ -80,6 +83,9 @@ impl Adapter for Java {
     }
 
     fn launch(&self, input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+        if let Some((classes, main_class)) = classes_root(input.program) {
+            return Ok(compiled_launch(input, &classes, main_class));
+        }
         let source = std::fs::read_to_string(input.program)?;
         let package = package_of(&source);
         let root = source_root(input.program, package.as_deref());
@@ -187,6 +193,101 @@ impl Adapter for Java {
     }
 }
 
+/// The launch of a class a build compiled: no compile, its classes folder
+/// as the classpath, the project folder and the Maven layout's source
+/// folders for its frames' sources.
+fn compiled_launch(
+    input: &LaunchInput<'_>,
+    classes: &Path,
+    main_class: String,
+) -> RequestArguments {
+    let project = &input.adapter.project_dir;
+    let mut source_roots = vec![project.clone()];
+    source_roots.extend(
+        ["src/main/java", "src/test/java"]
+            .iter()
+            .map(|d| project.join(d))
+            .filter(|d| d.is_dir()),
+    );
+    RequestArguments::plain(json!({
+        "program": input.program,
+        "mainClass": main_class,
+        "args": input.args,
+        "cwd": input.cwd,
+        "env": input.env,
+        "classesDir": classes,
+        "compiled": true,
+        "classpath": [],
+        "sourceRoots": source_roots,
+    }))
+}
+
+/// For a class file under a build's `target/classes` (or Gradle's
+/// `build/classes/java/main`): that folder and the class's name
+/// (`target/classes/a/b/Main.class` → `a.b.Main`). Nested classes
+/// (`Outer$Inner.class`) are not main classes here.
+pub fn classes_root(class_file: &Path) -> Option<(PathBuf, String)> {
+    let stem = class_file.file_stem()?.to_str()?;
+    if stem.contains('$') {
+        return None;
+    }
+    let mut parts = vec![stem.to_string()];
+    let mut dir = class_file.parent()?;
+    loop {
+        let ends = |tail: &[&str]| {
+            let names: Vec<&str> = dir
+                .components()
+                .rev()
+                .take(tail.len())
+                .filter_map(|c| c.as_os_str().to_str())
+                .collect();
+            names.iter().rev().eq(tail.iter())
+        };
+        if ends(&["target", "classes"]) || ends(&["build", "classes", "java", "main"]) {
+            parts.reverse();
+            return Some((dir.to_path_buf(), parts.join(".")));
+        }
+        parts.push(dir.file_name()?.to_str()?.to_string());
+        dir = dir.parent()?;
+    }
+}
+
+/// The class file a build compiled for the class name `name`
+/// (`com.example.Main`) under the workspace `root`: in its
+/// `target/classes` or a module's (one folder down), Maven's layout, or
+/// Gradle's `build/classes/java/main`. `None` when `name` is not a
+/// dotted class name or no build has it.
+pub fn class_file(root: &Path, name: &str) -> Option<PathBuf> {
+    let ok = !name.is_empty()
+        && name.split('.').all(|p| {
+            p.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+                && p.chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        });
+    if !ok {
+        return None;
+    }
+    let rel = format!("{}.class", name.replace('.', "/"));
+    let mut projects = vec![root.to_path_buf()];
+    let mut modules: Vec<PathBuf> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    modules.sort();
+    projects.extend(modules);
+    projects.iter().find_map(|p| {
+        ["target/classes", "build/classes/java/main"]
+            .iter()
+            .map(|d| p.join(d).join(&rel))
+            .find(|f| f.is_file())
+    })
+}
+
 /// The package a Java source declares (`package a.b;`), if any.
 pub fn package_of(source: &str) -> Option<String> {
     let mut in_comment = false;
@@ -283,6 +384,32 @@ mod tests {
         );
         assert_eq!(source_root(file, Some("org.other")), file.parent().unwrap());
         assert_eq!(source_root(file, None), file.parent().unwrap());
+    }
+
+    #[test]
+    fn a_class_file_knows_its_build_folder_and_name() {
+        let maven = Path::new("/w/m/target/classes/com/example/Main.class");
+        assert_eq!(
+            classes_root(maven),
+            Some((
+                PathBuf::from("/w/m/target/classes"),
+                "com.example.Main".into()
+            ))
+        );
+        let gradle = Path::new("/w/build/classes/java/main/Main.class");
+        assert_eq!(
+            classes_root(gradle),
+            Some((PathBuf::from("/w/build/classes/java/main"), "Main".into()))
+        );
+        assert_eq!(
+            classes_root(Path::new("/w/target/classes/a/Outer$Inner.class")),
+            None
+        );
+        assert_eq!(classes_root(Path::new("/w/out/a/Main.class")), None);
+        assert_eq!(
+            class_file(Path::new("/nonexistent"), "demo/Main.java"),
+            None
+        );
     }
 
     #[test]

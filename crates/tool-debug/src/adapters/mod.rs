@@ -293,7 +293,7 @@ mod catalog_file_tests {
             delve Delve TcpListen commands=1 first=Some(["dlv", "dap", "--listen", "127.0.0.1:0"]) markers=["go.mod"] ext=["go"] eval=repl template={}
             dart Dart Stdio commands=1 first=Some(["dart", "debug_adapter"]) markers=["pubspec.yaml"] ext=["dart"] eval=repl template={}
             node Node Inspector commands=2 first=Some(["node"]) markers=["package.json", "*.js", "*.mjs", "*.cjs"] ext=["js", "mjs", "cjs"] eval=repl template={}
-            java Java Jdwp commands=1 first=Some(["java"]) markers=["pom.xml", "build.gradle", "build.gradle.kts", "*.java"] ext=["java"] eval=watch template={}"#]]
+            java Java Jdwp commands=1 first=Some(["java"]) markers=["pom.xml", "build.gradle", "build.gradle.kts", "*.java"] ext=["java", "class"] eval=watch template={}"#]]
         .assert_eq(&summary.join("\n"));
         assert_eq!(specs[1].commands[13], vec!["/usr/lib/llvm-22/bin/lldb-dap"]);
         assert_eq!(specs[2].connect, Connect::TcpListen);

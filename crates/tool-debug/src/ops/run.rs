@@ -159,7 +159,14 @@ impl OpContext<'_> {
                 "launch needs `program`: the file to run (a .py, .go, .js or .java file, a Go package folder, or a compiled executable), relative to the workspace root; or `module` (Python's `python -m MODULE`), or `test` as a pytest node id (tests/test_x.py::test_y)",
             )
         })?;
-        let path = self.workspace.resolve(program)?;
+        let mut path = self.workspace.resolve(program)?;
+        if !path.exists() {
+            // A Java class name (`com.example.Main`): the class a build
+            // compiled.
+            if let Some(class) = adapters::java::class_file(self.workspace.root(), program) {
+                path = class;
+            }
+        }
         if !path.exists() {
             return Err(ToolError::bad_args(format!(
                 "program `{program}` does not exist in the workspace; check the path (relative to the workspace root), or build it first"

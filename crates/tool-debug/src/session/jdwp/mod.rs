@@ -105,16 +105,19 @@ pub(crate) async fn start(
         sourcepath.push(text("sourceRoot").unwrap_or_else(|| cwd.clone()));
     }
     let sourcepath = join(sourcepath.iter().collect())?;
-    compile(
-        plan,
-        &java,
-        &program,
-        &sourcepath,
-        &classes,
-        &compile_classpath,
-        limits.handshake,
-    )
-    .await?;
+    // A class a build compiled runs as it is.
+    if args.get("compiled").and_then(Value::as_bool) != Some(true) {
+        compile(
+            plan,
+            &java,
+            &program,
+            &sourcepath,
+            &classes,
+            &compile_classpath,
+            limits.handshake,
+        )
+        .await?;
+    }
     let line = java::command_line(&java, args, &classpath);
     let spec = crate::session::inproc::debuggee_spec(plan, &line, &cwd);
     let mut child = spec.spawn().map_err(|e| {
