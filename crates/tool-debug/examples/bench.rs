@@ -641,7 +641,11 @@ async fn through_tool(
     supervisor: &std::sync::Arc<DebugSupervisor>,
     round: usize,
 ) -> Duration {
-    let conversation = format!("bench-{round}");
+    // A conversation per case: its breakpoints are not the next case's.
+    let conversation = format!(
+        "bench-{}-{round}",
+        case.name.split_whitespace().next().unwrap_or("")
+    );
     let tool = supervisor.tool(Workspace::new(case.root.path()).unwrap(), &conversation);
     let cx = CallContext::new();
     let root = case.root.path().canonicalize().unwrap();

@@ -32,8 +32,7 @@
 //!   `LSP_BENCH=coldquery` runs this part alone.
 //! - Java (jdtls on `tests/fixtures/lsp/java`): a cold first definition
 //!   through the tool against a bare client of the same jdtls on the same
-//!   JDK (median of 3), and write → diagnostics on the warm server against
-//!   jdtls's own delivery. `LSP_BENCH=java` runs this part alone.
+//!   JDK (median of 3). `LSP_BENCH=java` runs this part alone.
 
 use lsp_session::client::file_uri;
 use serde_json::{json, Value};
@@ -424,9 +423,10 @@ async fn main() {
 /// `tests/fixtures/lsp/java`): a cold first definition through the tool
 /// from a fresh run, against a bare client that starts the same jdtls on
 /// the same JDK (`-data` a fresh folder) and asks until the answer is not
-/// empty (the Maven import runs first either way), medians of 3; then,
-/// on the warm server, write → new diagnostics reported against the
-/// moment jdtls delivered them (median of N).
+/// empty (the Maven import runs first either way), medians of 3. (Write →
+/// diagnostics on the warm server is not measured yet: in this harness
+/// the write's answer came back without its `lsp:` lines, while the same
+/// write through the binary reports them.)
 async fn java_rows() {
     let Some(program) = test_support::fixtures::find("jdtls") else {
         println!("java: skipped, jdtls not installed (cargo xtask fixtures)");
@@ -485,22 +485,6 @@ async fn java_rows() {
         ms(bare),
         tool.as_secs_f64() / bare.as_secs_f64()
     );
-    let s = setup("java", CatalogConfig::default());
-    call(
-        &s,
-        "lsp",
-        json!({"op": "hover", "file": file, "line": line, "symbol": symbol}),
-    )
-    .await;
-    let bad = "\nclass Bad {\n    int f() {\n        return \"oops\";\n    }\n}\n";
-    let (total, server) = wrapper(&s, file, bad).await;
-    println!(
-        "java     write       write→reported {:.1} ms, write→server delivered {:.1} ms: wrapper latency {:+.1} ms",
-        ms(total),
-        ms(server),
-        ms(total) - ms(server)
-    );
-    s.binding.supervisor().unwrap().shutdown().await;
 }
 
 /// Cold definition, hover and references on the Python fixture: a fresh
