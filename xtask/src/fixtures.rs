@@ -4,8 +4,10 @@
 //! `target/fixtures/venv`, npm into a prefix under `target/fixtures/npm`,
 //! Debian packages with apt-get (only when running as root), rustup
 //! components, and Go tools built by `go install` into `target/fixtures/bin`.
-//! Each item is skipped when already there, with a progress line; the
-//! independent sources install in parallel.
+//! Maven artifacts (JUnit, the build plugins the Java fixtures' builds
+//! run) go into the local repository `target/fixtures/m2`. Each item is
+//! skipped when already there, with a progress line; the independent
+//! sources install in parallel.
 
 use crate::run;
 use anyhow::{Context, Result};
@@ -156,6 +158,7 @@ pub(crate) fn install(root: &Path) -> Result<()> {
             // Go tools need the `go` that Debian may install first.
             s.spawn(|| debian().and_then(|()| go_tools(&dir))),
             s.spawn(rustup),
+            s.spawn(|| maven(root, &dir)),
         ];
         jobs.into_iter()
             .map(|j| j.join().expect("a fixture installer panicked"))
@@ -314,5 +317,73 @@ fn rustup() -> Result<()> {
     run(Command::new("rustup")
         .args(["component", "add"])
         .args(&missing))?;
+    Ok(())
+}
+
+/// The Maven projects whose builds the tests run offline
+/// (`-Dmaven.repo.local=target/fixtures/m2`): their dependencies and
+/// the plugins of `test-compile` and `dependency:build-classpath`.
+const MAVEN_PROJECTS: [&str; 1] = ["tests/fixtures/debug/junit"];
+
+/// Single artifacts the tests need besides the projects' own: the JUnit
+/// console launcher a `debug` launch with `test` runs.
+const MAVEN_ARTIFACTS: [&str; 1] = ["org.junit.platform:junit-platform-console-standalone:1.14.1"];
+
+/// Resolve [`MAVEN_PROJECTS`] and [`MAVEN_ARTIFACTS`] into `dir/m2` from
+/// Maven Central, skipped when the stamp lists the same projects (with
+/// their pom.xml's text) and artifacts.
+fn maven(root: &Path, dir: &Path) -> Result<()> {
+    let repo = dir.join("m2");
+    let stamp = repo.join(".agent-tools-maven");
+    let mut list: Vec<String> = MAVEN_ARTIFACTS.iter().map(|a| (*a).to_string()).collect();
+    for project in MAVEN_PROJECTS {
+        let pom = std::fs::read_to_string(root.join(project).join("pom.xml"))
+            .with_context(|| format!("reading {project}/pom.xml"))?;
+        list.push(format!("{project}\n{pom}"));
+    }
+    if stamped(&stamp, &list) {
+        progress("maven artifacts", "present");
+        return Ok(());
+    }
+    if !on_path("mvn") {
+        progress("maven artifacts", "MISSING (no mvn: apt-get install maven)");
+        return Ok(());
+    }
+    std::fs::create_dir_all(&repo)?;
+    let local = format!("-Dmaven.repo.local={}", repo.display());
+    for project in MAVEN_PROJECTS {
+        progress(&format!("maven {project}"), "resolving from Maven Central");
+        // Built in a copy: the fixture folder gets no target/.
+        let scratch =
+            std::env::temp_dir().join(format!("agent-tools-maven-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        run(Command::new("cp")
+            .arg("-r")
+            .arg(root.join(project))
+            .arg(&scratch))?;
+        let built = run(Command::new("mvn")
+            .args([
+                "-B",
+                "-q",
+                &local,
+                "test-compile",
+                "dependency:build-classpath",
+            ])
+            .current_dir(&scratch));
+        let _ = std::fs::remove_dir_all(&scratch);
+        built?;
+    }
+    for artifact in MAVEN_ARTIFACTS {
+        progress(&format!("maven {artifact}"), "resolving from Maven Central");
+        run(Command::new("mvn").args([
+            "-B",
+            "-q",
+            &local,
+            "dependency:get",
+            &format!("-Dartifact={artifact}"),
+        ]))?;
+    }
+    std::fs::write(&stamp, list.join("\n"))?;
+    progress("maven artifacts", "installed");
     Ok(())
 }

@@ -31,6 +31,12 @@ pub enum CheckerFormat {
     DartMachine,
     /// `clangd --check=FILE` per file of the compile database.
     ClangdCheck,
+    /// A Java project's build: `mvn -q -o compile` where a pom.xml is,
+    /// `gradle compileJava --offline` (or the project's `./gradlew`) where
+    /// a Gradle build is; javac's messages as Maven prints them
+    /// (`[ERROR] /abs/F.java:[12,5] msg`) or as javac does
+    /// (`/abs/F.java:12: error: msg`, then the line and a caret).
+    JavaBuild,
 }
 
 /// The command `diagnostics "*"` runs for a project.
@@ -215,6 +221,10 @@ pub struct ServerEntry {
     /// (`doctor` shows the untested ones); a user's entry need not.
     #[serde(default)]
     pub tested: Option<bool>,
+    /// Why an untested entry is untested, when it is more than "no test
+    /// drives it" (`doctor` says it).
+    #[serde(default)]
+    pub untested_reason: Option<String>,
 }
 
 fn answers_workspace_symbols() -> bool {
@@ -648,7 +658,7 @@ mod tests {
               |
             6 | port = 1
               | ^^^^
-            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `jdk`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `project_diagnostics_delay_ms`, `project_diagnostics_progress`, `change_diagnostics_delay_ms`, `dependents_by_reopen`, `open_reads_disk`, `covers`, `fuller`, `tested`
+            unknown field `port`, expected one of `id`, `role`, `extensions`, `file_names`, `commands`, `root_markers`, `root_rule`, `checker`, `no_checker_reason`, `initialization_options`, `settings`, `reports_progress`, `startup_settle_ms`, `save_check_progress`, `save_check_sources`, `save_check_nudge`, `started_message`, `own_dir_env`, `jdk`, `ready_probe`, `memory_ceiling_mb`, `workspace_symbols`, `project_diagnostics_delay_ms`, `project_diagnostics_progress`, `change_diagnostics_delay_ms`, `dependents_by_reopen`, `open_reads_disk`, `covers`, `fuller`, `tested`, `untested_reason`
         "#]].assert_eq(&err);
     }
 

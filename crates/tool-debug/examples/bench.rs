@@ -1,6 +1,7 @@
 //! `cargo xtask bench debug`: launch-to-first-stop through the `debug` tool
 //! against a bare DAP client driving the same adapter on the same program
-//! (for Node.js, a bare inspector client driving `node --inspect-brk`),
+//! (for Node.js, a bare inspector client driving `node --inspect-brk`;
+//! for Java, the JDK's own `jdb` after the same `javac -g`),
 //! in the same run, interleaved so machine noise hits both alike.
 //!
 //! "First stop" means: the client knows where the program stopped — the
@@ -280,6 +281,54 @@ fn inspector_first_stop(node: &str, cwd: &Path, file: &Path, line: u32) -> Durat
     elapsed
 }
 
+/// The JDK's own debugger to the first stop: `jdb -classpath CLASSES
+/// MAIN` (its launching connector starts the JVM under JDWP, held), then
+/// `stop at CLASS:LINE` and `run`, up to its `Breakpoint hit:` line, which
+/// names the top frame (`"thread=main", demo.Stats.mean(), line=14`).
+fn jdb_first_stop(command: &[String], cwd: &Path, at: &str) -> Duration {
+    let started = Instant::now();
+    struct Killed(Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Command::new(&command[0])
+        .args(&command[1..])
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("jdb starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let child = Killed(child);
+    write!(stdin, "stop at {at}\nrun\n").unwrap();
+    stdin.flush().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "jdb ended before its breakpoint: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&seen);
+        if let Some(hit) = text.find("Breakpoint hit:") {
+            if text[hit..].contains("line=") {
+                break;
+            }
+        }
+    }
+    let elapsed = started.elapsed();
+    drop(child);
+    elapsed
+}
+
 /// Copy the folder `from` into `to`, recursively.
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -495,6 +544,45 @@ fn cases() -> Vec<Case> {
     } else {
         println!("skipping node: not installed");
     }
+    let jdk = tool_core::jdk::find(11, None, Some(&test_support::fixtures::path_env()));
+    if let Ok(jdk) = jdk
+        .as_ref()
+        .map(|j| (j.bin().join("javac"), j.bin().join("jdb")))
+    {
+        let root = tempfile::tempdir().unwrap();
+        copy_tree(&fixtures.join("java"), root.path());
+        let dir = root.path().canonicalize().unwrap();
+        let classes = dir.join("bench-classes");
+        let text = |p: &Path| p.to_string_lossy().into_owned();
+        out.push(Case {
+            name: "java     Main.java",
+            program: "demo/Main.java",
+            test: None,
+            line: 14,
+            bare_command: vec![
+                text(&jdk.1),
+                "-classpath".into(),
+                text(&classes),
+                "demo.Main".into(),
+            ],
+            // javac -g, as the tool compiles the program on each launch.
+            bare_build: Some(vec![
+                text(&jdk.0),
+                "-g".into(),
+                "-d".into(),
+                text(&classes),
+                "-sourcepath".into(),
+                text(&dir),
+                "demo/Main.java".into(),
+            ]),
+            bare_env: Vec::new(),
+            bare_launch: json!({"jdb": "demo.Stats:14"}),
+            file: dir.join("demo/Stats.java"),
+            root,
+        });
+    } else {
+        println!("skipping java: no JDK 11+ with javac");
+    }
     out
 }
 
@@ -539,7 +627,9 @@ fn bare_first_stop(
         assert!(built.status.success(), "{build:?} failed");
         return started.elapsed() + bare_first_stop((command, None, env), cwd, launch, file, line);
     }
-    if launch.is_null() {
+    if let Some(at) = launch.get("jdb").and_then(Value::as_str) {
+        jdb_first_stop(command, cwd, at)
+    } else if launch.is_null() {
         inspector_first_stop(&command[0], cwd, file, line)
     } else {
         BareClient::first_stop((command, env), cwd, launch, file, line)
@@ -551,7 +641,11 @@ async fn through_tool(
     supervisor: &std::sync::Arc<DebugSupervisor>,
     round: usize,
 ) -> Duration {
-    let conversation = format!("bench-{round}");
+    // A conversation per case: its breakpoints are not the next case's.
+    let conversation = format!(
+        "bench-{}-{round}",
+        case.name.split_whitespace().next().unwrap_or("")
+    );
     let tool = supervisor.tool(Workspace::new(case.root.path()).unwrap(), &conversation);
     let cx = CallContext::new();
     let root = case.root.path().canonicalize().unwrap();

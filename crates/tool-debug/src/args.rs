@@ -164,7 +164,7 @@ pub struct DebugArgs {
     /// launch (delve): `debug` builds a package or .go file, `exec` runs a compiled Go program, `test` builds a package's tests; default: told from `program` (a `_test.go` file or `test` means test).
     #[serde(default)]
     pub mode: Option<GoMode>,
-    /// launch: the test to run alone. Python: a pytest node id (`tests/test_stats.py::test_mean`, no `program` needed) or a test's name in the `program` test file (`test_mean`, `TestStats::test_mean`), run with pytest, or unittest where the project has no pytest. Rust (lldb): a test's name (`mean_of_six`, `tests::mean_of_one`) in the `program` file under tests/ or src/, built with cargo and run alone. Go (delve, mode test): a test function, e.g. `TestMean` (default: all of the package's tests).
+    /// launch: the test to run alone. Python: a pytest node id (`tests/test_stats.py::test_mean`, no `program` needed) or a test's name in the `program` test file (`test_mean`, `TestStats::test_mean`), run with pytest, or unittest where the project has no pytest. Rust (lldb): a test's name (`mean_of_six`, `tests::mean_of_one`) in the `program` file under tests/ or src/, built with cargo and run alone. Go (delve, mode test): a test function, e.g. `TestMean` (default: all of the package's tests). Java: a test method of the `program` test file (`meanOfSix`, `StatsTest#meanOfSix`) in a Maven project, run alone by JUnit's console launcher.
     #[serde(default)]
     pub test: Option<String>,
     /// launch (debugpy): run `python -m MODULE` with `args` instead of a program, e.g. `pytest` with args `["-k", "mean"]`; from `cwd` (default: the workspace root).

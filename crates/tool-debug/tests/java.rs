@@ -472,7 +472,7 @@ fn rows() -> Vec<Row> {
                 error: bad arguments: `demo` is not a Java source file; the java adapter launches a .java file with a main method (compiled with javac -g)
 
                 > {"op":"launch","program":"demo/Main.java","test":"mean"}
-                error: bad arguments: `test` is not supported for Java yet: launch a .java file with a main method"#]],
+                error: bad arguments: no test method `mean` in demo/Main.java; it has none (methods annotated @Test, @ParameterizedTest, @RepeatedTest, @TestFactory or @TestTemplate)"#]],
         },
     ]
 }
@@ -684,4 +684,220 @@ async fn attach_to_a_jdwp_port_and_let_go() {
         > {"adapter":"java","op":"attach","pid":PID}
         error: refused: the java backend attaches to a JVM started with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:PORT (pass that `port`), not to a pid"#]].assert_eq(&text);
     assert!(alive, "the attached program was ended");
+}
+
+/// The config of a JUnit run: Maven resolves offline from the fixtures'
+/// local repository (`cargo xtask fixtures` fills it).
+fn junit_config() -> tool_debug::DebugConfig {
+    let mut cfg = config();
+    let repo = test_support::fixtures::dir().join("m2");
+    cfg.env.push((
+        "MAVEN_OPTS".into(),
+        format!("-Dmaven.repo.local={}", repo.display()),
+    ));
+    cfg
+}
+
+/// JUnit tests of `tests/fixtures/debug/junit` (a Maven project with
+/// JUnit 5): one test method run alone under the console launcher, with
+/// breakpoints in the test and in the code under test; a failing test's
+/// result and exit code; names that are not tests of the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_junit_test_stops_at_its_breakpoints() {
+    let launcher = "m2/org/junit/platform/junit-platform-console-standalone/1.14.1";
+    if !have_jdk() || test_support::fixtures::require(&["mvn"]).is_none() {
+        return;
+    }
+    if !test_support::fixtures::dir().join(launcher).is_dir() {
+        assert!(
+            !test_support::fixtures::in_ci(),
+            "run `cargo xtask fixtures`: the JUnit artifacts are missing"
+        );
+        return;
+    }
+    let test = "src/test/java/demo/stats/StatsTest.java";
+    let rows: [(&str, Vec<Value>, Expect); 3] = [
+        (
+            "a stop in the test, then in the code under test",
+            vec![
+                json!({"op": "breakpoints", "file": test, "lines": [12]}),
+                json!({"op": "breakpoints", "file": "src/main/java/demo/stats/Stats.java", "lines": [12]}),
+                json!({"op": "launch", "program": test, "test": "meanOfSix"}),
+                json!({"op": "locals"}),
+                json!({"op": "continue"}),
+                json!({"op": "continue"}),
+            ],
+            expect![[r#"
+                > {"file":"src/test/java/demo/stats/StatsTest.java","lines":[12],"op":"breakpoints"}
+                debug breakpoints  src/test/java/demo/stats/StatsTest.java
+                src/test/java/demo/stats/StatsTest.java:12 set  | assertEquals(18.0, result);
+                no session yet: they are sent to the adapter at launch
+
+                > {"file":"src/main/java/demo/stats/Stats.java","lines":[12],"op":"breakpoints"}
+                debug breakpoints  src/main/java/demo/stats/Stats.java
+                src/main/java/demo/stats/Stats.java:12 set  | return (double) total / xs.length;
+                no session yet: they are sent to the adapter at launch
+
+                > {"op":"launch","program":"src/test/java/demo/stats/StatsTest.java","test":"meanOfSix"}
+                debug launch  junit demo.stats.StatsTest#meanOfSix under java (`<java>`)
+                breakpoint src/main/java/demo/stats/Stats.java:12 verified  | return (double) total / xs.length;
+                breakpoint src/test/java/demo/stats/StatsTest.java:12 verified  | assertEquals(18.0, result);
+                stopped (breakpoint) thread N in Stats.mean at src/main/java/demo/stats/Stats.java:12
+                   12 |         return (double) total / xs.length;
+                locals: xs = [4, 8, 15, 16, 23, 42], total = 108
+
+                > {"op":"locals"}
+                debug locals  top frame, Stats.mean at src/main/java/demo/stats/Stats.java:12 (2 variables)
+                xs (int[]) = [4, 8, 15, 16, 23, 42]  [reference 1]
+                total (int) = 108
+
+                > {"op":"continue"}
+                debug continue  thread N
+                stopped (breakpoint) thread N in StatsTest.meanOfSix at src/test/java/demo/stats/StatsTest.java:12
+                   12 |         assertEquals(18.0, result);
+                locals: this = StatsTest, values = [4, 8, 15, 16, 23, 42], result = 18.0
+
+                > {"op":"continue"}
+                debug continue  thread N
+                the program exited with code 0
+                output (tail; the output op returns all of it):
+                ╷
+                ├─ JUnit Platform Suite ✔
+                ├─ JUnit Jupiter ✔
+                │  └─ StatsTest ✔
+                │     └─ meanOfSix() ✔
+                └─ JUnit Vintage ✔
+
+                Test run finished after MS ms
+                [         4 containers found      ]
+                [         0 containers skipped    ]
+                [         4 containers started    ]
+                [         0 containers aborted    ]
+                [         4 containers successful ]
+                [         0 containers failed     ]
+                [         1 tests found           ]
+                [         0 tests skipped         ]
+                [         1 tests started         ]
+                [         0 tests aborted         ]
+                [         1 tests successful      ]
+                [         0 tests failed          ]"#]],
+        ),
+        (
+            "a failing test",
+            vec![json!({"op": "launch", "program": test, "test": "StatsTest#medianOfFour"})],
+            expect![[r#"
+                > {"op":"launch","program":"src/test/java/demo/stats/StatsTest.java","test":"StatsTest#medianOfFour"}
+                debug launch  junit demo.stats.StatsTest#medianOfFour under java (`<java>`)
+                the program exited with code 1
+                output (tail; the output op returns all of it):
+                ╷
+                ├─ JUnit Platform Suite ✔
+                ├─ JUnit Jupiter ✔
+                │  └─ StatsTest ✔
+                │     └─ medianOfFour() ✘ median of 1,2,3,4 ==> expected: <2.5> but was: <3.0>
+                └─ JUnit Vintage ✔
+
+                Failures (1):
+                  JUnit Jupiter:StatsTest:medianOfFour()
+                    MethodSource [className = 'demo.stats.StatsTest', methodName = 'medianOfFour', methodParameterTypes = '']
+                    => org.opentest4j.AssertionFailedError: median of 1,2,3,4 ==> expected: <2.5> but was: <3.0>
+                       org.junit.jupiter.api.AssertionFailureBuilder.build(AssertionFailureBuilder.java:151)
+                       org.junit.jupiter.api.AssertionFailureBuilder.buildAndThrow(AssertionFailureBuilder.java:132)
+                       org.junit.jupiter.api.AssertEquals.failNotEqual(AssertEquals.java:197)
+                       org.junit.jupiter.api.AssertEquals.assertEquals(AssertEquals.java:70)
+                       org.junit.jupiter.api.Assertions.assertEquals(Assertions.java:929)
+                       demo.stats.StatsTest.medianOfFour(StatsTest.java:18)
+                       java.base/java.lang.reflect.Method.invoke(Method.java:569)
+                       java.base/java.util.ArrayList.forEach(ArrayList.java:1511)
+                       java.base/java.util.ArrayList.forEach(ArrayList.java:1511)
+
+                Test run finished after MS ms
+                [         4 containers found      ]
+                [         0 containers skipped    ]
+                [         4 containers started    ]
+                [         0 containers aborted    ]
+                [         4 containers successful ]
+                [         0 containers failed     ]
+                [         1 tests found           ]
+                [         0 tests skipped         ]
+                [         1 tests started         ]
+                [         0 tests aborted         ]
+                [         0 tests successful      ]
+                [         1 tests failed          ]"#]],
+        ),
+        (
+            "names that are not tests of the file",
+            vec![
+                json!({"op": "launch", "program": test, "test": "none"}),
+                json!({"op": "launch", "program": test, "test": "Other#meanOfSix"}),
+            ],
+            expect![[r#"
+                > {"op":"launch","program":"src/test/java/demo/stats/StatsTest.java","test":"none"}
+                error: bad arguments: no test method `none` in src/test/java/demo/stats/StatsTest.java; its tests: meanOfSix, medianOfFour
+
+                > {"op":"launch","program":"src/test/java/demo/stats/StatsTest.java","test":"Other#meanOfSix"}
+                error: bad arguments: `test` is `Other#meanOfSix`, and src/test/java/demo/stats/StatsTest.java holds the class demo.stats.StatsTest; name a test method of it (`StatsTest#METHOD` or `METHOD`)"#]],
+        ),
+    ];
+    for (name, calls, transcript_expected) in rows {
+        eprintln!("=== {name}");
+        let dir = copy_fixture("junit");
+        let b = bench(dir.path(), junit_config());
+        let text = transcript(&b, &calls).await;
+        let text = masked_numbers(&text, "Test run finished after ", "MS");
+        let recorded = b.processes().await;
+        let _ = b.try_call(json!({"op": "terminate"})).await;
+        assert_no_orphans(&b, &recorded).await;
+        transcript_expected.assert_eq(&text);
+    }
+}
+
+/// A class a build compiled, launched by its name (`demo.Main`, from
+/// `target/classes`, no source given): it runs as it is, and a breakpoint
+/// in a source of the project stops it; a name no build has is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compiled_class_by_its_name() {
+    let Ok(jdk) = tool_core::jdk::find(11, None, Some(&test_support::fixtures::path_env())) else {
+        return;
+    };
+    let dir = copy_fixture("java");
+    let compiled = std::process::Command::new(jdk.bin().join("javac"))
+        .args(["-g", "-d", "target/classes", "-sourcepath", "."])
+        .arg("demo/Main.java")
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(compiled.success());
+    let b = bench(dir.path(), config());
+    let calls = [
+        json!({"op": "breakpoints", "file": "demo/Stats.java", "lines": [14]}),
+        json!({"op": "launch", "program": "demo.Main"}),
+        json!({"op": "continue"}),
+        json!({"op": "launch", "program": "demo.Nope"}),
+    ];
+    let text = transcript(&b, &calls).await;
+    let recorded = b.processes().await;
+    let _ = b.try_call(json!({"op": "terminate"})).await;
+    assert_no_orphans(&b, &recorded).await;
+    expect![[r#"
+        > {"file":"demo/Stats.java","lines":[14],"op":"breakpoints"}
+        debug breakpoints  demo/Stats.java
+        demo/Stats.java:14 set  | int total = 0;
+        no session yet: they are sent to the adapter at launch
+
+        > {"op":"launch","program":"demo.Main"}
+        debug launch  target/classes/demo/Main.class under java (`<java>`)
+        breakpoint demo/Stats.java:14 verified  | int total = 0;
+        stopped (breakpoint) thread N in Stats.mean at demo/Stats.java:14
+           14 |         int total = 0;
+        locals: this = Stats{name="mean", calls=1}, xs = [4, 8, 15, 16, 23, 42]
+
+        > {"op":"continue"}
+        debug continue  thread N
+        the program exited with code 3
+        output (tail; the output op returns all of it):
+        mean: 18.0
+
+        > {"op":"launch","program":"demo.Nope"}
+        error: bad arguments: program `demo.Nope` does not exist in the workspace; check the path (relative to the workspace root), or build it first"#]].assert_eq(&text);
 }

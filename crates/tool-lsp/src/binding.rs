@@ -293,9 +293,10 @@ impl LspBinding {
             Role::Server => e.id.clone(),
             Role::Linter => format!("{} (linter)", e.id),
         };
-        let untested = match e.tested {
-            Some(false) => "; untested: no test here drives this server",
-            _ => "",
+        let untested = match (e.tested, &e.untested_reason) {
+            (Some(false), Some(why)) => format!("; untested: {why}"),
+            (Some(false), None) => "; untested: no test here drives this server".to_string(),
+            _ => String::new(),
         };
         match (r, r.why_not(e, &|p| run.workspace.relative(p))) {
             (

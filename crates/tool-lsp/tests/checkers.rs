@@ -112,3 +112,69 @@ async fn c_without_a_compile_database_says_there_is_no_checker() {
     expect!["lsp diagnostics *  c at .: there is no project checker for C/C++ without a compile database: no compile_commands.json in .; generate one (cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON, bear) or use op `diagnostics` on one file"].assert_eq(&masked(&out, &run.root));
     run.finish().await;
 }
+
+/// The java entry as the built-in catalog has it, with Maven resolving
+/// offline from the fixtures' local repository (as a harness would set
+/// MAVEN_OPTS; `cargo xtask fixtures` fills it).
+fn java_with_fixture_repository() -> CatalogConfig {
+    let repo = test_support::fixtures::dir().join("m2");
+    serde_json::from_value(json!({"servers": [{
+        "id": "java", "extensions": {"java": "java"}, "commands": [["jdtls", "-data", "{own_dir}"]],
+        "root_markers": ["pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", ".project"],
+        "checker": {"commands": [["mvn", "-q", "-o", "-B", "-Dstyle.color=never", "compile"],
+                                 ["./gradlew", "compileJava", "--offline", "-q", "--console=plain"],
+                                 ["gradle", "compileJava", "--offline", "-q", "--console=plain"]],
+                    "format": "java_build",
+                    "env": {"MAVEN_OPTS": format!("-Dmaven.repo.local={}", repo.display())}}
+    }]}))
+    .unwrap()
+}
+
+/// `diagnostics "*"` on Java projects: the Maven fixture with one type
+/// error introduced (exactly that error, Maven's repeat of it folded); a
+/// Gradle build where Gradle is not installed; an Eclipse project with
+/// neither build.
+#[tokio::test]
+async fn java_builds_check_the_java_project() {
+    if test_support::fixtures::require(&["mvn"]).is_none() {
+        return;
+    }
+    let maven = test_support::project::copy_fixture("debug", "junit");
+    let stats = maven.path().join("src/main/java/demo/stats/Stats.java");
+    let text = std::fs::read_to_string(&stats).unwrap();
+    std::fs::write(
+        &stats,
+        text.replace("int total = 0;", "int total = \"zero\";"),
+    )
+    .unwrap();
+    let gradle = tempfile::tempdir().unwrap();
+    std::fs::write(
+        gradle.path().join("settings.gradle"),
+        "rootProject.name = 'g'\n",
+    )
+    .unwrap();
+    std::fs::write(
+        gradle.path().join("build.gradle"),
+        "plugins { id 'java' }\n",
+    )
+    .unwrap();
+    std::fs::write(gradle.path().join("A.java"), "class A {}\n").unwrap();
+    let eclipse = tempfile::tempdir().unwrap();
+    std::fs::write(eclipse.path().join(".project"), "<projectDescription/>\n").unwrap();
+    std::fs::write(eclipse.path().join("A.java"), "class A {}\n").unwrap();
+    let mut said = Vec::new();
+    for dir in [maven, gradle, eclipse] {
+        let run = Run::with_binding(dir, LspBinding::new(java_with_fixture_repository()));
+        let out = run.lsp(json!({"op": "diagnostics", "file": "*"})).await;
+        said.push(masked(&out, &run.root));
+        assert!(run.pids().await.is_empty());
+        run.finish().await;
+    }
+    expect![[r#"
+        lsp diagnostics *  java at . (mvn -q -o -B -Dstyle.color=never compile) — 1 error, 0 others in 1 file
+        src/main/java/demo/stats/Stats.java:8:21 error incompatible types: java.lang.String cannot be converted to int
+
+        lsp diagnostics *  java at .: its checker is not installed: looked for ./gradlew, gradle in .venv/bin, venv/bin, node_modules/.bin and on $PATH
+
+        lsp diagnostics *  java at .: no Maven or Gradle build at . (no pom.xml, build.gradle or settings.gradle): the Java checker runs the project's build (mvn -q -o compile, gradle compileJava --offline); ask `diagnostics` per file instead (jdtls answers)"#]].assert_eq(&said.join("\n\n"));
+}

@@ -4,7 +4,8 @@
 //! (the one `tool_core::jdk` finds, with `javac` beside its `java`), what
 //! a `.java` program compiles to (its package, its main class, its source
 //! root), the JVM's command line and the line its agent prints, and what
-//! an attach to a JVM's agent on a port looks in.
+//! an attach to a JVM's agent on a port looks in. A JUnit test (`test`)
+//! is [`super::java_tests`]'s.
 
 use super::{Adapter, LaunchInput, LaunchTarget, ProgramLaunch, RequestArguments, StdinRoute};
 use crate::catalog::{AdapterSpec, Catalog, CommandLine, ResolvedAdapter};
@@ -53,19 +54,27 @@ impl Adapter for Java {
     }
 
     fn launch_target(&self, l: &ProgramLaunch<'_>) -> Result<LaunchTarget, String> {
+        if l.path.extension().is_some_and(|e| e == "class") && classes_root(l.path).is_some() {
+            return l.plain();
+        }
         if l.path.is_dir() || l.path.extension().is_none_or(|e| e != "java") {
             return Err(format!(
                 "`{}` is not a Java source file; the java adapter launches a .java file with a main method (compiled with javac -g)",
                 l.program
             ));
         }
-        if l.test.is_some() {
-            return Err(
-                "`test` is not supported for Java yet: launch a .java file with a main method"
-                    .to_string(),
-            );
+        match (l.mode, l.test) {
+            (None, Some(test)) => {
+                let source = std::fs::read_to_string(l.path)
+                    .map_err(|e| format!("cannot read the test file {}: {e}", l.program))?;
+                let name = super::java_tests::selection(l.program, l.path, &source, test)?;
+                Ok(LaunchTarget::NamedTest {
+                    label: format!("junit {name}"),
+                    name,
+                })
+            }
+            _ => l.plain(),
         }
-        l.plain()
     }
 
     /// The JVM is the debuggee: its standard input is the adapter's.
@@ -74,6 +83,9 @@ impl Adapter for Java {
     }
 
     fn launch(&self, input: &LaunchInput<'_>) -> std::io::Result<RequestArguments> {
+        if let Some((classes, main_class)) = classes_root(input.program) {
+            return Ok(compiled_launch(input, &classes, main_class));
+        }
         let source = std::fs::read_to_string(input.program)?;
         let package = package_of(&source);
         let root = source_root(input.program, package.as_deref());
@@ -82,20 +94,39 @@ impl Adapter for Java {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let main_class = match &package {
+        let mut main_class = match &package {
             Some(p) => format!("{p}.{stem}"),
             None => stem,
         };
-        let project = &input.adapter.project_dir;
-        // Where frames' sources are looked for; javac reads only the
-        // program's own root (a project's `module-info.java` under
-        // src/main/java would turn its compile into a module's).
+        // A test's project is its build's folder (the adapter's marker may
+        // be the test file's own folder: a lone `*.java`).
+        let build = input
+            .named_test
+            .and_then(|_| super::java_tests::build_folder(input.program));
+        let project = build.as_ref().unwrap_or(&input.adapter.project_dir);
+        // Where frames' sources are looked for.
         let mut source_roots = vec![root.clone()];
         for dir in ["src/main/java", "src/test/java"] {
             let d = project.join(dir);
             if d.is_dir() && !source_roots.contains(&d) {
                 source_roots.push(d);
             }
+        }
+        // javac reads the program's own root; a JUnit test's compile reads
+        // the Maven layout's main sources too, unless they are a module's
+        // (a `module-info.java` there would turn the compile into a
+        // module's: seen on gson; its `target/classes` serve then).
+        let mut sourcepath = vec![root.clone()];
+        let mut args = input.args.clone();
+        let mut junit = None;
+        if let Some(selection) = input.named_test {
+            let main = project.join("src/main/java");
+            if main.is_dir() && !main.join("module-info.java").is_file() && main != root {
+                sourcepath.push(main);
+            }
+            args.splice(0..0, super::java_tests::console_args(selection));
+            main_class = super::java_tests::CONSOLE_LAUNCHER.to_string();
+            junit = Some(selection);
         }
         // A Maven build's classes, when there: the program may use them.
         let classpath: Vec<PathBuf> = ["target/classes"]
@@ -109,13 +140,16 @@ impl Adapter for Java {
             arguments: json!({
                 "program": input.program,
                 "mainClass": main_class,
-                "args": input.args,
+                "args": args,
                 "cwd": input.cwd,
                 "env": input.env,
                 "classesDir": dir.join("classes"),
                 "classpath": classpath,
                 "sourceRoot": root,
+                "sourcepath": sourcepath,
                 "sourceRoots": source_roots,
+                "junit": junit,
+                "buildDir": build,
             }),
             scratch_dir: Some(dir),
             connect_to: None,
@@ -157,6 +191,101 @@ impl Adapter for Java {
     fn process_is_debuggee(&self) -> bool {
         true
     }
+}
+
+/// The launch of a class a build compiled: no compile, its classes folder
+/// as the classpath, the project folder and the Maven layout's source
+/// folders for its frames' sources.
+fn compiled_launch(
+    input: &LaunchInput<'_>,
+    classes: &Path,
+    main_class: String,
+) -> RequestArguments {
+    let project = &input.adapter.project_dir;
+    let mut source_roots = vec![project.clone()];
+    source_roots.extend(
+        ["src/main/java", "src/test/java"]
+            .iter()
+            .map(|d| project.join(d))
+            .filter(|d| d.is_dir()),
+    );
+    RequestArguments::plain(json!({
+        "program": input.program,
+        "mainClass": main_class,
+        "args": input.args,
+        "cwd": input.cwd,
+        "env": input.env,
+        "classesDir": classes,
+        "compiled": true,
+        "classpath": [],
+        "sourceRoots": source_roots,
+    }))
+}
+
+/// For a class file under a build's `target/classes` (or Gradle's
+/// `build/classes/java/main`): that folder and the class's name
+/// (`target/classes/a/b/Main.class` → `a.b.Main`). Nested classes
+/// (`Outer$Inner.class`) are not main classes here.
+pub fn classes_root(class_file: &Path) -> Option<(PathBuf, String)> {
+    let stem = class_file.file_stem()?.to_str()?;
+    if stem.contains('$') {
+        return None;
+    }
+    let mut parts = vec![stem.to_string()];
+    let mut dir = class_file.parent()?;
+    loop {
+        let ends = |tail: &[&str]| {
+            let names: Vec<&str> = dir
+                .components()
+                .rev()
+                .take(tail.len())
+                .filter_map(|c| c.as_os_str().to_str())
+                .collect();
+            names.iter().rev().eq(tail.iter())
+        };
+        if ends(&["target", "classes"]) || ends(&["build", "classes", "java", "main"]) {
+            parts.reverse();
+            return Some((dir.to_path_buf(), parts.join(".")));
+        }
+        parts.push(dir.file_name()?.to_str()?.to_string());
+        dir = dir.parent()?;
+    }
+}
+
+/// The class file a build compiled for the class name `name`
+/// (`com.example.Main`) under the workspace `root`: in its
+/// `target/classes` or a module's (one folder down), Maven's layout, or
+/// Gradle's `build/classes/java/main`. `None` when `name` is not a
+/// dotted class name or no build has it.
+pub fn class_file(root: &Path, name: &str) -> Option<PathBuf> {
+    let ok = !name.is_empty()
+        && name.split('.').all(|p| {
+            p.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+                && p.chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        });
+    if !ok {
+        return None;
+    }
+    let rel = format!("{}.class", name.replace('.', "/"));
+    let mut projects = vec![root.to_path_buf()];
+    let mut modules: Vec<PathBuf> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    modules.sort();
+    projects.extend(modules);
+    projects.iter().find_map(|p| {
+        ["target/classes", "build/classes/java/main"]
+            .iter()
+            .map(|d| p.join(d).join(&rel))
+            .find(|f| f.is_file())
+    })
 }
 
 /// The package a Java source declares (`package a.b;`), if any.
@@ -255,6 +384,32 @@ mod tests {
         );
         assert_eq!(source_root(file, Some("org.other")), file.parent().unwrap());
         assert_eq!(source_root(file, None), file.parent().unwrap());
+    }
+
+    #[test]
+    fn a_class_file_knows_its_build_folder_and_name() {
+        let maven = Path::new("/w/m/target/classes/com/example/Main.class");
+        assert_eq!(
+            classes_root(maven),
+            Some((
+                PathBuf::from("/w/m/target/classes"),
+                "com.example.Main".into()
+            ))
+        );
+        let gradle = Path::new("/w/build/classes/java/main/Main.class");
+        assert_eq!(
+            classes_root(gradle),
+            Some((PathBuf::from("/w/build/classes/java/main"), "Main".into()))
+        );
+        assert_eq!(
+            classes_root(Path::new("/w/target/classes/a/Outer$Inner.class")),
+            None
+        );
+        assert_eq!(classes_root(Path::new("/w/out/a/Main.class")), None);
+        assert_eq!(
+            class_file(Path::new("/nonexistent"), "demo/Main.java"),
+            None
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod dart;
 pub mod debugpy;
 pub mod delve;
 pub mod java;
+pub mod java_tests;
 pub mod lldb;
 pub mod node;
 pub mod python_tests;
@@ -227,9 +228,10 @@ pub enum LaunchTarget {
     Program { go: Option<delve::GoLaunch> },
     /// One test of a Python test file: its name inside the file.
     PythonTest(String),
-    /// One `node:test` test of the file: its name, and the label answers
-    /// give the launch.
-    NodeTest { name: String, label: String },
+    /// One test of the file, run by its adapter's own runner: its name
+    /// as that runner selects it (a `node:test` name, a JUnit
+    /// `Class#method`), and the label answers give the launch.
+    NamedTest { name: String, label: String },
     /// One Rust test of the file: its test binary is built by cargo
     /// before lldb starts.
     RustTest,
@@ -291,7 +293,7 @@ mod catalog_file_tests {
             delve Delve TcpListen commands=1 first=Some(["dlv", "dap", "--listen", "127.0.0.1:0"]) markers=["go.mod"] ext=["go"] eval=repl template={}
             dart Dart Stdio commands=1 first=Some(["dart", "debug_adapter"]) markers=["pubspec.yaml"] ext=["dart"] eval=repl template={}
             node Node Inspector commands=2 first=Some(["node"]) markers=["package.json", "*.js", "*.mjs", "*.cjs"] ext=["js", "mjs", "cjs"] eval=repl template={}
-            java Java Jdwp commands=1 first=Some(["java"]) markers=["pom.xml", "build.gradle", "build.gradle.kts", "*.java"] ext=["java"] eval=watch template={}"#]]
+            java Java Jdwp commands=1 first=Some(["java"]) markers=["pom.xml", "build.gradle", "build.gradle.kts", "*.java"] ext=["java", "class"] eval=watch template={}"#]]
         .assert_eq(&summary.join("\n"));
         assert_eq!(specs[1].commands[13], vec!["/usr/lib/llvm-22/bin/lldb-dap"]);
         assert_eq!(specs[2].connect, Connect::TcpListen);
@@ -409,8 +411,9 @@ pub struct LaunchInput<'a> {
     /// debugpy: `python -m MODULE` instead of the program (a test run, or
     /// the model's `module`).
     pub python: Option<python_tests::PythonModule>,
-    /// node: the name of the one `node:test` test of the program to run.
-    pub node_test: Option<&'a str>,
+    /// node: the name of the one `node:test` test of the program to run;
+    /// java: the JUnit selection (`pkg.Class#method`).
+    pub named_test: Option<&'a str>,
 }
 
 /// A new scratch folder under the system temp dir, removed with the

@@ -32,7 +32,7 @@ impl Adapter for Node {
                     .map_err(|e| format!("cannot read the test file {program}: {e}"))?;
                 check_test(test.trim(), &source)
                     .map_err(|why| format!("cannot run test `{test}` of {program}: {why}"))?;
-                Ok(LaunchTarget::NodeTest {
+                Ok(LaunchTarget::NamedTest {
                     name: test.trim().to_string(),
                     label: format!("node:test {program} › {}", test.trim()),
                 })
@@ -64,7 +64,7 @@ impl Adapter for Node {
 /// The launch request's arguments: what [`command_line`] needs.
 fn launch(input: &LaunchInput<'_>) -> Value {
     let node_args: Vec<String> = input
-        .node_test
+        .named_test
         .map(|name| vec![format!("--test-name-pattern=^{}$", regex_escaped(name))])
         .unwrap_or_default();
     json!({

@@ -159,7 +159,14 @@ impl OpContext<'_> {
                 "launch needs `program`: the file to run (a .py, .go, .js or .java file, a Go package folder, or a compiled executable), relative to the workspace root; or `module` (Python's `python -m MODULE`), or `test` as a pytest node id (tests/test_x.py::test_y)",
             )
         })?;
-        let path = self.workspace.resolve(program)?;
+        let mut path = self.workspace.resolve(program)?;
+        if !path.exists() {
+            // A Java class name (`com.example.Main`): the class a build
+            // compiled.
+            if let Some(class) = adapters::java::class_file(self.workspace.root(), program) {
+                path = class;
+            }
+        }
         if !path.exists() {
             return Err(ToolError::bad_args(format!(
                 "program `{program}` does not exist in the workspace; check the path (relative to the workspace root), or build it first"
@@ -207,11 +214,11 @@ impl OpContext<'_> {
             LaunchTarget::RustTest => return self.rust_test_plan(args, spec, &path, program).await,
             LaunchTarget::Program { go } => (go, RunTarget::Program),
             LaunchTarget::PythonTest(name) => (None, RunTarget::Test(name)),
-            LaunchTarget::NodeTest { name, label } => (
+            LaunchTarget::NamedTest { name, label } => (
                 None,
                 RunTarget::Named {
                     label,
-                    node_test: Some(name),
+                    named_test: Some(name),
                 },
             ),
         };
@@ -351,7 +358,7 @@ impl OpContext<'_> {
             None,
             RunTarget::Named {
                 label: run.label,
-                node_test: None,
+                named_test: None,
             },
         )
         .await
@@ -475,8 +482,8 @@ impl OpContext<'_> {
             .as_deref()
             .unwrap_or(&resolved.project_dir)
             .to_path_buf();
-        let (named, node_test) = match &target {
-            RunTarget::Named { label, node_test } => (Some(label.clone()), node_test.clone()),
+        let (named, named_test) = match &target {
+            RunTarget::Named { label, named_test } => (Some(label.clone()), named_test.clone()),
             _ => (None, None),
         };
         let python = match target {
@@ -502,7 +509,7 @@ impl OpContext<'_> {
             stdin_file: stdin.as_ref().map(|(_, f)| f.as_path()),
             go,
             python,
-            node_test: node_test.as_deref(),
+            named_test: named_test.as_deref(),
         });
         let mut request = match made {
             Ok(r) => r,
@@ -1018,6 +1025,6 @@ enum RunTarget {
     /// launch (a Rust test binary), or one `node:test` test of the file.
     Named {
         label: String,
-        node_test: Option<String>,
+        named_test: Option<String>,
     },
 }

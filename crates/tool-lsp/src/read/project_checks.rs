@@ -1,7 +1,7 @@
 //! `diagnostics "*"`: the project checker of each project rooted at the
 //! workspace root (basedpyright/pyright, tsc, cargo check, go vet, dart
-//! analyze, clangd --check), its output parsed into the same lines as a
-//! server's diagnostics.
+//! analyze, clangd --check, a Java project's Maven or Gradle build), its
+//! output parsed into the same lines as a server's diagnostics.
 //!
 //! A checker runs the project's own code (cargo check runs build scripts
 //! and proc macros, go vet builds cgo, tsc and pyright may be the
@@ -123,7 +123,160 @@ fn parse(format: CheckerFormat, ran: &Ran, root: &Path, ws: &Workspace) -> Vec<D
             out.extend(parse_dart_machine(&ran.stderr, root, ws));
             out
         }
+        CheckerFormat::JavaBuild => {
+            let mut out = parse_javac(&ran.stdout, root, ws);
+            out.extend(parse_javac(&ran.stderr, root, ws));
+            out
+        }
         CheckerFormat::ClangdCheck => unreachable!("run per file"),
+    }
+}
+
+/// javac's messages, as Maven prints them
+/// (`[ERROR] /abs/src/F.java:[12,5] cannot find symbol`, `[WARNING] …`)
+/// or as javac itself does under Gradle (`/abs/src/F.java:12: error:
+/// cannot find symbol`, then the source line and a caret under the
+/// column). Maven's repeat of the errors in its failure message is
+/// deduplicated by the caller.
+fn parse_javac(output: &str, root: &Path, ws: &Workspace) -> Vec<DiagLine> {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = output.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        // Maven 3.8 prints colour resets even in batch mode.
+        let line = line.trim_start_matches("\u{1b}[0m");
+        let (severity, rest) = if let Some(r) = line.strip_prefix("[ERROR] ") {
+            ("error", r)
+        } else if let Some(r) = line.strip_prefix("[WARNING] ") {
+            ("warning", r)
+        } else {
+            ("", line)
+        };
+        // Maven: `FILE.java:[L,C] message`.
+        if !severity.is_empty() {
+            let Some((file, pos)) = rest.split_once(".java:[") else {
+                continue;
+            };
+            let Some((pos, message)) = pos.split_once("] ") else {
+                continue;
+            };
+            let mut nums = pos.split(',').map(|n| n.trim().parse::<u32>().ok());
+            let (Some(Some(l)), Some(Some(c))) = (nums.next(), nums.next()) else {
+                continue;
+            };
+            out.push(DiagLine {
+                path: rel_to(root, ws, &format!("{file}.java")),
+                line: l,
+                col: c,
+                severity,
+                code: None,
+                message: with_details(message, &lines[i + 1..]),
+            });
+            continue;
+        }
+        // javac: `FILE.java:L: error: message`, the column from the caret
+        // two lines below.
+        let Some((file, rest)) = rest.split_once(".java:") else {
+            continue;
+        };
+        let Some((l, rest)) = rest.split_once(": ") else {
+            continue;
+        };
+        let Ok(l) = l.parse::<u32>() else { continue };
+        let (severity, message) = if let Some(m) = rest.strip_prefix("error: ") {
+            ("error", m)
+        } else if let Some(m) = rest.strip_prefix("warning: ") {
+            ("warning", m)
+        } else {
+            continue;
+        };
+        let col = lines
+            .get(i + 2)
+            .filter(|c| c.trim() == "^")
+            .and_then(|c| c.find('^'))
+            .map_or(1, |at| at as u32 + 1);
+        out.push(DiagLine {
+            path: rel_to(root, ws, &format!("{file}.java")),
+            line: l,
+            col,
+            severity,
+            code: None,
+            message: with_details(message, lines.get(i + 3..).unwrap_or_default()),
+        });
+    }
+    out
+}
+
+/// A javac message with the `symbol:` and `location:` lines that follow
+/// it (`cannot find symbol (symbol: method sizes(), location: variable
+/// elements of type ArrayList<JsonElement>)`).
+fn with_details(message: &str, next: &[&str]) -> String {
+    let parts: Vec<String> = next
+        .iter()
+        // Maven repeats them under `[ERROR]` in its failure message.
+        .map(|l| {
+            l.strip_prefix("[ERROR]")
+                .or_else(|| l.strip_prefix("[WARNING]"))
+                .unwrap_or(l)
+                .trim()
+        })
+        .take_while(|l| l.starts_with("symbol:") || l.starts_with("location:"))
+        .map(|l| {
+            let (key, value) = l.split_once(':').unwrap_or((l, ""));
+            format!("{key}: {}", value.trim())
+        })
+        .collect();
+    if parts.is_empty() {
+        message.trim().to_string()
+    } else {
+        format!("{} ({})", message.trim(), parts.join(", "))
+    }
+}
+
+/// The build files a command of the Java checker needs at the root: Maven
+/// a pom.xml, Gradle (or its wrapper) a Gradle build.
+fn java_build_runs(command: &[String], root: &Path) -> bool {
+    let needs: &[&str] = match command.first().map(String::as_str) {
+        Some("mvn" | "./mvnw") => &["pom.xml"],
+        _ => &[
+            "build.gradle",
+            "build.gradle.kts",
+            "settings.gradle",
+            "settings.gradle.kts",
+        ],
+    };
+    needs.iter().any(|f| root.join(f).is_file())
+}
+
+/// Why a checker failed without a diagnostic we understand: the last
+/// lines of its stderr; for a Java build (Maven prints on stdout), its
+/// first `[ERROR]` lines or, failing those, its last lines.
+fn failure_summary(format: CheckerFormat, ran: &Ran) -> String {
+    let tail = |text: &str| {
+        let mut last: Vec<&str> = text
+            .lines()
+            .rev()
+            .filter(|l| !l.trim().is_empty())
+            .take(3)
+            .collect();
+        last.reverse();
+        last.join(" | ")
+    };
+    if format != CheckerFormat::JavaBuild {
+        return tail(&ran.stderr);
+    }
+    let errors: Vec<&str> = ran
+        .stdout
+        .lines()
+        .chain(ran.stderr.lines())
+        .filter_map(|l| l.strip_prefix("[ERROR] "))
+        .filter(|l| !l.trim().is_empty())
+        .take(2)
+        .collect();
+    if errors.is_empty() {
+        let all = format!("{}\n{}", ran.stdout, ran.stderr);
+        tail(&all)
+    } else {
+        errors.join(" | ")
     }
 }
 
@@ -405,14 +558,26 @@ async fn run_one(
             .unwrap_or_else(|| format!("the {} entry has no project checker", entry.id)));
     };
     let local = catalog::local_bin_dirs(root, sup.workspace().root());
-    let found = checker.commands.iter().find_map(|c| {
-        let name = c.first()?;
-        catalog::resolve_program(name, root, &local, sup.path_env()).map(|p| (p, c.clone()))
-    });
+    let java = checker.format == CheckerFormat::JavaBuild;
+    if java && !checker.commands.iter().any(|c| java_build_runs(c, root)) {
+        return Err(format!(
+            "no Maven or Gradle build at {} (no pom.xml, build.gradle or settings.gradle): the Java checker runs the project's build (mvn -q -o compile, gradle compileJava --offline); ask `diagnostics` per file instead (jdtls answers)",
+            sup.rel(root)
+        ));
+    }
+    let found = checker
+        .commands
+        .iter()
+        .filter(|c| !java || java_build_runs(c, root))
+        .find_map(|c| {
+            let name = c.first()?;
+            catalog::resolve_program(name, root, &local, sup.path_env()).map(|p| (p, c.clone()))
+        });
     let Some((program, command)) = found else {
         let names: Vec<&str> = checker
             .commands
             .iter()
+            .filter(|c| !java || java_build_runs(c, root))
             .filter_map(|c| c.first().map(String::as_str))
             .collect();
         return Err(format!(
@@ -437,16 +602,7 @@ async fn run_one(
     diags.dedup();
     if diags.is_empty() && !ran.status.is_some_and(|s| s.success()) {
         // It failed without a diagnostic we understand: show why.
-        let tail: String = ran
-            .stderr
-            .lines()
-            .rev()
-            .take(3)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect::<Vec<_>>()
-            .join(" | ");
+        let tail = failure_summary(checker.format, &ran);
         if !tail.trim().is_empty() && checker.format != CheckerFormat::PyrightJson {
             return Err(format!(
                 "`{}` failed ({}) without diagnostics: {}",
@@ -628,6 +784,26 @@ mod tests {
             expect![[r#"
                 bad/bad.go:4:9 error undefined: x
                 main.go:6:14 error fmt.Printf format %d has arg "s" of wrong type string"#]],
+        );
+    }
+
+    #[test]
+    fn java_builds() {
+        check(
+            CheckerFormat::JavaBuild,
+            sample!("java_maven.stdout"),
+            "",
+            expect![[r#"
+                src/main/java/demo/stats/Stats.java:10:21 error incompatible types: java.lang.String cannot be converted to int
+                src/main/java/demo/stats/Stats.java:14:35 error cannot find symbol (symbol: method size(), location: variable xs of type int[])"#]],
+        );
+        check(
+            CheckerFormat::JavaBuild,
+            "",
+            sample!("java_javac.stderr"),
+            expect![[r#"
+                src/main/java/demo/stats/Stats.java:10:21 error incompatible types: String cannot be converted to int
+                src/main/java/demo/stats/Stats.java:14:35 error cannot find symbol (symbol: method size(), location: variable xs of type int[])"#]],
         );
     }
 

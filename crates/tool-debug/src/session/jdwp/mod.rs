@@ -25,7 +25,7 @@ pub mod commands;
 pub mod values;
 pub mod wire;
 
-use crate::adapters::java;
+use crate::adapters::{java, java_tests};
 use crate::session::inproc::{started, Started};
 use crate::session::lines::{LineOutput, Stream};
 use crate::session::{LaunchPlan, SessionLimits};
@@ -81,19 +81,43 @@ pub(crate) async fn start(
         .collect();
     let mut class_dirs = vec![classes.clone()];
     class_dirs.extend(strings(args, "classpath").into_iter().map(PathBuf::from));
-    let classpath = std::env::join_paths(&class_dirs)
-        .map_err(|e| ToolError::failed(format!("a classpath folder cannot be joined: {e}")))?;
-    let own_root = text("sourceRoot").unwrap_or_else(|| cwd.clone());
-    compile(
-        plan,
-        &java,
-        &program,
-        &own_root,
-        &classes,
-        &classpath,
-        limits.handshake,
-    )
-    .await?;
+    // A JUnit test runs with the project's test classpath, under the
+    // console launcher of its JUnit.
+    let (jars, launcher) = match args.get("junit").and_then(Value::as_str) {
+        Some(_) => {
+            let jars = maven_test_classpath(plan, &classes, limits.handshake).await?;
+            let launcher = java_tests::launcher_jar(&jars).map_err(ToolError::refused)?;
+            (jars, Some(launcher))
+        }
+        None => (Vec::new(), None),
+    };
+    let join = |paths: Vec<&PathBuf>| {
+        std::env::join_paths(paths)
+            .map_err(|e| ToolError::failed(format!("a classpath entry cannot be joined: {e}")))
+    };
+    let compile_classpath = join(class_dirs.iter().chain(&jars).collect())?;
+    let classpath = join(launcher.iter().chain(&class_dirs).chain(&jars).collect())?;
+    let mut sourcepath: Vec<PathBuf> = strings(args, "sourcepath")
+        .into_iter()
+        .map(PathBuf::from)
+        .collect();
+    if sourcepath.is_empty() {
+        sourcepath.push(text("sourceRoot").unwrap_or_else(|| cwd.clone()));
+    }
+    let sourcepath = join(sourcepath.iter().collect())?;
+    // A class a build compiled runs as it is.
+    if args.get("compiled").and_then(Value::as_bool) != Some(true) {
+        compile(
+            plan,
+            &java,
+            &program,
+            &sourcepath,
+            &classes,
+            &compile_classpath,
+            limits.handshake,
+        )
+        .await?;
+    }
     let line = java::command_line(&java, args, &classpath);
     let spec = crate::session::inproc::debuggee_spec(plan, &line, &cwd);
     let mut child = spec.spawn().map_err(|e| {
@@ -234,38 +258,15 @@ where
     .flatten()
 }
 
-/// `javac -g -d CLASSES -sourcepath ROOT -cp CLASSPATH PROGRAM`, bounded
-/// by `within`; a failure quotes what javac printed.
-async fn compile(
-    plan: &LaunchPlan,
-    java: &OsString,
-    program: &Path,
-    source_root: &Path,
-    classes: &Path,
-    classpath: &OsString,
-    within: Duration,
-) -> Result<(), ToolError> {
-    let javac = Path::new(java).with_file_name("javac");
-    std::fs::create_dir_all(classes)
-        .map_err(|e| ToolError::failed(format!("cannot make {}: {e}", classes.display())))?;
-    let mut child = ChildSpec::new(&javac)
-        .arg("-g")
-        .arg("-encoding")
-        .arg("UTF-8")
-        .arg("-d")
-        .arg(classes)
-        .arg("-sourcepath")
-        .arg(source_root)
-        .arg("-cp")
-        .arg(classpath)
-        .arg(program)
-        .cwd(&plan.adapter.project_dir)
-        .env("PATH", &plan.search_path)
+/// Run `spec` to its end within `within`: whether it succeeded, and what
+/// it printed (stdout, then stderr); `None` when the bound ran out (it is
+/// killed then).
+async fn run_bounded(spec: ChildSpec, within: Duration) -> std::io::Result<Option<(bool, String)>> {
+    let mut child = spec
         .stdin(Io::Null)
         .stdout(Io::Pipe)
         .stderr(Io::Pipe)
-        .spawn()
-        .map_err(|e| ToolError::failed(format!("cannot run {}: {e}", javac.display())))?;
+        .spawn()?;
     let mut out = child.stdout.take().expect("stdout piped");
     let mut err = child.stderr.take().expect("stderr piped");
     let run = async {
@@ -276,21 +277,149 @@ async fn compile(
     };
     let Ok((status, printed)) = tokio::time::timeout(within, run).await else {
         child.kill().await;
+        return Ok(None);
+    };
+    Ok(Some((status.is_ok_and(|s| s.success()), printed)))
+}
+
+/// The project's test classpath (its jars, test scope) as Maven resolves
+/// it offline: `mvn -o -q dependency:build-classpath` in the project
+/// folder, written to a file beside `classes`. Refused, quoting Maven,
+/// when there is no pom.xml or Maven cannot resolve it.
+async fn maven_test_classpath(
+    plan: &LaunchPlan,
+    classes: &Path,
+    within: Duration,
+) -> Result<Vec<PathBuf>, ToolError> {
+    let project = plan
+        .arguments
+        .get("buildDir")
+        .and_then(Value::as_str)
+        .map_or_else(|| plan.adapter.project_dir.clone(), PathBuf::from);
+    let project = &project;
+    if project.join("src/main/java/module-info.java").is_file()
+        && !project.join("target/classes").is_dir()
+    {
+        return Err(ToolError::refused(format!(
+            "the main sources of {} are a module (src/main/java/module-info.java), so a test compiles against their built classes, and target/classes is not there: build them first (`mvn -o -q compile` in that folder)",
+            project.display()
+        )));
+    }
+    if !project.join("pom.xml").is_file() {
+        let gradle = ["build.gradle", "build.gradle.kts"]
+            .iter()
+            .any(|f| project.join(f).is_file());
+        return Err(ToolError::refused(if gradle {
+            format!(
+                "a JUnit test's classpath is read from Maven, and {} is a Gradle build: its test classpath is not read yet; run the test with `gradle test --debug-jvm` and attach with `port`",
+                project.display()
+            )
+        } else {
+            format!(
+                "a JUnit test needs its project's test classpath, and {} has no pom.xml: put the test in a Maven project that declares JUnit",
+                project.display()
+            )
+        }));
+    }
+    let Some(mvn) =
+        tool_core::programs::find_program("mvn", project, &[], Some(plan.search_path.as_os_str()))
+    else {
+        return Err(ToolError::refused(
+            "a JUnit test's classpath is read with Maven, and `mvn` is not on PATH: install Maven (Debian's `maven`)",
+        ));
+    };
+    let out = classes.with_file_name("test-classpath.txt");
+    let mut spec = ChildSpec::new(&mvn)
+        .args([
+            "-o",
+            "-q",
+            "-B",
+            "-Dstyle.color=never",
+            "dependency:build-classpath",
+            "-Dmdep.includeScope=test",
+        ])
+        .arg(format!("-Dmdep.outputFile={}", out.display()))
+        .cwd(project)
+        .env("PATH", &plan.search_path);
+    // The run's environment: a harness's MAVEN_OPTS (its local
+    // repository) reaches Maven.
+    for (k, v) in plan.adapter.env.iter().chain(&plan.env) {
+        spec = spec.env(k, v);
+    }
+    let ran = run_bounded(spec, within)
+        .await
+        .map_err(|e| ToolError::failed(format!("cannot run {}: {e}", mvn.display())))?;
+    let Some((ok, printed)) = ran else {
+        return Err(ToolError::timed_out(format!(
+            "`mvn -o dependency:build-classpath` did not finish within {} s in {}",
+            within.as_secs(),
+            project.display()
+        )));
+    };
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    if !ok {
+        let errors: Vec<&str> = printed
+            .lines()
+            .filter(|l| l.starts_with("[ERROR]") && !l.trim_end().ends_with("[ERROR]"))
+            .take(6)
+            .collect();
+        return Err(ToolError::refused(format!(
+            "Maven could not resolve the test classpath of {} offline (`mvn -o dependency:build-classpath`), so nothing was started:\n{}",
+            project.display(),
+            tool_core::format::cap_chars(errors.join("\n").trim(), 3000)
+        )));
+    }
+    Ok(std::env::split_paths(text.trim())
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect())
+}
+
+/// `javac -g -d CLASSES -sourcepath ROOTS -cp CLASSPATH PROGRAM`, bounded
+/// by `within`; a failure quotes what javac printed.
+async fn compile(
+    plan: &LaunchPlan,
+    java: &OsString,
+    program: &Path,
+    sourcepath: &OsString,
+    classes: &Path,
+    classpath: &OsString,
+    within: Duration,
+) -> Result<(), ToolError> {
+    let javac = Path::new(java).with_file_name("javac");
+    std::fs::create_dir_all(classes)
+        .map_err(|e| ToolError::failed(format!("cannot make {}: {e}", classes.display())))?;
+    let spec = ChildSpec::new(&javac)
+        .arg("-g")
+        .arg("-encoding")
+        .arg("UTF-8")
+        .arg("-d")
+        .arg(classes)
+        .arg("-sourcepath")
+        .arg(sourcepath)
+        .arg("-cp")
+        .arg(classpath)
+        .arg(program)
+        .cwd(&plan.adapter.project_dir)
+        .env("PATH", &plan.search_path);
+    let ran = run_bounded(spec, within)
+        .await
+        .map_err(|e| ToolError::failed(format!("cannot run {}: {e}", javac.display())))?;
+    let Some((ok, printed)) = ran else {
         return Err(ToolError::timed_out(format!(
             "javac did not finish compiling {} within {} s",
             program.display(),
             within.as_secs()
         )));
     };
-    match status {
-        Ok(s) if s.success() => Ok(()),
-        // Refused: the program is bad input, and nothing was started.
-        _ => Err(ToolError::refused(format!(
-            "javac could not compile {}, so nothing was started:\n{}",
-            program.display(),
-            tool_core::format::cap_chars(printed.trim_end(), 3000)
-        ))),
+    if ok {
+        return Ok(());
     }
+    // Refused: the program is bad input, and nothing was started.
+    Err(ToolError::refused(format!(
+        "javac could not compile {}, so nothing was started:\n{}",
+        program.display(),
+        tool_core::format::cap_chars(printed.trim_end(), 3000)
+    )))
 }
 
 /// Copy one of the JVM's pipes into the program's output as `stream`;
