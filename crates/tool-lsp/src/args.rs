@@ -108,8 +108,9 @@ pub(crate) struct LspArgs {
     /// Workspace symbol search text (op `symbols`).
     #[serde(default)]
     pub query: Option<String>,
-    /// Op `symbols` with `file`: each symbol's signature too (`true`); by
-    /// default the outline only: line, kind, name and nesting.
+    /// Op `symbols` with `file`: each symbol's signature too, and the local
+    /// variables and parameters of functions (`true`); by default the
+    /// outline only: line, kind, name and nesting.
     #[serde(default)]
     pub detail: Option<bool>,
     /// How long this call may wait for the server, 5 to 300 seconds (default: the
