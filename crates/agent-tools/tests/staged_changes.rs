@@ -652,6 +652,24 @@ async fn a_typescript_add_missing_import_is_applied_and_staged_like_the_others()
     assert_eq!(p.disk(), before, "a staged code action touches nothing");
     p.text("resolve", json!({"edit_id": "edit_1", "action": "discard"}))
         .await;
+    // With no line of context.
+    let out = p
+        .until_indexed(
+            "lsp_code_action",
+            json!({"file": "src/app.ts", "line": 1, "symbol": "greet", "action": "add import from", "stage": true, "diff_context": 0}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 1 edit in 1 file … call resolve with edit_id "edit_2" and action "accept" to write them, or "discard"
+        lsp_code_action  "Add import from "./util"" at src/app.ts:1; nothing is written until accepted
+        --- a/src/app.ts
+        +++ b/src/app.ts
+        @@ -0,0 +1,2 @@
+        +import { greet } from "./util";
+        +
+        after this change: 1 error fixed"#]].assert_eq(&out.joined_text());
+    p.text("resolve", json!({"edit_id": "edit_2", "action": "discard"}))
+        .await;
 
     // Applied at once.
     let out = p
