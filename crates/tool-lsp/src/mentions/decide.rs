@@ -96,7 +96,7 @@ fn code_mask(text: &str, syntax: &Syntax) -> Vec<bool> {
                     j += 2;
                     continue;
                 }
-                if text[j..].starts_with(close) {
+                if b[j..].starts_with(close.as_bytes()) {
                     break j + close.len();
                 }
                 if b[j] == b'\n' && !multiline {

@@ -468,6 +468,17 @@ mod tests {
         let code = crate::mentions::decide::code_only(std::path::Path::new("a.py"), text);
         assert_eq!(declared_on(text, (1, 4)), ["f", "of", "is", "X"]);
         assert_eq!(declared_on(&code, (1, 4)), ["f"]);
+        // Strings of any characters, an escape before one included, keep
+        // their lines (the lexer steps by bytes).
+        let text = "s = \"🙂漢字\" + f('\\é')\ndef g(): pass\n";
+        let code = crate::mentions::decide::code_only(std::path::Path::new("a.py"), text);
+        assert_eq!(
+            code,
+            "s = \"   \" + f('  ')\ndef g(): pass\n"
+                .replace('"', " ")
+                .replace('\'', " ")
+        );
+        assert_eq!(declared_on(&code, (2, 2)), ["g"]);
         // C and C++: a declaration names no keyword.
         let cases: &[(&str, (u32, u32), &[&str])] = &[
             ("int add(int a, int b, int c);\n", (1, 1), &["add"]),
