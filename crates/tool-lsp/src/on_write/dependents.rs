@@ -472,12 +472,7 @@ mod tests {
         // their lines (the lexer steps by bytes).
         let text = "s = \"🙂漢字\" + f('\\é')\ndef g(): pass\n";
         let code = crate::mentions::decide::code_only(std::path::Path::new("a.py"), text);
-        assert_eq!(
-            code,
-            "s = \"   \" + f('  ')\ndef g(): pass\n"
-                .replace('"', " ")
-                .replace('\'', " ")
-        );
+        assert_eq!(code, "s =       + f(    )\ndef g(): pass\n");
         assert_eq!(declared_on(&code, (2, 2)), ["g"]);
         // C and C++: a declaration names no keyword.
         let cases: &[(&str, (u32, u32), &[&str])] = &[
