@@ -79,6 +79,9 @@ pub struct RunConfig {
     pub astgrep: Option<toml::Value>,
     #[serde(default)]
     pub mcp: Option<toml::Value>,
+    /// How staged changes are previewed, for every tool that stages.
+    #[serde(default)]
+    pub staging: Option<toml::Value>,
 }
 
 /// `[vibe]`: the worker commands and how many workers run at once.

@@ -110,8 +110,24 @@ const CASES: &[(&str, &str)] = &[
         "[mcp] approval = \"always\": unknown variant `always`, expected `client` or `elicit`",
     ),
     (
+        "[staging]\ndiff_context = 11\n",
+        "[staging] diff_context = 11: invalid value: integer `11`, expected an integer from 0 to 10 (lines of context around each change; default 1)",
+    ),
+    (
+        "[staging]\ndiff_context = -1\n",
+        "[staging] diff_context = -1: invalid value: integer `-1`, expected an integer from 0 to 10 (lines of context around each change; default 1)",
+    ),
+    (
+        "[staging]\ndiff_context = \"x\"\n",
+        "[staging] diff_context = \"x\": invalid type: string \"x\", expected an integer from 0 to 10 (lines of context around each change; default 1)",
+    ),
+    (
+        "[staging]\ncontext = 3\n",
+        "[staging] context = 3: unknown field `context`, expected `diff_context`",
+    ),
+    (
         "[evall]\nx = 1\n",
-        "line 1: unknown field `evall`, expected one of `surface`, `lsp`, `debug`, `eval`, `ask`, `vibe`, `astgrep`, `mcp`",
+        "line 1: unknown field `evall`, expected one of `surface`, `lsp`, `debug`, `eval`, `ask`, `vibe`, `astgrep`, `mcp`, `staging`",
     ),
     (
         "surface = \"admin\"\n",
@@ -236,4 +252,31 @@ fn doctor_shows_the_whole_table_with_the_reason() {
          [eval] max_output_bytes = 100: must be at least 256"
     );
     assert!(stdout.lines().any(|l| l.starts_with("ast_grep ")));
+}
+
+#[test]
+fn lenient_goes_on_with_the_default_staging_and_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.py"), "a = old(1)\n").unwrap();
+    std::fs::write(
+        dir.path().join("agent-tools.toml"),
+        "[staging]\ndiff_context = 11\n",
+    )
+    .unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "call",
+            "ast_edit",
+            r#"{"pattern": "old($X)", "rewrite": "new($X)", "path": "m.py"}"#,
+            "--config",
+            "agent-tools.toml",
+            "--lenient",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    expect_test::expect![[r#"
+        agent-tools call: --lenient: going on with the default [staging]: config agent-tools.toml: [staging] diff_context = 11: invalid value: integer `11`, expected an integer from 0 to 10 (lines of context around each change; default 1)
+    "#]]
+    .assert_eq(&stderr(&out));
 }

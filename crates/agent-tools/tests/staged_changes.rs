@@ -30,6 +30,12 @@ impl Project {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         }
+        let opts = RunOptions::new(dir.path());
+        Project::in_dir(dir, &opts)
+    }
+
+    /// A run over `dir` bound by `opts` (its config), as the binary binds it.
+    fn in_dir(dir: tempfile::TempDir, opts: &RunOptions) -> Project {
         // A generous bound: these machines are shared, and a cold server's
         // first check can take more than the default 10 s there.
         let config = CatalogConfig {
@@ -42,7 +48,7 @@ impl Project {
             .approver(Arc::new(AllowAll))
             .bind("lsp", Box::new(lsp))
             .astgrep(AstGrepBinding::new().with_journal_dir(dir.path().join(".journal")))
-            .with_defaults(&RunOptions::new(dir.path()))
+            .with_defaults(opts)
             .build()
             .unwrap();
         Project { dir, toolset }
@@ -206,6 +212,168 @@ async fn a_staged_python_rename_shows_its_delta_writes_nothing_and_accept_applie
     expect_test::expect!["refused: edit_2 rejected: 1 file changed since staging: app.py; nothing was written. Call lsp_rename again to stage the change against the current content"]
         .assert_eq(&err.to_string());
     assert_eq!(p.read("util.py"), PY_UTIL.replace("greet", "welcome"));
+}
+
+/// The rename_python fixture (tests/ outside pyrightconfig's include) in a
+/// run whose config file says `config`.
+fn rename_python(config: &str) -> Option<Project> {
+    test_support::fixtures::require(&["basedpyright-langserver"])?;
+    let dir = test_support::project::copy_fixture("lsp", "rename_python");
+    let file = dir.path().join(".agent-tools-harness.toml");
+    std::fs::write(&file, config).unwrap();
+    let mut opts = RunOptions::new(dir.path());
+    opts.config = agent_tools::RunConfig::load(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    Some(Project::in_dir(dir, &opts))
+}
+
+/// A staged rename's preview shows the lines of context the call asks,
+/// else the config's `[staging] diff_context`; a value out of range, or one
+/// given without `stage`, is refused before the server is asked, and
+/// nothing is staged or written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_rename_shows_the_diff_context_of_the_call_or_the_config() {
+    let Some(p) = rename_python("[staging]\ndiff_context = 3\n") else {
+        return;
+    };
+    let before = p.disk();
+    let rename = |extra: Value| {
+        let mut args = json!({"file": "pkg/core.py", "line": 1, "symbol": "greet", "new_name": "salute", "stage": true});
+        args.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        args
+    };
+    let mut shown = Vec::new();
+    for extra in [
+        json!({}),
+        json!({"diff_context": 0}),
+        json!({"diff_context": 1}),
+    ] {
+        let out = p.until_indexed("lsp_rename", rename(extra.clone())).await;
+        shown.push(format!("{extra}:\n{}", out.joined_text()));
+    }
+    expect_test::expect![[r#"
+        {}:
+        (proposed) 7 edits in 3 files … call resolve with edit_id "edit_1" and action "accept" to write them, or "discard"
+        lsp_rename  `greet` → `salute`; nothing is written until accepted
+        --- a/pkg/app.py
+        +++ b/pkg/app.py
+        @@ -1,3 +1,3 @@
+        -from pkg.core import greet
+        +from pkg.core import salute
+         
+        -print(greet("app"))
+        +print(salute("app"))
+        --- a/pkg/core.py
+        +++ b/pkg/core.py
+        @@ -1,2 +1,2 @@
+        -def greet(name: str) -> str:
+        +def salute(name: str) -> str:
+             return "hello " + name
+        --- a/tests/test_core.py
+        +++ b/tests/test_core.py
+        @@ -1,9 +1,9 @@
+        -from pkg.core import greet
+        +from pkg.core import salute
+         
+         
+         def test_greet() -> None:
+        -    assert greet("x") == "hello x"
+        +    assert salute("x") == "hello x"
+         
+         
+         def test_greet_twice() -> None:
+        -    assert greet(greet("x")) != ""
+        +    assert salute(salute("x")) != ""
+        after this change: no new errors or warnings
+
+        {"diff_context":0}:
+        (proposed) 7 edits in 3 files … call resolve with edit_id "edit_2" and action "accept" to write them, or "discard"
+        lsp_rename  `greet` → `salute`; nothing is written until accepted
+        --- a/pkg/app.py
+        +++ b/pkg/app.py
+        @@ -1 +1 @@
+        -from pkg.core import greet
+        +from pkg.core import salute
+        @@ -3 +3 @@
+        -print(greet("app"))
+        +print(salute("app"))
+        --- a/pkg/core.py
+        +++ b/pkg/core.py
+        @@ -1 +1 @@
+        -def greet(name: str) -> str:
+        +def salute(name: str) -> str:
+        --- a/tests/test_core.py
+        +++ b/tests/test_core.py
+        @@ -1 +1 @@
+        -from pkg.core import greet
+        +from pkg.core import salute
+        @@ -5 +5 @@
+        -    assert greet("x") == "hello x"
+        +    assert salute("x") == "hello x"
+        @@ -9 +9 @@
+        -    assert greet(greet("x")) != ""
+        +    assert salute(salute("x")) != ""
+        after this change: no new errors or warnings
+
+        {"diff_context":1}:
+        (proposed) 7 edits in 3 files … call resolve with edit_id "edit_3" and action "accept" to write them, or "discard"
+        lsp_rename  `greet` → `salute`; nothing is written until accepted
+        --- a/pkg/app.py
+        +++ b/pkg/app.py
+        @@ -1,3 +1,3 @@
+        -from pkg.core import greet
+        +from pkg.core import salute
+         
+        -print(greet("app"))
+        +print(salute("app"))
+        --- a/pkg/core.py
+        +++ b/pkg/core.py
+        @@ -1,2 +1,2 @@
+        -def greet(name: str) -> str:
+        +def salute(name: str) -> str:
+             return "hello " + name
+        --- a/tests/test_core.py
+        +++ b/tests/test_core.py
+        @@ -1,2 +1,2 @@
+        -from pkg.core import greet
+        +from pkg.core import salute
+         
+        @@ -4,3 +4,3 @@
+         def test_greet() -> None:
+        -    assert greet("x") == "hello x"
+        +    assert salute("x") == "hello x"
+         
+        @@ -8,2 +8,2 @@
+         def test_greet_twice() -> None:
+        -    assert greet(greet("x")) != ""
+        +    assert salute(salute("x")) != ""
+        after this change: no new errors or warnings"#]].assert_eq(&shown.join("\n\n"));
+    let mut refused = Vec::new();
+    for extra in [
+        json!({"diff_context": 11}),
+        json!({"diff_context": -1}),
+        json!({"diff_context": "x"}),
+        json!({"diff_context": 2, "stage": false}),
+    ] {
+        let err = p.call("lsp_rename", rename(extra)).await.unwrap_err();
+        refused.push(err.to_string());
+    }
+    expect_test::expect![[r#"
+        bad arguments: argument `diff_context`: invalid value: integer `11`, expected an integer from 0 to 10 (lines of context around each change; default 1); check the tool's input schema
+        bad arguments: argument `diff_context`: invalid value: integer `-1`, expected an integer from 0 to 10 (lines of context around each change; default 1); check the tool's input schema
+        bad arguments: argument `diff_context`: invalid type: string "x", expected an integer from 0 to 10 (lines of context around each change; default 1); check the tool's input schema
+        bad arguments: `diff_context` 2 sets the lines around each change of a staged preview, and this call writes at once, showing none; pass `stage: true` with it, or leave it out; nothing was written"#]].assert_eq(&refused.join("\n"));
+    let err = p
+        .call("resolve", json!({"edit_id": "edit_4", "action": "accept"}))
+        .await
+        .unwrap_err();
+    expect_test::expect![
+        "bad arguments: unknown edit_id `edit_4`; staged in this run: edit_1, edit_2, edit_3"
+    ]
+    .assert_eq(&err.to_string());
+    assert_eq!(p.disk(), before, "nothing is written");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -483,6 +651,24 @@ async fn a_typescript_add_missing_import_is_applied_and_staged_like_the_others()
     .assert_eq(&out.joined_text());
     assert_eq!(p.disk(), before, "a staged code action touches nothing");
     p.text("resolve", json!({"edit_id": "edit_1", "action": "discard"}))
+        .await;
+    // With no line of context.
+    let out = p
+        .until_indexed(
+            "lsp_code_action",
+            json!({"file": "src/app.ts", "line": 1, "symbol": "greet", "action": "add import from", "stage": true, "diff_context": 0}),
+        )
+        .await;
+    expect_test::expect![[r#"
+        (proposed) 1 edit in 1 file … call resolve with edit_id "edit_2" and action "accept" to write them, or "discard"
+        lsp_code_action  "Add import from "./util"" at src/app.ts:1; nothing is written until accepted
+        --- a/src/app.ts
+        +++ b/src/app.ts
+        @@ -0,0 +1,2 @@
+        +import { greet } from "./util";
+        +
+        after this change: 1 error fixed"#]].assert_eq(&out.joined_text());
+    p.text("resolve", json!({"edit_id": "edit_2", "action": "discard"}))
         .await;
 
     // Applied at once.

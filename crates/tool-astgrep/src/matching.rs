@@ -397,9 +397,11 @@ pub(crate) fn match_tree(
     for r in &mut records {
         r.enclosing = enclosing_name(&top, r.start, r.end);
     }
-    let rewrite = rewriter
-        .filter(|_| !edits.is_empty())
-        .map(|_| plan_rewrite(source, edits, |new| check_rewritten(root, new)));
+    let rewrite = rewriter.filter(|_| !edits.is_empty()).map(|rw| {
+        plan_rewrite(source, edits, rw.diff_context(), |new| {
+            check_rewritten(root, new)
+        })
+    });
     Ok(Some(FileMatches {
         records,
         rewrite,
@@ -570,8 +572,8 @@ fn match_in_parts(
     }
     in_file_order(&mut records, source);
     // Checked whole, old and new, as `match_source` checks it.
-    let rewrite = rewriter.filter(|_| !edits.is_empty()).map(|_| {
-        plan_rewrite(source, edits, |new| {
+    let rewrite = rewriter.filter(|_| !edits.is_empty()).map(|rw| {
+        plan_rewrite(source, edits, rw.diff_context(), |new| {
             check_rewritten_text(pattern.lang, source, new)
         })
     });

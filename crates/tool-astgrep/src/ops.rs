@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use tool_core::files::TransactionError;
 use tool_core::format::thousands;
 use tool_core::fs::FileKind;
-use tool_core::staging::{EditStore, StagedChange, StagedFile, PREVIEW_LINES};
+use tool_core::staging::{DiffContext, EditStore, StagedChange, StagedFile, PREVIEW_LINES};
 use tool_core::{CancellationToken, ToolError, ToolOutput, Workspace};
 
 /// The largest `max_results` accepted.
@@ -448,6 +448,9 @@ pub struct EditRequest<'a> {
     /// Several operations staged as one edit, instead of `pattern`/`rule`
     /// and `rewrite`.
     pub operations: Vec<EditOperation<'a>>,
+    /// Lines of context the preview's diff shows around each change (and
+    /// every later showing of the staged change).
+    pub diff_context: DiffContext,
 }
 
 /// One {pattern or rule, rewrite} of an ast_edit.
@@ -533,7 +536,7 @@ fn plan_operation(
         .plan
         .patterns
         .iter()
-        .map(|p| Rewriter::new(rewrite, p))
+        .map(|p| Rewriter::new(rewrite, p).with_diff_context(req.diff_context))
         .collect();
     scope.plan.rewriters = Some(rewriters);
     // The search stops once more files would change than one edit may.
@@ -578,6 +581,7 @@ fn changed_while_planning(rel: &str) -> ToolError {
 fn merge_operations(
     ws: &Workspace,
     planned: &mut [PlannedOperation],
+    context: DiffContext,
 ) -> Result<BTreeMap<String, MergedFile>, ToolError> {
     let mut merged: BTreeMap<String, MergedFile> = BTreeMap::new();
     for (i, op) in planned.iter_mut().enumerate() {
@@ -627,8 +631,9 @@ fn merge_operations(
                     let nested = m.rewrite.nested + rw.nested;
                     let ops: Vec<usize> = all.iter().map(|a| a.3).collect();
                     let edits = all.into_iter().map(|(s, e, t, _)| (s, e, t)).collect();
-                    let mut rewrite =
-                        plan_rewrite(&old, edits, |new| check_rewritten_text(f.lang, &old, new));
+                    let mut rewrite = plan_rewrite(&old, edits, context, |new| {
+                        check_rewritten_text(f.lang, &old, new)
+                    });
                     rewrite.nested += nested;
                     m.ops = ops;
                     m.rewrite = rewrite;
@@ -679,7 +684,7 @@ pub fn stage_with(
             })
         })
         .collect::<Result<_, _>>()?;
-    let merged = merge_operations(ws, &mut planned)?;
+    let merged = merge_operations(ws, &mut planned, req.diff_context)?;
     let first = &planned[0];
     let pattern = planned
         .iter()
@@ -748,7 +753,7 @@ pub fn stage_with(
             "refused": refused_json,
         })));
     }
-    let mut change = StagedChange::new("ast_edit");
+    let mut change = StagedChange::new("ast_edit").with_diff_context(req.diff_context);
     change.files = files;
     let replacements = change.edits();
     // Only the files the preview shows are read again.

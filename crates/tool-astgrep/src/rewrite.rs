@@ -14,7 +14,9 @@ use ast_grep_core::replacer::{Replacer, TemplateFix};
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, NodeMatch};
 use tool_core::format::thousands;
-use tool_core::staging::{apply_replacements, diff_body_lines, Fingerprint, Replacement};
+use tool_core::staging::{
+    apply_replacements, diff_body_lines, DiffContext, Fingerprint, Replacement,
+};
 
 type Doc = StrDoc<Lang>;
 
@@ -38,8 +40,8 @@ pub struct FileRewrite {
     pub introduced_error: Option<SyntaxBreak>,
     /// The replacements made, in order, none inside another.
     pub edits: Vec<Replacement>,
-    /// Lines of the file's diff below its header
-    /// ([`tool_core::staging::diff_body_lines`]).
+    /// Lines of the file's diff below its header, with the edit's diff
+    /// context ([`tool_core::staging::diff_body_lines`]).
     pub diff_lines: usize,
 }
 
@@ -119,9 +121,11 @@ pub fn check_rewritten(old_root: &AstGrep<Doc>, new: &str) -> Option<SyntaxBreak
     })
 }
 
-/// A template ready to generate replacements for one language.
+/// A template ready to generate replacements for one language, and the
+/// diff context its files' diffs are counted with.
 pub struct Rewriter {
     fix: TemplateFix,
+    diff_context: DiffContext,
 }
 
 impl std::fmt::Debug for Rewriter {
@@ -237,7 +241,21 @@ pub fn check_template(template: &str, pattern: &CompiledPattern) -> Result<(), S
 impl Rewriter {
     pub fn new(template: &str, pattern: &CompiledPattern) -> Rewriter {
         let fix = TemplateFix::try_new(template, &pattern.lang).unwrap_or_else(|e| match e {});
-        Rewriter { fix }
+        Rewriter {
+            fix,
+            diff_context: DiffContext::default(),
+        }
+    }
+
+    /// Count each file's diff with `context` lines around each change, as
+    /// the staged change will show it.
+    pub fn with_diff_context(mut self, context: DiffContext) -> Rewriter {
+        self.diff_context = context;
+        self
+    }
+
+    pub fn diff_context(&self) -> DiffContext {
+        self.diff_context
     }
 
     /// The replacement text for one match, indented to its column. A
@@ -274,10 +292,11 @@ fn blank_lines_stay_blank(text: &str) -> String {
 /// Plan the rewrite of `source` by `(start, end, replacement)` edits
 /// (those starting inside an earlier kept one are skipped and counted as
 /// nested): the new text is made, checked by `check` when it differs (the
-/// syntax error it brings), diffed, and dropped.
+/// syntax error it brings), diffed with `context`, and dropped.
 pub fn plan_rewrite(
     source: &str,
     mut edits: Vec<(usize, usize, String)>,
+    context: DiffContext,
     check: impl FnOnce(&str) -> Option<SyntaxBreak>,
 ) -> FileRewrite {
     edits.sort_by_key(|a| (a.0, std::cmp::Reverse(a.1)));
@@ -300,7 +319,7 @@ pub fn plan_rewrite(
         nested,
         introduced_error: if changes { check(&new) } else { None },
         diff_lines: if changes {
-            diff_body_lines(source, &new)
+            diff_body_lines(source, &new, context)
         } else {
             0
         },

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
-use tool_core::staging::EditStore;
+use tool_core::staging::{DiffContext, EditStore};
 use tool_core::{
     async_trait, parse_args, schema_for, CallContext, StagingLink, Tier, Tool, ToolDecl, ToolError,
     ToolOutput, ToolSpec, Workspace,
@@ -106,6 +106,10 @@ pub struct AstEditArgs {
     /// error. At most 1,000 files per edit.
     #[serde(default)]
     pub operations: Vec<OperationArg>,
+    /// Lines of unchanged text the preview shows around each change, 0 to
+    /// 10; default 1 (or the run's `[staging] diff_context`).
+    #[serde(default)]
+    pub diff_context: Option<DiffContext>,
 }
 
 /// One rewrite of an ast_edit with several.
@@ -240,6 +244,7 @@ impl Tool for AstEditTool {
         let store = self.store.clone();
         let cancel = cx.cancel.clone();
         let index = self.index.clone();
+        let diff_context = self.link.diff_context_or(args.diff_context);
         let out = blocking(move || {
             let req = ops::EditRequest {
                 index: Some(&index),
@@ -259,6 +264,7 @@ impl Tool for AstEditTool {
                         rewrite: o.rewrite.as_deref(),
                     })
                     .collect(),
+                diff_context,
             };
             ops::stage_with(&ws, &store, &req, &cancel)
         })

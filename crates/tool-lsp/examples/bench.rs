@@ -249,6 +249,7 @@ async fn preview(s: &Setup, file: &str, bad: &str) -> (Duration, Duration) {
             1,
         )],
         moves: Vec::new(),
+        diff_context: Default::default(),
     };
     let (mut total, mut server) = (Vec::new(), Vec::new());
     for i in 0..N + 2 {

@@ -3,6 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tool_core::staging::DiffContext;
 use tool_core::ToolError;
 
 pub(crate) const REFERENCES_CAP: usize = 50;
@@ -107,8 +108,9 @@ pub(crate) struct LspArgs {
     /// Workspace symbol search text (op `symbols`).
     #[serde(default)]
     pub query: Option<String>,
-    /// Op `symbols` with `file`: each symbol's signature too (`true`); by
-    /// default the outline only: line, kind, name and nesting.
+    /// Op `symbols` with `file`: each symbol's signature too, and the local
+    /// variables and parameters of functions (`true`); by default the
+    /// outline only: line, kind, name and nesting.
     #[serde(default)]
     pub detail: Option<bool>,
     /// How long this call may wait for the server, 5 to 300 seconds (default: the
@@ -156,6 +158,10 @@ pub(crate) struct RenameArgs {
     /// `resolve` accepts or discards it.
     #[serde(default)]
     pub stage: bool,
+    /// With `stage`: lines of unchanged text the preview shows around each
+    /// change, 0 to 10; default 1 (or the run's `[staging] diff_context`).
+    #[serde(default)]
+    pub diff_context: Option<DiffContext>,
 }
 
 /// A symbol rename, its arguments checked.
@@ -169,6 +175,7 @@ pub(crate) struct SymbolRename {
     pub partial: bool,
     pub timeout_seconds: Option<u64>,
     pub stage: bool,
+    pub diff_context: Option<DiffContext>,
 }
 
 impl RenameArgs {
@@ -189,6 +196,7 @@ impl RenameArgs {
             partial: self.partial,
             timeout_seconds: self.timeout_seconds,
             stage: self.stage,
+            diff_context: self.diff_context,
         })
     }
 }

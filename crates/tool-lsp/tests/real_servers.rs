@@ -45,14 +45,12 @@ async fn python_basedpyright() {
             lsp type_definition  `g` at app.py:6
             util.py:1    class Greeter:  (in Greeter)
 
-            lsp symbols  util.py — 7 symbols
+            lsp symbols  util.py — 5 symbols (2 locals of functions not shown: `detail: true` lists them)
             1: class Greeter
               4: method __init__
-                4: variable word
               7: method say
               5: variable word
             11: function greet
-              11: variable name
 
             lsp symbols  query `Greet` (the workspace's matches)
             util.py:1  class Greeter

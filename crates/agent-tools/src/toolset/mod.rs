@@ -8,6 +8,7 @@
 use crate::{RunOptions, FAMILIES};
 use std::path::Path;
 use std::sync::Arc;
+use tool_core::staging::DiffContext;
 use tool_core::{Approver, Binding, Registry, RegistryError, RunContext, StagingLink, Workspace};
 
 #[cfg(feature = "ask")]
@@ -21,6 +22,7 @@ mod eval;
 mod files;
 #[cfg(feature = "lsp")]
 mod lsp;
+mod staging;
 #[cfg(feature = "vibe")]
 mod vibe;
 
@@ -55,6 +57,8 @@ pub struct ToolsetBuilder {
     bindings: Vec<(&'static str, Box<dyn Binding>)>,
     unbound: Vec<(&'static str, String)>,
     config_errors: Vec<(&'static str, String)>,
+    /// The lines of context of the run's previews, when chosen.
+    diff_context: Option<DiffContext>,
 }
 
 impl ToolsetBuilder {
@@ -78,6 +82,7 @@ impl ToolsetBuilder {
             bindings: Vec::new(),
             unbound: Vec::new(),
             config_errors: Vec::new(),
+            diff_context: None,
         })
     }
 
@@ -95,6 +100,13 @@ impl ToolsetBuilder {
 
     pub fn run_context(&self) -> &RunContext {
         &self.run
+    }
+
+    /// Show every staged change's diff with `context` lines around each
+    /// change unless a call asks otherwise (default 1).
+    pub fn diff_context(mut self, context: DiffContext) -> Self {
+        self.diff_context = Some(context);
+        self
     }
 
     /// Bind a resource for a tool family (its feature name).
@@ -120,6 +132,19 @@ impl ToolsetBuilder {
             b.run.conversation_id = Some(id.clone());
         } else if b.run.conversation_id.is_none() {
             b.run.conversation_id = Some(format!("cli-{}", std::process::id()));
+        }
+        if b.diff_context.is_none() {
+            match staging::diff_context(opts) {
+                Ok(context) => b.diff_context = context,
+                // A wrong `[staging]` leaves the default; the binary
+                // refuses to start on it unless lenient.
+                Err(NotBound::Config(why)) => {
+                    b.config_errors.push(("staging", opts.config.error(why)));
+                }
+                Err(NotBound::ConfigIn(why) | NotBound::Unavailable(why)) => {
+                    b.config_errors.push(("staging", why));
+                }
+            }
         }
         type Default = fn(&RunOptions, &RunContext) -> Result<Box<dyn Binding>, NotBound>;
         let defaults: Vec<(&'static str, Default)> = vec![
@@ -174,6 +199,9 @@ impl ToolsetBuilder {
         // ast_edit, lsp_rename and lsp_code_action stage, and the language
         // servers preview it, without any tool crate knowing another.
         let staging = StagingLink::default();
+        if let Some(context) = self.diff_context {
+            staging.set_diff_context(context);
+        }
         for (_, binding) in &self.bindings {
             binding.link_staging(&staging);
         }

@@ -2,6 +2,7 @@
 //! [`FileTransaction`] that writes it once accepted — every file expected
 //! to hold what it held at staging.
 
+use super::diff::DiffContext;
 use crate::files::{FileChange, FileTransaction, TransactionError};
 use crate::fs::{FsError, Root};
 use sha2::{Digest, Sha256};
@@ -91,8 +92,9 @@ pub enum StagedContent {
         replacements: Vec<Replacement>,
         /// Lines of the file's diff below its header (see
         /// [`diff_body_lines`](super::diff_body_lines)), counted while the
-        /// texts were in hand, so a preview that has no room for the file
-        /// counts it without reading it.
+        /// texts were in hand with the change's [`DiffContext`], so a
+        /// preview that has no room for the file counts it without reading
+        /// it.
         diff_lines: usize,
     },
 }
@@ -217,6 +219,10 @@ pub struct StagedChange {
     pub tool: String,
     pub files: Vec<StagedFile>,
     pub moves: Vec<StagedMove>,
+    /// The lines of context its diff shows, as chosen when it was staged
+    /// (the `diff_lines` of files staged as replacements were counted with
+    /// it): every later showing uses the same.
+    pub diff_context: DiffContext,
 }
 
 impl StagedChange {
@@ -225,7 +231,14 @@ impl StagedChange {
             tool: tool.into(),
             files: Vec::new(),
             moves: Vec::new(),
+            diff_context: DiffContext::default(),
         }
+    }
+
+    /// The change shown with `context` lines around each change.
+    pub fn with_diff_context(mut self, context: DiffContext) -> Self {
+        self.diff_context = context;
+        self
     }
 
     /// Replacements or text edits over every file.
@@ -304,6 +317,7 @@ pub(crate) fn a_staged_move(root: &Path, edits: fn(bool, bool) -> usize) -> Stag
             from: "a.ts".into(),
             to: "lib/a.ts".into(),
         }],
+        diff_context: DiffContext::default(),
     }
 }
 
@@ -319,8 +333,19 @@ mod tests {
     }
 
     /// `rel` written beneath `root` with `old`, staged as `(start, end,
-    /// text)` replacements in it.
+    /// text)` replacements in it, its diff counted with one line of context.
     fn replaced(root: &Root, rel: &str, old: &str, edits: &[(usize, usize, &str)]) -> StagedFile {
+        replaced_with(root, rel, old, edits, DiffContext::default())
+    }
+
+    /// [`replaced`], its diff counted with `context`.
+    fn replaced_with(
+        root: &Root,
+        rel: &str,
+        old: &str,
+        edits: &[(usize, usize, &str)],
+        context: DiffContext,
+    ) -> StagedFile {
         let path = root.path().join(rel);
         std::fs::write(&path, old).unwrap();
         let replacements: Vec<Replacement> = edits
@@ -337,7 +362,7 @@ mod tests {
             rel.into(),
             Fingerprint::of(old.as_bytes()),
             replacements,
-            diff_body_lines(old, &new),
+            diff_body_lines(old, &new, context),
         )
     }
 
@@ -422,6 +447,37 @@ mod tests {
                 "at {max} lines"
             );
         }
+        // So with every diff context, counted at staging with the one the
+        // change keeps.
+        for lines in [0, 3, 10] {
+            let context = DiffContext::new(lines).unwrap();
+            let mut staged = StagedChange::new("ast_edit").with_diff_context(context);
+            staged.files = vec![
+                replaced_with(
+                    &root,
+                    "a.py",
+                    a_old,
+                    &[(4, 7, "TWO"), (24, 27, "SIX")],
+                    context,
+                ),
+                replaced_with(
+                    &root,
+                    "b.py",
+                    b_old,
+                    &[(4, 8, "g(1)"), (13, 17, "g(2)")],
+                    context,
+                ),
+            ];
+            let mut texts = StagedChange::new("ast_edit").with_diff_context(context);
+            texts.files = staged.files.iter().map(whole).collect();
+            for max in 0..30 {
+                assert_eq!(
+                    staged.diff(&root, max).unwrap(),
+                    texts.diff(&root, max).unwrap(),
+                    "at {max} lines, {lines} lines of context"
+                );
+            }
+        }
         // b.py is not read when there is no room for it.
         std::fs::remove_file(root.path().join("b.py")).unwrap();
         assert!(staged.diff(&root, 12).unwrap().ends_with(
@@ -491,6 +547,7 @@ mod tests {
                 ),
             ],
             moves: Vec::new(),
+            diff_context: DiffContext::default(),
         };
         std::fs::write(&a, "two").unwrap();
         let tx = change.transaction(&root).unwrap();

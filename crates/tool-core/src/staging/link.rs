@@ -1,8 +1,9 @@
 //! One run's staging: the [`EditStore`] every staging tool keeps its
-//! changes in and `resolve` accepts them from, and the language servers'
-//! [`PreviewHook`].
+//! changes in and `resolve` accepts them from, the language servers'
+//! [`PreviewHook`], and the run's [`DiffContext`] (a call may ask another).
 
 use super::change::StagedChange;
+use super::diff::DiffContext;
 use super::journal::Journal;
 use super::resolve::ResolveTool;
 use super::store::EditStore;
@@ -47,6 +48,8 @@ pub struct StagingLink {
     /// Whether this link registered `resolve` (once per run).
     resolve_registered: Arc<AtomicBool>,
     hook: Arc<OnceLock<Arc<dyn PreviewHook>>>,
+    /// The diff context of the run's previews, when its config says.
+    diff_context: Arc<OnceLock<DiffContext>>,
 }
 
 impl std::fmt::Debug for StagingLink {
@@ -55,6 +58,7 @@ impl std::fmt::Debug for StagingLink {
             .field("journal_dir", &self.journal_dir.get())
             .field("store", &self.store.get().is_some())
             .field("hook", &self.hook.get().is_some())
+            .field("diff_context", &self.diff_context())
             .finish()
     }
 }
@@ -73,6 +77,30 @@ impl StagingLink {
                 "the run's apply journal is already set; this folder is not used"
             );
         }
+    }
+
+    /// Show the run's previews with `context` lines around each change
+    /// unless a call asks otherwise (`[staging] diff_context`). Said once,
+    /// before any tool stages; a second, different value is refused with a
+    /// warning in the log.
+    pub fn set_diff_context(&self, context: DiffContext) {
+        if self.diff_context.set(context).is_err() && self.diff_context() != context {
+            tracing::warn!(
+                asked = %context,
+                "the run's diff context is already set; this value is not used"
+            );
+        }
+    }
+
+    /// The lines of context a preview shows: what the call asked, else the
+    /// run's, else [`DiffContext::default`].
+    pub fn diff_context_or(&self, asked: Option<DiffContext>) -> DiffContext {
+        asked.unwrap_or_else(|| self.diff_context())
+    }
+
+    /// The run's diff context (the default unless its config set one).
+    pub fn diff_context(&self) -> DiffContext {
+        self.diff_context.get().copied().unwrap_or_default()
     }
 
     /// The journal the run's store keeps (or will keep) for `ws`.

@@ -13,8 +13,8 @@
 //!   twice; such a file's texts are read from disk when it is shown or
 //!   written.
 //! - [`diff`]: the one unified diff a preview shows ([`PREVIEW_LINES`] at
-//!   most), and [`proposal`], the one sentence that names the id to
-//!   resolve.
+//!   most, with the change's [`DiffContext`]), and [`proposal`], the one
+//!   sentence that names the id to resolve.
 //! - [`store`]: the run's [`EditStore`], staged changes under ids
 //!   (`edit_1`, …), accepted all-or-nothing or discarded; [`journal`], the
 //!   crash journal that makes an accept survive a crash half way.
@@ -43,7 +43,7 @@ pub use change::{
     apply_replacements, FileTexts, Fingerprint, Replacement, StagedChange, StagedContent,
     StagedFile, StagedMove,
 };
-pub use diff::{diff_body_lines, DIFF_LINE_CHARS, PREVIEW_LINES};
+pub use diff::{diff_body_lines, DiffContext, DIFF_LINE_CHARS, PREVIEW_LINES};
 pub use journal::{recover_interrupted, Journal, Recovery};
 pub use link::{PreviewHook, PreviewSection, StagingLink};
 pub use resolve::{resolve, ResolveAction, ResolveArgs, ResolveTool, RESOLVE};

@@ -24,6 +24,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tool_core::files::TransactionError;
 use tool_core::format::plural;
+use tool_core::staging::DiffContext;
 use tool_core::{StagingLink, ToolError, ToolOutput};
 
 /// Which action: its number in the list, or a title substring.
@@ -55,6 +56,10 @@ pub(crate) struct CodeActionArgs {
     /// Stage the change for `resolve` instead of writing it.
     #[serde(default)]
     pub stage: bool,
+    /// With `stage`: lines of unchanged text the preview shows around each
+    /// change, 0 to 10; default 1 (or the run's `[staging] diff_context`).
+    #[serde(default)]
+    pub diff_context: Option<DiffContext>,
     /// How long this call may wait for the server, 5 to 300 seconds.
     #[serde(default)]
     pub timeout_seconds: Option<u64>,
@@ -113,6 +118,7 @@ pub(crate) async fn run(
     link: &StagingLink,
     args: CodeActionArgs,
 ) -> Result<ToolOutput, ToolError> {
+    staged_edit::check_diff_context(args.stage, args.diff_context)?;
     let t = positioning::call_timeouts(sup, args.timeout_seconds)?;
     let largs = LspArgs {
         op: Op::CodeActions,
@@ -201,7 +207,7 @@ pub(crate) async fn run(
     if args.stage {
         let change = plan.staged_change(ws, "lsp_code_action");
         // The counts are the proposal's line: said once.
-        return staged_edit::staged_output(link, ws, change, what).await;
+        return staged_edit::staged_output(link, ws, change, what, args.diff_context).await;
     }
     tx.commit().map_err(|e| match e {
         e @ (TransactionError::NotAFile { .. } | TransactionError::Drifted(_)) => {

@@ -536,7 +536,8 @@ pub(crate) async fn run(
             }];
         }
         // The edit counts are the proposal's line: said once.
-        return staged_edit::staged_output(link, ws, change, format!("{moved}{offered}")).await;
+        let header = format!("{moved}{offered}");
+        return staged_edit::staged_output(link, ws, change, header, args.diff_context).await;
     }
 
     plan.transaction(ws).commit().map_err(|e| match e {

@@ -68,6 +68,7 @@ pub(crate) async fn run(
     link: &StagingLink,
     args: RenameArgs,
 ) -> Result<ToolOutput, ToolError> {
+    crate::edit::staged_edit::check_diff_context(args.stage, args.diff_context)?;
     if args.new_path.is_some() {
         return crate::edit::file_move::run(sup, link, args).await;
     }
@@ -126,7 +127,7 @@ async fn stage(
     }
     // The counts are the proposal's line: said once.
     let header = format!("lsp_rename  `{}` → `{}`", p.symbol, args.new_name);
-    let mut out = staged_output(link, ws, change, header).await?;
+    let mut out = staged_output(link, ws, change, header, args.diff_context).await?;
     for line in report {
         out.push_text(line);
     }

@@ -96,7 +96,7 @@ fn code_mask(text: &str, syntax: &Syntax) -> Vec<bool> {
                     j += 2;
                     continue;
                 }
-                if text[j..].starts_with(close) {
+                if b[j..].starts_with(close.as_bytes()) {
                     break j + close.len();
                 }
                 if b[j] == b'\n' && !multiline {
@@ -111,6 +111,16 @@ fn code_mask(text: &str, syntax: &Syntax) -> Vec<bool> {
         }
     }
     mask
+}
+
+/// `text` with its comments and strings blanked (a space for each
+/// character, line breaks kept), read by `path`'s syntax: the code alone,
+/// line for line.
+pub(crate) fn code_only(path: &Path, text: &str) -> String {
+    let mask = code_mask(text, &syntax(path));
+    text.char_indices()
+        .map(|(i, c)| if c == '\n' || mask[i] { c } else { ' ' })
+        .collect()
 }
 
 /// The byte offsets of `ident` at word boundaries in `line`.

@@ -186,8 +186,11 @@ impl Dependents {
             };
         let changed_new = crate::position::changed_lines(old, new);
         let changed_old = crate::position::changed_lines(new, old);
-        let mut names = declared(old, changed_old);
-        for n in declared(new, changed_new) {
+        // Declarations in code only: a docstring's "the type of this" in
+        // the changed range declares neither `of` nor `this`.
+        let code = |text| mentions::decide::code_only(path, text);
+        let mut names = declared(&code(old), changed_old);
+        for n in declared(&code(new), changed_new) {
             if !names.contains(&n) {
                 names.push(n);
             }
@@ -458,6 +461,19 @@ mod tests {
         for (text, lines, want) in cases {
             assert_eq!(declared_on(text, *lines), *want, "{text}");
         }
+        // Read in code only, a docstring or a comment declares nothing (as
+        // in pallets/click's decorators.py, whose prose gave `of`, `this`
+        // and `is`).
+        let text = "def f():\n    \"\"\"The type of this function is T.\"\"\"\n    # a function is\n    return g(\"class X\")\n";
+        let code = crate::mentions::decide::code_only(std::path::Path::new("a.py"), text);
+        assert_eq!(declared_on(text, (1, 4)), ["f", "of", "is", "X"]);
+        assert_eq!(declared_on(&code, (1, 4)), ["f"]);
+        // Strings of any characters, an escape before one included, keep
+        // their lines (the lexer steps by bytes).
+        let text = "s = \"🙂漢字\" + f('\\é')\ndef g(): pass\n";
+        let code = crate::mentions::decide::code_only(std::path::Path::new("a.py"), text);
+        assert_eq!(code, "s =       + f(    )\ndef g(): pass\n");
+        assert_eq!(declared_on(&code, (2, 2)), ["g"]);
         // C and C++: a declaration names no keyword.
         let cases: &[(&str, (u32, u32), &[&str])] = &[
             ("int add(int a, int b, int c);\n", (1, 1), &["add"]),

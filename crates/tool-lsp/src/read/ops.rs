@@ -446,20 +446,28 @@ async fn symbols(
     let answer = symbols::document_symbols_of(client, &file.path, t.request)
         .await
         .map_err(|e| e.into_tool_error(&client.name))?;
-    let rows = symbols::document_symbols(&answer, args.detail.unwrap_or(false));
+    let (rows, locals) = symbols::document_symbols(&answer, args.detail.unwrap_or(false));
     let head = format!("lsp symbols  {}", file.shown);
-    if rows.is_empty() {
+    if rows.is_empty() && locals == 0 {
         return Ok(ToolOutput::text(format!("{head}\nno symbols in this file")));
     }
-    // The header counts every symbol, as the footer's "showing N of M" does.
+    // The header counts every symbol shown, as the footer's "showing N of
+    // M" does, and says what the outline left out.
     let total = rows.len();
     let (rows, note) = tool_core::format::cap_list(
         rows,
         DOCUMENT_SYMBOLS_CAP,
         "use `query` to search for one by name",
     );
+    let left_out = match locals {
+        0 => String::new(),
+        n => format!(
+            " ({} of functions not shown: `detail: true` lists them)",
+            tool_core::format::plural(n, "local", "locals")
+        ),
+    };
     let mut out = vec![format!(
-        "{head} — {}",
+        "{head} — {}{left_out}",
         tool_core::format::plural(total, "symbol", "symbols")
     )];
     out.extend(rows);

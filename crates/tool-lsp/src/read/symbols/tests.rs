@@ -14,11 +14,11 @@ fn doc_rows(answer: &Value) -> (bool, Vec<String>) {
 
 fn doc_rows_with(answer: &Value, detail: bool) -> (bool, Vec<String>) {
     let decoded: DocumentSymbols = Answer::decode("textDocument/documentSymbol", answer.clone());
-    let rows = document_symbols(&decoded, detail);
+    let (rows, locals) = document_symbols(&decoded, detail);
     // The raw reader, which read every answer before, agrees.
     assert_eq!(
         document_symbols(&Answer::Raw(answer.clone()), detail),
-        rows,
+        (rows.clone(), locals),
         "{answer}"
     );
     (matches!(decoded, Answer::Typed(_)), rows)
@@ -159,7 +159,7 @@ fn workspace_rows_say_the_common_container_once_and_group_by_file() {
         row("mux.go", 54, "struct Router", Some("m")),
         row("mux.go", 64, "field Router.routes", Some("m")),
         row("route.go", 17, "struct Route", Some("m")),
-        row("/go/src/x.go", 9, "function Route", None),
+        row("/go/src/x.go", 9, "function Route", Some("std")),
         row("/go/src/y.go", 1, "function Router", Some("std")),
         row("/go/src/y.go", 2, "function Routes", Some("std")),
         row("/go/src/z.go", 3, "function Routed", Some("std")),
@@ -172,7 +172,7 @@ fn workspace_rows_say_the_common_container_once_and_group_by_file() {
           54: struct Router
           64: field Router.routes
         route.go:17  struct Route
-        /go/src/x.go:9  function Route
+        /go/src/x.go:9  function Route (in std)
         /go/src/y.go
           1: function Router (in std)
           2: function Routes (in std)
@@ -182,4 +182,58 @@ fn workspace_rows_say_the_common_container_once_and_group_by_file() {
     let (common, lines) = render_workspace_rows(&rows[..1]);
     assert_eq!(common, None);
     assert_eq!(lines, ["a_test.go:3  function TestRoute (in m_test)"]);
+    // A row in no container (a Python module's top-level function, as
+    // basedpyright answers on pallets/click): nothing goes to the header,
+    // which would place it in `m`.
+    let mut rows = rows[1..4].to_vec();
+    rows.push(row("pager.py", 451, "function _pager", None));
+    let (common, lines) = render_workspace_rows(&rows);
+    assert_eq!(common, None);
+    expect_test::expect![[r#"
+        mux.go
+          54: struct Router (in m)
+          64: field Router.routes (in m)
+        route.go:17  struct Route (in m)
+        pager.py:451  function _pager"#]]
+    .assert_eq(&lines.join("\n"));
+}
+
+/// basedpyright lists a function's parameters and locals as its variable
+/// children: the outline leaves them out (and counts them), keeping a
+/// module's and a class's variables and nested functions; `detail` shows
+/// every symbol.
+#[test]
+fn an_outline_leaves_out_the_variables_of_functions() {
+    let tree = json!([
+        {"name": "F", "kind": 13, "range": range(0, 0), "selectionRange": range(0, 0)},
+        {"name": "f", "kind": 12, "range": range(1, 9), "selectionRange": range(1, 1),
+         "children": [
+            {"name": "ctx", "kind": 13, "range": range(1, 1), "selectionRange": range(1, 1)},
+            {"name": "key", "kind": 12, "range": range(3, 5), "selectionRange": range(3, 3),
+             "children": [{"name": "item", "kind": 13, "range": range(3, 3), "selectionRange": range(3, 3)}]},
+         ]},
+        {"name": "C", "kind": 5, "range": range(10, 20), "selectionRange": range(10, 10),
+         "children": [
+            {"name": "PROMPT", "kind": 13, "range": range(11, 11), "selectionRange": range(11, 11)},
+            {"name": "m", "kind": 6, "range": range(12, 14), "selectionRange": range(12, 12),
+             "children": [{"name": "rv", "kind": 13, "range": range(13, 13), "selectionRange": range(13, 13)}]},
+         ]},
+    ]);
+    let decoded: DocumentSymbols = Answer::decode("textDocument/documentSymbol", tree.clone());
+    let (outline, left_out) = document_symbols(&decoded, false);
+    expect_test::expect![[r#"
+        1: variable F
+        2: function f
+          4: function key
+        11: class C
+          12: variable PROMPT
+          13: method m"#]]
+    .assert_eq(&outline.join("\n"));
+    assert_eq!(left_out, 3);
+    assert_eq!(
+        document_symbols(&Answer::Raw(tree.clone()), false),
+        (outline, 3)
+    );
+    let (all, none) = document_symbols(&decoded, true);
+    assert_eq!((all.len(), none), (9, 0));
 }
