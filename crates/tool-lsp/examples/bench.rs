@@ -278,29 +278,15 @@ async fn preview(s: &Setup, file: &str, bad: &str) -> (Duration, Duration) {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    if std::env::var("LSP_BENCH").as_deref() == Ok("footprint") {
-        footprint().await;
-        return;
-    }
-    if std::env::var("LSP_BENCH").as_deref() == Ok("cold") {
-        first_write().await;
-        return;
-    }
-    if std::env::var("LSP_BENCH").as_deref() == Ok("coldquery") {
-        cold_queries().await;
-        return;
-    }
-    if std::env::var("LSP_BENCH").as_deref() == Ok("java") {
-        java_rows().await;
-        return;
-    }
-    if std::env::var("LSP_BENCH").as_deref() == Ok("fallout") {
-        fallout().await;
-        return;
-    }
-    if std::env::var("LSP_BENCH").as_deref() == Ok("shared") {
-        tokio::task::spawn_blocking(shared::run).await.unwrap();
-        return;
+    // `LSP_BENCH=PART` runs one part alone.
+    match std::env::var("LSP_BENCH").as_deref() {
+        Ok("footprint") => return footprint().await,
+        Ok("cold") => return first_write().await,
+        Ok("coldquery") => return cold_queries().await,
+        Ok("java") => return java_rows().await,
+        Ok("fallout") => return fallout().await,
+        Ok("shared") => return tokio::task::spawn_blocking(shared::run).await.unwrap(),
+        _ => {}
     }
     println!(
         "lsp bench: median of {N}, tool and bare client alternated on the same server process"
