@@ -36,7 +36,8 @@
 //!   this part alone; it needs `LSP_BENCH_PROJECTS`.
 //! - Java (jdtls on `tests/fixtures/lsp/java`): a cold first definition
 //!   through the tool against a bare client of the same jdtls on the same
-//!   JDK (median of 3). `LSP_BENCH=java` runs this part alone.
+//!   JDK (median of 3), and the write wrapper on the warm server.
+//!   `LSP_BENCH=java` runs this part alone.
 
 #[path = "bench/shared.rs"]
 mod shared;
@@ -68,6 +69,15 @@ impl Tool for PlainWrite {
             Tier::Write,
             json!({"type": "object"}),
         )
+    }
+    // The file it writes, for the write wrapper (without it the wrapper
+    // sees no file and adds no `lsp:` lines).
+    fn writes(&self, args: &Value) -> Vec<String> {
+        args["path"]
+            .as_str()
+            .map(str::to_string)
+            .into_iter()
+            .collect()
     }
     async fn call(&self, _cx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let p = self.0.resolve(args["path"].as_str().unwrap_or(""))?;
@@ -418,14 +428,12 @@ async fn main() {
     tokio::task::spawn_blocking(shared::run).await.unwrap();
 }
 
-/// The Java rows (jdtls on the two-package Maven fixture
+/// The Java rows (jdtls on the Maven fixture
 /// `tests/fixtures/lsp/java`): a cold first definition through the tool
 /// from a fresh run, against a bare client that starts the same jdtls on
 /// the same JDK (`-data` a fresh folder) and asks until the answer is not
-/// empty (the Maven import runs first either way), medians of 3. (Write →
-/// diagnostics on the warm server is not measured yet: in this harness
-/// the write's answer came back without its `lsp:` lines, while the same
-/// write through the binary reports them.)
+/// empty (the Maven import runs first either way), medians of 3; then
+/// write → diagnostics on a warm server, as the other fixtures' write rows.
 async fn java_rows() {
     let Some(program) = test_support::fixtures::find("jdtls") else {
         println!("java: skipped, jdtls not installed (cargo xtask fixtures)");
@@ -438,7 +446,7 @@ async fn java_rows() {
     };
     let mut bare_path = vec![jdk.bin()];
     bare_path.extend(std::env::split_paths(&path_env));
-    let (file, line, symbol) = ("src/main/java/m/App.java", 7, "greet");
+    let (file, line, symbol) = ("src/main/java/m/App.java", 9, "greet");
     let (mut tool, mut bare) = (Vec::new(), Vec::new());
     for _ in 0..3 {
         let s = setup("java", CatalogConfig::default());
@@ -450,7 +458,7 @@ async fn java_rows() {
         )
         .await;
         tool.push(t.elapsed());
-        assert!(out.contains("Greeter.java:6"), "{out}");
+        assert!(out.contains("Greeter.java:18"), "{out}");
         s.binding.supervisor().unwrap().shutdown().await;
 
         let dir = copy_fixture("java");
@@ -484,6 +492,24 @@ async fn java_rows() {
         ms(bare),
         tool.as_secs_f64() / bare.as_secs_f64()
     );
+    // Write → diagnostics on the warm server (its import done by a first
+    // definition), against the moment jdtls delivered them.
+    let s = setup("java", CatalogConfig::default());
+    call(
+        &s,
+        "lsp",
+        json!({"op": "definition", "file": file, "line": line, "symbol": symbol}),
+    )
+    .await;
+    let bad = "\nclass Bad {\n    int bad() {\n        return \"oops\";\n    }\n}\n";
+    let (total, server) = wrapper(&s, file, bad).await;
+    println!(
+        "write (java, median of {N}): write→reported {:.1} ms, write→server delivered {:.1} ms: wrapper latency {:+.1} ms",
+        ms(total),
+        ms(server),
+        ms(total) - ms(server)
+    );
+    s.binding.supervisor().unwrap().shutdown().await;
 }
 
 /// Cold definition, hover and references on the Python fixture: a fresh

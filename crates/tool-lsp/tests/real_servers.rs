@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{run_scenario, run_scenario_with, Scenario};
+use common::{masked, run_scenario, run_scenario_with, scenario_answers, Run, Scenario};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -438,4 +438,263 @@ async fn go_gopls() {
             util.go:19    func Salute(name string) string {  (in Salute)"#]],
     })
     .await;
+}
+
+const APP: &str = "src/main/java/m/App.java";
+const GREETER: &str = "src/main/java/m/util/Greeter.java";
+const SPEAKER: &str = "src/main/java/m/util/Speaker.java";
+const LOUD: &str = "src/main/java/m/shout/Loud.java";
+const TEST: &str = "src/test/java/m/util/GreeterTest.java";
+
+/// Java: jdtls on a Maven project of three packages and a test folder
+/// (`tests/fixtures/lsp/java`), one server for the scenario and then the
+/// ops it leaves out: implementation of an interface method, supertypes and
+/// subtypes, incoming and outgoing calls, code actions, formatting on write,
+/// a signature change's fallout in the files of other packages. The
+/// scenario's rename reaches every package and the test folder; Maven then
+/// builds the renamed project offline (`test-compile`, with the deliberately
+/// broken file left out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_jdtls() {
+    if test_support::fixtures::require(&["jdtls"]).is_none() {
+        return;
+    }
+    let config: tool_lsp::CatalogConfig =
+        serde_json::from_value(json!({"format_on_write": {"java": true}})).unwrap();
+    let run = Run::with_binding(common::project("java"), tool_lsp::LspBinding::new(config));
+    let scenario = Scenario {
+        fixture: "java",
+        servers: &["jdtls"],
+        app: APP,
+        util: GREETER,
+        broken: "src/main/java/m/Broken.java",
+        greet_use: (9, "greet"),
+        greet_def: (GREETER, 18),
+        non_ascii_line: 12,
+        typed_var: (10, "g"),
+        implementation: Some(((4, "Speaker"), (GREETER, 4))),
+        query: "Greet",
+        bad_code: "\nclass Bad {\n    int bad() {\n        return \"oops\";\n    }\n}\n",
+        comment: "// moved down",
+        new_name: "salute",
+        said: expect_test::expect![[r#"
+            lsp definition  `greet` at src/main/java/m/App.java:9
+            src/main/java/m/util/Greeter.java:18    public static String greet(String name) {  (in Greeter/greet(String))
+
+            lsp definition  `greet` at src/main/java/m/App.java:12
+            src/main/java/m/util/Greeter.java:18    public static String greet(String name) {  (in Greeter/greet(String))
+
+            lsp references  `greet` at src/main/java/m/App.java:9 — 6 references in 4 files
+            src/main/java/m/App.java:9                 String message = Greeter.greet("world");  (in App/main(String[]))
+            src/main/java/m/App.java:12                String s = "🙂漢字" + Greeter.greet("x");  (in App/main(String[]))
+            src/main/java/m/shout/Loud.java:12         return Greeter.greet(name).toUpperCase();  (in Loud/shout(String))
+            src/main/java/m/util/Greeter.java:18       public static String greet(String name) {  (in Greeter/greet(String))
+            src/test/java/m/util/GreeterTest.java:6    if (!Greeter.greet("x").equals("hello x")) {  (in GreeterTest/main(String[]))
+            src/test/java/m/util/GreeterTest.java:7    throw new AssertionError(Greeter.greet("x"));  (in GreeterTest/main(String[]))
+
+            lsp hover  `greet` at src/main/java/m/App.java:9
+            String m.util.Greeter.greet(String name)
+
+            Returns a friendly greeting for `name`.
+
+            * **Parameters:**
+              * **name**
+
+            Source: *[m](file://ROOT/src/main/java/m/util/Greeter.java#18)*
+
+            lsp type_definition  `g` at src/main/java/m/App.java:10
+            src/main/java/m/util/Speaker.java:4    public interface Speaker {  (in Speaker)
+
+            lsp implementation  `Speaker` at src/main/java/m/util/Greeter.java:4
+            src/main/java/m/util/Greeter.java:4    public final class Greeter implements Speaker {  (in Greeter)
+
+            lsp symbols  src/main/java/m/util/Greeter.java — 6 symbols
+            1: package m.util
+            4: class Greeter
+              5: field word
+              8: constructor Greeter(String)
+              13: method say()
+              18: method greet(String)
+
+            lsp symbols  query `Greet` (the workspace's matches)
+            src/main/java/m/util/Greeter.java:4  class Greeter
+            src/test/java/m/util/GreeterTest.java:4  class GreeterTest
+
+            lsp diagnostics  src/main/java/m/Broken.java (java) — 1 error, 0 warnings
+            src/main/java/m/Broken.java:6:16 error [16777235] Type mismatch: cannot convert from String to int
+
+            java at . (jdtls -data {own_dir}): running, pid PID, ready (utf-16 positions)
+
+            wrote src/main/java/m/App.java
+            lsp: format on write: src/main/java/m/App.java unchanged (java)
+            lsp: 1 new problem in src/main/java/m/App.java after this write:
+            src/main/java/m/App.java:19:16 error [16777235] Type mismatch: cannot convert from String to int
+
+            wrote src/main/java/m/App.java
+            lsp: format on write: src/main/java/m/App.java unchanged (java)
+            lsp: no new errors or warnings in src/main/java/m/App.java
+
+            wrote src/main/java/m/App.java
+            lsp: format on write: src/main/java/m/App.java unchanged (java)
+            lsp: no new errors or warnings in src/main/java/m/App.java
+
+            lsp_rename  `greet` → `salute`: 4 edits in 4 files
+            src/main/java/m/App.java (1 edit)
+            src/main/java/m/shout/Loud.java (1 edit)
+            src/main/java/m/util/Greeter.java (1 edit)
+            src/test/java/m/util/GreeterTest.java (1 edit)
+
+            src/main/java/m/App.java:9:         String message = Greeter.salute("world");
+            src/main/java/m/App.java:12:         String s = "🙂漢字" + Greeter.salute("x");
+            src/main/java/m/util/Greeter.java:18:     public static String salute(String name) {
+
+            lsp definition  `salute` at src/main/java/m/App.java:9
+            src/main/java/m/util/Greeter.java:18    public static String salute(String name) {  (in Greeter/salute(String))
+
+            src/main/java/m/shout/Loud.java:12:         return Greeter.salute(name).toUpperCase();
+            src/test/java/m/util/GreeterTest.java:6:         if (!Greeter.salute("x").equals("hello x")) {
+            src/test/java/m/util/GreeterTest.java:7:             throw new AssertionError(Greeter.salute("x"));
+
+            lsp implementation  `say` at src/main/java/m/util/Speaker.java:6
+            src/main/java/m/util/Greeter.java:13    public String say() {  (in Greeter/say())
+
+            lsp supertypes  `Greeter` at src/main/java/m/util/Greeter.java:4 — 1 type
+            src/main/java/m/util/Speaker.java:4    public interface Speaker {  (interface Speaker)
+
+            lsp subtypes  `Speaker` at src/main/java/m/util/Speaker.java:4 — 1 type
+            src/main/java/m/util/Greeter.java:4    public final class Greeter implements Speaker {  (class Greeter)
+
+            lsp incoming_calls  `salute` at src/main/java/m/util/Greeter.java:18 — 5 calls from 3 callers
+            src/main/java/m/App.java:9                 String message = Greeter.salute("world");  (in App/main(String[]))
+            src/main/java/m/App.java:12                String s = "🙂漢字" + Greeter.salute("x");  (in App/main(String[]))
+            src/main/java/m/shout/Loud.java:12         return Greeter.salute(name).toUpperCase();  (in Loud/shout(String))
+            src/test/java/m/util/GreeterTest.java:6    if (!Greeter.salute("x").equals("hello x")) {  (in GreeterTest/main(String[]))
+            src/test/java/m/util/GreeterTest.java:7    throw new AssertionError(Greeter.salute("x"));  (in GreeterTest/main(String[]))
+
+            lsp outgoing_calls  `main` at src/main/java/m/App.java:8 — 4 callees
+            src/main/java/m/shout/Loud.java:11      public static String shout(String name) {  (shout(String) : String, called at src/main/java/m/App.java:11)
+            src/main/java/m/util/Greeter.java:8     public Greeter(String word) {  (Greeter(String), called at src/main/java/m/App.java:10)
+            src/main/java/m/util/Greeter.java:18    public static String salute(String name) {  (salute(String) : String, called at src/main/java/m/App.java:9, src/main/java/m/App.java:12)
+            src/main/java/m/util/Speaker.java:6     String say();  (say() : String, called at src/main/java/m/App.java:11)
+
+            lsp code_actions  `return` at src/main/java/m/Broken.java:6
+            1. Change method return type to 'String' [quickfix] — edits src/main/java/m/Broken.java (1 edit)
+            2. Add Javadoc comment [quickassist] — edits src/main/java/m/Broken.java (1 edit)
+            3. Generate toString() [source.generate.toString] — edits src/main/java/m/Broken.java (1 edit)
+            (listed only: nothing was applied; apply one with lsp_code_action and its number)
+
+            wrote src/main/java/m/util/Speaker.java
+            lsp: format on write: src/main/java/m/util/Speaker.java formatted by java (lines 4-6 differ from what you wrote; read it before editing it again)
+            lsp: no new errors or warnings in src/main/java/m/util/Speaker.java
+
+            package m.util;
+
+            /** Something that says a word. */
+            public interface Speaker {
+                /** The word it says. */
+                String say();
+            }
+
+
+            wrote src/main/java/m/util/Greeter.java
+            lsp: format on write: src/main/java/m/util/Greeter.java unchanged (java)
+            lsp: no new errors or warnings in src/main/java/m/util/Greeter.java
+            lsp: 5 new problems in 3 other files after this write:
+            src/main/java/m/App.java:9:34 error [67108979] The method salute(String, int) in the type Greeter is not applicable for the arguments (String)
+            src/main/java/m/App.java:12:36 error [67108979] The method salute(String, int) in the type Greeter is not applicable for the arguments (String)
+            src/main/java/m/shout/Loud.java:12:24 error [67108979] The method salute(String, int) in the type Greeter is not applicable for the arguments (String)
+            src/test/java/m/util/GreeterTest.java:6:22 error [67108979] The method salute(String, int) in the type Greeter is not applicable for the arguments (String)
+            src/test/java/m/util/GreeterTest.java:7:46 error [67108979] The method salute(String, int) in the type Greeter is not applicable for the arguments (String)
+
+            wrote src/main/java/m/util/Greeter.java
+            lsp: format on write: src/main/java/m/util/Greeter.java unchanged (java)
+            lsp: no new errors or warnings in src/main/java/m/util/Greeter.java"#]],
+    };
+    let before = (run.read(LOUD), run.read(TEST));
+    let mut said = scenario_answers(&scenario, &run).await;
+    said.extend(java_beyond_the_scenario(&run, before).await);
+    let said = masked(&said.join("\n\n"), &run.root);
+    scenario.said.assert_eq(&said);
+    maven_builds(&run.root);
+    run.finish().await;
+}
+
+/// The Java test's calls after the scenario, on its server (`greet` is
+/// `salute` by then): the lines the rename changed in the other packages,
+/// the ops the scenario leaves out, formatting on write, and a signature
+/// change's fallout.
+async fn java_beyond_the_scenario(run: &Run, before: (String, String)) -> Vec<String> {
+    let mut said = Vec::new();
+    // The rename's other packages: the lines it changed there.
+    let mut changed = Vec::new();
+    for (file, before) in [(LOUD, &before.0), (TEST, &before.1)] {
+        let after = run.read(file);
+        for (n, (old, new)) in before.lines().zip(after.lines()).enumerate() {
+            if old != new {
+                changed.push(format!("{file}:{}: {}", n + 1, new.trim_end()));
+            }
+        }
+    }
+    said.push(changed.join("\n"));
+    for args in [
+        json!({"op": "implementation", "file": SPEAKER, "line": 6, "symbol": "say"}),
+        json!({"op": "supertypes", "file": GREETER, "line": 4, "symbol": "Greeter"}),
+        json!({"op": "subtypes", "file": SPEAKER, "line": 4, "symbol": "Speaker"}),
+        json!({"op": "incoming_calls", "file": GREETER, "line": 18, "symbol": "salute"}),
+        json!({"op": "outgoing_calls", "file": APP, "line": 8, "symbol": "main"}),
+        json!({"op": "code_actions", "file": "src/main/java/m/Broken.java", "line": 6, "symbol": "return"}),
+    ] {
+        said.push(run.lsp(args).await);
+    }
+    // Formatting on write: a file written badly indented comes back formatted.
+    let badly = "package m.util;\n\n/** Something that says a word. */\npublic interface Speaker{\n    /** The word it says. */\n    String say( );\n}\n";
+    said.push(
+        run.call("write", json!({"path": SPEAKER, "content": badly}))
+            .await
+            .unwrap(),
+    );
+    said.push(run.read(SPEAKER));
+    // A signature change's fallout: the callers in two other packages (and
+    // the test folder) no longer compile; restoring it clears them.
+    let renamed = run.read(GREETER);
+    let changed = renamed.replace("salute(String name)", "salute(String name, int times)");
+    for content in [&changed, &renamed] {
+        said.push(
+            run.call("write", json!({"path": GREETER, "content": content}))
+                .await
+                .unwrap(),
+        );
+    }
+    said
+}
+
+/// `mvn -q -o test-compile` passes in `root` (from the fixtures' Maven
+/// repository), its deliberately broken file removed first. Said and
+/// skipped where Maven is not installed.
+fn maven_builds(root: &std::path::Path) {
+    let Some(mvn) = which_mvn() else {
+        eprintln!("java_jdtls: mvn not found on PATH: the renamed project's build is not checked");
+        return;
+    };
+    std::fs::remove_file(root.join("src/main/java/m/Broken.java")).unwrap();
+    let repo = test_support::fixtures::dir().join("m2");
+    let out = std::process::Command::new(mvn)
+        .args(["-q", "-o", "-B", "-Dstyle.color=never"])
+        .arg(format!("-Dmaven.repo.local={}", repo.display()))
+        .arg("test-compile")
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "mvn test-compile after the rename:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn which_mvn() -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("mvn"))
+        .find(|p| p.is_file())
 }

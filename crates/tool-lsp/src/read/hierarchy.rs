@@ -15,7 +15,7 @@ use crate::read::enclosing;
 use crate::render::{self, Loc};
 use crate::supervisor::{LspSupervisor, Timeouts};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use tool_core::format::plural;
 use tool_core::{ToolError, ToolOutput};
 
@@ -175,8 +175,10 @@ async fn incoming(
     head: &str,
     calls: &[Related],
 ) -> Result<ToolOutput, ToolError> {
-    // Call sites by line: two calls on one line are one row, counted.
-    let mut sites: BTreeMap<(String, u32), (Loc, String, usize)> = BTreeMap::new();
+    // Call sites by line: two calls on one line are one row, counted. A
+    // call is counted once however often the server's answer repeats it
+    // (jdtls 1.59 gave both calls of a caller that makes two twice).
+    let mut sites: BTreeMap<(String, u32), (Loc, String, BTreeSet<u32>)> = BTreeMap::new();
     for call in calls {
         let caller = call.item.name.as_str();
         let Some(path) = &call.item.path else {
@@ -200,8 +202,8 @@ async fn incoming(
         for loc in found {
             let site = sites
                 .entry((loc.shown.clone(), loc.line))
-                .or_insert_with(|| (loc.clone(), caller.to_string(), 0));
-            site.2 += 1;
+                .or_insert_with(|| (loc.clone(), caller.to_string(), BTreeSet::new()));
+            site.2.insert(loc.character);
         }
     }
     if sites.is_empty() {
@@ -209,25 +211,38 @@ async fn incoming(
             "{head}\nno callers found (the server is ready and answered with none)"
         )));
     }
-    let calls_total: usize = sites.values().map(|s| s.2).sum();
-    let (locs, callers): (Vec<Loc>, Vec<(String, usize)>) =
-        sites.into_values().map(|(l, c, n)| (l, (c, n))).unzip();
+    let calls_total: usize = sites.values().map(|s| s.2.len()).sum();
+    let (locs, callers): (Vec<Loc>, Vec<(String, usize)>) = sites
+        .into_values()
+        .map(|(l, c, n)| (l, (c, n.len())))
+        .unzip();
     // The caller as the file's symbols name it (`Greeter/say`), else as the
     // server's call hierarchy does.
     let scoped = enclosing::names(sup, t, &p.target, &locs, REFERENCES_CAP).await;
-    let suffixes: Vec<Option<String>> = callers
+    let scoped: Vec<String> = callers
         .iter()
         .zip(scoped.into_iter().chain(std::iter::repeat(None)))
-        .map(|((caller, n), scoped)| {
+        .map(|((caller, _), scoped)| scoped.unwrap_or(caller.clone()))
+        .collect();
+    // Callers are told apart by file and scoped name: jdtls's item for each
+    // call site is its own, and two classes' `main` share a name.
+    let distinct: BTreeSet<(&std::path::Path, &String)> = locs
+        .iter()
+        .zip(&scoped)
+        .map(|(l, c)| (l.path.as_path(), c))
+        .collect();
+    let suffixes: Vec<Option<String>> = callers
+        .iter()
+        .zip(&scoped)
+        .map(|((_, n), scoped)| {
             let times = if *n > 1 {
                 format!(", {n} calls")
             } else {
                 String::new()
             };
-            Some(format!("(in {}{times})", scoped.unwrap_or(caller.clone())))
+            Some(format!("(in {scoped}{times})"))
         })
         .collect();
-    let distinct: std::collections::BTreeSet<&String> = callers.iter().map(|(c, _)| c).collect();
     let summary = format!(
         "{} from {}",
         plural(calls_total, "call", "calls"),

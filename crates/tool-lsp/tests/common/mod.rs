@@ -334,6 +334,22 @@ pub(crate) async fn run_scenario_with(s: &Scenario, binding: LspBinding) {
     }
     let started = std::time::Instant::now();
     let run = Run::with_binding(project(s.fixture), binding);
+    let said = scenario_answers(s, &run).await;
+    let said = masked(&said.join("\n\n"), &run.root);
+    s.said.assert_eq(&said);
+
+    eprintln!(
+        "{} scenario: {:.1} s",
+        s.fixture,
+        started.elapsed().as_secs_f64()
+    );
+    run.finish().await;
+}
+
+/// The scenario's calls on `run` (its server started by the first), each
+/// answer unmasked, in order: for a language that adds its own calls on the
+/// same server before the one snapshot.
+pub(crate) async fn scenario_answers(s: &Scenario, run: &Run) -> Vec<String> {
     let (line, sym) = s.greet_use;
     let def = format!("{}:{}", s.greet_def.0, s.greet_def.1);
     // Every answer, masked, for one snapshot per language at the end.
@@ -462,16 +478,7 @@ pub(crate) async fn run_scenario_with(s: &Scenario, binding: LspBinding) {
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
     said.push(out);
-
-    let said = masked(&said.join("\n\n"), &run.root);
-    s.said.assert_eq(&said);
-
-    eprintln!(
-        "{} scenario: {:.1} s",
-        s.fixture,
-        started.elapsed().as_secs_f64()
-    );
-    run.finish().await;
+    said
 }
 
 impl Scenario {
