@@ -91,12 +91,8 @@ pub(crate) fn changed_names(
         mentions::decide::code_only(path, new),
     );
     let mut names: Vec<String> = Vec::new();
-    let diff = similar::TextDiff::from_lines(old, new);
-    for op in diff.ops() {
-        if op.tag() == similar::DiffTag::Equal {
-            continue;
-        }
-        for (code, range) in [(&code_old, op.old_range()), (&code_new, op.new_range())] {
+    for hunk in crate::on_write::changed::hunks(old, new) {
+        for (code, range) in [(&code_old, hunk.old), (&code_new, hunk.new)] {
             if range.is_empty() {
                 continue;
             }
