@@ -78,7 +78,9 @@ pub(crate) fn declared_on(text: &str, (first, last): (u32, u32)) -> Vec<String> 
 /// The names a change from `old` to `new` may alter: those `declared` on
 /// the lines of each changed hunk, in the old text and in the new, read in
 /// code only (a docstring's "the type of this" declares neither `of` nor
-/// `this`). Hunk by hunk, not from the first changed line to the last: a
+/// `this`); where a side of a hunk is empty, the line it sits at (a doc
+/// comment added above `f` is a change of `f`). Hunk by hunk, not from
+/// the first changed line to the last: a
 /// rename that touches lines 37 and 551 of pallets/click's `core.py`
 /// changed none of the declarations between them.
 pub(crate) fn changed_names(
@@ -93,10 +95,11 @@ pub(crate) fn changed_names(
     let mut names: Vec<String> = Vec::new();
     for hunk in crate::on_write::changed::hunks(old, new) {
         for (code, range) in [(&code_old, hunk.old), (&code_new, hunk.new)] {
-            if range.is_empty() {
-                continue;
-            }
-            let lines = (range.start as u32 + 1, range.end as u32);
+            // Where a side is empty (lines only added, or only removed),
+            // the line the text opened or closed up at: a comment added
+            // above a declaration changes that declaration's text.
+            let first = range.start as u32 + 1;
+            let lines = (first, (range.end as u32).max(first));
             for n in declared(code, lines) {
                 if !names.contains(&n) {
                     names.push(n);
@@ -486,6 +489,7 @@ mod tests {
             "def test_context_meta():\n    return get_current_context()\n",
             "",
         );
+        let doc = old.replace("def shown", "# Shown.\ndef shown");
         let cases: &[(&str, &str, &[&str])] = &[
             // The import and the call: no declaration on either line.
             ("rename of a used name", &renamed, &[]),
@@ -493,6 +497,9 @@ mod tests {
             ("a signature", &moved, &["shown"]),
             ("a definition added", &added, &["more"]),
             ("a definition removed", &removed, &["test_context_meta"]),
+            // Lines added or removed above a declaration: its name (the
+            // side where nothing is left reads the line it sits at).
+            ("a comment above a declaration", &doc, &["shown"]),
         ];
         let path = Path::new("core.py");
         for (what, new, want) in cases {
