@@ -75,6 +75,41 @@ pub(crate) fn declared_on(text: &str, (first, last): (u32, u32)) -> Vec<String> 
     names
 }
 
+/// The names a change from `old` to `new` may alter: those `declared` on
+/// the lines of each changed hunk, in the old text and in the new, read in
+/// code only (a docstring's "the type of this" declares neither `of` nor
+/// `this`); where a side of a hunk is empty, the line it sits at (a doc
+/// comment added above `f` is a change of `f`). Hunk by hunk, not from
+/// the first changed line to the last: a
+/// rename that touches lines 37 and 551 of pallets/click's `core.py`
+/// changed none of the declarations between them.
+pub(crate) fn changed_names(
+    path: &Path,
+    (old, new): (&str, &str),
+    declared: fn(&str, (u32, u32)) -> Vec<String>,
+) -> Vec<String> {
+    let (code_old, code_new) = (
+        mentions::decide::code_only(path, old),
+        mentions::decide::code_only(path, new),
+    );
+    let mut names: Vec<String> = Vec::new();
+    for hunk in crate::on_write::changed::hunks(old, new) {
+        for (code, range) in [(&code_old, hunk.old), (&code_new, hunk.new)] {
+            // Where a side is empty (lines only added, or only removed),
+            // the line the text opened or closed up at: a comment added
+            // above a declaration changes that declaration's text.
+            let first = range.start as u32 + 1;
+            let lines = (first, (range.end as u32).max(first));
+            for n in declared(code, lines) {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+    }
+    names
+}
+
 /// Words a `(` may follow in C and C++ that name no function.
 const C_NOT_NAMES: [&str; 8] = [
     "if", "while", "for", "switch", "return", "sizeof", "defined", "alignof",
@@ -184,17 +219,7 @@ impl Dependents {
                 Some("c" | "cpp" | "objective-c" | "objective-cpp") => declared_in_c_on,
                 _ => declared_on,
             };
-        let changed_new = crate::position::changed_lines(old, new);
-        let changed_old = crate::position::changed_lines(new, old);
-        // Declarations in code only: a docstring's "the type of this" in
-        // the changed range declares neither `of` nor `this`.
-        let code = |text| mentions::decide::code_only(path, text);
-        let mut names = declared(&code(old), changed_old);
-        for n in declared(&code(new), changed_new) {
-            if !names.contains(&n) {
-                names.push(n);
-            }
-        }
+        let names = changed_names(path, (old, new), declared);
         if names.is_empty() {
             return None;
         }
@@ -437,7 +462,61 @@ impl Dependents {
 
 #[cfg(test)]
 mod tests {
-    use super::declared_on;
+    use super::{changed_names, declared_in_c_on, declared_on};
+    use std::path::Path;
+
+    /// The names a change alters are those declared on the lines it
+    /// changed, hunk by hunk: a rename that touches two distant lines
+    /// changes none of the declarations between them (as on pallets/click,
+    /// where `get_current_context` → `current_context` named the enum
+    /// members and tests of `core.py` between two calls).
+    #[test]
+    fn the_names_a_change_alters_are_those_on_its_hunks() {
+        let old = "from enum import IntEnum, auto\n\
+                   from .globals import get_current_context\n\
+                   \n\
+                   class Source(IntEnum):\n\
+                   \x20   DEFAULT = auto()\n\
+                   \n\
+                   def test_context_meta():\n\
+                   \x20   return get_current_context()\n\
+                   \n\
+                   def shown(): pass\n";
+        let renamed = old.replace("get_current_context", "current_context");
+        let moved = old.replace("def shown(): pass", "def shown(x): pass");
+        let added = format!("{old}def more(): pass\n");
+        let removed = old.replace(
+            "def test_context_meta():\n    return get_current_context()\n",
+            "",
+        );
+        let doc = old.replace("def shown", "# Shown.\ndef shown");
+        let cases: &[(&str, &str, &[&str])] = &[
+            // The import and the call: no declaration on either line.
+            ("rename of a used name", &renamed, &[]),
+            // A declaration's own line changed: its name.
+            ("a signature", &moved, &["shown"]),
+            ("a definition added", &added, &["more"]),
+            ("a definition removed", &removed, &["test_context_meta"]),
+            // Lines added or removed above a declaration: its name (the
+            // side where nothing is left reads the line it sits at).
+            ("a comment above a declaration", &doc, &["shown"]),
+        ];
+        let path = Path::new("core.py");
+        for (what, new, want) in cases {
+            assert_eq!(
+                changed_names(path, (old, new), declared_on),
+                *want,
+                "{what}"
+            );
+        }
+        // The declaration renamed: the old name and the new.
+        let old = "def get_current_context():\n    pass\n\nclass Between: pass\n\nx = get_current_context()\n";
+        let new = old.replace("get_current_context", "current_context");
+        assert_eq!(
+            changed_names(path, (old, &new), declared_on),
+            ["get_current_context", "current_context"]
+        );
+    }
 
     #[test]
     fn the_names_declared_on_changed_lines() {
@@ -488,7 +567,7 @@ mod tests {
             ("int x = 1;\nint f(void);\n", (1, 1), &[]),
         ];
         for (text, lines, want) in cases {
-            assert_eq!(super::declared_in_c_on(text, *lines), *want, "{text}");
+            assert_eq!(declared_in_c_on(text, *lines), *want, "{text}");
         }
     }
 }

@@ -24,6 +24,7 @@
 //! servers and linters that judge a written file), [`fallout`] with
 //! [`dependents`] (new problems in the files that use what changed).
 
+pub(crate) mod changed;
 pub(crate) mod dependents;
 pub(crate) mod fallout;
 pub(crate) mod formatter;
@@ -33,11 +34,11 @@ pub(crate) mod save_check;
 use crate::client::{file_uri, read_document, OpenDoc};
 use crate::config::UntrustedFormatter;
 use crate::diagnostics::{self, problems, DiagLine, DiagnosticLedger, Labelled, NotReady};
+use crate::on_write::changed::ChangedLines;
 use crate::on_write::dependents::Dependents;
 use crate::on_write::formatter::{FileFormat, FormatSetting, Outcome};
 use crate::on_write::judges::{Checker, Unchecked};
 use crate::on_write::save_check::{check_only, not_known_whether_new, settled, Settled};
-use crate::position::changed_lines;
 use crate::supervisor::{LspSupervisor, Target};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -140,8 +141,8 @@ struct Baselines {
 struct Checked {
     /// Errors and warnings, in the file's current text.
     diags: Vec<DiagLine>,
-    /// The 1-based lines the write changed (first, last), in the new text.
-    changed: Option<(u32, u32)>,
+    /// The 1-based lines the write changed, in the new text.
+    changed: Option<ChangedLines>,
     /// Of `diags`, those only the save-time check reported (not the
     /// server's own pass), and the check's name (`cargo check`).
     from_check: Option<(String, Vec<DiagLine>)>,
@@ -247,7 +248,7 @@ impl DiagnosticsOnWrite {
                     from_check: None,
                     check_missing,
                     diags: problems(&self.sup.rel(path), &diags, &doc, client.encoding),
-                    changed: before.map(|b| changed_lines(&b, &doc.text)),
+                    changed: before.map(|b| ChangedLines::between(&b, &doc.text)),
                 })
             }
             Err(NotReady::Timeout(after)) => {
@@ -317,7 +318,7 @@ impl DiagnosticsOnWrite {
                 }),
                 check_missing: false,
                 diags: problems(&self.sup.rel(path), &diags, &doc, client.encoding),
-                changed: before.map(|b| changed_lines(&b, &doc.text)),
+                changed: before.map(|b| ChangedLines::between(&b, &doc.text)),
             }),
             Err(NotReady::Timeout(after)) => {
                 client.diagnostics_wait_ran_out();
@@ -390,7 +391,7 @@ impl DiagnosticsOnWrite {
                 return; // written again: that write's check tells
             }
             let lines = problems(&shown, &diags, &doc, client.encoding);
-            let changed = before.map(|b| changed_lines(&b, &doc.text));
+            let changed = before.map(|b| ChangedLines::between(&b, &doc.text));
             let after = saved.elapsed().as_secs_f64();
             let new = ledger
                 .ledger
@@ -401,13 +402,13 @@ impl DiagnosticsOnWrite {
                 Some(prefix) if check_missing => {
                     let (name, only) =
                         check_only(&client, (prefix, &sources), &shown, &diags, &own, &doc);
-                    let (unknown, new) = not_known_whether_new(new, &only, changed);
+                    let (unknown, new) = not_known_whether_new(new, &only, changed.as_ref());
                     (new, Some((name, unknown)))
                 }
                 _ => (new, None),
             };
             let mut new = labelled(new, &label);
-            nearest_first(&mut new, changed);
+            nearest_first(&mut new, changed.as_ref());
             let mut text = format!(
                 "lsp: late diagnostics from your write to {shown}, {after:.1} s after it: "
             );
@@ -428,7 +429,14 @@ impl DiagnosticsOnWrite {
             if let Some((name, unknown)) = unknown.filter(|(_, u)| !u.is_empty()) {
                 text.push('\n');
                 text.push_str(&unknown_note(
-                    &name, &shown, "", &server, unknown, &label, changed, limits,
+                    &name,
+                    &shown,
+                    "",
+                    &server,
+                    unknown,
+                    &label,
+                    changed.as_ref(),
+                    limits,
                 ));
             }
             ledger.tell_late(text, !new.is_empty());
@@ -498,7 +506,7 @@ impl DiagnosticsOnWrite {
                         &checker.id,
                         &checked.diags,
                     );
-                    changed = changed.or(checked.changed);
+                    changed = changed.or(checked.changed.clone());
                     if no_baseline.contains(&checker.id) && !checked.diags.is_empty() {
                         notes.push(format!(
                             "lsp: no baseline for {shown}{by}: {} after the write, not known which are new — run `lsp` op `diagnostics` on it to see them",
@@ -506,7 +514,7 @@ impl DiagnosticsOnWrite {
                         ));
                         continue;
                     }
-                    let (found, unknown) = match (&checked.from_check, checked.changed) {
+                    let (found, unknown) = match (&checked.from_check, checked.changed.as_ref()) {
                         (Some((name, only)), changed) if check_missing.contains(&checker.id) => {
                             let (unknown, found) = not_known_whether_new(found, only, changed);
                             (found, Some((name.clone(), unknown)))
@@ -523,7 +531,7 @@ impl DiagnosticsOnWrite {
                             &checker.id,
                             unknown,
                             &checker.label,
-                            checked.changed,
+                            checked.changed.as_ref(),
                             self.limits,
                         ));
                     }
@@ -549,7 +557,7 @@ impl DiagnosticsOnWrite {
         let new = diagnostics::merge_labelled(new);
         if !new.is_empty() {
             let mut new = new;
-            nearest_first(&mut new, changed);
+            nearest_first(&mut new, changed.as_ref());
             lines.push(format!(
                 "lsp: {} in {shown} after this write:",
                 tool_core::format::plural(new.len(), "new problem", "new problems")
@@ -612,7 +620,7 @@ fn unknown_note(
     server: &str,
     unknown: Vec<DiagLine>,
     label: &str,
-    changed: Option<(u32, u32)>,
+    changed: Option<&ChangedLines>,
     limits: ReportLimits,
 ) -> String {
     let mut unknown = labelled(unknown, label);
@@ -632,16 +640,9 @@ fn unknown_note(
 
 /// Order new problems by their distance to the changed lines, so the ones
 /// the write caused come before any cap. Ties keep line order.
-pub(crate) fn nearest_first(new: &mut [Labelled], changed: Option<(u32, u32)>) {
-    let Some((first, last)) = changed else { return };
-    new.sort_by_key(|(d, _)| {
-        let distance = if d.line < first {
-            first - d.line
-        } else {
-            d.line.saturating_sub(last)
-        };
-        (distance, d.line, d.col)
-    });
+pub(crate) fn nearest_first(new: &mut [Labelled], changed: Option<&ChangedLines>) {
+    let Some(changed) = changed else { return };
+    new.sort_by_key(|(d, _)| (changed.distance(d.line), d.line, d.col));
 }
 
 #[async_trait]
@@ -931,23 +932,45 @@ mod tests {
         }
     }
 
+    /// A check result the cold baseline lacks is the write's only on a
+    /// line the write changed: one between two distant changes may have
+    /// been there before, and is said to be not known whether new.
+    #[test]
+    fn check_results_between_two_changes_are_not_known_whether_new() {
+        let old: String = (1..=10).map(|n| format!("line {n}\n")).collect();
+        let written = old
+            .replace("line 2\n", "changed 2\n")
+            .replace("line 9\n", "changed 9\n");
+        let changed = ChangedLines::between(&old, &written);
+        let found: Vec<DiagLine> = [2, 5, 9].iter().map(|&n| line(n, "e")).collect();
+        let (unknown, new) = not_known_whether_new(found.clone(), &found, Some(&changed));
+        let lines = |d: &[DiagLine]| d.iter().map(|d| d.line).collect::<Vec<_>>();
+        assert_eq!((lines(&unknown), lines(&new)), (vec![5], vec![2, 9]));
+    }
+
+    /// Nearest a changed hunk first (each hunk by itself: a problem
+    /// between two distant changes is as far as the nearer one).
     #[test]
     fn new_problems_nearest_the_change_come_first() {
-        let mut new: Vec<Labelled> = [1, 40, 70, 72, 100]
-            .iter()
-            .map(|&n| (line(n, &format!("e{n}")), String::new()))
-            .collect();
-        nearest_first(&mut new, Some((71, 71)));
-        let shown: Vec<String> = new.iter().map(|(d, _)| d.render()).collect();
-        expect_test::expect![[r#"
-            [
-                "a.py:70:1 error e70",
-                "a.py:72:1 error e72",
-                "a.py:100:1 error e100",
-                "a.py:40:1 error e40",
-                "a.py:1:1 error e1",
-            ]
-        "#]]
-        .assert_debug_eq(&shown);
+        let old: String = (1..=100).map(|n| format!("line {n}\n")).collect();
+        let changing = |lines: &[u32]| {
+            let written = lines.iter().fold(old.clone(), |t, n| {
+                t.replace(&format!("line {n}\n"), &format!("changed {n}\n"))
+            });
+            ChangedLines::between(&old, &written)
+        };
+        let cases: &[(&[u32], &[u32])] = &[
+            (&[71], &[70, 72, 100, 40, 1]),
+            (&[10, 71], &[70, 72, 1, 100, 40]),
+        ];
+        for (changed, want) in cases {
+            let mut new: Vec<Labelled> = [1, 40, 70, 72, 100]
+                .iter()
+                .map(|&n| (line(n, &format!("e{n}")), String::new()))
+                .collect();
+            nearest_first(&mut new, Some(&changing(changed)));
+            let order: Vec<u32> = new.iter().map(|(d, _)| d.line).collect();
+            assert_eq!(order, *want, "changed {changed:?}");
+        }
     }
 }

@@ -197,11 +197,11 @@ pub(crate) fn from_check_source(d: &lsp_types::Diagnostic, sources: &[String]) -
 pub(crate) fn not_known_whether_new(
     found: Vec<DiagLine>,
     only: &[DiagLine],
-    changed: Option<(u32, u32)>,
+    changed: Option<&crate::on_write::changed::ChangedLines>,
 ) -> (Vec<DiagLine>, Vec<DiagLine>) {
-    found.into_iter().partition(|d| {
-        only.contains(d) && changed.is_none_or(|(first, last)| d.line < first || d.line > last)
-    })
+    found
+        .into_iter()
+        .partition(|d| only.contains(d) && changed.is_none_or(|c| !c.contains(d.line)))
 }
 
 /// rust-analyzer's proof after a save: a `cargo check` (flycheck) run whose
