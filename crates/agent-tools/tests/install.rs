@@ -111,9 +111,8 @@ fn install_python_and_typescript_then_doctor_finds_them_and_the_server_answers()
         String::from_utf8_lossy(&symbols.stderr)
     );
     expect![[r#"
-        lsp symbols  app.py — 2 symbols
+        lsp symbols  app.py — 1 symbol (1 local of functions not shown: `detail: true` lists them)
         1: function twice
-          1: variable x
     "#]]
     .assert_eq(&text(&symbols, &data));
 }
