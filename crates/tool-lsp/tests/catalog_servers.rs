@@ -131,7 +131,7 @@ const ROWS: &[Row] = &[
         ],
         file: "app.php",
         status: "php at . (intelephense --stdio): running, pid PID, …",
-        symbols: "lsp symbols  app.php — 5 symbols\n2: class Greeter\n  3: method say\n    3: variable $name\n7: function greet\n  7: variable $n",
+        symbols: "lsp symbols  app.php — 3 symbols (2 locals of functions not shown: `detail: true` lists them)\n2: class Greeter\n  3: method say\n7: function greet",
         broken: ("broken.php", "lsp diagnostics  broken.php (php) — 1 error, 0 warnings\nbroken.php:4:1 error [P1001] Unexpected '}'. Expected ';'."),
         hover: Some((8, "greet", "lsp hover  `greet` at app.php:8\ngreet\n\nfunction greet(string $n): string { }\n\n@param string $n\n\n@return string")),
     },
